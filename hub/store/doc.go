@@ -1,0 +1,32 @@
+// Package store is the hub's persistent state in etcd, through the etcd v3
+// client: an embedded single-member etcd in the hub's data directory by
+// default, or an external cluster given by endpoints. It owns the key layout
+// and the mapping of etcd errors to the package's sentinel errors; it knows
+// nothing of what the values mean (callers store JSON).
+//
+// # Durability
+//
+// A write returns only after etcd has committed it, and etcd commits only
+// after its write-ahead log is fsynced (the embedded member never runs with
+// unsafe-no-fsync). So a write the hub acknowledges to a client survives a
+// kill -9 of the hub.
+//
+// # Key layout
+//
+// Every key starts with "/tether/". Namespaced objects use their namespace;
+// cluster-scoped ones use "_" (never a valid namespace name). A group is the
+// canonical API group ("core" for the legacy group), so Karmada's alias groups
+// land on the same key as Tether's.
+//
+//	/tether/objects/<group>/<Kind>/<namespace|_>/<name>   what users applied: templates (any kind) and policies
+//	/tether/bindings/<group>/<Kind>/<namespace|_>/<name>  one binding per template: placement and status summary
+//	/tether/clusters/<name>                               registration, identity, labels, taints, last capacity
+//	/tether/tokens/<id>                                   bootstrap tokens (hashed)
+//	/tether/meta/identity                                 the hub identity, created on first start
+//
+// Works are not stored: they are derived from the above (DESIGN §3), which is
+// why the key count grows with templates + clusters, not their product.
+//
+// It imports the etcd client and server (embed) packages, never other hub
+// packages.
+package store

@@ -1,0 +1,89 @@
+package store
+
+import (
+	"path"
+	"strings"
+)
+
+// Root is the prefix of every key the hub writes.
+const Root = "/tether/"
+
+// Key prefixes of the layout in the package documentation.
+const (
+	ObjectsPrefix  = Root + "objects/"
+	BindingsPrefix = Root + "bindings/"
+	ClustersPrefix = Root + "clusters/"
+	TokensPrefix   = Root + "tokens/"
+	identityKey    = Root + "meta/identity"
+)
+
+// clusterScope stands for the namespace of a cluster-scoped object.
+const clusterScope = "_"
+
+// ObjectRef names a stored object. Group is the canonical API group, empty
+// for the legacy core group.
+type ObjectRef struct {
+	Group, Kind, Namespace, Name string
+}
+
+// ObjectKey is where the user object ref is stored.
+func ObjectKey(r ObjectRef) string { return ObjectsPrefix + r.suffix() }
+
+// BindingKey is where the binding of the template ref is stored.
+func BindingKey(r ObjectRef) string { return BindingsPrefix + r.suffix() }
+
+// KindPrefix lists the objects (or bindings, with BindingsPrefix) of one
+// kind, in every namespace when namespace is empty.
+func KindPrefix(base, group, kind, namespace string) string {
+	p := base + groupSegment(group) + "/" + kind + "/"
+	if namespace != "" {
+		p += namespace + "/"
+	}
+	return p
+}
+
+// ClusterKey is where the cluster name is stored.
+func ClusterKey(name string) string { return ClustersPrefix + name }
+
+// TokenKey is where the bootstrap token id is stored.
+func TokenKey(id string) string { return TokensPrefix + id }
+
+// ParseObjectKey is the inverse of ObjectKey and BindingKey.
+func ParseObjectKey(key string) (ObjectRef, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(key, ObjectsPrefix):
+		rest = strings.TrimPrefix(key, ObjectsPrefix)
+	case strings.HasPrefix(key, BindingsPrefix):
+		rest = strings.TrimPrefix(key, BindingsPrefix)
+	default:
+		return ObjectRef{}, false
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 4 {
+		return ObjectRef{}, false
+	}
+	r := ObjectRef{Group: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}
+	if r.Group == "core" {
+		r.Group = ""
+	}
+	if r.Namespace == clusterScope {
+		r.Namespace = ""
+	}
+	return r, true
+}
+
+func (r ObjectRef) suffix() string {
+	ns := r.Namespace
+	if ns == "" {
+		ns = clusterScope
+	}
+	return path.Join(groupSegment(r.Group), r.Kind, ns, r.Name)
+}
+
+func groupSegment(group string) string {
+	if group == "" {
+		return "core"
+	}
+	return group
+}

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// KV is one stored value with its etcd revisions.
+type KV struct {
+	Key   string
+	Value []byte
+	// Revision is the etcd revision of the value's last change: the version
+	// clients see and pass back for optimistic updates.
+	Revision int64
+	// CreateRevision is the revision at which the key was created.
+	CreateRevision int64
+}
+
+// Get returns the value at key, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (KV, error) {
+	resp, err := s.client.Get(ctx, key)
+	if err != nil {
+		return KV{}, wrap("get", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return KV{}, wrap("get", key, ErrNotFound)
+	}
+	kv := resp.Kvs[0]
+	return KV{Key: key, Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
+}
+
+// Put writes value at key whatever is there and returns the new revision.
+func (s *Store) Put(ctx context.Context, key string, value []byte) (int64, error) {
+	resp, err := s.client.Put(ctx, key, string(value))
+	if err != nil {
+		return 0, wrap("put", key, err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Create writes value at key only if the key does not exist (ErrExists).
+func (s *Store) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	return s.txnPut(ctx, "create", key, value, clientv3.Compare(clientv3.CreateRevision(key), "=", 0), ErrExists)
+}
+
+// Update writes value at key only if the key's revision is still rev
+// (ErrConflict otherwise, ErrNotFound if it is gone).
+func (s *Store) Update(ctx context.Context, key string, value []byte, rev int64) (int64, error) {
+	return s.txnPut(ctx, "update", key, value, clientv3.Compare(clientv3.ModRevision(key), "=", rev), ErrConflict)
+}
+
+func (s *Store) txnPut(ctx context.Context, op, key string, value []byte, cmp clientv3.Cmp, failed error) (int64, error) {
+	resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(value))).Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return 0, wrap(op, key, err)
+	}
+	if !resp.Succeeded {
+		if failed == ErrConflict && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			failed = ErrNotFound
+		}
+		return 0, wrap(op, key, failed)
+	}
+	return resp.Header.Revision, nil
+}
+
+// Delete removes key; with rev > 0 only if its revision is still rev.
+// It returns ErrNotFound when there was nothing to delete.
+func (s *Store) Delete(ctx context.Context, key string, rev int64) (int64, error) {
+	cmp := clientv3.Compare(clientv3.CreateRevision(key), ">", 0)
+	failed := ErrNotFound
+	if rev > 0 {
+		cmp, failed = clientv3.Compare(clientv3.ModRevision(key), "=", rev), ErrConflict
+	}
+	resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpDelete(key)).Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return 0, wrap("delete", key, err)
+	}
+	if !resp.Succeeded {
+		if len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
+			failed = ErrNotFound
+		}
+		return 0, wrap("delete", key, failed)
+	}
+	return resp.Header.Revision, nil
+}
+
+// List returns every value under prefix, sorted by key, and the store
+// revision they were read at (a Watch from rev+1 misses nothing).
+func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
+	resp, err := s.client.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, wrap("list", prefix, err)
+	}
+	out := make([]KV, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		out = append(out, KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision})
+	}
+	return out, resp.Header.Revision, nil
+}
+
+// Count returns how many keys are under prefix.
+func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
+	resp, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, wrap("count", prefix, err)
+	}
+	return resp.Count, nil
+}
+
+// Identity returns the hub identity, creating a random one on first use. A
+// store wiped clean gives a new identity, which agents use to refuse
+// deletions from a hub that is not the one that gave them their works.
+func (s *Store) Identity(ctx context.Context) (string, error) {
+	kv, err := s.Get(ctx, identityKey)
+	if err == nil {
+		return string(kv.Value), nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	buf := make([]byte, 16)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	id := hex.EncodeToString(buf)
+	if _, err := s.Create(ctx, identityKey, []byte(id)); err != nil && !errors.Is(err, ErrExists) {
+		return "", err
+	}
+	kv, err = s.Get(ctx, identityKey) // another replica may have won the race
+	return string(kv.Value), err
+}
+
+// Compact discards history before rev; watches from older revisions then
+// get ErrCompacted.
+func (s *Store) Compact(ctx context.Context, rev int64) error {
+	_, err := s.client.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	return wrap("compact", "", err)
+}
+
+// Size reports the number of keys under Root and the etcd database size in
+// bytes, as measured by the first endpoint.
+func (s *Store) Size(ctx context.Context) (keys, dbBytes int64, err error) {
+	if keys, err = s.Count(ctx, Root); err != nil {
+		return 0, 0, err
+	}
+	st, err := s.client.Status(ctx, s.client.Endpoints()[0])
+	if err != nil {
+		return 0, 0, wrap("status", "", err)
+	}
+	return keys, st.DbSize, nil
+}

@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Tuned limits of the embedded member.
+const (
+	// embeddedStartTimeout bounds how long the embedded member may take to
+	// become ready; a healthy one on a local disk takes well under a second.
+	embeddedStartTimeout = 60 * time.Second
+	// maxRequestBytes is etcd's per-request limit, above the hub's default
+	// 1.5 MiB object limit so that the hub's own check, with its clearer
+	// message, refuses large objects first.
+	maxRequestBytes = 4 << 20
+	// quotaBackendBytes is the embedded member's database size limit (8 GiB,
+	// etcd's recommended maximum).
+	quotaBackendBytes = 8 << 30
+	// dialTimeout bounds the first connection to an external cluster.
+	dialTimeout = 10 * time.Second
+)
+
+// Config says which etcd to use.
+type Config struct {
+	// DataDir holds the embedded member's data (DataDir/etcd) and log.
+	DataDir string
+	// Endpoints of an external etcd cluster; empty means embedded.
+	Endpoints []string
+}
+
+// Store is the hub's handle on etcd. Its methods are safe for concurrent use.
+type Store struct {
+	client *clientv3.Client
+	member *embed.Etcd // nil with an external cluster
+	log    hclog.Logger
+}
+
+// Open connects to the external cluster of cfg, or starts the embedded member
+// and connects to it. Close releases both.
+func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) {
+	s := &Store{log: logger}
+	endpoints := cfg.Endpoints
+	if len(endpoints) == 0 {
+		member, err := startEmbedded(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		s.member = member
+		endpoints = []string{member.Clients[0].Addr().String()}
+		logger.Info("embedded etcd started", "data_dir", member.Config().Dir, "endpoint", endpoints[0])
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:          endpoints,
+		DialTimeout:        dialTimeout,
+		MaxCallSendMsgSize: maxRequestBytes,
+		Context:            ctx,
+		Logger:             zap.NewNop(),
+	})
+	if err != nil {
+		s.closeMember()
+		return nil, fmt.Errorf("store: connect to etcd %v: %w", endpoints, err)
+	}
+	s.client = client
+	if err := s.ping(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// startEmbedded starts a single-member etcd in dataDir/etcd listening on
+// 127.0.0.1 ports the kernel picks.
+func startEmbedded(dataDir string) (*embed.Etcd, error) {
+	if dataDir == "" {
+		return nil, fmt.Errorf("store: embedded etcd needs a data directory")
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = "tether-hub"
+	cfg.Dir = filepath.Join(dataDir, "etcd")
+	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{local}, []url.URL{local}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{local}, []url.URL{local}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.MaxRequestBytes = maxRequestBytes
+	cfg.QuotaBackendBytes = quotaBackendBytes
+	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = embed.CompactorModePeriodic, "1h"
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{filepath.Join(dataDir, "etcd.log")}
+	member, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: start embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	select {
+	case <-member.Server.ReadyNotify():
+		return member, nil
+	case err := <-member.Err():
+		member.Close()
+		return nil, fmt.Errorf("store: embedded etcd in %s: %w", cfg.Dir, err)
+	case <-time.After(embeddedStartTimeout):
+		member.Close()
+		return nil, fmt.Errorf("store: embedded etcd in %s not ready after %s", cfg.Dir, embeddedStartTimeout)
+	}
+}
+
+func (s *Store) ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	if _, err := s.client.Get(ctx, identityKey); err != nil {
+		return fmt.Errorf("store: etcd not reachable: %w", err)
+	}
+	return nil
+}
+
+// Close disconnects and stops the embedded member, if any.
+func (s *Store) Close() error {
+	var err error
+	if s.client != nil {
+		err = s.client.Close()
+	}
+	s.closeMember()
+	return err
+}
+
+func (s *Store) closeMember() {
+	if s.member != nil {
+		s.member.Close()
+		s.member = nil
+	}
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// EventType says what happened to a key.
+type EventType int
+
+// Event types.
+const (
+	EventPut EventType = iota + 1
+	EventDelete
+)
+
+// Event is one change under a watched prefix, or the error that ended the
+// watch (Err set, the channel closes after it).
+type Event struct {
+	Type EventType
+	// KV holds the new value; for a delete, the key and the revision of the
+	// deletion, and the value before it.
+	KV  KV
+	Err error
+}
+
+// Watch streams the changes under prefix from revision fromRev (0: from
+// now) until ctx ends. If fromRev was compacted the only event carries
+// ErrCompacted: the caller lists again and watches from the list revision.
+func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) <-chan Event {
+	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
+	if fromRev > 0 {
+		opts = append(opts, clientv3.WithRev(fromRev))
+	}
+	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, opts...)
+	out := make(chan Event)
+	go func() {
+		defer close(out)
+		for resp := range wch {
+			if err := resp.Err(); err != nil {
+				send(ctx, out, Event{Err: wrap("watch", prefix, err)})
+				return
+			}
+			for _, ev := range resp.Events {
+				if !send(ctx, out, toEvent(ev)) {
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func toEvent(ev *clientv3.Event) Event {
+	kv := KV{Key: string(ev.Kv.Key), Value: ev.Kv.Value, Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision}
+	if ev.Type == clientv3.EventTypeDelete {
+		if ev.PrevKv != nil {
+			kv.Value, kv.CreateRevision = ev.PrevKv.Value, ev.PrevKv.CreateRevision
+		}
+		return Event{Type: EventDelete, KV: kv}
+	}
+	return Event{Type: EventPut, KV: kv}
+}
+
+func send(ctx context.Context, out chan<- Event, ev Event) bool {
+	select {
+	case out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
