@@ -1,0 +1,13 @@
+// Package pki is the hub's certificate authority: created on first start in
+// the hub's data directory (or given), it issues the hub's serving
+// certificate and the client certificates of agents and users, and maps a
+// verified client certificate back to an Identity.
+//
+// An identity lives only in the certificate: the subject's common name is the
+// cluster name (agents) or the user name (users), and the organization says
+// which: "tether:agent" for agents, "tether:admin" or "tether:viewer" for
+// users. The hub never takes an identity from a message.
+//
+// It imports internal/certs (the primitives the agent shares) and the
+// standard library.
+package pki
