@@ -1,5 +1,5 @@
 // Package api is Tether's contract: the protobuf services between hub, agents
-// and clients (api/proto, generated Go under api/gen) and the Go types of the
+// and clients (.proto files under api/tether, generated Go under api/gen) and the Go types of the
 // objects users write (policies, interpreter customizations, clusters,
 // bindings) with their defaulting and validation. It imports no other
 // package of this module.

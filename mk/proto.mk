@@ -1,0 +1,106 @@
+# mk/proto.mk: the wire contract's tools and code generation.
+#
+# Included by the main Makefile, which defines TOOLS_BIN before the include;
+# also usable alone from the repository root:
+#
+#   make -f mk/proto.mk tools-proto generate-proto lint-proto
+#
+# Targets:
+#   tools-proto     install the pinned buf, protoc-gen-go and protoc-gen-go-grpc
+#                   into $(TOOLS_BIN) (skipped when already there)
+#   generate-proto  regenerate api/gen from api/tether/**/*.proto (byte-for-byte reproducible)
+#   lint-proto      buf lint (STANDARD rules, see buf.yaml)
+#   breaking-proto  buf breaking (FILE rules) against $(PROTO_BREAKING_AGAINST)
+#   check-proto     lint, regenerate, and fail if api/gen differs from git (CI)
+#
+# Each tool is installed with `go install` into its own versioned directory,
+# $(TOOLS_BIN)/.versions/NAME@VERSION/NAME, which is the file target: a
+# changed pin installs the new version, an unchanged one installs nothing.
+# $(TOOLS_BIN)/NAME is a symlink to the pinned one, so that buf finds the
+# plugins on PATH (buf.gen.yaml names them as local plugins).
+
+TOOLS_BIN ?= $(CURDIR)/.cache/tools
+
+# The repository root, from this file's location, so that `make -C` and
+# includes from elsewhere work.
+PROTO_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+
+# Pinned tool versions. buf newer than v1.60.0 does not install with the Go
+# toolchain here. protoc-gen-go must match google.golang.org/protobuf in
+# go.mod (the generated code checks the runtime's version), so it is read
+# from there; bumping the runtime then changes the generated headers, and
+# `make generate-proto` must be rerun.
+BUF_VERSION                := v1.60.0
+PROTOC_GEN_GO_VERSION      := $(shell awk '$$1 == "google.golang.org/protobuf" { print $$2; exit }' $(PROTO_ROOT)/go.mod)
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+
+ifeq ($(PROTOC_GEN_GO_VERSION),)
+$(error mk/proto.mk: google.golang.org/protobuf not found in $(PROTO_ROOT)/go.mod)
+endif
+
+# TOOLS_BIN made absolute, as recipes change directory.
+PROTO_TOOLS_BIN    := $(abspath $(TOOLS_BIN))
+PROTO_VERSIONS_DIR := $(PROTO_TOOLS_BIN)/.versions
+BUF                := $(PROTO_VERSIONS_DIR)/buf@$(BUF_VERSION)/buf
+PROTOC_GEN_GO      := $(PROTO_VERSIONS_DIR)/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)/protoc-gen-go
+PROTOC_GEN_GO_GRPC := $(PROTO_VERSIONS_DIR)/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)/protoc-gen-go-grpc
+PROTO_TOOLS        := $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
+
+# The generated tree: generate-proto writes every *.pb.go under it; the only
+# hand-written files there are the packages' doc.go.
+PROTO_GEN_DIR := api/gen
+
+# What breaking-proto compares against: a buf input, by default main's tip.
+PROTO_BREAKING_AGAINST ?= .git\#branch=main
+
+# proto_install installs module path $(1) at version $(2) as file $(3):
+# go install into a temporary GOBIN, then a rename, so that an interrupted
+# install never leaves a file that looks complete.
+define proto_install
+	@mkdir -p $(dir $(3))
+	@echo "install $(1)@$(2)"
+	@tmp=$$(mktemp -d "$(dir $(3)).tmp.XXXXXX") && \
+		GOBIN="$$tmp" go install $(1)@$(2) && \
+		mv "$$tmp/$(notdir $(3))" $(3) && rmdir "$$tmp" || { rm -rf "$$tmp"; exit 1; }
+endef
+
+$(BUF):
+	$(call proto_install,github.com/bufbuild/buf/cmd/buf,$(BUF_VERSION),$@)
+
+$(PROTOC_GEN_GO):
+	$(call proto_install,google.golang.org/protobuf/cmd/protoc-gen-go,$(PROTOC_GEN_GO_VERSION),$@)
+
+$(PROTOC_GEN_GO_GRPC):
+	$(call proto_install,google.golang.org/grpc/cmd/protoc-gen-go-grpc,$(PROTOC_GEN_GO_GRPC_VERSION),$@)
+
+.PHONY: tools-proto
+tools-proto: $(PROTO_TOOLS)
+	@for t in $(PROTO_TOOLS); do \
+		ln -sfn "$${t#$(PROTO_TOOLS_BIN)/}" "$(PROTO_TOOLS_BIN)/$$(basename $$t)"; \
+	done
+
+# Old output (*.pb.go) is removed first so that a deleted .proto file deletes
+# its generated code too; the hand-written doc.go files stay. PATH has the
+# pinned plugins first; buf.gen.yaml uses no remote plugins and no managed
+# mode, so nothing but the inputs and the pinned versions shapes the output.
+.PHONY: generate-proto
+generate-proto: tools-proto
+	cd $(PROTO_ROOT) && if [ -d $(PROTO_GEN_DIR) ]; then find $(PROTO_GEN_DIR) -type f -name '*.pb.go' -delete; fi
+	cd $(PROTO_ROOT) && PATH="$(PROTO_TOOLS_BIN):$$PATH" $(BUF) generate
+
+.PHONY: lint-proto
+lint-proto: tools-proto
+	cd $(PROTO_ROOT) && $(BUF) lint
+
+.PHONY: breaking-proto
+breaking-proto: tools-proto
+	cd $(PROTO_ROOT) && $(BUF) breaking --against '$(PROTO_BREAKING_AGAINST)'
+
+# check-proto fails when the committed api/gen is not what the committed
+# .proto files generate (modified, deleted or new files alike).
+.PHONY: check-proto
+check-proto: lint-proto generate-proto
+	@cd $(PROTO_ROOT) && if [ -n "$$(git status --porcelain -- $(PROTO_GEN_DIR))" ]; then \
+		git status --porcelain -- $(PROTO_GEN_DIR); \
+		echo "api/gen is stale: run make generate-proto and commit the result" >&2; exit 1; \
+	fi
