@@ -1,0 +1,75 @@
+# Member-cluster kit (test/kit): the binaries it runs, and kit-up for manual use.
+# Included by the main Makefile; also usable alone: make -f mk/kit.mk kit-bins
+#
+#   kit-bins  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+#             and kwok into $(KIT_BIN). File targets: a warm run does nothing;
+#             changing test/kitbin/go.mod or this file (or KWOK_VERSION)
+#             rebuilds what they pin.
+#             A cold build takes several minutes on 2 cores; Go's build cache
+#             makes later ones fast.
+#   kit-up    start $(KIT_CLUSTERS) member clusters, print their kubeconfigs,
+#             stay up until Ctrl-C, then tear everything down.
+
+# The repository root, from this file's location, so that the fragment works
+# whichever directory make runs in (it equals $(CURDIR) for a make at the root).
+KIT_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+
+KIT_BIN      ?= $(KIT_ROOT)/test/.cache/bin
+KIT_CLUSTERS ?= 3
+KIT_NODES    ?= 1
+KWOK_VERSION ?= v0.8.0
+
+KITBIN_DIR  := $(KIT_ROOT)/test/kitbin
+# This file is a prerequisite too: its build flags are part of the binaries.
+KITBIN_DEPS := $(KITBIN_DIR)/go.mod $(KITBIN_DIR)/go.sum $(KIT_ROOT)/mk/kit.mk
+
+# The Kubernetes version pinned in test/kitbin/go.mod, stamped into the
+# binaries so that /version reports it (a plain go build says v0.0.0-master).
+KIT_KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" { print $$2; exit }' $(KITBIN_DIR)/go.mod)
+KIT_KUBE_MAJOR   := $(word 1,$(subst ., ,$(patsubst v%,%,$(KIT_KUBE_VERSION))))
+KIT_KUBE_MINOR   := $(word 2,$(subst ., ,$(patsubst v%,%,$(KIT_KUBE_VERSION))))
+KIT_KUBE_X        = -X k8s.io/component-base/version.$(1)=$(2) -X k8s.io/client-go/pkg/version.$(1)=$(2)
+KIT_KUBE_LDFLAGS := -s -w \
+	$(call KIT_KUBE_X,gitVersion,$(KIT_KUBE_VERSION)) \
+	$(call KIT_KUBE_X,gitMajor,$(KIT_KUBE_MAJOR)) \
+	$(call KIT_KUBE_X,gitMinor,$(KIT_KUBE_MINOR)) \
+	$(call KIT_KUBE_X,gitTreeState,clean)
+
+KIT_GO := GOFLAGS=-trimpath go
+
+KIT_BINARIES := $(addprefix $(KIT_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+.PHONY: kit-bins kit-up
+
+kit-bins: $(KIT_BINARIES)
+
+# go build leaves an up-to-date binary untouched, so each recipe touches its
+# target: otherwise make would see it older than go.mod and rebuild forever.
+$(KIT_BIN)/etcd: $(KITBIN_DEPS)
+	@mkdir -p $(@D)
+	cd $(KITBIN_DIR) && $(KIT_GO) build -ldflags='-s -w' -o $@ go.etcd.io/etcd/server/v3
+	@touch $@
+
+$(KIT_BIN)/kube-%: $(KITBIN_DEPS)
+	@mkdir -p $(@D)
+	cd $(KITBIN_DIR) && $(KIT_GO) build -ldflags='$(KIT_KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-$*
+	@touch $@
+
+# kwok v0.8.0 needs Kubernetes libraries newer than those test/kitbin pins, so
+# it is installed on its own (module mode, its own go.mod). The version stamp
+# makes a change of KWOK_VERSION rebuild it.
+$(KIT_BIN)/kwok: $(KIT_BIN)/.kwok-$(KWOK_VERSION)
+	@mkdir -p $(@D)
+	GOBIN=$(KIT_BIN) $(KIT_GO) install -ldflags='-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+	@touch $@
+
+$(KIT_BIN)/.kwok-$(KWOK_VERSION):
+	@mkdir -p $(@D)
+	@rm -f $(KIT_BIN)/.kwok-*
+	@touch $@
+
+# kitup is built from the main module each time (cheap, cached), then exec'd
+# directly rather than through go run, so that Ctrl-C reaches it alone.
+kit-up: kit-bins
+	cd $(KIT_ROOT) && go build -o $(KIT_BIN)/kitup ./test/kit/cmd/kitup
+	TETHER_KIT_BIN=$(KIT_BIN) $(KIT_BIN)/kitup -n $(KIT_CLUSTERS) -nodes $(KIT_NODES)

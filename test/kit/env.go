@@ -1,0 +1,228 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Env is a set of running member clusters and the etcd they share.
+type Env struct {
+	// Clusters in the order of Options.Clusters.
+	Clusters []*Cluster
+
+	// Dir holds everything the Env writes (see Options.Dir).
+	Dir string
+
+	// EtcdURL is the shared etcd's client URL (http://127.0.0.1:port). Each
+	// cluster stores its objects under its own prefix, /clusters/<name>.
+	EtcdURL string
+
+	logger    hclog.Logger
+	binDir    string
+	extraArgs map[string][]string // Options.ExtraArgs
+	ownDir    bool                // Dir was created by Start, so Stop removes it
+	spawner   *spawner
+
+	mu      sync.Mutex // guards procs and stopped; held while a process is spawned
+	procs   []*process // every process ever started, in start order
+	stopped bool       // Stop has begun; no process may start any more
+
+	stopOnce sync.Once
+}
+
+// Start starts the clusters of opts (all at once, after the shared etcd) and
+// returns when every one is ready: its API server answers /readyz, its nodes
+// are Ready and schedulable, and the `default` ServiceAccount exists. On error
+// everything already started is stopped again, and the error quotes the log of
+// the process that failed. ctx bounds the start-up only.
+func Start(ctx context.Context, opts Options) (*Env, error) {
+	specs, err := opts.clusterSpecs()
+	if err != nil {
+		return nil, err
+	}
+	binDir, err := BinDir(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Dir: opts.Dir, logger: opts.Logger, binDir: binDir, extraArgs: opts.ExtraArgs}
+	if e.logger == nil {
+		e.logger = hclog.NewNullLogger()
+	}
+	if e.Dir == "" {
+		if e.Dir, err = os.MkdirTemp("", "tether-kit-"); err != nil {
+			return nil, fmt.Errorf("kit: %w", err)
+		}
+		e.ownDir = true
+	} else if e.Dir, err = filepath.Abs(e.Dir); err != nil {
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	e.spawner = startSpawner()
+
+	begin := time.Now()
+	if err := e.start(ctx, specs); err != nil {
+		e.Stop()
+		return nil, fmt.Errorf("kit: %w", err)
+	}
+	e.logger.Info("environment ready", "clusters", len(e.Clusters), "dir", e.Dir, "elapsed", time.Since(begin).Round(time.Millisecond))
+	return e, nil
+}
+
+// start runs etcd, then every cluster in parallel; the first cluster error
+// cancels the others.
+func (e *Env) start(ctx context.Context, specs []ClusterSpec) error {
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := e.startEtcd(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for _, spec := range specs {
+		c := newCluster(e, spec)
+		e.Clusters = append(e.Clusters, c)
+		wg.Go(func() {
+			if err := c.start(ctx); err != nil {
+				errOnce.Do(func() { firstErr = fmt.Errorf("cluster %s: %w", c.Name, err) })
+				cancel(errors.New("another cluster failed to start"))
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// Cluster returns the cluster with the given name, or nil.
+func (e *Env) Cluster(name string) *Cluster {
+	for _, c := range e.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Process describes a process the Env started.
+type Process struct {
+	Cluster   string // "" for the shared etcd
+	Component string // binary name, e.g. "kube-apiserver"
+	PID       int
+	LogPath   string
+}
+
+// Processes lists every process the Env has started, including ones that have
+// since been stopped or restarted, in start order.
+func (e *Env) Processes() []Process {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Process, len(e.procs))
+	for i, p := range e.procs {
+		out[i] = Process{Cluster: p.cluster, Component: p.component, PID: p.pid(), LogPath: p.logPath}
+	}
+	return out
+}
+
+// PIDs lists the process IDs of Processes. After Stop none of them is alive.
+func (e *Env) PIDs() []int {
+	var pids []int
+	for _, p := range e.Processes() {
+		pids = append(pids, p.PID)
+	}
+	return pids
+}
+
+// Stop ends every process (SIGTERM, SIGKILL after a short grace) and waits
+// for each to exit, cluster components first, then etcd. It removes Dir if
+// Start created it. It is safe to call more than once and from any goroutine,
+// but not while Start is still running (cancel Start's context instead).
+func (e *Env) Stop() {
+	e.stopOnce.Do(e.stop)
+}
+
+func (e *Env) stop() {
+	begin := time.Now()
+	e.mu.Lock()
+	e.stopped = true
+	procs := slices.Clone(e.procs)
+	e.mu.Unlock()
+
+	// Components before etcd, so that they do not spend their last seconds
+	// retrying a storage that has gone.
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		if p.component != binEtcd {
+			wg.Go(func() { p.stop(stopGrace) })
+		}
+	}
+	wg.Wait()
+	for _, p := range procs {
+		if p.component == binEtcd {
+			p.stop(stopGrace)
+		}
+	}
+	e.spawner.close()
+	if e.ownDir {
+		if err := os.RemoveAll(e.Dir); err != nil {
+			e.logger.Warn("remove kit directory", "dir", e.Dir, "error", err)
+		}
+	}
+	e.logger.Info("environment stopped", "processes", len(procs), "elapsed", time.Since(begin).Round(time.Millisecond))
+}
+
+// startProcess starts a binary with its output going to <dir>/<component>.log
+// (appended to, so a restarted component keeps its history) and records it.
+func (e *Env) startProcess(cluster, component, dir string, args []string, extraEnv ...string) (*process, error) {
+	p := &process{
+		cluster:   cluster,
+		component: component,
+		logPath:   filepath.Join(dir, component+".log"),
+		done:      make(chan struct{}),
+	}
+	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.name(), err)
+	}
+	defer logFile.Close() // the child has its own descriptor
+	args = append(slices.Clone(args), e.extraArgs[component]...)
+	p.cmd = newCmd(filepath.Join(e.binDir, component), args, childEnv(extraEnv), logFile)
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return nil, fmt.Errorf("start %s: %w", p.name(), errStopped)
+	}
+	if err := e.spawner.start(p.cmd); err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.name(), err)
+	}
+	e.procs = append(e.procs, p)
+	go e.reap(p) // ends when the process does; Stop makes sure it does
+	e.logger.Debug("process started", "process", p.name(), "pid", p.pid(), "log", p.logPath)
+	return p, nil
+}
+
+// reap waits for p to exit and reports an exit nobody asked for. It logs
+// before closing done, so nothing is logged after Stop has returned (a test
+// logger must not be used once its test has ended).
+func (e *Env) reap(p *process) {
+	p.waitErr = p.cmd.Wait()
+	e.mu.Lock()
+	stopping := e.stopped
+	e.mu.Unlock()
+	if !stopping && !p.stopRequested.Load() {
+		e.logger.Warn("process exited", "process", p.name(), "pid", p.pid(), "error", p.waitErr, "log", p.logPath)
+	}
+	close(p.done)
+}
