@@ -1,0 +1,158 @@
+package agentapitest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/agentapi"
+)
+
+// Works is an in-memory agentapi.Works. It remembers every key it ever had
+// per cluster, so Gone vouches for removed keys and not for unknown ones.
+type Works struct {
+	mu      sync.Mutex                                   // guards the fields below
+	rev     int64                                        // revision of the last change
+	current map[string]map[string]*agentv1.WorkUpsert    // cluster → key → work
+	removed map[string]map[string]agentv1.DeletionPolicy // cluster → removed key → policy
+	history map[string][]change                          // cluster → changes, by revision
+	changed chan struct{}                                // closed and replaced at every change
+	failing error                                        // returned by every call when set
+}
+
+type change struct {
+	rev int64
+	c   agentapi.WorkChange
+}
+
+var _ agentapi.Works = (*Works)(nil)
+
+// NewWorks returns empty Works at revision 1.
+func NewWorks() *Works {
+	return &Works{
+		rev:     1,
+		current: make(map[string]map[string]*agentv1.WorkUpsert),
+		removed: make(map[string]map[string]agentv1.DeletionPolicy),
+		history: make(map[string][]change),
+		changed: make(chan struct{}),
+	}
+}
+
+// Set creates or replaces works of each of clusters, in one revision, and
+// returns it.
+func (w *Works) Set(clusters []string, works ...*agentv1.WorkUpsert) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rev++
+	for _, cluster := range clusters {
+		if w.current[cluster] == nil {
+			w.current[cluster] = make(map[string]*agentv1.WorkUpsert)
+		}
+		for _, work := range works {
+			w.current[cluster][work.GetWorkKey()] = work
+			delete(w.removed[cluster], work.GetWorkKey())
+			w.history[cluster] = append(w.history[cluster], change{w.rev, agentapi.WorkChange{Key: work.GetWorkKey(), Work: work}})
+		}
+	}
+	w.notifyLocked()
+	return w.rev
+}
+
+// Remove removes works of cluster, with the deletion policy of their last
+// version, and returns the revision.
+func (w *Works) Remove(cluster string, keys ...string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rev++
+	if w.removed[cluster] == nil {
+		w.removed[cluster] = make(map[string]agentv1.DeletionPolicy)
+	}
+	for _, key := range keys {
+		policy := w.current[cluster][key].GetApplyOptions().GetDeletionPolicy()
+		delete(w.current[cluster], key)
+		w.removed[cluster][key] = policy
+		w.history[cluster] = append(w.history[cluster], change{w.rev, agentapi.WorkChange{Key: key, Policy: policy}})
+	}
+	w.notifyLocked()
+	return w.rev
+}
+
+// Fail makes every later call return err (nil: work again).
+func (w *Works) Fail(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failing = err
+	w.notifyLocked()
+}
+
+func (w *Works) notifyLocked() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Current implements agentapi.Works.
+func (w *Works) Current(ctx context.Context, cluster string) ([]*agentv1.WorkUpsert, int64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failing != nil {
+		return nil, 0, w.failing
+	}
+	out := make([]*agentv1.WorkUpsert, 0, len(w.current[cluster]))
+	for _, work := range w.current[cluster] {
+		out = append(out, work)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GetWorkKey() < out[j].GetWorkKey() })
+	return out, w.rev, nil
+}
+
+// Changes implements agentapi.Works.
+func (w *Works) Changes(ctx context.Context, cluster string, rev int64) ([]agentapi.WorkChange, int64, error) {
+	for {
+		w.mu.Lock()
+		if w.failing != nil {
+			w.mu.Unlock()
+			return nil, rev, w.failing
+		}
+		if rev > w.rev {
+			w.mu.Unlock()
+			return nil, rev, fmt.Errorf("agentapitest: revision %d is in the future (current %d)", rev, w.rev)
+		}
+		hist := w.history[cluster]
+		i := sort.Search(len(hist), func(i int) bool { return hist[i].rev > rev })
+		changed := w.changed
+		if i < len(hist) {
+			out := make([]agentapi.WorkChange, 0, len(hist)-i)
+			for _, h := range hist[i:] {
+				out = append(out, h.c)
+			}
+			next := hist[len(hist)-1].rev
+			w.mu.Unlock()
+			return out, next, nil
+		}
+		w.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, rev, ctx.Err()
+		}
+	}
+}
+
+// Gone implements agentapi.Works: keys removed from the cluster are gone;
+// keys it never had are unknown.
+func (w *Works) Gone(ctx context.Context, cluster string, keys []string) ([]agentapi.WorkChange, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failing != nil {
+		return nil, w.failing
+	}
+	var out []agentapi.WorkChange
+	for _, key := range keys {
+		if policy, ok := w.removed[cluster][key]; ok {
+			out = append(out, agentapi.WorkChange{Key: key, Policy: policy})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,114 @@
+package agentapi
+
+import (
+	"fmt"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// Defaults of Config, sent to agents in Settings.
+const (
+	// DefaultHeartbeatInterval is how often agents send Heartbeat.
+	DefaultHeartbeatInterval = 10 * time.Second
+	// DefaultLeaseDuration is how long a cluster stays Ready without a
+	// heartbeat (DESIGN §5); hub/clusters must use the same value.
+	DefaultLeaseDuration = 40 * time.Second
+	// DefaultStatusMinInterval is the shortest interval between two status
+	// reports of one work.
+	DefaultStatusMinInterval = 2 * time.Second
+	// DefaultMaxMessageBytes is the largest agent message the hub accepts
+	// (4 MiB, gRPC's own default): a status report of a work of many large
+	// objects fits.
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxWorks is the most works the hub serves to one cluster.
+	DefaultMaxWorks = 10000
+	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
+	DefaultHelloTimeout = 30 * time.Second
+)
+
+// Keepalive of agent connections: a dead connection behind NAT (no FIN ever
+// arrives) is found within keepaliveTime+keepaliveTimeout, which also
+// unblocks a send stuck on a full window.
+const (
+	keepaliveTime    = 30 * time.Second
+	keepaliveTimeout = 10 * time.Second
+	// keepaliveMinTime is the shortest client ping interval the hub
+	// tolerates; agents ping every 30 s.
+	keepaliveMinTime = 10 * time.Second
+)
+
+// Config configures the service. Zero durations and sizes mean the defaults.
+type Config struct {
+	// HubIdentity is this hub's identity (store.Identity); required.
+	HubIdentity string
+	// HubVersion is sent in Welcome.
+	HubVersion string
+	// HeartbeatInterval, LeaseDuration and StatusMinInterval are sent to
+	// agents in Settings.
+	HeartbeatInterval time.Duration
+	LeaseDuration     time.Duration
+	StatusMinInterval time.Duration
+	// MaxMessageBytes is the largest message an agent may send, bytes.
+	MaxMessageBytes int
+	// MaxWorks is the most works one cluster may have.
+	MaxWorks int
+	// HelloTimeout bounds the wait for an agent's Hello.
+	HelloTimeout time.Duration
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.HubIdentity == "" {
+		return c, fmt.Errorf("agentapi: config without a hub identity")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&c.LeaseDuration, DefaultLeaseDuration)
+	def(&c.StatusMinInterval, DefaultStatusMinInterval)
+	def(&c.HelloTimeout, DefaultHelloTimeout)
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxWorks <= 0 {
+		c.MaxWorks = DefaultMaxWorks
+	}
+	return c, nil
+}
+
+// ServerOptions returns the gRPC server options the service needs: the
+// receive limit of cfg and keepalive. They apply to the whole gRPC server.
+func ServerOptions(cfg Config) []grpc.ServerOption {
+	max := cfg.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(max),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
+	}
+}
+
+// welcome is the hub's first message on every stream.
+func (c Config) welcome() *agentv1.HubMessage {
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Welcome{Welcome: &agentv1.Welcome{
+		HubIdentity: c.HubIdentity,
+		HubVersion:  c.HubVersion,
+		Settings: &agentv1.Settings{
+			HeartbeatInterval: durationpb.New(c.HeartbeatInterval),
+			LeaseDuration:     durationpb.New(c.LeaseDuration),
+			StatusMinInterval: durationpb.New(c.StatusMinInterval),
+			Limits: &agentv1.Limits{
+				MaxMessageBytes: int64(c.MaxMessageBytes),
+				MaxWorks:        int32(c.MaxWorks),
+			},
+		},
+	}}}
+}

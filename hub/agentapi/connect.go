@@ -1,0 +1,145 @@
+package agentapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+)
+
+// errAgentClosed ends a stream the agent closed (io.EOF): a clean end.
+var errAgentClosed = errors.New("agentapi: agent closed the stream")
+
+// received is one Recv result handed from the receiver to Connect.
+type received struct {
+	msg *agentv1.AgentMessage
+	err error
+}
+
+// Connect serves one agent's stream (see the package doc).
+func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
+	cluster, err := clusterOf(ss.Context())
+	if err != nil {
+		s.log.Warn("agent stream refused", "error", err)
+		return grpcStatus(err)
+	}
+	ctx, cancel := context.WithCancel(ss.Context())
+	defer cancel() // ends the receiver's wait for ready
+	st := newStream(cluster, s.cfg.MaxWorks, s.log.With("cluster", cluster))
+	if err := s.track(st); err != nil {
+		st.end(err)
+		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye SHUTDOWN
+	}
+	defer s.untrack(st)
+	first := make(chan received, 1)
+	s.receivers.Add(1)
+	go s.receive(ctx, ss, st, first)
+
+	err = s.serve(ctx, ss, st, first)
+	switch {
+	case errors.Is(err, errAgentClosed), errors.Is(err, context.Canceled):
+		st.log.Info("agent stream ended", "reason", err)
+		return nil
+	default:
+		st.log.Info("agent stream ended by the hub", "reason", err)
+	}
+	return grpcStatus(err)
+}
+
+// serve runs the stream from Hello to its end and returns why it ended.
+func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServer, st *stream, first <-chan received) error {
+	send := ss.Send
+	hello, err := s.awaitHello(ctx, st, first)
+	if err != nil {
+		st.end(err)
+		return st.sendLoop(ctx, send) // says Goodbye when err calls for one
+	}
+	s.register(st)
+	defer s.unregister(st)
+	rev, err := s.start(ctx, st, hello)
+	if err != nil {
+		st.end(err)
+		return st.sendLoop(ctx, send)
+	}
+	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
+	followCtx, stopFollow := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.follow(followCtx, st, rev)
+	}()
+	defer wg.Wait()
+	defer stopFollow()
+	return st.sendLoop(ctx, send)
+}
+
+// awaitHello returns the stream's first message, which must be Hello.
+func (s *Server) awaitHello(ctx context.Context, st *stream, first <-chan received) (*agentv1.Hello, error) {
+	timer := time.NewTimer(s.cfg.HelloTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-first:
+		if r.err != nil {
+			return nil, recvError(st, r.err, s.cfg.MaxMessageBytes)
+		}
+		if h := r.msg.GetHello(); h != nil {
+			return h, nil
+		}
+		return nil, fmt.Errorf("%w: the first message on a stream must be Hello, got %T", ErrProtocol, r.msg.GetMessage())
+	case <-timer.C:
+		return nil, fmt.Errorf("%w: no Hello within %s of opening the stream", ErrProtocol, s.cfg.HelloTimeout)
+	case <-st.done:
+		return nil, st.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// start computes the initial difference for hello and queues it after
+// Welcome; it returns the works revision to follow from.
+func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (int64, error) {
+	works, rev, err := s.works.Current(ctx, st.cluster)
+	if err != nil {
+		return 0, fmt.Errorf("%w: read the works of cluster %q: %v", ErrUnavailable, st.cluster, err)
+	}
+	if len(works) > s.cfg.MaxWorks {
+		return 0, fmt.Errorf("%w: cluster %q has %d works; the hub serves at most %d per cluster (Settings.limits.max_works)", ErrLimit, st.cluster, len(works), s.cfg.MaxWorks)
+	}
+	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: works}
+	if keys := syncstate.DeleteCandidates(s.cfg.HubIdentity, hello, works); len(keys) > 0 {
+		if in.Gone, err = s.works.Gone(ctx, st.cluster, keys); err != nil {
+			return 0, fmt.Errorf("%w: look up %d works held by cluster %q: %v", ErrUnavailable, len(keys), st.cluster, err)
+		}
+	}
+	if len(hello.GetReportedStatuses()) > 0 {
+		if in.Digests, err = s.statuses.Digests(ctx, st.cluster); err != nil {
+			return 0, fmt.Errorf("%w: read the status digests of cluster %q: %v", ErrUnavailable, st.cluster, err)
+		}
+	}
+	st.begin(s.cfg.welcome(), syncstate.New(in))
+	return rev, nil
+}
+
+// follow queues the changes of the cluster's works until ctx ends.
+func (s *Server) follow(ctx context.Context, st *stream, rev int64) {
+	for {
+		changes, next, err := s.works.Changes(ctx, st.cluster, rev)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			st.end(fmt.Errorf("%w: follow the works of cluster %q from revision %d: %v", ErrUnavailable, st.cluster, rev, err))
+			return
+		}
+		rev = next
+		if err := st.apply(changes); err != nil {
+			st.end(err)
+			return
+		}
+	}
+}

@@ -1,0 +1,39 @@
+// Package agentapi is the hub's side of the agent protocol (DESIGN §5): the
+// AgentService gRPC implementation that every member cluster's agent holds
+// one outbound stream to.
+//
+// # A stream's life
+//
+// Connect takes the cluster's name from the verified client certificate
+// (pki.IdentityOf; the kind must be agent) and from nothing else. It waits
+// for Hello, supersedes any older stream of the same cluster (that one gets
+// Goodbye SUPERSEDED), reads the cluster's works from Works, and answers
+// Welcome, then only the difference from what the agent holds, then SyncDone
+// (hub/syncstate computes all of it). From then on it follows Works.Changes
+// and sends upserts and deletes, coalesced per work key so a slow agent gets
+// the latest state rather than a backlog. What the agent sends goes to the
+// sinks: acks and status reports of current versions to Statuses (stale ones
+// are discarded), heartbeats to Leases.
+//
+// # Goroutines
+//
+// Connect's own goroutine sends. It starts two more per stream: one follows
+// Works.Changes and is stopped and waited for by Connect; one receives,
+// which gRPC unblocks only once Connect has returned, so the Server owns it
+// and Close waits for it.
+//
+// # Wiring
+//
+// The hub's gRPC server needs ServerOptions(cfg) (message size, keepalive)
+// and TLS credentials whose ClientCAs is the hub CA with ClientAuth
+// tls.VerifyClientCertIfGiven: Register is called without a certificate,
+// Connect refuses a stream without one.
+//
+// Register answers Unimplemented for now: bootstrap tokens are a later
+// issue.
+//
+// It imports hub/syncstate, hub/pki and the generated agent protocol; the
+// works, statuses and leases come in through the small interfaces of
+// works.go and sinks.go, which the renderer, the aggregator and
+// hub/clusters implement.
+package agentapi

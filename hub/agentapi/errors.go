@@ -1,0 +1,79 @@
+package agentapi
+
+import (
+	"context"
+	"errors"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Sentinel errors of the service, wrapped with what happened; grpcStatus
+// and goodbyeFor map them to what the agent sees.
+var (
+	// ErrUnauthenticated: no verified client certificate.
+	ErrUnauthenticated = errors.New("agentapi: unauthenticated")
+	// ErrPermissionDenied: a certificate that is not an agent's.
+	ErrPermissionDenied = errors.New("agentapi: permission denied")
+	// ErrProtocol: the agent broke the protocol (e.g. no Hello first).
+	ErrProtocol = errors.New("agentapi: protocol error")
+	// ErrLimit: a limit of Settings.limits was exceeded.
+	ErrLimit = errors.New("agentapi: limit exceeded")
+	// ErrSuperseded: a newer stream of the same cluster took over.
+	ErrSuperseded = errors.New("agentapi: superseded")
+	// ErrShutdown: the hub is shutting down.
+	ErrShutdown = errors.New("agentapi: hub shutting down")
+	// ErrUnavailable: a dependency (works, statuses) failed.
+	ErrUnavailable = errors.New("agentapi: unavailable")
+)
+
+// grpcStatus maps an error that ends a stream to the gRPC status returned
+// to the agent; nil stays nil. It is the one place that makes codes.
+func grpcStatus(err error) error {
+	code := codes.Internal
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrUnauthenticated):
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrPermissionDenied):
+		code = codes.PermissionDenied
+	case errors.Is(err, ErrProtocol):
+		code = codes.InvalidArgument
+	case errors.Is(err, ErrLimit):
+		code = codes.ResourceExhausted
+	case errors.Is(err, ErrSuperseded):
+		code = codes.Aborted
+	case errors.Is(err, ErrShutdown), errors.Is(err, ErrUnavailable):
+		code = codes.Unavailable
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	default:
+		if _, ok := status.FromError(err); ok {
+			return err // a gRPC transport error, as it is
+		}
+	}
+	return status.Error(code, err.Error())
+}
+
+// goodbyeFor returns the Goodbye the hub sends before ending a stream with
+// err, or nil when the agent is not told (it left, or the hub failed).
+func goodbyeFor(err error) *agentv1.HubMessage {
+	reason := agentv1.DisconnectReason_DISCONNECT_REASON_UNSPECIFIED
+	switch {
+	case errors.Is(err, ErrProtocol):
+		reason = agentv1.DisconnectReason_DISCONNECT_REASON_PROTOCOL_ERROR
+	case errors.Is(err, ErrLimit):
+		reason = agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED
+	case errors.Is(err, ErrSuperseded):
+		reason = agentv1.DisconnectReason_DISCONNECT_REASON_SUPERSEDED
+	case errors.Is(err, ErrShutdown):
+		reason = agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN
+	default:
+		return nil
+	}
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Goodbye{
+		Goodbye: &agentv1.Goodbye{Reason: reason, Message: err.Error()},
+	}}
+}

@@ -1,0 +1,297 @@
+package agentapi_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/store"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// hubIdentity is the identity of a real store, read once in TestMain.
+var hubIdentity string
+
+func TestMain(m *testing.M) {
+	if err := readIdentity(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code == 0 {
+		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines leaked after the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func readIdentity() error {
+	dir, err := os.MkdirTemp("", "agentapi-test-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := store.Open(ctx, store.Config{DataDir: dir}, hclog.NewNullLogger())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	hubIdentity, err = s.Identity(ctx)
+	return err
+}
+
+// leakedGoroutines returns the stacks of goroutines of this package's
+// server or of gRPC that are still running after wait, or "".
+func leakedGoroutines(wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+		var leaked []string
+		for _, g := range stacks[1:] { // the first is this goroutine
+			if strings.Contains(g, "tether/hub/agentapi") || strings.Contains(g, "grpc/internal/transport") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// hub is one agent service over real gRPC and TLS on 127.0.0.1.
+type hub struct {
+	ca       *pki.CA
+	addr     string
+	srv      *agentapi.Server
+	works    *agentapitest.Works
+	statuses *agentapitest.Statuses
+	leases   *clusters.Leases
+	clock    *clusterstest.Clock
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// startHub starts a hub with cfg (its identity defaulted) and stops it,
+// waiting for every goroutine, when the test ends.
+func startHub(t testing.TB, cfg agentapi.Config) *hub {
+	t.Helper()
+	if cfg.HubIdentity == "" {
+		cfg.HubIdentity = hubIdentity
+	}
+	h := &hub{works: agentapitest.NewWorks(), statuses: agentapitest.NewStatuses(), clock: clusterstest.NewClock(t0)}
+	h.leases = clusters.New(clusters.Config{Clock: h.clock, LeaseDuration: cfg.LeaseDuration})
+	var err error
+	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	if h.srv, err = agentapi.New(cfg, h.works, h.statuses, h.leases, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(servingCreds(t, h.ca)))...)
+	agentv1.RegisterAgentServiceServer(gs, h.srv)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = ln.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(ln) }()
+	leased := make(chan error, 1)
+	go func() { leased <- h.leases.Run(ctx) }()
+	t.Cleanup(func() {
+		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		if err := h.srv.Close(closeCtx); err != nil {
+			t.Errorf("Server.Close: %v", err)
+		}
+		gs.Stop()
+		cancel()
+		<-served
+		<-leased
+	})
+	return h
+}
+
+// servingCreds is the hub's TLS: its serving certificate, and client
+// certificates of its CA verified when given (Register goes without).
+func servingCreds(t testing.TB, ca *pki.CA) credentials.TransportCredentials {
+	t.Helper()
+	serving, err := ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientCAs:    ca.Pool(),
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		MinVersion:   tls.VersionTLS13,
+	})
+}
+
+// dial connects to the hub with a client certificate for id, or without
+// one when id is nil.
+func (h *hub) dial(t testing.TB, id *pki.Identity, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	cfg := &tls.Config{RootCAs: h.ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
+	if id != nil {
+		issued, err := h.ca.IssueClient(*id, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.X509KeyPair(issued.CertPEM, issued.KeyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	conn, err := grpc.NewClient(h.addr, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// agent is a test agent: one Connect stream made with the generated client.
+type agent struct {
+	t      testing.TB
+	stream agentv1.AgentService_ConnectClient
+	cancel context.CancelFunc
+}
+
+// streamTimeout bounds every test stream, so a missing message fails the
+// test instead of hanging it.
+const streamTimeout = 60 * time.Second
+
+// connect opens a stream for cluster with an agent certificate and sends
+// hello (when not nil).
+func (h *hub) connect(t testing.TB, cluster string, hello *agentv1.Hello, opts ...grpc.DialOption) *agent {
+	t.Helper()
+	conn := h.dial(t, &pki.Identity{Name: cluster, Kind: pki.KindAgent}, opts...)
+	return openStream(t, conn, hello)
+}
+
+func openStream(t testing.TB, conn *grpc.ClientConn, hello *agentv1.Hello) *agent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), streamTimeout)
+	t.Cleanup(cancel)
+	stream, err := agentv1.NewAgentServiceClient(conn).Connect(ctx)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	a := &agent{t: t, stream: stream, cancel: cancel}
+	if hello != nil {
+		a.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: hello}})
+	}
+	return a
+}
+
+func (a *agent) send(m *agentv1.AgentMessage) {
+	a.t.Helper()
+	if err := a.stream.Send(m); err != nil {
+		a.t.Fatalf("Send: %v", err)
+	}
+}
+
+func (a *agent) recv() *agentv1.HubMessage {
+	a.t.Helper()
+	m, err := a.stream.Recv()
+	if err != nil {
+		a.t.Fatalf("Recv: %v", err)
+	}
+	return m
+}
+
+// expect receives len(want) messages and compares their descriptions.
+func (a *agent) expect(want ...string) {
+	a.t.Helper()
+	var got []string
+	for range want {
+		got = append(got, describe(a.recv()))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		a.t.Errorf("received:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// describe renders a hub message as one short line.
+func describe(m *agentv1.HubMessage) string {
+	switch m := m.GetMessage().(type) {
+	case *agentv1.HubMessage_Welcome:
+		return "welcome " + m.Welcome.GetHubIdentity()
+	case *agentv1.HubMessage_WorkUpsert:
+		return "upsert " + m.WorkUpsert.GetWorkKey() + "@" + m.WorkUpsert.GetVersion()
+	case *agentv1.HubMessage_WorkDelete:
+		return "delete " + m.WorkDelete.GetWorkKey() + " " + m.WorkDelete.GetDeletionPolicy().String()
+	case *agentv1.HubMessage_SyncDone:
+		return fmt.Sprintf("syncdone %d", m.SyncDone.GetWorkCount())
+	case *agentv1.HubMessage_StatusRequest:
+		return "status " + strings.Join(m.StatusRequest.GetWorkKeys(), ",")
+	case *agentv1.HubMessage_Goodbye:
+		return "goodbye " + m.Goodbye.GetReason().String()
+	case *agentv1.HubMessage_CertificateRenewed:
+		return "renewed " + m.CertificateRenewed.GetErrorMessage()
+	}
+	return fmt.Sprintf("unexpected %T", m.GetMessage())
+}
+
+func work(key, version string) *agentv1.WorkUpsert {
+	return &agentv1.WorkUpsert{
+		WorkKey: key, Version: version,
+		Manifests:    [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + key + `"}}`)},
+		ApplyOptions: &agentv1.ApplyOptions{DeletionPolicy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE},
+	}
+}
+
+func held(identity string, kv ...string) *agentv1.Hello {
+	h := &agentv1.Hello{AgentVersion: "test", LastHubIdentity: identity}
+	for i := 0; i < len(kv); i += 2 {
+		h.HeldWorks = append(h.HeldWorks, &agentv1.HeldWork{WorkKey: kv[i], Version: kv[i+1]})
+	}
+	return h
+}
+
+// eventually polls cond until it holds or fails the test after a deadline.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// leaseView is a cluster's lease as tests see it.
+type leaseView = clusters.Lease
+
+// slowClient makes a client whose flow-control window stays small.
+func slowClient() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(slowWindow), grpc.WithInitialConnWindowSize(slowWindow)}
+}

@@ -1,0 +1,101 @@
+package agentapi_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/agentapi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// expectEnd receives a Goodbye for reason, then the stream's end with code
+// and a message containing msg.
+func (a *agent) expectEnd(reason string, code codes.Code, msg string) {
+	a.t.Helper()
+	a.expect("goodbye " + reason)
+	_, err := a.stream.Recv()
+	if status.Code(err) != code || !strings.Contains(status.Convert(err).Message(), msg) {
+		a.t.Errorf("stream ended with %v; want %s with %q", err, code, msg)
+	}
+}
+
+func TestProtocolAndLimitViolationsEndTheStreamClearly(t *testing.T) {
+	h := startHub(t, agentapi.Config{MaxWorks: 3, MaxMessageBytes: 64 << 10, HelloTimeout: 200 * time.Millisecond})
+	h.works.Set([]string{"edge-many"}, work("a", "1"), work("b", "1"), work("c", "1"), work("d", "1"))
+	h.works.Set([]string{"edge-grows"}, work("a", "1"), work("b", "1"), work("c", "1"))
+	huge := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: &agentv1.StatusReport{
+		WorkKey: "a", Version: "1", Manifests: []*agentv1.ManifestStatus{{StatusJson: make([]byte, 100<<10)}},
+	}}}
+
+	t.Run("first message not Hello", func(t *testing.T) {
+		a := h.connect(t, "edge-1", nil)
+		a.send(heartbeat())
+		a.expectEnd("DISCONNECT_REASON_PROTOCOL_ERROR", codes.InvalidArgument, "first message on a stream must be Hello")
+	})
+	t.Run("no Hello in time", func(t *testing.T) {
+		a := h.connect(t, "edge-1", nil)
+		a.expectEnd("DISCONNECT_REASON_PROTOCOL_ERROR", codes.InvalidArgument, "no Hello within 200ms")
+	})
+	t.Run("second Hello", func(t *testing.T) {
+		a := h.connect(t, "edge-1", &agentv1.Hello{})
+		a.expect("welcome "+hubIdentity, "syncdone 0")
+		a.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: &agentv1.Hello{}}})
+		a.expectEnd("DISCONNECT_REASON_PROTOCOL_ERROR", codes.InvalidArgument, "Hello is allowed only as the first message")
+	})
+	t.Run("message over the size limit", func(t *testing.T) {
+		a := h.connect(t, "edge-1", &agentv1.Hello{})
+		a.expect("welcome "+hubIdentity, "syncdone 0")
+		a.send(huge)
+		// gRPC itself ends the stream before the service sees the message,
+		// so there is no Goodbye; the status says which limit.
+		_, err := a.stream.Recv()
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "larger than max (102418 vs. 65536)") {
+			t.Errorf("stream after a message over the limit = %v; want ResourceExhausted naming the sizes", err)
+		}
+	})
+	t.Run("too many works at connect", func(t *testing.T) {
+		a := h.connect(t, "edge-many", &agentv1.Hello{})
+		a.expectEnd("DISCONNECT_REASON_LIMIT_EXCEEDED", codes.ResourceExhausted, `cluster "edge-many" has 4 works; the hub serves at most 3`)
+	})
+	t.Run("too many works later", func(t *testing.T) {
+		a := h.connect(t, "edge-grows", &agentv1.Hello{})
+		a.expect("welcome "+hubIdentity, "upsert a@1", "upsert b@1", "upsert c@1", "syncdone 3")
+		h.works.Set([]string{"edge-grows"}, work("d", "1"))
+		a.expectEnd("DISCONNECT_REASON_LIMIT_EXCEEDED", codes.ResourceExhausted, "max_works")
+	})
+	t.Run("certificate renewal is refused for now, the stream goes on", func(t *testing.T) {
+		a := h.connect(t, "edge-1", &agentv1.Hello{})
+		a.expect("welcome "+hubIdentity, "syncdone 0")
+		a.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{}}})
+		a.expect("renewed certificate renewal is not available on this hub yet")
+		h.works.Set(edge1, work("after", "1"))
+		a.expect("upsert after@1")
+	})
+}
+
+func TestFailingDependenciesEndTheStreamUnavailable(t *testing.T) {
+	h := startHub(t, agentapi.Config{})
+	h.works.Set(edge1, work("a", "1"))
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	a.expect("welcome "+hubIdentity, "upsert a@1", "syncdone 1")
+	h.statuses.Fail(errTest)
+	a.send(statusMsg("a", "1", "d"))
+	if _, err := a.stream.Recv(); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "record status of work") {
+		t.Errorf("stream after a failing status sink = %v; want Unavailable", err)
+	}
+	h.statuses.Fail(nil)
+	h.works.Fail(errTest)
+	b := h.connect(t, "edge-1", &agentv1.Hello{})
+	if _, err := b.stream.Recv(); status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "read the works") {
+		t.Errorf("Connect with failing works = %v; want Unavailable", err)
+	}
+}
+
+var errTest = errorString("injected failure")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

@@ -1,0 +1,87 @@
+package agentapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// receive reads the stream: the first message goes to Connect through
+// first, the others, once the session exists, to handle. It returns when
+// Recv fails, which for a stream Connect ended happens once Connect has
+// returned.
+func (s *Server) receive(ctx context.Context, ss agentv1.AgentService_ConnectServer, st *stream, first chan<- received) {
+	defer s.receivers.Done()
+	msg, err := ss.Recv()
+	first <- received{msg: msg, err: err}
+	if err != nil {
+		return
+	}
+	select {
+	case <-st.ready:
+	case <-ctx.Done():
+		return
+	}
+	for {
+		msg, err := ss.Recv()
+		if err != nil {
+			st.end(recvError(st, err, s.cfg.MaxMessageBytes))
+			return
+		}
+		if err := s.handle(ctx, st, msg); err != nil {
+			st.end(err)
+			return
+		}
+	}
+}
+
+// recvError turns a Recv error into the reason the stream ends.
+func recvError(st *stream, err error, maxBytes int) error {
+	if errors.Is(err, io.EOF) {
+		return errAgentClosed
+	}
+	if status.Code(err) == codes.ResourceExhausted {
+		return fmt.Errorf("%w: a message from cluster %q is larger than the hub accepts (%d bytes, Settings.limits.max_message_bytes): %s",
+			ErrLimit, st.cluster, maxBytes, status.Convert(err).Message())
+	}
+	return err
+}
+
+// handle acts on one message from the agent after Hello.
+func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessage) error {
+	switch m := msg.GetMessage().(type) {
+	case *agentv1.AgentMessage_Ack:
+		if !st.accept(func(ss *syncstate.Session) bool { return ss.AcceptAck(m.Ack) }) {
+			st.log.Debug("stale ack discarded", "work", m.Ack.GetWorkKey(), "version", m.Ack.GetVersion())
+			return nil
+		}
+		if err := s.statuses.Ack(ctx, st.cluster, m.Ack); err != nil {
+			return fmt.Errorf("%w: record ack of work %q: %v", ErrUnavailable, m.Ack.GetWorkKey(), err)
+		}
+	case *agentv1.AgentMessage_StatusReport:
+		if !st.accept(func(ss *syncstate.Session) bool { return ss.AcceptStatus(m.StatusReport) }) {
+			st.log.Debug("stale status report discarded", "work", m.StatusReport.GetWorkKey(), "version", m.StatusReport.GetVersion())
+			return nil
+		}
+		if err := s.statuses.Report(ctx, st.cluster, m.StatusReport); err != nil {
+			return fmt.Errorf("%w: record status of work %q: %v", ErrUnavailable, m.StatusReport.GetWorkKey(), err)
+		}
+	case *agentv1.AgentMessage_Heartbeat:
+		s.leases.Heartbeat(st.cluster, m.Heartbeat)
+	case *agentv1.AgentMessage_CertificateRenewal:
+		st.reply(&agentv1.HubMessage{Message: &agentv1.HubMessage_CertificateRenewed{CertificateRenewed: &agentv1.CertificateRenewed{
+			ErrorMessage: "certificate renewal is not available on this hub yet",
+		}}})
+	case *agentv1.AgentMessage_Hello:
+		return fmt.Errorf("%w: Hello is allowed only as the first message of a stream", ErrProtocol)
+	default:
+		return fmt.Errorf("%w: empty or unknown agent message", ErrProtocol)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package agentapi
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// Server implements agentv1.AgentServiceServer. Register it on the hub's
+// gRPC server; call Close before stopping that server.
+type Server struct {
+	agentv1.UnimplementedAgentServiceServer // Register, until bootstrap tokens exist
+
+	cfg      Config
+	works    Works
+	statuses Statuses
+	leases   Leases
+	log      hclog.Logger
+
+	receivers sync.WaitGroup // receive goroutines, which outlive Connect briefly
+
+	mu      sync.Mutex           // guards the fields below
+	streams map[string]*stream   // the live stream of each cluster
+	all     map[*stream]struct{} // every Connect in progress, registered or not
+	closing bool
+}
+
+// New returns the service for cfg over its dependencies.
+func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog.Logger) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		cfg:      cfg,
+		works:    works,
+		statuses: statuses,
+		leases:   leases,
+		log:      logger,
+		streams:  make(map[string]*stream),
+		all:      make(map[*stream]struct{}),
+	}, nil
+}
+
+// Streams returns the number of live streams.
+func (s *Server) Streams() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.streams)
+}
+
+// Close says Goodbye SHUTDOWN on every stream, refuses new ones, and waits
+// until every stream's goroutines have exited or ctx ends.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	live := make([]*stream, 0, len(s.all))
+	for st := range s.all {
+		live = append(live, st)
+	}
+	s.mu.Unlock()
+	for _, st := range live {
+		st.end(fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown))
+	}
+	done := make(chan struct{})
+	go func() { // exits once the last receiver has, even after ctx ends
+		s.receivers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("agentapi: close: %d streams still open: %w", s.Streams(), ctx.Err())
+	}
+}
+
+// track records a starting Connect, so that Close can end it; it refuses
+// when the server is closing.
+func (s *Server) track(st *stream) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown)
+	}
+	s.all[st] = struct{}{}
+	return nil
+}
+
+func (s *Server) untrack(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.all, st)
+}
+
+// register makes st the live stream of its cluster and ends the one it
+// supersedes.
+func (s *Server) register(st *stream) {
+	s.mu.Lock()
+	old := s.streams[st.cluster]
+	s.streams[st.cluster] = st
+	s.mu.Unlock()
+	if old != nil {
+		old.end(fmt.Errorf("%w: a newer stream of cluster %q took over", ErrSuperseded, st.cluster))
+	}
+}
+
+// unregister forgets st unless a newer stream replaced it.
+func (s *Server) unregister(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[st.cluster] == st {
+		delete(s.streams, st.cluster)
+	}
+}

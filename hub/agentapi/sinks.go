@@ -1,0 +1,30 @@
+package agentapi
+
+import (
+	"context"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+)
+
+// Statuses receives what agents report about their works: the aggregator
+// implements it. The cluster is always the one of the stream's certificate,
+// and only current versions arrive (stale acks and reports are discarded
+// before). An error ends the stream with Unavailable; the agent's reconnect
+// then sends its status digests and the hub asks again for what it lacks.
+type Statuses interface {
+	// Ack records the apply result of a work version (or of a deletion).
+	Ack(ctx context.Context, cluster string, ack *agentv1.Ack) error
+	// Report records the observed status of a work version.
+	Report(ctx context.Context, cluster string, report *agentv1.StatusReport) error
+	// Digests returns the status digests the hub holds for the cluster's
+	// works, by work key, so a reconnecting agent is asked (StatusRequest)
+	// only for those that differ.
+	Digests(ctx context.Context, cluster string) (map[string]syncstate.Digest, error)
+}
+
+// Leases receives heartbeats: hub/clusters.Leases implements it.
+type Leases interface {
+	// Heartbeat renews the cluster's lease with its capacity and conditions.
+	Heartbeat(cluster string, hb *agentv1.Heartbeat)
+}

@@ -1,0 +1,142 @@
+package agentapi
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+)
+
+// stream is the state of one Connect call, shared by its sending,
+// receiving and following goroutines.
+type stream struct {
+	cluster  string
+	maxWorks int
+	log      hclog.Logger
+	wake     chan struct{} // buffered, 1: something to send, or the stream ends
+	ready    chan struct{} // closed once session is set: the receiver may go on
+	done     chan struct{} // closed when err is first set
+
+	mu      sync.Mutex            // guards the fields below
+	session *syncstate.Session    // nil until the initial difference is known
+	control []*agentv1.HubMessage // sent before any work message: Welcome, replies
+	err     error                 // why the stream ends; nil while it runs
+}
+
+func newStream(cluster string, maxWorks int, log hclog.Logger) *stream {
+	return &stream{
+		cluster:  cluster,
+		maxWorks: maxWorks,
+		log:      log,
+		wake:     make(chan struct{}, 1),
+		ready:    make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+func (st *stream) signal() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+// end makes the stream end with err (the first one given wins): the sender
+// says Goodbye if err calls for one, and Connect returns err's status.
+func (st *stream) end(err error) {
+	st.mu.Lock()
+	first := st.err == nil
+	if first {
+		st.err = err
+	}
+	st.mu.Unlock()
+	if first {
+		close(st.done)
+		st.signal()
+	}
+}
+
+// begin sets the session, queues welcome before it, and lets the receiver
+// go on.
+func (st *stream) begin(welcome *agentv1.HubMessage, s *syncstate.Session) {
+	st.mu.Lock()
+	st.session = s
+	st.control = append(st.control, welcome)
+	st.mu.Unlock()
+	close(st.ready)
+	st.signal()
+}
+
+// reply queues msg ahead of work messages.
+func (st *stream) reply(msg *agentv1.HubMessage) {
+	st.mu.Lock()
+	st.control = append(st.control, msg)
+	st.mu.Unlock()
+	st.signal()
+}
+
+// next returns the next message to send, and the error to end with after
+// sending it; both nil when there is nothing to send now.
+func (st *stream) next() (*agentv1.HubMessage, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return goodbyeFor(st.err), st.err
+	}
+	if len(st.control) > 0 {
+		msg := st.control[0]
+		st.control = st.control[1:]
+		return msg, nil
+	}
+	if st.session == nil {
+		return nil, nil
+	}
+	return st.session.Next(), nil
+}
+
+// sendLoop sends what next gives until the stream ends, and returns why.
+func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error) error {
+	for {
+		msg, end := st.next()
+		if msg != nil {
+			if err := send(msg); err != nil {
+				return err
+			}
+		}
+		if end != nil {
+			return end
+		}
+		if msg != nil {
+			continue
+		}
+		select {
+		case <-st.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// apply queues changes of the cluster's works, or returns ErrLimit when
+// they exceed the cluster's limit.
+func (st *stream) apply(changes []WorkChange) error {
+	st.mu.Lock()
+	st.session.Apply(changes...)
+	n := st.session.Works()
+	st.mu.Unlock()
+	if n > st.maxWorks {
+		return fmt.Errorf("%w: cluster %q has %d works; the hub serves at most %d per cluster (Settings.limits.max_works)", ErrLimit, st.cluster, n, st.maxWorks)
+	}
+	st.signal()
+	return nil
+}
+
+// accept runs check (AcceptAck or AcceptStatus) on the session.
+func (st *stream) accept(check func(*syncstate.Session) bool) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return check(st.session)
+}

@@ -1,0 +1,33 @@
+package agentapi
+
+import (
+	"context"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+)
+
+// Works is where the service reads a cluster's works: the renderer
+// implements it. A work is its wire form, a WorkUpsert, so that one rendered
+// copy can be shared by every cluster that gets identical content and by
+// every stream; the service never modifies one.
+type Works interface {
+	// Current returns the cluster's works now and the revision they reflect,
+	// from which Changes follows.
+	Current(ctx context.Context, cluster string) (works []*agentv1.WorkUpsert, rev int64, err error)
+	// Changes blocks until the cluster's works changed after rev (or ctx
+	// ends), then returns the changes, oldest first, and the revision they
+	// bring the cluster to. A revision that is no longer available is an
+	// error; the stream then ends and the agent's reconnect resynchronizes.
+	Changes(ctx context.Context, cluster string, rev int64) ([]WorkChange, int64, error)
+	// Gone returns, of keys (works the agent holds that Current did not
+	// return), the removals (WorkChange.Work nil) for those the hub
+	// positively knows are gone from the cluster, with their deletion
+	// policy. A key it cannot vouch for (never rendered by this hub, or not
+	// renderable now) must be left out: the agent keeps it.
+	Gone(ctx context.Context, cluster string, keys []string) ([]WorkChange, error)
+}
+
+// WorkChange is one change to a cluster's works: Work set to create or
+// replace a work, nil to remove it with Policy.
+type WorkChange = syncstate.Change

@@ -1,0 +1,31 @@
+// Package clusters keeps the hub's view of its member clusters' liveness:
+// one lease per cluster, renewed by every Heartbeat an agent sends on its
+// stream (DESIGN §5), with the capacity and conditions it carried.
+//
+// A cluster is Ready (or NotReady, when the agent reports its "Ready"
+// condition False) while its lease is valid, and becomes Unknown once the
+// lease duration (default 40 s) passes without a heartbeat. Run expires
+// leases; Heartbeat renews them. Time comes from a Clock, so tests drive
+// expiry with a fake clock instead of sleeping.
+//
+// # Consumers
+//
+// The scheduler and the aggregator read List and block on Wait, like a
+// nomad blocking query:
+//
+//	rev := uint64(0)
+//	for {
+//		rev, err = leases.Wait(ctx, rev) // returns after the next change
+//		...
+//		for _, l := range leases.List() { ... l.State ... }
+//	}
+//
+// The revision moves when a cluster's state changes and when a heartbeat
+// carries different capacity or conditions; a heartbeat that only renews the
+// lease does not wake anyone.
+//
+// Leases are in memory, per hub replica; persisting the last capacity under
+// /tether/clusters/<name> is the registration's business, not this
+// package's. It imports the generated agent protocol and the standard
+// library only.
+package clusters

@@ -1,0 +1,178 @@
+package clusters
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultLeaseDuration is how long a cluster stays Ready after its last
+// heartbeat (DESIGN §5): four of the agent's default 10 s heartbeats.
+const DefaultLeaseDuration = 40 * time.Second
+
+// State is a cluster's liveness as the hub sees it.
+type State string
+
+// The states of a cluster's lease.
+const (
+	// StateReady: the lease is valid and the agent reports the cluster Ready.
+	StateReady State = "Ready"
+	// StateNotReady: the lease is valid but the agent reports its "Ready"
+	// condition False.
+	StateNotReady State = "NotReady"
+	// StateUnknown: no heartbeat for the lease duration.
+	StateUnknown State = "Unknown"
+)
+
+// Lease is one cluster's liveness and its last reported capacity.
+type Lease struct {
+	// Cluster is the cluster's name (from its agent's certificate).
+	Cluster string
+	// State is Ready, NotReady or Unknown.
+	State State
+	// Since is when State last changed.
+	Since time.Time
+	// LastHeartbeat is when the last heartbeat arrived.
+	LastHeartbeat time.Time
+	// Heartbeat is the last heartbeat: capacity, conditions, versions,
+	// topology. Callers must not modify it.
+	Heartbeat *agentv1.Heartbeat
+}
+
+// Config configures Leases.
+type Config struct {
+	// LeaseDuration is how long after a heartbeat a cluster turns Unknown;
+	// zero means DefaultLeaseDuration.
+	LeaseDuration time.Duration
+	// Clock is the time source; nil means RealClock.
+	Clock Clock
+}
+
+// Leases holds every cluster's lease. Its methods are safe for concurrent
+// use; Run must be running for leases to expire.
+type Leases struct {
+	duration time.Duration
+	clock    Clock
+	kick     chan struct{} // wakes Run to re-arm its timer; buffered, 1
+
+	mu      sync.Mutex // guards the fields below
+	leases  map[string]*Lease
+	rev     uint64        // moves on every change consumers care about
+	changed chan struct{} // closed and replaced at every change
+}
+
+// New returns empty Leases for cfg.
+func New(cfg Config) *Leases {
+	if cfg.LeaseDuration <= 0 {
+		cfg.LeaseDuration = DefaultLeaseDuration
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	return &Leases{
+		duration: cfg.LeaseDuration,
+		clock:    cfg.Clock,
+		kick:     make(chan struct{}, 1),
+		leases:   make(map[string]*Lease),
+		changed:  make(chan struct{}),
+	}
+}
+
+// Duration returns the lease duration.
+func (l *Leases) Duration() time.Duration { return l.duration }
+
+// Heartbeat renews cluster's lease with hb's capacity and conditions.
+func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
+	now := l.clock.Now()
+	state := stateOf(hb)
+	l.mu.Lock()
+	cur, ok := l.leases[cluster]
+	if !ok {
+		cur = &Lease{Cluster: cluster}
+		l.leases[cluster] = cur
+	}
+	wasValid := ok && cur.State != StateUnknown
+	changed := !ok || cur.State != state || !proto.Equal(cur.Heartbeat, hb)
+	if cur.State != state {
+		cur.State, cur.Since = state, now
+	}
+	cur.LastHeartbeat, cur.Heartbeat = now, hb
+	if changed {
+		l.bumpLocked()
+	}
+	l.mu.Unlock()
+	if !wasValid {
+		l.wake() // Run has no timer for this lease yet
+	}
+}
+
+// stateOf is the state a heartbeat puts a cluster in.
+func stateOf(hb *agentv1.Heartbeat) State {
+	for _, c := range hb.GetConditions() {
+		if c.GetType() == "Ready" && c.GetStatus() == agentv1.ConditionStatus_CONDITION_STATUS_FALSE {
+			return StateNotReady
+		}
+	}
+	return StateReady
+}
+
+// Get returns a copy of cluster's lease; ok is false for a cluster that
+// never sent a heartbeat to this hub.
+func (l *Leases) Get(cluster string) (lease Lease, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cur, ok := l.leases[cluster]; ok {
+		return *cur, true
+	}
+	return Lease{}, false
+}
+
+// List returns a copy of every lease, sorted by cluster, and the revision
+// it reflects.
+func (l *Leases) List() ([]Lease, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Lease, 0, len(l.leases))
+	for _, cur := range l.leases {
+		out = append(out, *cur)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
+	return out, l.rev
+}
+
+// Wait blocks until the revision is past after, then returns it; or returns
+// ctx's error when ctx ends first. Wait(ctx, 0) returns at once once
+// anything happened.
+func (l *Leases) Wait(ctx context.Context, after uint64) (uint64, error) {
+	for {
+		l.mu.Lock()
+		rev, changed := l.rev, l.changed
+		l.mu.Unlock()
+		if rev > after {
+			return rev, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return rev, ctx.Err()
+		}
+	}
+}
+
+// bumpLocked moves the revision and wakes the waiters; l.mu must be held.
+func (l *Leases) bumpLocked() {
+	l.rev++
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *Leases) wake() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}

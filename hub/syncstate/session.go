@@ -1,0 +1,271 @@
+package syncstate
+
+import (
+	"sort"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// Change is one change to a cluster's works. Work set means create or
+// replace the work; Work nil means the hub positively knows the work is
+// gone, and Policy says what to do with its objects.
+type Change struct {
+	// Key is the work's key.
+	Key string
+	// Work is the new content, or nil for a removal.
+	Work *agentv1.WorkUpsert
+	// Policy is the removed work's deletion policy (when Work is nil).
+	Policy agentv1.DeletionPolicy
+}
+
+// Digest is the status the hub holds for one work: the version it
+// described and the agent's digest of it.
+type Digest struct {
+	Version string
+	Digest  string
+}
+
+// Input is what the initial difference of a stream depends on.
+type Input struct {
+	// HubIdentity is this hub's identity (store.Identity).
+	HubIdentity string
+	// Hello is the agent's first message; nil is an empty Hello.
+	Hello *agentv1.Hello
+	// Desired is every work the cluster should hold now. Keys are unique.
+	Desired []*agentv1.WorkUpsert
+	// Gone are removals (Work nil) for keys of DeleteCandidates that the hub
+	// positively knows are gone. Others are ignored.
+	Gone []Change
+	// Digests are the status digests the hub holds, by work key.
+	Digests map[string]Digest
+}
+
+// op is one queued outbound work message: an upsert or a removal.
+type op struct {
+	work   *agentv1.WorkUpsert // nil for a removal
+	policy agentv1.DeletionPolicy
+}
+
+// Session is the hub's state of one agent stream. It is not safe for
+// concurrent use; its owner serializes calls.
+type Session struct {
+	desired map[string]*agentv1.WorkUpsert // the cluster's works, latest
+	// held is what the agent holds from this hub identity as far as the hub
+	// knows, key → version: Hello's works if its identity is this hub's,
+	// then every upsert and delete sent.
+	held     map[string]string
+	unacked  map[string]string // upserts sent and not acknowledged, key → version
+	deleting map[string]bool   // deletes sent and not acknowledged
+	queue    Queue[op]
+	barrier  uint64   // queue sequence of the last initial entry
+	synced   bool     // SyncDone was returned by Next
+	request  []string // keys for the StatusRequest after SyncDone; nil: none
+}
+
+// New returns the session of a stream that opened with in.Hello, with the
+// initial difference queued: upserts for works whose version the agent does
+// not hold (sorted by key), then deletes for held keys in in.Gone, then
+// SyncDone, then a StatusRequest for current works whose reported status
+// digest the hub lacks.
+func New(in Input) *Session {
+	s := &Session{
+		desired:  make(map[string]*agentv1.WorkUpsert, len(in.Desired)),
+		held:     make(map[string]string),
+		unacked:  make(map[string]string),
+		deleting: make(map[string]bool),
+	}
+	same := sameHub(in.HubIdentity, in.Hello)
+	if same {
+		for _, h := range in.Hello.GetHeldWorks() {
+			s.held[h.GetWorkKey()] = h.GetVersion()
+		}
+	}
+	for _, w := range sortedWorks(in.Desired) {
+		s.desired[w.GetWorkKey()] = w
+		if s.held[w.GetWorkKey()] != w.GetVersion() {
+			s.queue.Push(w.GetWorkKey(), op{work: w})
+		}
+	}
+	for _, g := range sortedChanges(in.Gone) {
+		if _, held := s.held[g.Key]; held && g.Work == nil && s.desired[g.Key] == nil {
+			s.queue.Push(g.Key, op{policy: g.Policy})
+		}
+	}
+	s.barrier = s.queue.Seq()
+	if same {
+		s.request = s.missingStatuses(in.Hello.GetReportedStatuses(), in.Digests)
+	}
+	return s
+}
+
+// DeleteCandidates returns the keys, sorted, that the agent holds from this
+// hub and that are not in desired: those the hub must look up to tell which
+// it positively knows are gone (Input.Gone). It is nil when the agent's
+// works came from another hub identity: then nothing is deleted.
+func DeleteCandidates(hubIdentity string, hello *agentv1.Hello, desired []*agentv1.WorkUpsert) []string {
+	if !sameHub(hubIdentity, hello) {
+		return nil
+	}
+	want := make(map[string]bool, len(desired))
+	for _, w := range desired {
+		want[w.GetWorkKey()] = true
+	}
+	var keys []string
+	for _, h := range hello.GetHeldWorks() {
+		if !want[h.GetWorkKey()] {
+			keys = append(keys, h.GetWorkKey())
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sameHub(hubIdentity string, hello *agentv1.Hello) bool {
+	return hubIdentity != "" && hello.GetLastHubIdentity() == hubIdentity
+}
+
+// missingStatuses returns the keys, sorted, of the works the agent holds at
+// their current version whose status digest it reported differs from the
+// one the hub holds.
+func (s *Session) missingStatuses(reported []*agentv1.ReportedStatus, have map[string]Digest) []string {
+	var keys []string
+	for _, r := range reported {
+		w := s.desired[r.GetWorkKey()]
+		if w == nil || r.GetVersion() != w.GetVersion() || s.held[r.GetWorkKey()] != w.GetVersion() {
+			continue // the agent will report again after applying the new version
+		}
+		if have[r.GetWorkKey()] != (Digest{Version: r.GetVersion(), Digest: r.GetStatusDigest()}) {
+			keys = append(keys, r.GetWorkKey())
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Apply records changes to the cluster's works and queues what the agent
+// needs to hear of them. Changes to the same key coalesce with what is
+// queued for it.
+func (s *Session) Apply(changes ...Change) {
+	for _, c := range changes {
+		if c.Work != nil {
+			s.desired[c.Key] = c.Work
+			s.queue.Push(c.Key, op{work: c.Work})
+			continue
+		}
+		delete(s.desired, c.Key)
+		s.queue.Push(c.Key, op{policy: c.Policy})
+	}
+}
+
+// Next returns the next message to send, and records it as sent; nil when
+// there is nothing to send now.
+func (s *Session) Next() *agentv1.HubMessage {
+	for {
+		if !s.synced {
+			if seq, ok := s.queue.Peek(); !ok || seq > s.barrier {
+				s.synced = true
+				return syncDone(len(s.desired))
+			}
+		}
+		if s.synced && s.request != nil {
+			keys := s.request
+			s.request = nil
+			return statusRequest(keys)
+		}
+		key, o, _, ok := s.queue.Pop()
+		if !ok {
+			return nil
+		}
+		if msg := s.take(key, o); msg != nil {
+			return msg
+		}
+	}
+}
+
+// take turns a dequeued op into its message, or nil when the agent already
+// has what it says.
+func (s *Session) take(key string, o op) *agentv1.HubMessage {
+	if o.work != nil {
+		if s.held[key] == o.work.GetVersion() {
+			return nil
+		}
+		s.held[key] = o.work.GetVersion()
+		s.unacked[key] = o.work.GetVersion()
+		delete(s.deleting, key)
+		return &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkUpsert{WorkUpsert: o.work}}
+	}
+	if _, ok := s.held[key]; !ok {
+		return nil
+	}
+	delete(s.held, key)
+	delete(s.unacked, key)
+	s.deleting[key] = true
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkDelete{
+		WorkDelete: &agentv1.WorkDelete{WorkKey: key, DeletionPolicy: o.policy},
+	}}
+}
+
+func syncDone(n int) *agentv1.HubMessage {
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: &agentv1.SyncDone{WorkCount: int32(n)}}}
+}
+
+func statusRequest(keys []string) *agentv1.HubMessage {
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_StatusRequest{StatusRequest: &agentv1.StatusRequest{WorkKeys: keys}}}
+}
+
+// current reports whether version is the one of key that the hub last sent
+// (or found the agent holding) and that the cluster still should hold.
+func (s *Session) current(key, version string) bool {
+	v, ok := s.held[key]
+	return ok && v == version && s.desired[key] != nil
+}
+
+// AcceptAck records a and reports whether it is current: an apply result
+// for the version last sent of a work the cluster still has, or a deletion
+// result for a delete sent. A false result means: discard it.
+func (s *Session) AcceptAck(a *agentv1.Ack) bool {
+	key := a.GetWorkKey()
+	if a.GetResult() == agentv1.ApplyResult_APPLY_RESULT_DELETED {
+		ok := s.deleting[key]
+		delete(s.deleting, key)
+		return ok
+	}
+	if !s.current(key, a.GetVersion()) {
+		return false
+	}
+	if s.unacked[key] == a.GetVersion() {
+		delete(s.unacked, key)
+	}
+	return true
+}
+
+// AcceptStatus reports whether r describes the version of its work that the
+// hub last sent; a false result means r is stale: discard it.
+func (s *Session) AcceptStatus(r *agentv1.StatusReport) bool {
+	return s.current(r.GetWorkKey(), r.GetVersion())
+}
+
+// Works returns the number of works the cluster should hold.
+func (s *Session) Works() int { return len(s.desired) }
+
+// Pending returns the number of upserts and deletes sent and not yet
+// acknowledged.
+func (s *Session) Pending() int { return len(s.unacked) + len(s.deleting) }
+
+// Queued returns the number of work keys waiting to be sent.
+func (s *Session) Queued() int { return s.queue.Len() }
+
+// Synced reports whether SyncDone has been returned by Next.
+func (s *Session) Synced() bool { return s.synced }
+
+func sortedWorks(ws []*agentv1.WorkUpsert) []*agentv1.WorkUpsert {
+	out := append([]*agentv1.WorkUpsert(nil), ws...)
+	sort.Slice(out, func(i, j int) bool { return out[i].GetWorkKey() < out[j].GetWorkKey() })
+	return out
+}
+
+func sortedChanges(cs []Change) []Change {
+	out := append([]Change(nil), cs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
