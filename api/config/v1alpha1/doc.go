@@ -6,5 +6,5 @@
 // with Karmada's field names so that webhooks and Lua scripts written for
 // Karmada work unchanged.
 //
-// It imports only Kubernetes API types.
+// It imports Kubernetes API types and apimachinery validation helpers.
 package v1alpha1

@@ -1,0 +1,27 @@
+package v1alpha1
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// API group and version names. Tether's group is canonical; Karmada's group
+// decodes into the same types (see api/codec).
+const (
+	// GroupName is Tether's config API group.
+	GroupName = "config.tether.io"
+	// KarmadaGroupName is Karmada's config API group, accepted as an alias.
+	KarmadaGroupName = "config.karmada.io"
+	// Version is the API version, the same in both groups.
+	Version = "v1alpha1"
+)
+
+var (
+	// GroupVersion is the canonical group version of this package's objects.
+	GroupVersion = schema.GroupVersion{Group: GroupName, Version: Version}
+	// KarmadaGroupVersion is the Karmada group version that aliases GroupVersion.
+	KarmadaGroupVersion = schema.GroupVersion{Group: KarmadaGroupName, Version: Version}
+)
+
+// Kinds of the objects users write.
+const (
+	KindResourceInterpreterCustomization        = "ResourceInterpreterCustomization"
+	KindResourceInterpreterWebhookConfiguration = "ResourceInterpreterWebhookConfiguration"
+)
