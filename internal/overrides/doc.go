@@ -1,0 +1,20 @@
+// Package overrides applies Karmada-compatible ClusterOverridePolicies and
+// OverridePolicies to a resource template for one target cluster. It is
+// pure: Apply takes the template, the cluster and the policies and returns
+// the object to send to that cluster plus the rules it applied, producing
+// exactly what Karmada v1.18.2's override manager produces for the same
+// input, quirks included (see README.md for the few places it does not).
+//
+// Usage:
+//
+//	res, err := overrides.Apply(template, cluster, clusterOverridePolicies, overridePolicies)
+//	if err != nil {
+//		// *overrides.Error: which policy, rule and overrider failed; no
+//		// object may be sent to this cluster.
+//	}
+//	annotations, err := res.Annotations() // the applied-overrides records
+//
+// The matching helpers MatchesResource, ResourcePriority and MatchesCluster
+// are exported for the scheduler and the policy detector, which select
+// resources and clusters with the same rules.
+package overrides
