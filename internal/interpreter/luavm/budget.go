@@ -1,0 +1,164 @@
+package luavm
+
+import (
+	"context"
+	"fmt"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// How the budgets work.
+//
+// gopher-lua's main loop, when the state has a context, evaluates
+// `select { case <-L.ctx.Done(): L.RaiseError(L.ctx.Err().Error()) ... }`
+// before every VM instruction (vm.go mainLoopWithContext). A budget is that
+// context: it wraps the call's deadline context and its Done method is the
+// per-instruction hook.
+//
+//   - Instructions: Done counts its calls. Past MaxInstructions it returns a
+//     closed channel and Err says which budget ran out, so the script fails
+//     at the current instruction with "<string>:LINE: lua: instruction budget
+//     of N exceeded" and a traceback, exactly like a timeout does.
+//   - Memory: Go has no per-goroutine allocation counter, so the bound is
+//     measured on the process: the runtime's cumulative heap allocation
+//     counter (runtime/metrics "/gc/heap/allocs:bytes") is read when the call
+//     starts and, if the call is still running after memWatchDelay, every
+//     memPollInterval by a watcher goroutine. When the bytes allocated since
+//     the start pass MaxMemoryBytes the budget trips and the script stops at
+//     its next instruction. The counter is process-wide, so allocations by
+//     other goroutines during the call count too: the bound can only abort
+//     early under heavy concurrent allocation, never let a script allocate
+//     more than the limit plus what it allocates within one poll interval and
+//     one instruction (one instruction can double a string: "s = s .. s").
+//     Calls shorter than memWatchDelay never start the watcher.
+//   - Time: the wrapped context's deadline, as in Karmada.
+const (
+	// memWatchDelay is how long a call runs before its memory is watched.
+	memWatchDelay = time.Millisecond
+	// memPollInterval is how often the watcher reads the allocation counter.
+	memPollInterval = 500 * time.Microsecond
+	allocsMetric    = "/gc/heap/allocs:bytes"
+)
+
+// ErrBudget is the class of errors a budget reports; the message says which.
+type budgetError struct{ msg string }
+
+func (e *budgetError) Error() string { return e.msg }
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+type budget struct {
+	context.Context
+
+	maxInstructions int64
+	// instructions is only touched by the goroutine running the state.
+	instructions int64
+	// tripped holds the budget error once a budget ran out.
+	tripped atomic.Pointer[budgetError]
+
+	maxMemory   int64
+	startAllocs uint64
+
+	// mu guards stopped and makes the watcher's start and stop race-free.
+	mu      sync.Mutex
+	stopped bool
+	timer   *time.Timer
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newBudget(ctx context.Context, maxInstructions, maxMemory int64) *budget {
+	b := &budget{Context: ctx, maxInstructions: maxInstructions, maxMemory: maxMemory}
+	if maxMemory > 0 {
+		b.startAllocs = heapAllocs()
+		b.quit = make(chan struct{})
+		b.timer = time.AfterFunc(memWatchDelay, b.startWatch)
+	}
+	return b
+}
+
+// Done is called by gopher-lua before every instruction.
+func (b *budget) Done() <-chan struct{} {
+	b.instructions++
+	if b.maxInstructions > 0 && b.instructions > b.maxInstructions {
+		b.trip(fmt.Sprintf("lua: instruction budget of %d exceeded", b.maxInstructions))
+	}
+	if b.tripped.Load() != nil {
+		return closedChan
+	}
+	return b.Context.Done()
+}
+
+// Err reports the budget that ran out, else the deadline's error.
+func (b *budget) Err() error {
+	if e := b.tripped.Load(); e != nil {
+		return e
+	}
+	return b.Context.Err()
+}
+
+func (b *budget) trip(msg string) {
+	b.tripped.CompareAndSwap(nil, &budgetError{msg: msg})
+}
+
+func (b *budget) startWatch() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return
+	}
+	b.wg.Add(1)
+	go b.watch()
+}
+
+func (b *budget) watch() {
+	defer b.wg.Done()
+	t := time.NewTicker(memPollInterval)
+	defer t.Stop()
+	for {
+		if used := heapAllocs() - b.startAllocs; used > uint64(b.maxMemory) {
+			b.trip(fmt.Sprintf("lua: memory budget of %d bytes exceeded", b.maxMemory))
+			return
+		}
+		select {
+		case <-b.quit:
+			return
+		case <-b.Context.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stop ends the watcher, if any, and waits for it.
+func (b *budget) stop() {
+	if b.timer == nil {
+		return
+	}
+	b.mu.Lock()
+	b.stopped = true
+	b.timer.Stop()
+	close(b.quit)
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+func heapAllocs() uint64 {
+	s := [1]metrics.Sample{{Name: allocsMetric}}
+	metrics.Read(s[:])
+	return s[0].Value.Uint64()
+}
+
+// IsBudgetError reports whether err came from a call that ran out of time,
+// instructions or memory.
+func IsBudgetError(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, context.DeadlineExceeded.Error()) ||
+		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of")
+}

@@ -1,0 +1,35 @@
+// Package thirdparty holds Tether's built-in resource interpreter
+// customizations for popular CRDs: ResourceInterpreterCustomization (RIC)
+// documents with Lua scripts, embedded in the binary. They rank third in the
+// interpreter's precedence chain (hub RICs, then webhooks, then these, then
+// the native Go rules), so a hub RIC for the same kind and operation
+// overrides them.
+//
+// The scripts are Tether's own, written from each kind's API documentation;
+// they are laid out one kind per file, by project:
+//
+//	kruise/cloneset.yaml          apps.kruise.io/v1alpha1 CloneSet
+//	kruise/statefulset.yaml       apps.kruise.io/v1beta1  StatefulSet (Advanced StatefulSet)
+//	kruise/daemonset.yaml         apps.kruise.io/v1alpha1 DaemonSet (Advanced DaemonSet)
+//	kruise/broadcastjob.yaml      apps.kruise.io/v1alpha1 BroadcastJob
+//	kruise/advancedcronjob.yaml   apps.kruise.io/v1alpha1 AdvancedCronJob
+//	kruise/sidecarset.yaml        apps.kruise.io/v1alpha1 SidecarSet
+//	kruise/uniteddeployment.yaml  apps.kruise.io/v1alpha1 UnitedDeployment
+//
+// The package only ships the documents; it neither decodes nor runs them, so
+// it imports nothing of the interpreter. A consumer decodes each file as it
+// decodes a hub's RICs:
+//
+//	files, err := thirdparty.Customizations()
+//	for _, f := range files {
+//		cs, err := interpreter.DecodeCustomizations(f.Data) // errors name f.Name
+//		...
+//	}
+//
+// Adding a kind: add a YAML file under its project's folder (one RIC, named
+// thirdparty-<project>-<kind>; a new folder also goes into the go:embed line
+// of thirdparty.go), list its operations in wantOperations of
+// thirdparty_test.go, and write test documents for every operation it
+// defines in testdata/<project>/<kind>.yaml (inputs and expected outputs, in
+// the layout of Karmada's third-party test documents).
+package thirdparty
