@@ -1,0 +1,250 @@
+package detector
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Tuned intervals.
+const (
+	// relistBackoff is how long Run waits before listing again after a
+	// session failed for another reason than compaction (etcd unreachable,
+	// say). No jitter: only the leader runs the detector.
+	relistBackoff = 2 * time.Second
+	// retryBase is the first retry delay of a template whose reconcile
+	// failed (interpreter or store error); it doubles per failure up to
+	// retryMax.
+	retryBase = 500 * time.Millisecond
+	// retryMax caps the retry delay of a failing template.
+	retryMax = 30 * time.Second
+	// conflictRetries is how many times one reconcile re-reads the binding
+	// and tries again after an optimistic-write conflict before it is
+	// retried later like any failure.
+	conflictRetries = 5
+	// maxBatch is how many watch events are applied to the index before
+	// the dirty templates are reconciled, so that a burst (a policy and its
+	// templates applied together) is decided once.
+	maxBatch = 512
+)
+
+// errWatchClosed ends a session whose watch channel closed without error.
+var errWatchClosed = errors.New("detector: watch closed")
+
+// Option configures a Detector.
+type Option func(*Detector)
+
+// WithPreemption turns `preemption: Always` on or off. Tether's default is
+// on: the field is already an explicit opt-in per policy (default Never),
+// so honouring it is what its author asked for. Off is Karmada's default
+// (feature gate PolicyPreemption).
+func WithPreemption(on bool) Option { return func(d *Detector) { d.preemption = on } }
+
+// WithSkippedNamespaces replaces DefaultSkippedNamespaces: regular
+// expressions, each anchored as ^re$, of namespaces whose templates are
+// never propagated. Reserved namespaces are skipped regardless.
+func WithSkippedNamespaces(patterns ...string) Option {
+	return func(d *Detector) { d.skipped = patterns }
+}
+
+// Detector writes bindings for templates. Its state belongs to the
+// goroutine running Run; call Run once at a time.
+type Detector struct {
+	store      *store.Store
+	interp     Interpreter
+	log        hclog.Logger
+	preemption bool
+	skipped    []string
+	filter     *Filter
+	filterErr  error
+
+	// loading is true while load fills the index: policy events then skip
+	// marking their templates, since every template is marked afterwards.
+	loading bool
+	idx     *index
+	dirty   map[store.ObjectRef]Cause
+	retries map[store.ObjectRef]retry
+}
+
+// retry is a template waiting to be reconciled again after a failure.
+type retry struct {
+	at       time.Time
+	failures int
+	cause    Cause
+}
+
+// New returns a detector over st that interprets templates with interp.
+func New(st *store.Store, interp Interpreter, logger hclog.Logger, opts ...Option) *Detector {
+	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, skipped: DefaultSkippedNamespaces}
+	for _, o := range opts {
+		o(d)
+	}
+	d.filter, d.filterErr = NewFilter(d.skipped)
+	return d
+}
+
+// Run lists and watches the store and keeps bindings in line with templates
+// and policies until ctx ends, then returns nil. A compacted watch lists
+// again; other store failures list again after relistBackoff. It returns an
+// error only for a bad configuration.
+func (d *Detector) Run(ctx context.Context) error {
+	if d.filterErr != nil {
+		return d.filterErr
+	}
+	for {
+		err := d.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			d.log.Info("watch revision compacted, listing again")
+			continue
+		}
+		d.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(relistBackoff):
+		}
+	}
+}
+
+// session loads the index, then applies watch events and reconciles until
+// ctx ends or a watch fails. The watches' goroutines (in the store) have
+// exited when it returns.
+func (d *Detector) session(ctx context.Context) error {
+	objRev, bindRev, err := d.load(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	objects := d.store.Watch(wctx, store.ObjectsPrefix, objRev+1)
+	bindings := d.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
+	defer func() {
+		cancel()
+		for range objects {
+		}
+		for range bindings {
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		d.process(ctx)
+		d.armRetry(timer)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-objects:
+			if err := d.batch(ev, ok, objects, bindings); err != nil {
+				return err
+			}
+		case ev, ok := <-bindings:
+			if err := d.batch(ev, ok, objects, bindings); err != nil {
+				return err
+			}
+		case <-timer.C:
+			d.dueRetries(time.Now())
+		}
+	}
+}
+
+// batch applies ev and then whatever other events are already waiting, up
+// to maxBatch.
+func (d *Detector) batch(ev store.Event, ok bool, objects, bindings <-chan store.Event) error {
+	for i := 0; ; i++ {
+		if !ok {
+			return errWatchClosed
+		}
+		if ev.Err != nil {
+			return ev.Err
+		}
+		d.apply(ev)
+		if i == maxBatch {
+			return nil
+		}
+		select {
+		case ev, ok = <-objects:
+		case ev, ok = <-bindings:
+		default:
+			return nil
+		}
+	}
+}
+
+// load replaces the index with a fresh list of objects and bindings and
+// marks everything for reconciling. It returns the list revisions.
+func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) {
+	objects, objRev, err := d.store.List(ctx, store.ObjectsPrefix)
+	if err != nil {
+		return 0, 0, err
+	}
+	bindings, bindRev, err := d.store.List(ctx, store.BindingsPrefix)
+	if err != nil {
+		return 0, 0, err
+	}
+	d.idx = newIndex()
+	d.dirty = map[store.ObjectRef]Cause{}
+	d.retries = map[store.ObjectRef]retry{}
+	d.loading = true
+	for _, kv := range objects {
+		d.apply(store.Event{Type: store.EventPut, KV: kv})
+	}
+	for _, kv := range bindings {
+		d.apply(store.Event{Type: store.EventPut, KV: kv})
+	}
+	d.loading = false
+	for ref := range d.idx.templates {
+		d.mark(ref, Cause{})
+	}
+	// Resolve every parent's dependencies before reconciling anything, or a
+	// dependency reconciled before its parent would look unneeded.
+	for ref := range d.idx.bindings {
+		if err := d.refreshDeps(ctx, ref); err != nil {
+			d.failed(ref, Cause{}, err)
+		}
+	}
+	d.log.Debug("index loaded", "templates", len(d.idx.templates), "policies", len(d.idx.policies),
+		"bindings", len(d.idx.bindings), "revision", objRev)
+	return objRev, bindRev, nil
+}
+
+// armRetry sets timer to the earliest pending retry.
+func (d *Detector) armRetry(timer *time.Timer) {
+	var next time.Time
+	for _, r := range d.retries {
+		if next.IsZero() || r.at.Before(next) {
+			next = r.at
+		}
+	}
+	timer.Stop()
+	if !next.IsZero() {
+		timer.Reset(time.Until(next))
+	}
+}
+
+// dueRetries marks the retries that are due.
+func (d *Detector) dueRetries(now time.Time) {
+	for ref, r := range d.retries {
+		if !r.at.After(now) {
+			d.mark(ref, r.cause)
+		}
+	}
+}
+
+// failed schedules ref for another try.
+func (d *Detector) failed(ref store.ObjectRef, cause Cause, err error) {
+	r := d.retries[ref]
+	r.failures++
+	delay := retryMax
+	if r.failures < 8 {
+		delay = min(retryBase<<(r.failures-1), retryMax)
+	}
+	r.at, r.cause = time.Now().Add(delay), mergeCause(r.cause, cause)
+	d.retries[ref] = r
+	d.log.Warn("reconcile failed, will retry", "template", refString(ref), "error", err, "retry_in", delay)
+}

@@ -1,0 +1,54 @@
+// Package detector matches resource templates to PropagationPolicies and
+// ClusterPropagationPolicies and writes one binding per template, with
+// Karmada v1.18's rules (scheduler-spec §2): the template's identity, its
+// replicas and per-replica requirements from the interpreter, and the
+// claiming policy's placement. The scheduler then fills the binding's
+// clusters; the detector never writes them.
+//
+// # Usage
+//
+//	d := detector.New(st, interp, logger, detector.WithPreemption(true))
+//	err := d.Run(ctx) // lists, then watches /tether/objects/ and /tether/bindings/
+//
+// Run keeps an in-memory index of templates, policies, override policies and
+// bindings, and reconciles a template whenever something it depends on
+// changes. Reconciling is level-triggered: the same inputs always give the
+// same binding, and a binding already equal to it is not written, so a
+// restart writes nothing.
+//
+// # Choosing the policy (Decide, Choose)
+//
+// A template bound to a policy keeps it (the claim) while the policy exists;
+// otherwise the matching PropagationPolicy of its namespace with the highest
+// explicit priority, then implicit priority (name > label selector > all),
+// then the lexicographically smaller name wins; only when no
+// PropagationPolicy matches do ClusterPropagationPolicies compete, with the
+// same order. A template nothing matches waits, and a policy's arrival binds
+// it. A newer higher-priority policy takes a bound template only through
+// preemption (`preemption: Always`, on by default in Tether, see
+// WithPreemption).
+//
+// # Where Tether differs from Karmada (also in README.md)
+//
+//   - The claim is recorded on the binding (labels and annotations with
+//     Tether's keys), never on the user's template. The policy's permanent
+//     ID is the etcd create revision of its key, so a policy deleted and
+//     created again under the same name is a different policy.
+//   - Deleting a policy, or changing its selectors so that a bound template
+//     no longer matches, unbinds: the template goes to the next matching
+//     policy, or its binding is deleted and it waits. (Karmada only removes
+//     the claim and leaves the binding.) A template whose own labels change
+//     so that its claiming policy no longer matches keeps its binding
+//     untouched, as in Karmada.
+//   - Policies with a deletionTimestamp count as deleted.
+//   - activationPreference Lazy is evaluated on revisions: a binding of a
+//     Lazy policy is refreshed only when the template's revision differs from
+//     the one recorded in the binding, and a waiting template is bound to a
+//     Lazy policy only when it was written after the policy's last change.
+//   - Dependencies (propagateDeps) get "attached" bindings with requiredBy,
+//     no placement and no claim; the detector copies each parent binding's
+//     clusters into the requiredBy snapshot.
+//
+// It imports the store, api/ packages and Kubernetes API machinery; the
+// interpreter is consumed through the Interpreter interface.
+package detector

@@ -1,0 +1,173 @@
+package detector
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// apply updates the index with one stored change and marks the templates
+// it may concern.
+func (d *Detector) apply(ev store.Event) {
+	ref, ok := store.ParseObjectKey(ev.KV.Key)
+	if !ok {
+		return
+	}
+	if strings.HasPrefix(ev.KV.Key, store.BindingsPrefix) {
+		d.applyBinding(ref, ev)
+		return
+	}
+	switch {
+	case isPolicyKey(ref):
+		d.applyPolicy(ref, ev)
+	case isOverrideKey(ref):
+		d.applyOverride(ref, ev)
+	case ownGroup(ref):
+		// customizations, clusters...: not templates.
+	default:
+		d.applyTemplate(ref, ev)
+	}
+}
+
+func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
+	if ev.Type == store.EventDelete {
+		delete(d.idx.templates, ref)
+	} else {
+		t, err := decodeTemplate(ref, ev.KV)
+		if err != nil {
+			d.log.Warn("undecodable template ignored", "template", refString(ref), "error", err)
+			delete(d.idx.templates, ref)
+		} else {
+			d.idx.templates[ref] = t
+		}
+	}
+	d.mark(ref, Cause{})
+	for _, p := range d.idx.selectorParents(ref.Namespace) {
+		d.mark(p, Cause{})
+	}
+}
+
+// applyPolicy marks the templates the old or the new policy matches and
+// those it claims, with the policy as the cause.
+func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
+	pr := policyRefOf(ref)
+	old := d.idx.policies[pr]
+	var cur *Policy
+	if ev.Type == store.EventPut {
+		p, err := decodePolicy(ref, ev.KV)
+		if err != nil {
+			d.log.Warn("undecodable policy ignored", "policy", pr.String(), "error", err)
+		}
+		cur = p
+	}
+	if cur == nil {
+		delete(d.idx.policies, pr)
+	} else {
+		d.idx.policies[pr] = cur
+	}
+	if d.loading {
+		return
+	}
+	cause := Cause{Policies: map[PolicyRef]bool{pr: true}}
+	for _, t := range d.idx.templates {
+		if matches(old, t) || matches(cur, t) {
+			d.mark(t.Ref, cause)
+		}
+	}
+	for _, k := range d.idx.claimedBy(pr) {
+		d.mark(k, cause)
+	}
+}
+
+func matches(p *Policy, t *Template) bool {
+	return p != nil && MatchPriority(p.Spec.ResourceSelectors, t.Obj) > PriorityMisMatch
+}
+
+// applyOverride records whether an override policy exists and marks the
+// templates of policies that wait for dependent overrides.
+func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
+	key := [2]string{ref.Namespace, ref.Name}
+	if ev.Type == store.EventDelete {
+		delete(d.idx.overrides, key)
+	} else {
+		d.idx.overrides[key] = true
+	}
+	if d.loading {
+		return
+	}
+	for _, p := range d.idx.policies {
+		if len(p.Spec.DependentOverrides) == 0 {
+			continue
+		}
+		for _, t := range d.idx.templates {
+			if matches(p, t) {
+				d.mark(t.Ref, Cause{})
+			}
+		}
+	}
+}
+
+// applyBinding keeps the index's copy of a binding current. The detector's
+// own writes are already in the index at their revision, so their echoes
+// change nothing; anyone else's change (the scheduler's clusters, a user
+// deleting a binding) marks the template.
+func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
+	cur, ok := d.idx.bindings[ref]
+	if ev.Type == store.EventDelete {
+		if !ok || cur.Revision > ev.KV.Revision {
+			return
+		}
+		delete(d.idx.bindings, ref)
+		d.mark(ref, Cause{})
+		return
+	}
+	if ok && cur.Revision >= ev.KV.Revision {
+		return
+	}
+	b, err := decodeBinding(ev.KV.Value)
+	if err != nil {
+		d.log.Warn("undecodable binding", "binding", ev.KV.Key, "error", err)
+		return
+	}
+	d.idx.bindings[ref] = storedBinding{Revision: ev.KV.Revision, B: b}
+	d.mark(ref, Cause{})
+}
+
+// mark queues ref for reconciling, merging cause with any pending one.
+func (d *Detector) mark(ref store.ObjectRef, cause Cause) {
+	d.dirty[ref] = mergeCause(d.dirty[ref], cause)
+}
+
+func mergeCause(a, b Cause) Cause {
+	if len(b.Policies) == 0 {
+		return a
+	}
+	out := Cause{Policies: maps.Clone(a.Policies)}
+	if out.Policies == nil {
+		out.Policies = map[PolicyRef]bool{}
+	}
+	maps.Copy(out.Policies, b.Policies)
+	return out
+}
+
+// sortedDirty takes the marked templates, in key order so that logs and
+// writes are deterministic.
+func (d *Detector) sortedDirty() ([]store.ObjectRef, map[store.ObjectRef]Cause) {
+	batch := d.dirty
+	d.dirty = map[store.ObjectRef]Cause{}
+	keys := slices.SortedFunc(maps.Keys(batch), compareRefs)
+	return keys, batch
+}
+
+func refString(r store.ObjectRef) string {
+	s := r.Kind + " " + r.Name
+	if r.Namespace != "" {
+		s = r.Kind + " " + r.Namespace + "/" + r.Name
+	}
+	if r.Group != "" {
+		s = r.Group + "/" + s
+	}
+	return s
+}

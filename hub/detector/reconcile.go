@@ -1,0 +1,198 @@
+package detector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// process reconciles the marked templates until none is left or ctx ends.
+// Reconciling may mark more (a parent marks its dependencies).
+func (d *Detector) process(ctx context.Context) {
+	for len(d.dirty) > 0 && ctx.Err() == nil {
+		keys, batch := d.sortedDirty()
+		for _, ref := range keys {
+			if ctx.Err() != nil {
+				return
+			}
+			if err := d.reconcile(ctx, ref, batch[ref]); err != nil {
+				if ctx.Err() == nil {
+					d.failed(ref, batch[ref], err)
+				}
+				continue
+			}
+			delete(d.retries, ref)
+		}
+	}
+}
+
+// reconcile brings ref's binding and its dependencies' marks in line,
+// re-reading the binding and trying again after a write conflict.
+func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause Cause) error {
+	for attempt := 0; ; attempt++ {
+		err := d.reconcileOnce(ctx, ref, cause)
+		stale := errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
+		if !stale || attempt == conflictRetries {
+			return err
+		}
+		if err := d.reread(ctx, ref); err != nil {
+			return err
+		}
+	}
+}
+
+func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause Cause) error {
+	t := d.idx.templates[ref]
+	if t != nil && d.filter.Ignored(t) {
+		return nil
+	}
+	cur, exists := d.idx.bindings[ref]
+	want, ok, err := d.want(ctx, t, cur, exists, cause)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok:
+		err = d.write(ctx, ref, Merge(cur.B, t, want), cur, exists)
+	case exists:
+		err = d.remove(ctx, ref, cur)
+	}
+	if err != nil {
+		return err
+	}
+	return d.refreshDeps(ctx, ref)
+}
+
+// want decides ref's binding; ok is false when it should have none.
+func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exists bool, cause Cause) (Want, bool, error) {
+	if t == nil {
+		return Want{}, false, nil
+	}
+	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption}
+	if exists {
+		in.Current = &Current{Claim: ClaimOf(cur.B), ResourceVersion: cur.B.Spec.Resource.ResourceVersion}
+	}
+	in.PPs, in.CPPs = d.idx.policiesFor(t.Ref.Namespace)
+	dec := Decide(in)
+	parents := d.idx.parentBindings(t.Ref)
+	want := Want{RequiredBy: RequiredBy(parents)}
+	log := d.log.With("template", refString(t.Ref))
+	switch dec.Verdict {
+	case Bind:
+		spec, err := BuildSpec(ctx, t, dec.Policy, d.interp)
+		if err != nil {
+			return Want{}, false, err
+		}
+		want.Policy, want.Spec = dec.Policy, spec
+		log.Trace("bind", "policy", dec.Policy.Ref.String(), "reason", dec.Reason)
+	case Keep:
+		want.Keep = true
+		log.Trace("keep", "reason", dec.Reason)
+	default:
+		if len(parents) == 0 {
+			log.Trace("wait", "reason", dec.Reason)
+			return Want{}, false, nil
+		}
+		want.Spec = AttachedSpec(t, parents)
+	}
+	return want, true, nil
+}
+
+// write stores b unless the stored binding is already equal to it.
+func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
+	data, err := encode(b)
+	if err != nil {
+		return fmt.Errorf("encode binding of %s: %w", refString(ref), err)
+	}
+	if exists {
+		old, err := encode(cur.B)
+		if err == nil && bytes.Equal(old, data) {
+			return nil
+		}
+	}
+	key := store.BindingKey(ref)
+	var rev int64
+	if exists {
+		rev, err = d.store.Update(ctx, key, data, cur.Revision)
+	} else {
+		rev, err = d.store.Create(ctx, key, data)
+	}
+	if err != nil {
+		return err
+	}
+	d.idx.bindings[ref] = storedBinding{Revision: rev, B: b}
+	d.logWrite(ref, b, cur, exists)
+	return nil
+}
+
+func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) {
+	log := d.log.With("template", refString(ref), "binding", b.Namespace+"/"+b.Name)
+	claim := ClaimOf(b)
+	policy := "none (dependency)"
+	if claim != nil {
+		policy = claim.Policy.String()
+	}
+	switch {
+	case !exists:
+		log.Info("binding created", "policy", policy)
+	case !sameClaim(ClaimOf(cur.B), claim):
+		log.Info("binding moved", "policy", policy)
+	default:
+		log.Debug("binding updated", "policy", policy)
+	}
+}
+
+func sameClaim(a, b *Claim) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}
+
+// remove deletes ref's binding if it is still the revision the index has.
+func (d *Detector) remove(ctx context.Context, ref store.ObjectRef, cur storedBinding) error {
+	if _, err := d.store.Delete(ctx, store.BindingKey(ref), cur.Revision); err != nil {
+		return err
+	}
+	delete(d.idx.bindings, ref)
+	d.log.Info("binding deleted", "template", refString(ref))
+	return nil
+}
+
+// reread refreshes the index's copy of ref's binding from the store.
+func (d *Detector) reread(ctx context.Context, ref store.ObjectRef) error {
+	kv, err := d.store.Get(ctx, store.BindingKey(ref))
+	if errors.Is(err, store.ErrNotFound) {
+		delete(d.idx.bindings, ref)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	b, err := decodeBinding(kv.Value)
+	if err != nil {
+		return fmt.Errorf("decode binding of %s: %w", refString(ref), err)
+	}
+	d.idx.bindings[ref] = storedBinding{Revision: kv.Revision, B: b}
+	return nil
+}
+
+// refreshDeps recomputes what ref needs as a parent (propagateDeps) and
+// marks the dependencies whose requiredBy may have changed.
+func (d *Detector) refreshDeps(ctx context.Context, ref store.ObjectRef) error {
+	t := d.idx.templates[ref]
+	sb, ok := d.idx.bindings[ref]
+	st := parentState{}
+	if ok && propagatesDeps(t, sb.B) && !d.filter.Ignored(t) {
+		raw, err := dependencies(ctx, t, d.interp)
+		if err != nil {
+			return err
+		}
+		st = parentState{deps: Resolve(ref, raw, d.idx.templatesOf), bindingRev: sb.Revision, selector: hasSelector(raw)}
+	}
+	for _, dep := range d.idx.setParent(ref, st) {
+		d.mark(dep, Cause{})
+	}
+	return nil
+}
