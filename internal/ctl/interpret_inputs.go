@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,11 +14,8 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/internal/interpreter"
+	"github.com/tetherproj/tether/internal/interpreter/conformance"
 )
-
-// yamlSniffBytes is how far the YAML-or-JSON decoder looks, in bytes, to
-// tell JSON from YAML.
-const yamlSniffBytes = 4096
 
 // readInputs reads the files the operation needs and checks that they are
 // there. Every error names the flag and the file.
@@ -50,22 +48,24 @@ func readInputs(f interpretFlags, op configv1alpha1.InterpreterOperation, replic
 	return in, nil
 }
 
-// readObject decodes one object, YAML or JSON, the way the hub decodes
-// resource templates: integral numbers become int64, others float64.
+// readObject decodes one object as the conformance oracle does
+// (conformance.ReadObject: YAML or JSON, integral numbers become int64,
+// others float64), with errors that name the flag and the file.
 func readObject(flag, path string) (*unstructured.Unstructured, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", flag, err)
-	}
-	obj := &unstructured.Unstructured{}
-	err = utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), yamlSniffBytes).Decode(obj)
-	if errors.Is(err, io.EOF) {
+	obj, err := conformance.ReadObject(path)
+	var pathErr *fs.PathError
+	switch {
+	case errors.As(err, &pathErr):
+		return nil, fmt.Errorf("read %s: %w", flag, pathErr)
+	case errors.Is(err, io.EOF):
 		return nil, fmt.Errorf("read %s %s: no object in the file", flag, path)
-	}
-	if err != nil {
+	case err != nil:
+		// Drop conformance's own "decode <path>" context: ours names the flag.
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause
+		}
 		return nil, fmt.Errorf("read %s %s: %w", flag, path, err)
-	}
-	if obj.GetKind() == "" || obj.GetAPIVersion() == "" {
+	case obj.GetKind() == "" || obj.GetAPIVersion() == "":
 		return nil, fmt.Errorf("read %s %s: the object has no apiVersion or kind", flag, path)
 	}
 	return obj, nil
@@ -93,7 +93,7 @@ func readStatusItems(path string) ([]configv1alpha1.AggregatedStatusItem, error)
 }
 
 // readCustomizations decodes the ResourceInterpreterCustomization documents
-// of a file.
+// of a file; any other kind is an error (interpreter.DecodeCustomizations).
 func readCustomizations(path string) ([]interpreter.Customization, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -105,12 +105,6 @@ func readCustomizations(path string) ([]interpreter.Customization, error) {
 	}
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("read --customization %s: no ResourceInterpreterCustomization in the file", path)
-	}
-	for _, c := range cs {
-		if c.Kind != configv1alpha1.KindResourceInterpreterCustomization {
-			return nil, fmt.Errorf("read --customization %s: %q is a %s, not a %s",
-				path, c.Metadata.Name, c.Kind, configv1alpha1.KindResourceInterpreterCustomization)
-		}
 	}
 	return cs, nil
 }

@@ -1,20 +1,22 @@
 package interpreter
 
 import (
-	"bytes"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 )
 
 // Customization is a ResourceInterpreterCustomization
-// (config.karmada.io/v1alpha1), reduced to what the interpreter reads.
+// (configv1alpha1.ResourceInterpreterCustomization), reduced to what the
+// interpreter reads and with one rule type for every operation, so that a
+// caller can write one as a literal. It has the API type's JSON shape: it is
+// decoded through the API type (DecodeCustomizations) and converted back to
+// it for the API's rules (apiObject).
 type Customization struct {
 	APIVersion string                `json:"apiVersion,omitempty"`
 	Kind       string                `json:"kind,omitempty"`
@@ -88,26 +90,48 @@ func script(r *LuaRule) string {
 	return r.LuaScript
 }
 
-// DecodeCustomizations decodes every RIC document in data (YAML or JSON,
-// several documents allowed; empty documents are skipped), as Karmada reads
-// its embedded customizations.yaml files.
+// DecodeCustomizations decodes every ResourceInterpreterCustomization of
+// data (YAML or JSON, several documents allowed; documents that are empty or
+// only comments are skipped) through api/codec: strictly, with errors naming
+// the document and the field path, in Tether's or Karmada's config group.
+// Any other kind is an error.
 func DecodeCustomizations(data []byte) ([]Customization, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []Customization
-	for {
-		var c Customization
-		err := dec.Decode(&c)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
+	docs, err := codec.Split(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode customization: %w", err)
+	}
+	out := make([]Customization, 0, len(docs))
+	for i := range docs {
+		obj, err := codec.DecodeDocument(&docs[i])
 		if err != nil {
 			return nil, fmt.Errorf("decode customization: %w", err)
 		}
-		if c.Metadata.Name == "" && c.Spec.Target.Kind == "" {
-			continue
+		if _, ok := obj.(*configv1alpha1.ResourceInterpreterCustomization); !ok {
+			return nil, fmt.Errorf("decode customization: document %d is a %s, not a %s",
+				docs[i].Index, docs[i].Kind, configv1alpha1.KindResourceInterpreterCustomization)
+		}
+		// The strict decode above checked the document; the reduced form
+		// reads the same JSON.
+		var c Customization
+		if err := json.Unmarshal(docs[i].JSON, &c); err != nil {
+			return nil, fmt.Errorf("decode customization: document %d: %w", docs[i].Index, err)
 		}
 		out = append(out, c)
 	}
+	return out, nil
+}
+
+// apiObject converts c to the API type it has the JSON shape of.
+func (c *Customization) apiObject() (*configv1alpha1.ResourceInterpreterCustomization, error) {
+	js, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("customization %s: %w", c.Metadata.Name, err)
+	}
+	out := &configv1alpha1.ResourceInterpreterCustomization{}
+	if err := json.Unmarshal(js, out); err != nil {
+		return nil, fmt.Errorf("customization %s: %w", c.Metadata.Name, err)
+	}
+	return out, nil
 }
 
 // rules are the merged scripts of every RIC of one target (Karmada's

@@ -97,16 +97,10 @@ func New(cfg Config, logger hclog.Logger) (*Interpreter, error) {
 }
 
 // ApplyCustomization validates a RIC (ValidateCustomization, against the
-// other loaded RICs) and adds or replaces it by name. A refused RIC leaves
-// the previous version in place.
+// other loaded RICs; its previous version does not conflict) and adds or
+// replaces it by name. A refused RIC leaves the previous version in place.
 func (i *Interpreter) ApplyCustomization(ctx context.Context, c Customization) error {
-	var others []Customization
-	for _, o := range i.customizations.Customizations() {
-		if o.Metadata.Name != c.Metadata.Name {
-			others = append(others, o)
-		}
-	}
-	if err := ValidateCustomization(ctx, i.vm, c, others); err != nil {
+	if err := ValidateCustomization(ctx, i.vm, c, i.customizations.Customizations()); err != nil {
 		return err
 	}
 	i.customizations.Apply(c)

@@ -15,7 +15,9 @@ import (
 // Karmada's admission (which only parses the scripts):
 //   - the target has an apiVersion and a kind;
 //   - no other RIC of the same target defines the same operation, except
-//     InterpretDependency (Karmada's admission rule and message);
+//     InterpretDependency (configv1alpha1.ValidateCustomizationConflicts,
+//     Karmada's admission rule and message); others named like c are
+//     skipped;
 //   - every script compiles (gopher-lua's syntax error, with line and column);
 //   - its top-level code runs within the limits and defines the function its
 //     operation calls ("not found function GetReplicas");
@@ -51,20 +53,24 @@ func ValidateCustomization(ctx context.Context, vm *luavm.VM, c Customization, o
 	return nil
 }
 
+// checkConflicts is the API's ValidateCustomizationConflicts (Karmada's
+// admission rule), reporting each conflict with Karmada's message only.
 func checkConflicts(c Customization, others []Customization) error {
+	ric, err := c.apiObject()
+	if err != nil {
+		return err
+	}
+	existing := make([]configv1alpha1.ResourceInterpreterCustomization, 0, len(others))
+	for i := range others {
+		o, err := others[i].apiObject()
+		if err != nil {
+			return err
+		}
+		existing = append(existing, *o)
+	}
 	var errs []error
-	for _, o := range others {
-		if o.Spec.Target.GVK() != c.Spec.Target.GVK() {
-			continue
-		}
-		for _, so := range scriptOps {
-			if so.op == configv1alpha1.InterpreterOperationInterpretDependency {
-				continue
-			}
-			if so.field(&c.Spec.Customizations) != nil && so.field(&o.Spec.Customizations) != nil {
-				errs = append(errs, fmt.Errorf("conflicting with InterpreterOperation(%s) of existing ResourceInterpreterCustomization(%s)", so.op, o.Metadata.Name))
-			}
-		}
+	for _, e := range configv1alpha1.ValidateCustomizationConflicts(ric, existing) {
+		errs = append(errs, errors.New(e.Detail))
 	}
 	return errors.Join(errs...)
 }

@@ -28,9 +28,9 @@ const (
 
 // Cluster field keys a ClusterAffinity's fieldSelector may use.
 const (
-	FieldProvider = "provider"
-	FieldRegion   = "region"
-	FieldZone     = "zone"
+	FieldProvider = policyv1alpha1.ProviderField
+	FieldRegion   = policyv1alpha1.RegionField
+	FieldZone     = policyv1alpha1.ZoneField
 )
 
 // SelectorPriority tells how rs matches obj: apiVersion and kind must be
@@ -76,7 +76,8 @@ func ResourcePriority(obj *unstructured.Unstructured, selectors ...policyv1alpha
 // MatchesCluster tells whether cluster satisfies affinity (Karmada's
 // util.ClusterMatches): not excluded, the labelSelector (if set) matches its
 // labels, the fieldSelector (if set) matches its provider/region/zones, and
-// clusterNames is empty or lists it.
+// clusterNames is empty or lists it. It is the one implementation: the
+// scheduler's cluster filter calls it too.
 func MatchesCluster(cluster *clusterv1alpha1.Cluster, affinity policyv1alpha1.ClusterAffinity) bool {
 	if slices.Contains(affinity.ExcludeClusters, cluster.Name) {
 		return false

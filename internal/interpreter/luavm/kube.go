@@ -6,6 +6,8 @@ import (
 	lua "github.com/yuin/gopher-lua"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
 // The kube module, loaded with `local kube = require("kube")`:
@@ -14,6 +16,9 @@ import (
 //	kube.accuratePodRequirements(template)   replica requirements of a pod template, or nil
 //	kube.getPodDependencies(template, ns)    ConfigMaps, Secrets, ServiceAccount, PVCs, or nil
 //	kube.getResourceQuantity(q)              a quantity as a float64
+//
+// The pod-template rules are the native interpreter's (native.ReplicaRequirements,
+// native.PodDependencies), so Lua scripts and built-in kinds agree.
 
 const kubeLibName = "kube"
 
@@ -56,7 +61,7 @@ func (k kubeLib) accuratePodRequirements(L *lua.LState) int {
 		L.RaiseError("fail to convert lua value %#v to PodTemplateSpec: %v", v, err)
 		return 0
 	}
-	req := replicaRequirements(tmpl, k.resourceQuotaEstimate)
+	req := native.ReplicaRequirements(tmpl, k.resourceQuotaEstimate)
 	if req == nil {
 		L.Push(lua.LNil)
 		return 1
@@ -82,7 +87,7 @@ func getPodDependencies(L *lua.LState) int {
 		L.RaiseError("fail to convert lua value %#v to corev1.PodTemplateSpec: %v", v, err)
 		return 0
 	}
-	deps := podDependencies(&tmpl.Spec, namespace)
+	deps := native.PodDependencies(&tmpl.Spec, namespace)
 	if deps == nil {
 		L.Push(lua.LNil)
 		return 1

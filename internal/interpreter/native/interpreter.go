@@ -45,7 +45,8 @@ var ErrComponentsNotImplemented = errors.New("no plan to implement this method y
 // options and is safe for concurrent use.
 type Interpreter struct {
 	// quotaEstimate is Karmada's ResourceQuotaEstimate feature gate: when on,
-	// replica requirements carry the pod's priorityClassName.
+	// replica requirements carry the template's namespace and the pod's
+	// priorityClassName.
 	quotaEstimate bool
 }
 

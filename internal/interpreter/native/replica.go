@@ -92,16 +92,18 @@ func deref(p *int32) int32 {
 
 // ReplicaRequirements is Karmada's helper.GenerateReplicaRequirements: the
 // node claim and summed resource requests of one pod of template, or nil
-// when there are neither. withPriority is the ResourceQuotaEstimate feature
-// gate, which adds the pod's priorityClassName.
-func ReplicaRequirements(template *corev1.PodTemplateSpec, withPriority bool) *configv1alpha1.ReplicaRequirements {
+// when there are neither. quotaEstimate is the ResourceQuotaEstimate feature
+// gate, which adds the template's namespace (empty in the templates of the
+// native kinds) and the pod's priorityClassName.
+func ReplicaRequirements(template *corev1.PodTemplateSpec, quotaEstimate bool) *configv1alpha1.ReplicaRequirements {
 	claim := nodeClaim(&template.Spec)
 	requests := podRequests(&template.Spec).list()
 	if claim == nil && requests == nil {
 		return nil
 	}
 	req := &configv1alpha1.ReplicaRequirements{NodeClaim: claim, ResourceRequest: requests}
-	if withPriority {
+	if quotaEstimate {
+		req.Namespace = template.Namespace
 		req.PriorityClassName = template.Spec.PriorityClassName
 	}
 	return req

@@ -11,57 +11,41 @@
 package webhook
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 )
 
-// Configuration is a ResourceInterpreterWebhookConfiguration
-// (config.karmada.io/v1alpha1), reduced to what the client reads.
-type Configuration struct {
-	APIVersion string   `json:"apiVersion,omitempty"`
-	Kind       string   `json:"kind,omitempty"`
-	Metadata   Metadata `json:"metadata"`
-	Webhooks   []Hook   `json:"webhooks"`
+// Configuration is the API's ResourceInterpreterWebhookConfiguration, under
+// the name this package's callers use.
+type Configuration = configv1alpha1.ResourceInterpreterWebhookConfiguration
+
+// DecodeConfiguration decodes one ResourceInterpreterWebhookConfiguration,
+// YAML or JSON, in Tether's or Karmada's config group, strictly (see
+// api/codec: unknown fields are errors naming their path). Defaults are not
+// applied: a hook without timeoutSeconds gets
+// configv1alpha1.DefaultWebhookTimeoutSeconds when applied.
+func DecodeConfiguration(data []byte) (Configuration, error) {
+	obj, err := codec.Decode(data)
+	if err != nil {
+		return Configuration{}, fmt.Errorf("decode webhook configuration: %w", err)
+	}
+	cfg, ok := obj.(*Configuration)
+	if !ok {
+		return Configuration{}, errors.New("decode webhook configuration: the document is not a " +
+			configv1alpha1.KindResourceInterpreterWebhookConfiguration)
+	}
+	return *cfg, nil
 }
 
-// Metadata is the part of a configuration's metadata that matters.
-type Metadata struct {
-	Name string `json:"name"`
-}
-
-// Hook is one webhook of a configuration.
-type Hook struct {
-	Name         string                                      `json:"name"`
-	ClientConfig admissionregistrationv1.WebhookClientConfig `json:"clientConfig"`
-	Rules        []RuleWithOperations                        `json:"rules,omitempty"`
-	// TimeoutSeconds is 1–30; nil means DefaultTimeoutSeconds.
-	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
-	// InterpreterContextVersions are the request versions the hook accepts,
-	// in preference order; only "v1alpha1" exists.
-	InterpreterContextVersions []string `json:"interpreterContextVersions"`
-}
-
-// RuleWithOperations selects objects and operations. Each field matches
+// ruleMatches reports whether r selects gvk and op. Each field matches
 // exactly or with "*".
-type RuleWithOperations struct {
-	Operations  []configv1alpha1.InterpreterOperation `json:"operations"`
-	APIGroups   []string                              `json:"apiGroups"`
-	APIVersions []string                              `json:"apiVersions"`
-	Kinds       []string                              `json:"kinds"`
-}
-
-// Timeouts of a hook call, in seconds.
-const (
-	DefaultTimeoutSeconds = 10
-	MinTimeoutSeconds     = 1
-	MaxTimeoutSeconds     = 30
-)
-
-func (r RuleWithOperations) matches(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
+func ruleMatches(r *configv1alpha1.RuleWithOperations, gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
 	return matchOp(r.Operations, op) && matchString(r.APIGroups, gvk.Group) &&
 		matchString(r.APIVersions, gvk.Version) && matchString(r.Kinds, gvk.Kind)
 }

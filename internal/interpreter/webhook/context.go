@@ -15,7 +15,7 @@ import (
 const (
 	ContextAPIVersion = "config.karmada.io/v1alpha1"
 	ContextKind       = "ResourceInterpreterContext"
-	ContextVersion    = "v1alpha1"
+	ContextVersion    = configv1alpha1.InterpreterContextVersion
 )
 
 // Context is a ResourceInterpreterContext: the request sent to a webhook and

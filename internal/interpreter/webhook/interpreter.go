@@ -40,7 +40,7 @@ type Interpreter struct {
 // hook is one webhook, ready to call.
 type hook struct {
 	uid     string // "<configName>/<webhookName>"
-	spec    Hook
+	spec    configv1alpha1.ResourceInterpreterWebhook
 	url     string
 	client  *http.Client
 	version string
@@ -57,17 +57,17 @@ func New() *Interpreter {
 // unusable caBundle, timeout out of range, unknown context versions only) is
 // refused and the previous one, if any, kept.
 func (w *Interpreter) Apply(cfg Configuration) error {
-	if cfg.Metadata.Name == "" {
+	if cfg.Name == "" {
 		return errors.New("webhook configuration: metadata.name is required")
 	}
 	for _, h := range cfg.Webhooks {
-		if _, err := newHook(cfg.Metadata.Name, h); err != nil {
+		if _, err := newHook(cfg.Name, h); err != nil {
 			return err
 		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.configs[cfg.Metadata.Name] = cfg
+	w.configs[cfg.Name] = cfg
 	w.rebuild()
 	return nil
 }
@@ -96,14 +96,15 @@ func (w *Interpreter) rebuild() {
 	w.hooks.Store(&hooks)
 }
 
-func newHook(config string, spec Hook) (*hook, error) {
+func newHook(config string, spec configv1alpha1.ResourceInterpreterWebhook) (*hook, error) {
 	uid := config + "/" + spec.Name
-	timeout := int32(DefaultTimeoutSeconds)
+	timeout := configv1alpha1.DefaultWebhookTimeoutSeconds
 	if spec.TimeoutSeconds != nil {
 		timeout = *spec.TimeoutSeconds
 	}
-	if timeout < MinTimeoutSeconds || timeout > MaxTimeoutSeconds {
-		return nil, fmt.Errorf("webhook %s: timeoutSeconds %d is not in [%d, %d]", uid, timeout, MinTimeoutSeconds, MaxTimeoutSeconds)
+	if timeout < configv1alpha1.MinWebhookTimeoutSeconds || timeout > configv1alpha1.MaxWebhookTimeoutSeconds {
+		return nil, fmt.Errorf("webhook %s: timeoutSeconds %d is not in [%d, %d]", uid, timeout,
+			configv1alpha1.MinWebhookTimeoutSeconds, configv1alpha1.MaxWebhookTimeoutSeconds)
 	}
 	version := ""
 	for _, v := range spec.InterpreterContextVersions {
@@ -136,10 +137,10 @@ func newHook(config string, spec Hook) (*hook, error) {
 
 // hookURL is the service address when a service is set (it wins over url),
 // else the url, which must be https.
-func hookURL(spec Hook) (string, error) {
+func hookURL(spec configv1alpha1.ResourceInterpreterWebhook) (string, error) {
 	cc := spec.ClientConfig
 	if s := cc.Service; s != nil {
-		port := int32(443)
+		port := configv1alpha1.DefaultWebhookServicePort
 		if s.Port != nil {
 			port = *s.Port
 		}
@@ -165,8 +166,8 @@ func hookURL(spec Hook) (string, error) {
 // find returns the first hook, by uid, whose rules match.
 func (w *Interpreter) find(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) *hook {
 	for _, h := range *w.hooks.Load() {
-		for _, r := range h.spec.Rules {
-			if r.matches(gvk, op) {
+		for i := range h.spec.Rules {
+			if ruleMatches(&h.spec.Rules[i], gvk, op) {
 				return h
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -210,14 +209,4 @@ func (w *Interpreter) GetDependencies(ctx context.Context, obj *unstructured.Uns
 		return nil, ok, err
 	}
 	return resp.Dependencies, true, nil
-}
-
-// DecodeConfiguration decodes a ResourceInterpreterWebhookConfiguration
-// from JSON.
-func DecodeConfiguration(data []byte) (Configuration, error) {
-	var c Configuration
-	if err := json.Unmarshal(data, &c); err != nil {
-		return c, fmt.Errorf("decode webhook configuration: %w", err)
-	}
-	return c, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -56,10 +57,10 @@ func (s *server) caBundle() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 }
 
-func config(name, url string, ca []byte, timeout int32, rules ...RuleWithOperations) Configuration {
+func config(name, url string, ca []byte, timeout int32, rules ...configv1alpha1.RuleWithOperations) Configuration {
 	return Configuration{
-		Metadata: Metadata{Name: name},
-		Webhooks: []Hook{{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{
 			Name:                       "hook",
 			ClientConfig:               admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
 			Rules:                      rules,
@@ -69,9 +70,9 @@ func config(name, url string, ca []byte, timeout int32, rules ...RuleWithOperati
 	}
 }
 
-var allWorkloads = RuleWithOperations{
-	Operations: []configv1alpha1.InterpreterOperation{"*"}, APIGroups: []string{"example.io"},
-	APIVersions: []string{"*"}, Kinds: []string{"Workload"},
+var allWorkloads = configv1alpha1.RuleWithOperations{
+	Operations: []configv1alpha1.InterpreterOperation{"*"},
+	Rule:       configv1alpha1.Rule{APIGroups: []string{"example.io"}, APIVersions: []string{"*"}, Kinds: []string{"Workload"}},
 }
 
 func workload() *unstructured.Unstructured {
@@ -200,8 +201,8 @@ func TestWebhookRulesAndOrder(t *testing.T) {
 	srv := newServer(t, func(req *Request) *Response { return &Response{UID: req.UID, Successful: true} })
 	w := New()
 	ca := srv.caBundle()
-	healthOnly := RuleWithOperations{Operations: []configv1alpha1.InterpreterOperation{"InterpretHealth"},
-		APIGroups: []string{"*"}, APIVersions: []string{"v1"}, Kinds: []string{"*"}}
+	healthOnly := configv1alpha1.RuleWithOperations{Operations: []configv1alpha1.InterpreterOperation{"InterpretHealth"},
+		Rule: configv1alpha1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"v1"}, Kinds: []string{"*"}}}
 	for _, cfg := range []Configuration{config("b", srv.URL, ca, 1, allWorkloads), config("a", srv.URL, ca, 1, healthOnly)} {
 		if err := w.Apply(cfg); err != nil {
 			t.Fatal(err)
