@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	// offline gives `tetherctl placement simulate` the hub's scheduler.
+	_ "github.com/tetherproj/tether/hub/clientapi/offline"
 	"github.com/tetherproj/tether/internal/ctl"
 )
 

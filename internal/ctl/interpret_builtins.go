@@ -14,7 +14,7 @@ import (
 
 // builtinCustomizations are the built-in (third-party) customizations the
 // interpreter loads by default, for --list-builtins.
-func builtinCustomizations() ([]interpreter.Customization, error) {
+func builtinCustomizations() ([]configv1alpha1.ResourceInterpreterCustomization, error) {
 	return interpreter.BuiltinCustomizations()
 }
 
@@ -65,7 +65,7 @@ func listBuiltins(out io.Writer, format string) error {
 	var list []builtin
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, c := range cs {
-		gvk := c.Spec.Target.GVK()
+		gvk := schema.FromAPIVersionAndKind(c.Spec.Target.APIVersion, c.Spec.Target.Kind)
 		if !seen[gvk] {
 			seen[gvk] = true
 			list = append(list, describe(third, gvk, "thirdparty"))

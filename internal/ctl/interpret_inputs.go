@@ -94,7 +94,7 @@ func readStatusItems(path string) ([]configv1alpha1.AggregatedStatusItem, error)
 
 // readCustomizations decodes the ResourceInterpreterCustomization documents
 // of a file; any other kind is an error (interpreter.DecodeCustomizations).
-func readCustomizations(path string) ([]interpreter.Customization, error) {
+func readCustomizations(path string) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read --customization: %w", err)

@@ -6,19 +6,20 @@ import (
 	"path"
 	"strings"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/internal/interpreter/thirdparty"
 )
 
 // BuiltinCustomizations decodes the built-in third-party customizations
 // embedded by package thirdparty (OpenKruise and others, written by us).
-func BuiltinCustomizations() ([]Customization, error) {
+func BuiltinCustomizations() ([]configv1alpha1.ResourceInterpreterCustomization, error) {
 	return loadCustomizationsFS(thirdparty.FS(), ".")
 }
 
 // loadCustomizationsFS decodes every *.yaml file under root, skipping
 // testdata directories, in lexical path order.
-func loadCustomizationsFS(fsys fs.FS, root string) ([]Customization, error) {
-	var out []Customization
+func loadCustomizationsFS(fsys fs.FS, root string) ([]configv1alpha1.ResourceInterpreterCustomization, error) {
+	var out []configv1alpha1.ResourceInterpreterCustomization
 	err := fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -50,7 +50,7 @@ type Config struct {
 	ResourceQuotaEstimate bool
 	// ThirdParty are the built-in customizations; nil loads the embedded
 	// ones (see builtin.go).
-	ThirdParty []Customization
+	ThirdParty []configv1alpha1.ResourceInterpreterCustomization
 }
 
 // Interpreter answers the interpreter operations with Karmada's precedence:
@@ -99,12 +99,12 @@ func New(cfg Config, logger hclog.Logger) (*Interpreter, error) {
 // ApplyCustomization validates a RIC (ValidateCustomization, against the
 // other loaded RICs; its previous version does not conflict) and adds or
 // replaces it by name. A refused RIC leaves the previous version in place.
-func (i *Interpreter) ApplyCustomization(ctx context.Context, c Customization) error {
+func (i *Interpreter) ApplyCustomization(ctx context.Context, c *configv1alpha1.ResourceInterpreterCustomization) error {
 	if err := ValidateCustomization(ctx, i.vm, c, i.customizations.Customizations()); err != nil {
 		return err
 	}
 	i.customizations.Apply(c)
-	i.logger.Debug("customization applied", "name", c.Metadata.Name, "target", c.Spec.Target.GVK().String())
+	i.logger.Debug("customization applied", "name", c.Name, "target", targetGVK(c).String())
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (i *Interpreter) RemoveCustomization(name string) {
 // LoadCustomizations replaces every RIC (a resync). Karmada loads whatever
 // the store holds, so no validation happens here; the store is expected to
 // hold RICs that passed ApplyCustomization or admission.
-func (i *Interpreter) LoadCustomizations(cs []Customization) {
+func (i *Interpreter) LoadCustomizations(cs []configv1alpha1.ResourceInterpreterCustomization) {
 	i.customizations.Load(cs)
 }
 

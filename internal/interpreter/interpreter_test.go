@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/hashicorp/go-hclog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -21,19 +22,20 @@ func deployment(replicas int64) *unstructured.Unstructured {
 	}}
 }
 
-func ric(name, apiVersion, kind string, rules CustomizationRules) Customization {
-	return Customization{
-		Metadata: CustomizationMetadata{Name: name},
-		Spec:     CustomizationSpec{Target: CustomizationTarget{APIVersion: apiVersion, Kind: kind}, Customizations: rules},
+func ric(name, apiVersion, kind string, rules configv1alpha1.CustomizationRules) *configv1alpha1.ResourceInterpreterCustomization {
+	return &configv1alpha1.ResourceInterpreterCustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: configv1alpha1.ResourceInterpreterCustomizationSpec{
+			Target:         configv1alpha1.CustomizationTarget{APIVersion: apiVersion, Kind: kind},
+			Customizations: rules,
+		},
 	}
 }
 
-func lua(s string) *LuaRule { return &LuaRule{LuaScript: s} }
-
-func newTestInterpreter(t *testing.T, thirdParty ...Customization) *Interpreter {
+func newTestInterpreter(t *testing.T, thirdParty ...configv1alpha1.ResourceInterpreterCustomization) *Interpreter {
 	t.Helper()
 	if thirdParty == nil {
-		thirdParty = []Customization{}
+		thirdParty = []configv1alpha1.ResourceInterpreterCustomization{}
 	}
 	i, err := New(Config{ThirdParty: thirdParty}, hclog.NewNullLogger())
 	if err != nil {
@@ -44,10 +46,10 @@ func newTestInterpreter(t *testing.T, thirdParty ...Customization) *Interpreter 
 
 func TestPrecedence(t *testing.T) {
 	ctx := context.Background()
-	third := ric("third", "apps/v1", "Deployment", CustomizationRules{
-		ReplicaResource: lua(`function GetReplicas(o) return 30, nil end`),
+	third := ric("third", "apps/v1", "Deployment", configv1alpha1.CustomizationRules{
+		ReplicaResource: &configv1alpha1.ReplicaResourceRequirement{LuaScript: `function GetReplicas(o) return 30, nil end`},
 	})
-	i := newTestInterpreter(t, third)
+	i := newTestInterpreter(t, *third)
 
 	// Native only: spec.replicas.
 	i.thirdParty.Load(nil)
@@ -55,13 +57,13 @@ func TestPrecedence(t *testing.T) {
 		t.Fatalf("GetReplicas(native) = %d, %v; want 2", r, err)
 	}
 	// Third-party Lua beats native.
-	i.thirdParty.Load([]Customization{third})
+	i.thirdParty.Load([]configv1alpha1.ResourceInterpreterCustomization{*third})
 	if r, _, err := i.GetReplicas(ctx, deployment(2)); err != nil || r != 30 {
 		t.Fatalf("GetReplicas(third-party) = %d, %v; want 30", r, err)
 	}
 	// A RIC beats third-party.
-	if err := i.ApplyCustomization(ctx, ric("user", "apps/v1", "Deployment", CustomizationRules{
-		ReplicaResource: lua(`function GetReplicas(o) return o.spec.replicas * 100, nil end`),
+	if err := i.ApplyCustomization(ctx, ric("user", "apps/v1", "Deployment", configv1alpha1.CustomizationRules{
+		ReplicaResource: &configv1alpha1.ReplicaResourceRequirement{LuaScript: `function GetReplicas(o) return o.spec.replicas * 100, nil end`},
 	})); err != nil {
 		t.Fatalf("ApplyCustomization: %v", err)
 	}
@@ -69,8 +71,8 @@ func TestPrecedence(t *testing.T) {
 		t.Fatalf("GetReplicas(RIC) = %d, %v; want 200", r, err)
 	}
 	// Errors stop the chain: the RIC fails at runtime, nothing falls through.
-	i.LoadCustomizations([]Customization{ric("user", "apps/v1", "Deployment", CustomizationRules{
-		ReplicaResource: lua(`function GetReplicas(o) error("boom") end`),
+	i.LoadCustomizations([]configv1alpha1.ResourceInterpreterCustomization{*ric("user", "apps/v1", "Deployment", configv1alpha1.CustomizationRules{
+		ReplicaResource: &configv1alpha1.ReplicaResourceRequirement{LuaScript: `function GetReplicas(o) error("boom") end`},
 	})})
 	if _, _, err := i.GetReplicas(ctx, deployment(2)); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("GetReplicas(failing RIC) error = %v; want the RIC's error", err)
@@ -106,9 +108,9 @@ func TestHookEnabledAndSpecialCases(t *testing.T) {
 	if _, err := i.GetComponents(ctx, nil); err == nil {
 		t.Errorf("GetComponents(nil) error = nil; want an error")
 	}
-	if err := i.ApplyCustomization(ctx, ric("thing", "example.io/v1", "Thing", CustomizationRules{
-		HealthInterpretation: lua(`function InterpretHealth(o) return o.status ~= nil end`),
-		ComponentResource:    lua(`function GetComponents(o) return {{name = "main", replicas = 2}} end`),
+	if err := i.ApplyCustomization(ctx, ric("thing", "example.io/v1", "Thing", configv1alpha1.CustomizationRules{
+		HealthInterpretation: &configv1alpha1.HealthInterpretation{LuaScript: `function InterpretHealth(o) return o.status ~= nil end`},
+		ComponentResource:    &configv1alpha1.ComponentResourceRequirement{LuaScript: `function GetComponents(o) return {{name = "main", replicas = 2}} end`},
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -127,16 +129,16 @@ func TestHookEnabledAndSpecialCases(t *testing.T) {
 func TestMergeRules(t *testing.T) {
 	ctx := context.Background()
 	l := NewLuaInterpreter(newTestInterpreter(t).vm)
-	l.Load([]Customization{
-		ric("b", "example.io/v1", "Thing", CustomizationRules{
-			HealthInterpretation:     lua(`function InterpretHealth(o) return false end`),
-			DependencyInterpretation: lua(`function GetDependencies(o) return {{apiVersion = "v1", kind = "Secret", name = "b"}} end`),
+	l.Load([]configv1alpha1.ResourceInterpreterCustomization{
+		*ric("b", "example.io/v1", "Thing", configv1alpha1.CustomizationRules{
+			HealthInterpretation:     &configv1alpha1.HealthInterpretation{LuaScript: `function InterpretHealth(o) return false end`},
+			DependencyInterpretation: &configv1alpha1.DependencyInterpretation{LuaScript: `function GetDependencies(o) return {{apiVersion = "v1", kind = "Secret", name = "b"}} end`},
 		}),
-		ric("a", "example.io/v1", "Thing", CustomizationRules{
-			HealthInterpretation:     lua(`function InterpretHealth(o) return true end`),
-			DependencyInterpretation: lua(`function GetDependencies(o) return {{apiVersion = "v1", kind = "ConfigMap", name = "a"}, {apiVersion = "v1", kind = "Secret", name = "b"}} end`),
+		*ric("a", "example.io/v1", "Thing", configv1alpha1.CustomizationRules{
+			HealthInterpretation:     &configv1alpha1.HealthInterpretation{LuaScript: `function InterpretHealth(o) return true end`},
+			DependencyInterpretation: &configv1alpha1.DependencyInterpretation{LuaScript: `function GetDependencies(o) return {{apiVersion = "v1", kind = "ConfigMap", name = "a"}, {apiVersion = "v1", kind = "Secret", name = "b"}} end`},
 		}),
-		ric("c", "example.io/v1", "Thing", CustomizationRules{Retention: lua("")}),
+		*ric("c", "example.io/v1", "Thing", configv1alpha1.CustomizationRules{Retention: &configv1alpha1.LocalValueRetention{LuaScript: ""}}),
 	})
 	thing := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.io/v1", "kind": "Thing"}}
 	// The first RIC by name wins for single-script operations.
@@ -159,18 +161,18 @@ func TestValidateCustomization(t *testing.T) {
 	i := newTestInterpreter(t)
 	tests := []struct {
 		name    string
-		rules   CustomizationRules
+		rules   configv1alpha1.CustomizationRules
 		wantErr string
 	}{
-		{"syntax", CustomizationRules{HealthInterpretation: lua("function InterpretHealth(o)\n  local = 1\nend")},
+		{"syntax", configv1alpha1.CustomizationRules{HealthInterpretation: &configv1alpha1.HealthInterpretation{LuaScript: "function InterpretHealth(o)\n  local = 1\nend"}},
 			"<string> line:2(column:9) near '=':   syntax error"},
-		{"missing function", CustomizationRules{ReplicaResource: lua(`function GetReplica(o) return 1 end`)},
+		{"missing function", configv1alpha1.CustomizationRules{ReplicaResource: &configv1alpha1.ReplicaResourceRequirement{LuaScript: `function GetReplica(o) return 1 end`}},
 			"not found function GetReplicas"},
-		{"top-level error", CustomizationRules{Retention: lua("local x = nil\nlocal y = x.field\nfunction Retain(d, o) return d end")},
+		{"top-level error", configv1alpha1.CustomizationRules{Retention: &configv1alpha1.LocalValueRetention{LuaScript: "local x = nil\nlocal y = x.field\nfunction Retain(d, o) return d end"}},
 			"<string>:2: attempt to index a non-table object(nil) with key 'field'"},
-		{"endless loop in dry run", CustomizationRules{StatusReflection: lua(`function ReflectStatus(o) while true do end end`)},
+		{"endless loop in dry run", configv1alpha1.CustomizationRules{StatusReflection: &configv1alpha1.StatusReflection{LuaScript: `function ReflectStatus(o) while true do end end`}},
 			"dry run: <string>:1: context deadline exceeded"},
-		{"valid", CustomizationRules{StatusReflection: lua(`function ReflectStatus(o) return o.status.x end`)}, ""},
+		{"valid", configv1alpha1.CustomizationRules{StatusReflection: &configv1alpha1.StatusReflection{LuaScript: `function ReflectStatus(o) return o.status.x end`}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +189,7 @@ func TestValidateCustomization(t *testing.T) {
 		})
 	}
 	// Two RICs of one target may not define the same operation.
-	rules := CustomizationRules{HealthInterpretation: lua(`function InterpretHealth(o) return true end`)}
+	rules := configv1alpha1.CustomizationRules{HealthInterpretation: &configv1alpha1.HealthInterpretation{LuaScript: `function InterpretHealth(o) return true end`}}
 	if err := i.ApplyCustomization(ctx, ric("one", "example.io/v1", "Dup", rules)); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +224,7 @@ spec:
 	if err != nil {
 		t.Fatalf("loadCustomizationsFS: %v", err)
 	}
-	if len(cs) != 1 || cs[0].Spec.Target.GVK().Kind != "CloneSet" || !strings.Contains(cs[0].Spec.Customizations.HealthInterpretation.LuaScript, "return true") {
+	if len(cs) != 1 || targetGVK(&cs[0]).Kind != "CloneSet" || !strings.Contains(cs[0].Spec.Customizations.HealthInterpretation.LuaScript, "return true") {
 		t.Fatalf("loadCustomizationsFS = %+v; want the CloneSet RIC", cs)
 	}
 }

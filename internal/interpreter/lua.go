@@ -24,34 +24,34 @@ type LuaInterpreter struct {
 	// mu serialises writers; readers load rules without locking.
 	mu sync.Mutex
 	// byName are the loaded customizations, by metadata.name.
-	byName map[string]Customization
+	byName map[string]configv1alpha1.ResourceInterpreterCustomization
 	rules  atomic.Pointer[map[schema.GroupVersionKind]*rules]
 }
 
 // NewLuaInterpreter returns an interpreter with no customizations.
 func NewLuaInterpreter(vm *luavm.VM) *LuaInterpreter {
-	l := &LuaInterpreter{vm: vm, byName: map[string]Customization{}}
+	l := &LuaInterpreter{vm: vm, byName: map[string]configv1alpha1.ResourceInterpreterCustomization{}}
 	empty := map[schema.GroupVersionKind]*rules{}
 	l.rules.Store(&empty)
 	return l
 }
 
 // Load replaces all customizations, like Karmada's LoadConfig.
-func (l *LuaInterpreter) Load(cs []Customization) {
+func (l *LuaInterpreter) Load(cs []configv1alpha1.ResourceInterpreterCustomization) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.byName = make(map[string]Customization, len(cs))
+	l.byName = make(map[string]configv1alpha1.ResourceInterpreterCustomization, len(cs))
 	for _, c := range cs {
-		l.byName[c.Metadata.Name] = c
+		l.byName[c.Name] = c
 	}
 	l.rebuild()
 }
 
 // Apply adds or replaces one customization, by name.
-func (l *LuaInterpreter) Apply(c Customization) {
+func (l *LuaInterpreter) Apply(c *configv1alpha1.ResourceInterpreterCustomization) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.byName[c.Metadata.Name] = c
+	l.byName[c.Name] = *c
 	l.rebuild()
 }
 
@@ -64,10 +64,10 @@ func (l *LuaInterpreter) Remove(name string) {
 }
 
 // Customizations returns the loaded customizations.
-func (l *LuaInterpreter) Customizations() []Customization {
+func (l *LuaInterpreter) Customizations() []configv1alpha1.ResourceInterpreterCustomization {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]Customization, 0, len(l.byName))
+	out := make([]configv1alpha1.ResourceInterpreterCustomization, 0, len(l.byName))
 	for _, c := range l.byName {
 		out = append(out, c)
 	}
@@ -76,7 +76,7 @@ func (l *LuaInterpreter) Customizations() []Customization {
 
 // rebuild recomputes the merged rules; l.mu must be held.
 func (l *LuaInterpreter) rebuild() {
-	cs := make([]Customization, 0, len(l.byName))
+	cs := make([]configv1alpha1.ResourceInterpreterCustomization, 0, len(l.byName))
 	for _, c := range l.byName {
 		cs = append(cs, c)
 	}

@@ -25,10 +25,11 @@ import (
 //     does not exceed the time, instruction or memory budget. Other dry-run
 //     errors are not refused: scripts may rightly fail on an object that has
 //     no spec.
-func ValidateCustomization(ctx context.Context, vm *luavm.VM, c Customization, others []Customization) error {
+func ValidateCustomization(ctx context.Context, vm *luavm.VM,
+	c *configv1alpha1.ResourceInterpreterCustomization, others []configv1alpha1.ResourceInterpreterCustomization) error {
 	t := c.Spec.Target
 	if t.APIVersion == "" || t.Kind == "" {
-		return fmt.Errorf("customization %s: spec.target needs apiVersion and kind", c.Metadata.Name)
+		return fmt.Errorf("customization %s: spec.target needs apiVersion and kind", c.Name)
 	}
 	if err := checkConflicts(c, others); err != nil {
 		return err
@@ -38,16 +39,16 @@ func ValidateCustomization(ctx context.Context, vm *luavm.VM, c Customization, o
 		"kind":       t.Kind,
 		"metadata":   map[string]any{"name": "validation-sample", "namespace": "default"},
 	}}
-	for _, so := range scriptOps {
-		s := script(so.field(&c.Spec.Customizations))
+	for _, op := range c.Spec.Customizations.Operations() {
+		s, _ := c.Spec.Customizations.Script(op)
 		if s == "" {
 			continue
 		}
-		if err := vm.Validate(ctx, s, so.fn); err != nil {
-			return fmt.Errorf("customization %s: %s script: %w", c.Metadata.Name, so.op, err)
+		if err := vm.Validate(ctx, s, luaFunctions[op]); err != nil {
+			return fmt.Errorf("customization %s: %s script: %w", c.Name, op, err)
 		}
-		if err := dryRun(ctx, vm, so.op, s, sample); err != nil && luavm.IsBudgetError(err) {
-			return fmt.Errorf("customization %s: %s script: dry run: %w", c.Metadata.Name, so.op, err)
+		if err := dryRun(ctx, vm, op, s, sample); err != nil && luavm.IsBudgetError(err) {
+			return fmt.Errorf("customization %s: %s script: dry run: %w", c.Name, op, err)
 		}
 	}
 	return nil
@@ -55,21 +56,10 @@ func ValidateCustomization(ctx context.Context, vm *luavm.VM, c Customization, o
 
 // checkConflicts is the API's ValidateCustomizationConflicts (Karmada's
 // admission rule), reporting each conflict with Karmada's message only.
-func checkConflicts(c Customization, others []Customization) error {
-	ric, err := c.apiObject()
-	if err != nil {
-		return err
-	}
-	existing := make([]configv1alpha1.ResourceInterpreterCustomization, 0, len(others))
-	for i := range others {
-		o, err := others[i].apiObject()
-		if err != nil {
-			return err
-		}
-		existing = append(existing, *o)
-	}
+func checkConflicts(c *configv1alpha1.ResourceInterpreterCustomization,
+	others []configv1alpha1.ResourceInterpreterCustomization) error {
 	var errs []error
-	for _, e := range configv1alpha1.ValidateCustomizationConflicts(ric, existing) {
+	for _, e := range configv1alpha1.ValidateCustomizationConflicts(c, others) {
 		errs = append(errs, errors.New(e.Detail))
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -47,18 +48,18 @@ var functionOf = map[configv1alpha1.InterpreterOperation]string{
 	status: "ReflectStatus", aggregate: "AggregateStatus", health: "InterpretHealth", dependency: "GetDependencies",
 }
 
-func targetKey(c interpreter.Customization) string {
+func targetKey(c configv1alpha1.ResourceInterpreterCustomization) string {
 	return c.Spec.Target.APIVersion + "/" + c.Spec.Target.Kind
 }
 
 // loadAll decodes every embedded file; each must hold exactly one RIC.
-func loadAll(t *testing.T) []interpreter.Customization {
+func loadAll(t *testing.T) []configv1alpha1.ResourceInterpreterCustomization {
 	t.Helper()
 	files, err := thirdparty.Customizations()
 	if err != nil {
 		t.Fatalf("Customizations() = %v", err)
 	}
-	var all []interpreter.Customization
+	var all []configv1alpha1.ResourceInterpreterCustomization
 	for _, f := range files {
 		cs, err := interpreter.DecodeCustomizations(f.Data)
 		if err != nil {
@@ -77,15 +78,15 @@ func TestCustomizationsDefineTheListedOperations(t *testing.T) {
 	names := map[string]bool{}
 	for _, c := range loadAll(t) {
 		if c.Kind != configv1alpha1.KindResourceInterpreterCustomization {
-			t.Errorf("%s: kind %q; want %s", c.Metadata.Name, c.Kind, configv1alpha1.KindResourceInterpreterCustomization)
+			t.Errorf("%s: kind %q; want %s", c.Name, c.Kind, configv1alpha1.KindResourceInterpreterCustomization)
 		}
 		if c.APIVersion != configv1alpha1.GroupVersion.String() && c.APIVersion != configv1alpha1.KarmadaGroupVersion.String() {
-			t.Errorf("%s: apiVersion %q; want a config group", c.Metadata.Name, c.APIVersion)
+			t.Errorf("%s: apiVersion %q; want a config group", c.Name, c.APIVersion)
 		}
-		if !strings.HasPrefix(c.Metadata.Name, "thirdparty-") || names[c.Metadata.Name] {
-			t.Errorf("name %q: want a unique thirdparty-<project>-<kind>", c.Metadata.Name)
+		if !strings.HasPrefix(c.Name, "thirdparty-") || names[c.Name] {
+			t.Errorf("name %q: want a unique thirdparty-<project>-<kind>", c.Name)
 		}
-		names[c.Metadata.Name] = true
+		names[c.Name] = true
 		key := targetKey(c)
 		if _, dup := got[key]; dup {
 			t.Errorf("target %s customized twice", key)
@@ -99,13 +100,14 @@ func TestCustomizationsDefineTheListedOperations(t *testing.T) {
 
 // definedOperations lists the operations the RIC has a script for, checking
 // through a LuaInterpreter that each is enabled for its target.
-func definedOperations(t *testing.T, c interpreter.Customization) []configv1alpha1.InterpreterOperation {
+func definedOperations(t *testing.T, c configv1alpha1.ResourceInterpreterCustomization) []configv1alpha1.InterpreterOperation {
 	t.Helper()
 	l := interpreter.NewLuaInterpreter(luavm.New(luavm.Options{}))
-	l.Load([]interpreter.Customization{c})
+	l.Load([]configv1alpha1.ResourceInterpreterCustomization{c})
+	gvk := schema.FromAPIVersionAndKind(c.Spec.Target.APIVersion, c.Spec.Target.Kind)
 	var ops []configv1alpha1.InterpreterOperation
 	for _, op := range allOperations {
-		if l.HookEnabled(c.Spec.Target.GVK(), op) {
+		if l.HookEnabled(gvk, op) {
 			ops = append(ops, op)
 		}
 	}
@@ -118,26 +120,14 @@ func TestScriptsValidate(t *testing.T) {
 	vm := luavm.New(luavm.Options{})
 	for _, c := range loadAll(t) {
 		for _, op := range wantOperations[targetKey(c)] {
-			t.Run(c.Metadata.Name+"/"+string(op), func(t *testing.T) {
-				s := scriptOf(c.Spec.Customizations, op)
+			t.Run(c.Name+"/"+string(op), func(t *testing.T) {
+				s, _ := c.Spec.Customizations.Script(op)
 				if err := vm.Validate(context.Background(), s, functionOf[op]); err != nil {
 					t.Errorf("Validate(%s) = %v", op, err)
 				}
 			})
 		}
 	}
-}
-
-func scriptOf(r interpreter.CustomizationRules, op configv1alpha1.InterpreterOperation) string {
-	rules := map[configv1alpha1.InterpreterOperation]*interpreter.LuaRule{
-		retain: r.Retention, replica: r.ReplicaResource, component: r.ComponentResource, revise: r.ReplicaRevision,
-		status: r.StatusReflection, aggregate: r.StatusAggregation, health: r.HealthInterpretation,
-		dependency: r.DependencyInterpretation,
-	}
-	if rule := rules[op]; rule != nil {
-		return rule.LuaScript
-	}
-	return ""
 }
 
 func TestCustomizationsSortedAndYAML(t *testing.T) {

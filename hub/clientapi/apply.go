@@ -1,0 +1,237 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Objects implements hubv1.ObjectServiceServer.
+type Objects struct {
+	hubv1.UnimplementedObjectServiceServer
+	b *backend
+}
+
+// Apply validates every object, then stores them all or none.
+func (o *Objects) Apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
+	if _, err := authorize(ctx, write); err != nil {
+		return nil, grpcStatus(err)
+	}
+	resp, err := o.b.apply(ctx, req)
+	return resp, grpcStatus(err)
+}
+
+// plan is what Apply does, or would do, with one valid object.
+type plan struct {
+	it      *item
+	outcome hubv1.ApplyOutcome
+	// value is the JSON to store; for UNCHANGED, the stored one.
+	value []byte
+	// prev is the stored value and prevRev its revision; nil and 0 when new.
+	prev    []byte
+	prevRev int64
+	// rev is the object's revision once written (or its current one).
+	rev int64
+}
+
+func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
+	docs, err := parseManifests(req.GetManifests(), b.cfg.MaxManifestBytes)
+	if err != nil {
+		return nil, err
+	}
+	ns := req.GetDefaultNamespace()
+	if ns == "" {
+		ns = "default"
+	}
+	items, err := b.prepare(ctx, docs, ns, false)
+	if err != nil {
+		return nil, err
+	}
+	plans, err := b.plan(ctx, items, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetDryRun() || anyRejected(items) {
+		return response(items, plans, false, 0), nil
+	}
+	rev, err := b.commit(ctx, plans)
+	if err != nil {
+		return nil, err
+	}
+	return response(items, plans, true, rev), nil
+}
+
+func anyRejected(items []*item) bool {
+	for _, it := range items {
+		if it.rejected() {
+			return true
+		}
+	}
+	return false
+}
+
+// plan reads the stored version of every valid object and decides its
+// outcome; an object too large once stored is rejected here.
+func (b *backend) plan(ctx context.Context, items []*item, now time.Time) (map[*item]*plan, error) {
+	plans := map[*item]*plan{}
+	for _, it := range items {
+		if it.rejected() {
+			continue
+		}
+		p, err := b.planOne(ctx, it, now)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			plans[it] = p
+		}
+	}
+	return plans, nil
+}
+
+func (b *backend) planOne(ctx context.Context, it *item, now time.Time) (*plan, error) {
+	p := &plan{it: it, outcome: hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED}
+	var prev map[string]any
+	kv, err := b.st.Get(ctx, store.ObjectKey(it.key))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		if prev, err = decodeObject(kv.Value); err != nil {
+			return nil, fmt.Errorf("stored %s: %w", store.ObjectKey(it.key), err)
+		}
+		p.prev, p.prevRev, p.rev = kv.Value, kv.Revision, kv.Revision
+		p.outcome = hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED
+		if sameContent(prev, it.obj) {
+			p.outcome, p.value = hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED, kv.Value
+			return p, nil
+		}
+	}
+	if p.value, err = json.Marshal(withHubMetadata(it.obj, prev, now)); err != nil {
+		return nil, fmt.Errorf("encode %s: %w", describe(it.ref), err)
+	}
+	if len(p.value) > b.cfg.MaxObjectBytes {
+		it.reject(fmt.Sprintf("%s is too large: %d bytes as stored, the limit is %d bytes (%s)",
+			describe(it.ref), len(p.value), b.cfg.MaxObjectBytes, mib(b.cfg.MaxObjectBytes)))
+		return nil, nil
+	}
+	return p, nil
+}
+
+// commit writes every created and changed object, each only if nobody
+// changed it since plan read it. The store has no multi-key transaction,
+// so the writes are sequential: when one fails, the ones before are undone
+// (again only if untouched since) and the request fails with
+// ErrConcurrent. It returns the revision of the last write, or the newest
+// revision of the objects when nothing changed.
+func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
+	var done []*plan
+	var rev int64
+	for _, p := range orderedPlans(plans) {
+		var err error
+		switch p.outcome {
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED:
+			p.rev, err = b.st.Create(ctx, store.ObjectKey(p.it.key), p.value)
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED:
+			p.rev, err = b.st.Update(ctx, store.ObjectKey(p.it.key), p.value, p.prevRev)
+		}
+		if err != nil {
+			b.undo(ctx, done)
+			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
+			}
+			return 0, fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
+		}
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			done = append(done, p)
+		}
+		rev = max(rev, p.rev)
+	}
+	return rev, nil
+}
+
+// undo reverts the writes of a failed commit, newest first.
+func (b *backend) undo(ctx context.Context, done []*plan) {
+	for i := len(done) - 1; i >= 0; i-- {
+		p := done[i]
+		key := store.ObjectKey(p.it.key)
+		var err error
+		if p.prev == nil {
+			_, err = b.st.Delete(ctx, key, p.rev)
+		} else {
+			_, err = b.st.Update(ctx, key, p.prev, p.rev)
+		}
+		if err != nil {
+			b.log.Warn("apply: could not undo a write of a failed request", "key", key, "error", err)
+		}
+	}
+}
+
+// orderedPlans returns the plans in input order.
+func orderedPlans(plans map[*item]*plan) []*plan {
+	out := make([]*plan, 0, len(plans))
+	for _, p := range plans {
+		out = append(out, p)
+	}
+	for i := 1; i < len(out); i++ { // insertion sort: inputs are small
+		for j := i; j > 0 && out[j].it.doc.index < out[j-1].it.doc.index; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// response reports every object in input order.
+func response(items []*item, plans map[*item]*plan, committed bool, rev int64) *hubv1.ApplyResponse {
+	resp := &hubv1.ApplyResponse{Committed: committed, Revision: rev}
+	for _, it := range items {
+		r := &hubv1.ApplyResult{Ref: it.ref, FieldErrors: it.errs, Message: it.message}
+		p := plans[it]
+		if it.rejected() || p == nil {
+			r.Outcome = hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED
+			resp.Results = append(resp.Results, r)
+			continue
+		}
+		r.Outcome, r.ObjectJson = p.outcome, p.value
+		r.Message = fmt.Sprintf("%s %s", describe(it.ref), outcomeWord(p.outcome, committed))
+		if committed {
+			r.Revision = p.rev
+			if obj, err := withRevision(p.value, p.rev); err == nil {
+				r.ObjectJson, _ = json.Marshal(obj)
+			}
+		}
+		resp.Results = append(resp.Results, r)
+	}
+	return resp
+}
+
+func outcomeWord(o hubv1.ApplyOutcome, committed bool) string {
+	word := strings.ToLower(strings.TrimPrefix(o.String(), "APPLY_OUTCOME_"))
+	if !committed {
+		word += " (not stored)"
+	}
+	return word
+}
+
+// describe names an object as kubectl does: kind.group/namespace/name.
+func describe(r *hubv1.ObjectRef) string {
+	s := strings.ToLower(r.GetKind())
+	if g, _, ok := strings.Cut(r.GetApiVersion(), "/"); ok {
+		s += "." + g
+	}
+	if r.GetNamespace() != "" {
+		return s + " " + r.GetNamespace() + "/" + r.GetName()
+	}
+	return s + " " + r.GetName()
+}
+
+func mib(n int) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", float64(n)/(1<<20)), "0"), ".") + " MiB"
+}

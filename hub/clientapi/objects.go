@@ -1,0 +1,248 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Get returns one object; a template comes with its aggregated status.
+func (o *Objects) Get(ctx context.Context, req *hubv1.GetRequest) (*hubv1.GetResponse, error) {
+	if _, err := authorize(ctx, read); err != nil {
+		return nil, grpcStatus(err)
+	}
+	obj, err := o.b.get(ctx, req.GetRef())
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	return &hubv1.GetResponse{Object: obj}, nil
+}
+
+func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Object, error) {
+	key, kr, err := resolveRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := b.st.Get(ctx, store.ObjectKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(ref))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var binding []byte
+	if !kr.own {
+		if bkv, err := b.st.Get(ctx, store.BindingKey(key)); err == nil {
+			binding = bkv.Value
+		}
+	}
+	return b.objectOf(ctx, key, kv, binding)
+}
+
+// objectOf renders a stored value for clients: resourceVersion set and, for
+// a template with a binding, the aggregated status merged in.
+func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte) (*hubv1.Object, error) {
+	obj, err := withRevision(kv.Value, kv.Revision)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", kv.Key, err)
+	}
+	if binding != nil {
+		obj = b.withStatus(ctx, obj, binding)
+	}
+	js, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	return &hubv1.Object{
+		Ref:        &hubv1.ObjectRef{ApiVersion: apiVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name},
+		Revision:   kv.Revision,
+		ObjectJson: js,
+	}, nil
+}
+
+// resolveRef is the store key of a request's object.
+func resolveRef(ref *hubv1.ObjectRef) (store.ObjectRef, kindRef, error) {
+	kr, err := resolveKind(ref.GetApiVersion(), ref.GetKind())
+	if err != nil {
+		return store.ObjectRef{}, kr, err
+	}
+	if ref.GetName() == "" {
+		return store.ObjectRef{}, kr, fmt.Errorf("%w: name is required", ErrInvalid)
+	}
+	ns := ref.GetNamespace()
+	if kr.scope == scopeCluster {
+		ns = ""
+	}
+	return store.ObjectRef{Group: kr.group, Kind: kr.kind, Namespace: ns, Name: ref.GetName()}, kr, nil
+}
+
+// List returns one page of the objects of a kind.
+func (o *Objects) List(ctx context.Context, req *hubv1.ListRequest) (*hubv1.ListResponse, error) {
+	if _, err := authorize(ctx, read); err != nil {
+		return nil, grpcStatus(err)
+	}
+	resp, err := o.b.list(ctx, req)
+	return resp, grpcStatus(err)
+}
+
+// list reads the kind's objects at one revision and returns those after the
+// page token's key. Each page is a fresh read: a later page may see changes
+// made after the first (the store reads at its newest revision).
+func (b *backend) list(ctx context.Context, req *hubv1.ListRequest) (*hubv1.ListResponse, error) {
+	kr, err := resolveKind(req.GetApiVersion(), req.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	sel, err := labels.Parse(req.GetLabelSelector())
+	if err != nil {
+		return nil, fmt.Errorf("%w: label selector %q: %v", ErrInvalid, req.GetLabelSelector(), err)
+	}
+	after, err := decodePageToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	ns := req.GetNamespace()
+	if kr.scope == scopeCluster {
+		ns = ""
+	}
+	kvs, rev, err := b.st.List(ctx, store.KindPrefix(store.ObjectsPrefix, kr.group, kr.kind, ns))
+	if err != nil {
+		return nil, err
+	}
+	bindings, err := b.bindingsOf(ctx, kr, ns)
+	if err != nil {
+		return nil, err
+	}
+	resp := &hubv1.ListResponse{Revision: rev}
+	size := pageSize(req.GetPageSize())
+	for _, kv := range kvs {
+		if kv.Key <= after {
+			continue
+		}
+		key, ok := store.ParseObjectKey(kv.Key)
+		if !ok || !matches(kv.Value, sel) {
+			continue
+		}
+		if len(resp.Objects) == size {
+			resp.NextPageToken = encodePageToken(resp.Objects[size-1], kr)
+			break
+		}
+		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)])
+		if err != nil {
+			return nil, err
+		}
+		resp.Objects = append(resp.Objects, obj)
+	}
+	return resp, nil
+}
+
+// bindingsOf returns the stored bindings of templates of a kind by key; none
+// for Tether's own kinds.
+func (b *backend) bindingsOf(ctx context.Context, kr kindRef, ns string) (map[string][]byte, error) {
+	if kr.own {
+		return nil, nil
+	}
+	kvs, _, err := b.st.List(ctx, store.KindPrefix(store.BindingsPrefix, kr.group, kr.kind, ns))
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(kvs))
+	for _, kv := range kvs {
+		out[kv.Key] = kv.Value
+	}
+	return out, nil
+}
+
+func pageSize(n int32) int {
+	switch {
+	case n <= 0:
+		return DefaultListPageSize
+	case n > maxListPageSize:
+		return maxListPageSize
+	}
+	return int(n)
+}
+
+// The page token is the store key of the last object of the page.
+func encodePageToken(last *hubv1.Object, kr kindRef) string {
+	r := last.GetRef()
+	key := store.ObjectKey(store.ObjectRef{Group: kr.group, Kind: kr.kind, Namespace: r.GetNamespace(), Name: r.GetName()})
+	return base64.RawURLEncoding.EncodeToString([]byte(key))
+}
+
+func decodePageToken(tok string) (string, error) {
+	if tok == "" {
+		return "", nil
+	}
+	key, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(key), store.ObjectsPrefix) {
+		return "", fmt.Errorf("%w: page_token is not one a List returned", ErrInvalid)
+	}
+	return string(key), nil
+}
+
+// matches reports whether a stored object's labels match sel.
+func matches(value []byte, sel labels.Selector) bool {
+	if sel.Empty() {
+		return true
+	}
+	var obj struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(value, &obj); err != nil {
+		return false
+	}
+	return sel.Matches(labels.Set(obj.Metadata.Labels))
+}
+
+// Delete removes one object.
+func (o *Objects) Delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.DeleteResponse, error) {
+	if _, err := authorize(ctx, write); err != nil {
+		return nil, grpcStatus(err)
+	}
+	resp, err := o.b.delete(ctx, req)
+	return resp, grpcStatus(err)
+}
+
+func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.DeleteResponse, error) {
+	key, _, err := resolveRef(req.GetRef())
+	if err != nil {
+		return nil, err
+	}
+	kv, err := b.st.Get(ctx, store.ObjectKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(req.GetRef()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if want := req.GetExpectedRevision(); want > 0 && want != kv.Revision {
+		return nil, fmt.Errorf("%w: %s is at revision %d, not %d", ErrRevisionMismatch, describe(req.GetRef()), kv.Revision, want)
+	}
+	obj, err := b.objectOf(ctx, key, kv, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp := &hubv1.DeleteResponse{Object: obj}
+	if req.GetDryRun() {
+		return resp, nil
+	}
+	if resp.Revision, err = b.st.Delete(ctx, store.ObjectKey(key), kv.Revision); err != nil {
+		if errors.Is(err, store.ErrConflict) && req.GetExpectedRevision() > 0 {
+			return nil, fmt.Errorf("%w: %s changed: %v", ErrRevisionMismatch, describe(req.GetRef()), err)
+		}
+		return nil, err
+	}
+	return resp, nil
+}

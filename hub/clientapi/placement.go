@@ -1,0 +1,156 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// conditionScheduled is the binding condition the scheduler sets, as in
+// Karmada.
+const conditionScheduled = "Scheduled"
+
+// Placements implements hubv1.PlacementServiceServer.
+type Placements struct {
+	hubv1.UnimplementedPlacementServiceServer
+	b *backend
+}
+
+// GetPlacement returns where a template runs and why other clusters were
+// not chosen.
+func (p *Placements) GetPlacement(ctx context.Context, req *hubv1.GetPlacementRequest) (*hubv1.GetPlacementResponse, error) {
+	if _, err := authorize(ctx, read); err != nil {
+		return nil, grpcStatus(err)
+	}
+	key, err := templateKey(req.GetTemplate())
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	pl, err := p.b.placement(ctx, key, req.GetTemplate())
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	return &hubv1.GetPlacementResponse{Placement: pl}, nil
+}
+
+// templateKey resolves a template reference; Tether's own kinds have no
+// placement.
+func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
+	key, kr, err := resolveRef(ref)
+	if err != nil {
+		return key, err
+	}
+	if kr.own {
+		return key, fmt.Errorf("%w: %s is not a resource template; only templates have a placement", ErrInvalid, ref.GetKind())
+	}
+	return key, nil
+}
+
+// placement reads the template and its binding. The clusters come from the
+// binding (the scheduler's last result). The rejections are recomputed:
+// the scheduler runs again, purely, on the binding's input and the stored
+// clusters, and every cluster it filters out is reported with all its
+// reasons. The binding type has no field for them and recomputing keeps
+// them current when clusters change (labels, taints) between schedules.
+func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
+	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(ref))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(tkv.Value, &tm)
+	pl := &hubv1.Placement{
+		Template: &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name},
+		Revision: tkv.Revision,
+	}
+	bkv, err := b.st.Get(ctx, store.BindingKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		pl.Message = "no propagation policy matches the template"
+		return pl, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	pl.Revision = max(pl.Revision, bkv.Revision)
+	var rb workv1alpha1.ResourceBinding
+	if err := json.Unmarshal(bkv.Value, &rb); err != nil {
+		return nil, fmt.Errorf("decode binding %s: %w", bkv.Key, err)
+	}
+	if err := b.fillFromBinding(ctx, pl, &rb, key); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef) error {
+	kind := workv1alpha1.KindResourceBinding
+	if key.Namespace == "" {
+		kind = workv1alpha1.KindClusterResourceBinding
+	}
+	pl.Binding = &hubv1.ObjectRef{ApiVersion: workv1alpha1.GroupVersion.String(), Kind: kind, Namespace: rb.Namespace, Name: rb.Name}
+	pl.Policy = policyRef(rb)
+	var chosen []string
+	for _, tc := range rb.Spec.Clusters {
+		pl.Clusters = append(pl.Clusters, &hubv1.ClusterPlacement{Cluster: tc.Name, Replicas: tc.Replicas})
+		chosen = append(chosen, tc.Name)
+	}
+	pl.Scheduled, pl.Message = scheduledState(rb)
+	if t := rb.Status.LastScheduledTime; t != nil {
+		pl.ScheduleTime = timestamppb.New(t.Time)
+	}
+	in, ok := bindingInput(rb, nil)
+	if !ok {
+		return nil
+	}
+	cs, err := b.storedClusters(ctx)
+	if err != nil {
+		return err
+	}
+	in.Clusters = schedulerClusters(cs, in.Workload.APIVersion, in.Workload.Kind)
+	pl.Rejections = rejections(in, chosen)
+	return nil
+}
+
+// policyRef is the policy a binding's claim names, nil for none.
+func policyRef(rb *workv1alpha1.ResourceBinding) *hubv1.ObjectRef {
+	c := detector.ClaimOf(rb)
+	if c == nil {
+		return nil
+	}
+	r := &hubv1.ObjectRef{ApiVersion: policyv1alpha1.GroupVersion.String(), Kind: policyv1alpha1.KindPropagationPolicy,
+		Namespace: c.Policy.Namespace, Name: c.Policy.Name}
+	if c.Policy.Cluster {
+		r.Kind, r.Namespace = policyv1alpha1.KindClusterPropagationPolicy, ""
+	}
+	return r
+}
+
+// scheduledState reads the scheduler's Scheduled condition; without one, a
+// binding is scheduled once it has a schedule time.
+func scheduledState(rb *workv1alpha1.ResourceBinding) (bool, string) {
+	if c := apimeta.FindStatusCondition(rb.Status.Conditions, conditionScheduled); c != nil {
+		if c.Status == "True" {
+			return true, ""
+		}
+		return false, c.Message
+	}
+	if rb.Status.LastScheduledTime != nil {
+		return true, ""
+	}
+	return false, "waiting for the scheduler"
+}

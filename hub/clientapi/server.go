@@ -1,0 +1,105 @@
+package clientapi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tetherproj/tether/api/codec"
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter"
+)
+
+// Tuned defaults of Config.
+const (
+	// DefaultMaxObjectBytes is the largest object Apply stores, measured as
+	// its stored JSON: 1.5 MiB, etcd's default request limit, so that an
+	// object always fits one etcd write with room for the transaction.
+	DefaultMaxObjectBytes = 3 << 19
+	// DefaultListPageSize is how many objects a List page holds when the
+	// request names no page size.
+	DefaultListPageSize = 500
+	// maxListPageSize caps page_size.
+	maxListPageSize = 5000
+)
+
+// Config tunes the services; the zero value uses the defaults.
+type Config struct {
+	// MaxObjectBytes is the largest object, as stored JSON, that Apply
+	// accepts (default DefaultMaxObjectBytes).
+	MaxObjectBytes int
+	// MaxManifestBytes is the largest Apply or Simulate input (default
+	// codec.DefaultMaxBytes, 3 MiB). The gRPC server's own receive limit
+	// must be above it.
+	MaxManifestBytes int
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxObjectBytes <= 0 {
+		c.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if c.MaxManifestBytes <= 0 {
+		c.MaxManifestBytes = codec.DefaultMaxBytes
+	}
+	return c
+}
+
+// Interpreter is what the services need of the resource interpreter: the
+// facade in internal/interpreter satisfies it.
+type Interpreter interface {
+	HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool
+	GetReplicas(ctx context.Context, obj *unstructured.Unstructured) (int32, *configv1alpha1.ReplicaRequirements, error)
+	GetDependencies(ctx context.Context, obj *unstructured.Unstructured) ([]configv1alpha1.DependentObjectReference, error)
+	ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, replica int64) (*unstructured.Unstructured, error)
+	AggregateStatus(ctx context.Context, obj *unstructured.Unstructured, items []configv1alpha1.AggregatedStatusItem) (*unstructured.Unstructured, error)
+}
+
+// Server holds the client API's services over one store.
+type Server struct {
+	// Objects implements ObjectService.
+	Objects *Objects
+	// Placements implements PlacementService.
+	Placements *Placements
+}
+
+// backend is what every service shares.
+type backend struct {
+	cfg    Config
+	st     *store.Store
+	interp Interpreter
+	log    hclog.Logger
+}
+
+// New returns the services over st. A nil interp gets the interpreter's
+// built-in chain (native rules and built-in customizations, no RICs).
+func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (*Server, error) {
+	if st == nil {
+		return nil, fmt.Errorf("clientapi: a store is required")
+	}
+	if interp == nil {
+		i, err := interpreter.New(interpreter.Config{}, logger)
+		if err != nil {
+			return nil, fmt.Errorf("clientapi: interpreter: %w", err)
+		}
+		interp = i
+	}
+	b := &backend{cfg: cfg.withDefaults(), st: st, interp: interp, log: logger.Named("clientapi")}
+	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
+}
+
+// Register registers ObjectService, PlacementService and, until their
+// issue lands, ClusterService, TokenService and UserService answering
+// UNIMPLEMENTED, on r (the hub's gRPC server).
+func (s *Server) Register(r grpc.ServiceRegistrar) {
+	hubv1.RegisterObjectServiceServer(r, s.Objects)
+	hubv1.RegisterPlacementServiceServer(r, s.Placements)
+	hubv1.RegisterClusterServiceServer(r, clusterService{})
+	hubv1.RegisterTokenServiceServer(r, tokenService{})
+	hubv1.RegisterUserServiceServer(r, userService{})
+}

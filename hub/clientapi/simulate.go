@@ -1,0 +1,251 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Simulate places and renders a template as if it and the given policies
+// were applied, storing nothing.
+func (p *Placements) Simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hubv1.SimulateResponse, error) {
+	if _, err := authorize(ctx, read); err != nil {
+		return nil, grpcStatus(err)
+	}
+	resp, err := p.b.simulate(ctx, req)
+	return resp, grpcStatus(err)
+}
+
+// env is what a simulation runs against: the stored objects with the given
+// ones applied on top.
+type env struct {
+	pps, cpps []*detector.Policy
+	ops       []policyv1alpha1.OverridePolicy
+	cops      []policyv1alpha1.ClusterOverridePolicy
+	clusters  []clusterv1alpha1.Cluster
+	// binding is the template's stored binding, nil when none: its result
+	// is the scheduler's previous result.
+	binding *workv1alpha1.ResourceBinding
+	// uid is the stored template's UID (Webster tie-breaks depend on it).
+	uid string
+}
+
+func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hubv1.SimulateResponse, error) {
+	docs, err := parseManifests(req.GetTemplate(), b.cfg.MaxManifestBytes)
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("%w: template: want exactly one object, got %d", ErrInvalid, len(docs))
+	}
+	if len(req.GetPolicies()) > 0 {
+		pdocs, err := parseManifests(req.GetPolicies(), b.cfg.MaxManifestBytes)
+		if err != nil {
+			return nil, fmt.Errorf("policies: %w", err)
+		}
+		docs = append(docs, pdocs...)
+	}
+	items, err := b.prepare(ctx, docs, "default", true)
+	if err != nil {
+		return nil, err
+	}
+	if items[0].typed != nil {
+		items[0].reject(fmt.Sprintf("the template must be a resource template, not a %s", items[0].ref.Kind))
+	}
+	plans, err := b.plan(ctx, items, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	resp := &hubv1.SimulateResponse{Inputs: response(items, plans, false, 0).Results}
+	if anyRejected(items) {
+		return resp, nil
+	}
+	e, err := b.environment(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	resp.Placement, resp.Rendered, err = b.run(ctx, items[0], e)
+	return resp, err
+}
+
+// environment reads the stored policies, clusters and binding that bear on
+// the template items[0] and puts the given objects items[1:] on top: a
+// given object replaces the stored one of the same kind, namespace and
+// name. Given clusters replace the stored snapshot as a whole.
+func (b *backend) environment(ctx context.Context, items []*item) (*env, error) {
+	tkey := items[0].key
+	stored, err := b.storedPolicies(ctx, tkey.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	var given []*item
+	for _, it := range items[1:] {
+		if it.key.Kind == clusterv1alpha1.KindCluster {
+			continue
+		}
+		given = append(given, it)
+	}
+	merged := overlay(stored, given)
+	e := &env{}
+	if err := e.sortPolicies(merged); err != nil {
+		return nil, err
+	}
+	if e.clusters, err = b.clustersFor(ctx, items[1:]); err != nil {
+		return nil, err
+	}
+	return e, b.readTemplateState(ctx, tkey, e)
+}
+
+// clustersFor is the given clusters, or the stored ones when none is given.
+func (b *backend) clustersFor(ctx context.Context, given []*item) ([]clusterv1alpha1.Cluster, error) {
+	var out []clusterv1alpha1.Cluster
+	for _, it := range given {
+		if c, ok := it.typed.(*clusterv1alpha1.Cluster); ok {
+			out = append(out, *c)
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	return b.storedClusters(ctx)
+}
+
+// readTemplateState reads the stored template's UID and binding, if any.
+func (b *backend) readTemplateState(ctx context.Context, key store.ObjectRef, e *env) error {
+	if kv, err := b.st.Get(ctx, store.ObjectKey(key)); err == nil {
+		var m struct {
+			Metadata struct {
+				UID string `json:"uid"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(kv.Value, &m)
+		e.uid = m.Metadata.UID
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	kv, err := b.st.Get(ctx, store.BindingKey(key))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.binding = &workv1alpha1.ResourceBinding{}
+	return json.Unmarshal(kv.Value, e.binding)
+}
+
+// storedObject is a stored object with its key.
+type storedObject struct {
+	key   store.ObjectRef
+	value []byte
+	rev   int64
+}
+
+// storedPolicies lists the propagation and override policies that can
+// apply to a template of namespace ns (cluster-wide ones and, for a
+// namespaced template, those of its namespace).
+func (b *backend) storedPolicies(ctx context.Context, ns string) ([]storedObject, error) {
+	var out []storedObject
+	kinds := []string{policyv1alpha1.KindClusterPropagationPolicy, policyv1alpha1.KindClusterOverridePolicy}
+	if ns != "" {
+		kinds = append(kinds, policyv1alpha1.KindPropagationPolicy, policyv1alpha1.KindOverridePolicy)
+	}
+	for _, kind := range kinds {
+		prefix := store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, kind, "")
+		if kind == policyv1alpha1.KindPropagationPolicy || kind == policyv1alpha1.KindOverridePolicy {
+			prefix = store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, kind, ns)
+		}
+		kvs, _, err := b.st.List(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range kvs {
+			if key, ok := store.ParseObjectKey(kv.Key); ok {
+				out = append(out, storedObject{key: key, value: kv.Value, rev: kv.Revision})
+			}
+		}
+	}
+	return out, nil
+}
+
+// overlay puts the given policies on top of the stored ones.
+func overlay(stored []storedObject, given []*item) []storedObject {
+	byKey := map[store.ObjectRef]int{}
+	for i, s := range stored {
+		byKey[s.key] = i
+	}
+	for _, it := range given {
+		js, err := json.Marshal(it.obj)
+		if err != nil {
+			continue
+		}
+		s := storedObject{key: it.key, value: js}
+		if i, ok := byKey[it.key]; ok {
+			stored[i] = s
+			continue
+		}
+		byKey[it.key] = len(stored)
+		stored = append(stored, s)
+	}
+	return stored
+}
+
+// sortPolicies decodes the policies into e, by kind.
+func (e *env) sortPolicies(objs []storedObject) error {
+	for _, o := range objs {
+		var err error
+		switch o.key.Kind {
+		case policyv1alpha1.KindPropagationPolicy:
+			var pp policyv1alpha1.PropagationPolicy
+			if err = json.Unmarshal(o.value, &pp); err == nil {
+				pp.SetDefaults()
+				e.pps = append(e.pps, &detector.Policy{Ref: detector.PolicyRef{Namespace: pp.Namespace, Name: pp.Name},
+					Revision: o.rev, Spec: pp.Spec, Deleting: pp.DeletionTimestamp != nil})
+			}
+		case policyv1alpha1.KindClusterPropagationPolicy:
+			var cpp policyv1alpha1.ClusterPropagationPolicy
+			if err = json.Unmarshal(o.value, &cpp); err == nil {
+				cpp.Spec.SetDefaults()
+				e.cpps = append(e.cpps, &detector.Policy{Ref: detector.PolicyRef{Cluster: true, Name: cpp.Name},
+					Revision: o.rev, Spec: cpp.Spec, Deleting: cpp.DeletionTimestamp != nil})
+			}
+		case policyv1alpha1.KindOverridePolicy:
+			var op policyv1alpha1.OverridePolicy
+			if err = json.Unmarshal(o.value, &op); err == nil {
+				e.ops = append(e.ops, op)
+			}
+		case policyv1alpha1.KindClusterOverridePolicy:
+			var cop policyv1alpha1.ClusterOverridePolicy
+			if err = json.Unmarshal(o.value, &cop); err == nil {
+				e.cops = append(e.cops, cop)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("decode %s %s/%s: %w", o.key.Kind, o.key.Namespace, o.key.Name, err)
+		}
+	}
+	return nil
+}
+
+// templateOf is the detector's view of a prepared template.
+func templateOf(it *item, uid string) (*detector.Template, error) {
+	u, err := toUnstructured(it.obj)
+	if err != nil {
+		return nil, err
+	}
+	if uid != "" {
+		u.SetUID(types.UID(uid))
+	}
+	return &detector.Template{Ref: it.key, Obj: u}, nil
+}

@@ -1,0 +1,103 @@
+package clientapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Watch streams the changes of the selected objects after a revision.
+func (o *Objects) Watch(req *hubv1.WatchRequest, stream hubv1.ObjectService_WatchServer) error {
+	if _, err := authorize(stream.Context(), read); err != nil {
+		return grpcStatus(err)
+	}
+	return grpcStatus(o.b.watch(stream.Context(), req, stream.Send))
+}
+
+// watchFilter selects the events of a Watch.
+type watchFilter struct {
+	prefix    string
+	namespace string // "" for all
+	sel       labels.Selector
+}
+
+func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
+	sel, err := labels.Parse(req.GetLabelSelector())
+	if err != nil {
+		return nil, fmt.Errorf("%w: label selector %q: %v", ErrInvalid, req.GetLabelSelector(), err)
+	}
+	f := &watchFilter{prefix: store.ObjectsPrefix, namespace: req.GetNamespace(), sel: sel}
+	if req.GetKind() != "" {
+		kr, err := resolveKind(req.GetApiVersion(), req.GetKind())
+		if err != nil {
+			return nil, err
+		}
+		ns := f.namespace
+		if kr.scope == scopeCluster {
+			ns, f.namespace = "", ""
+		}
+		f.prefix = store.KindPrefix(store.ObjectsPrefix, kr.group, kr.kind, ns)
+	}
+	return f, nil
+}
+
+// watch sends every change under the filter's prefix after
+// start_revision (from now when 0) until ctx ends. Label selectors are
+// applied to each event's object: an object whose labels stop matching
+// produces no event (the stored history does not say whether it matched
+// before), so watch without a selector to see objects leave a selection.
+func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, send func(*hubv1.WatchResponse) error) error {
+	f, err := newWatchFilter(req)
+	if err != nil {
+		return err
+	}
+	from := req.GetStartRevision()
+	if from > 0 {
+		from++
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for ev := range b.st.Watch(ctx, f.prefix, from) {
+		if ev.Err != nil {
+			if errors.Is(ev.Err, store.ErrCompacted) {
+				return fmt.Errorf("watch from revision %d: that revision was compacted; List again and watch from the list's revision: %w", req.GetStartRevision(), ev.Err)
+			}
+			return ev.Err
+		}
+		resp, ok, err := b.watchEvent(ctx, f, ev)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := send(resp); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// watchEvent converts a store event, reporting whether the filter keeps it.
+func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event) (*hubv1.WatchResponse, bool, error) {
+	key, ok := store.ParseObjectKey(ev.KV.Key)
+	if !ok || (f.namespace != "" && key.Namespace != f.namespace) || !matches(ev.KV.Value, f.sel) {
+		return nil, false, nil
+	}
+	t := hubv1.EventType_EVENT_TYPE_MODIFIED
+	switch {
+	case ev.Type == store.EventDelete:
+		t = hubv1.EventType_EVENT_TYPE_DELETED
+	case ev.KV.CreateRevision == ev.KV.Revision:
+		t = hubv1.EventType_EVENT_TYPE_ADDED
+	}
+	obj, err := b.objectOf(ctx, key, ev.KV, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	return &hubv1.WatchResponse{Type: t, Object: obj}, true, nil
+}

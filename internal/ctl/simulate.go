@@ -1,0 +1,129 @@
+package ctl
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+)
+
+func init() { commands = append(commands, newPlacement, newOverrides) }
+
+// PlacementResult is what `tetherctl placement simulate` prints: the target
+// clusters with their replicas, or the scheduling error and its type
+// (FitError, UnschedulableError or Error). The field names are a fixed
+// contract that tools parse.
+type PlacementResult struct {
+	Clusters  []PlacedCluster `json:"clusters"`
+	Error     string          `json:"error"`
+	ErrorType string          `json:"errorType"`
+}
+
+// PlacedCluster is one target cluster of a PlacementResult.
+type PlacedCluster struct {
+	Name     string `json:"name"`
+	Replicas int32  `json:"replicas"`
+}
+
+// PlacementScheduler runs the hub's scheduler on the JSON of a schedule
+// case input (see `tetherctl placement simulate --help`). It returns an
+// error only when the input cannot be used; a placement that fails is a
+// result with Error set.
+type PlacementScheduler func(input []byte) (PlacementResult, error)
+
+// placementScheduler is set once, before Run, by SetPlacementScheduler.
+var placementScheduler PlacementScheduler
+
+// SetPlacementScheduler plugs the hub's scheduler into `placement
+// simulate`. internal/ may not import hub/ (DESIGN §2), so the scheduler
+// comes in from above: importing hub/clientapi/offline (as cmd/tetherctl
+// does) calls this in its init. Call it before Run, never concurrently.
+func SetPlacementScheduler(s PlacementScheduler) { placementScheduler = s }
+
+const placementSimulateLong = `Runs the hub's scheduler offline on one scheduling input, without a hub.
+
+FILE (JSON or YAML, "-" for standard input) is the "input" of a placement
+conformance case (api/policy/v1alpha1/testdata/conformance/placement):
+placement (a PropagationPolicy spec.placement), applyDefaults (default
+true), clusters (name, labels, taints, provider, region, zone, zones,
+availableReplicas or resourceSummary, resourceModels, apiEnabled, deleting),
+workload (apiVersion, kind, namespace, name, uid, replicas,
+resourceRequest), previous (clusters, observedAffinityName,
+gracefulEvictionTasks, rescheduleTriggered) and
+enableEmptyWorkloadPropagation.
+
+Output: {"clusters": [{"name": N, "replicas": R}, ...], "error": "",
+"errorType": ""}, clusters sorted by name. When scheduling fails, clusters
+is empty and error and errorType (FitError, UnschedulableError or Error)
+say why; the exit status is still 0, because the simulation ran. An input
+that cannot be read or decoded exits 1 with the error on standard error.`
+
+func newPlacement(s IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "placement",
+		Short: "inspect and simulate where templates run",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newPlacementSimulate(s))
+	return cmd
+}
+
+func newPlacementSimulate(s IO) *cobra.Command {
+	var file, output string
+	cmd := &cobra.Command{
+		Use:   "simulate -f FILE [-o json|yaml]",
+		Short: "run the scheduler on a scheduling input file, offline",
+		Long:  placementSimulateLong,
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if placementScheduler == nil {
+				return fmt.Errorf("placement simulate: this tetherctl was built without the hub's scheduler (import hub/clientapi/offline in cmd/tetherctl)")
+			}
+			input, err := readInput(file, s.In)
+			if err != nil {
+				return err
+			}
+			res, err := placementScheduler(input)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			return write(s.Out, output, res)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `the scheduling input, JSON or YAML ("-" for standard input)`)
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+func checkOutput(format string) error {
+	if format != "json" && format != "yaml" {
+		return fmt.Errorf("unknown output format %q (want json or yaml)", format)
+	}
+	return nil
+}
+
+// readInput reads a JSON or YAML file (or standard input for "-") and
+// returns it as JSON.
+func readInput(path string, in io.Reader) ([]byte, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(in)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read input: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not JSON or YAML: %w", path, err)
+	}
+	return js, nil
+}
