@@ -1,5 +1,5 @@
 // Command tetherctl is Tether's command-line client: `tetherctl --help` lists
-// its commands. The command tree lives in internal/ctl.
+// its commands. The command tree lives in cmd/tetherctl/ctl.
 package main
 
 import (
@@ -8,9 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	// offline gives `tetherctl placement simulate` the hub's scheduler.
-	_ "github.com/tetherproj/tether/hub/clientapi/offline"
-	"github.com/tetherproj/tether/internal/ctl"
+	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 )
 
 func main() {

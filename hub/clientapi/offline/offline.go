@@ -1,16 +1,11 @@
-// Package offline plugs the hub's scheduler into tetherctl's offline
-// commands, and owns the one adapter from a schedule case input (the
-// "input" of a placement conformance case, see
+// Package offline runs the hub's scheduler without a hub, for
+// `tetherctl placement simulate`, and owns the one adapter from a schedule
+// case input (the "input" of a placement conformance case, see
 // api/policy/v1alpha1/testdata/conformance/placement/README.md) to
 // scheduler.Input.
 //
-// tetherctl's command tree lives in internal/ctl, which may not import
-// hub/ (DESIGN §2); importing this package registers the scheduler there:
-//
-//	import _ "github.com/tetherproj/tether/hub/clientapi/offline" // in cmd/tetherctl
-//
-// It imports hub/scheduler, internal/ctl and api/ only: no store, no gRPC
-// server, so tetherctl stays small.
+// It imports hub/scheduler and api/ only: no store, no gRPC server, so
+// tetherctl stays small.
 package offline
 
 import (
@@ -27,10 +22,23 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/scheduler"
-	"github.com/tetherproj/tether/internal/ctl"
 )
 
-func init() { ctl.SetPlacementScheduler(Simulate) }
+// Placement is what `tetherctl placement simulate` prints: the target
+// clusters with their replicas, or the scheduling error and its type
+// (FitError, UnschedulableError or Error). The field names are a fixed
+// contract that tools parse.
+type Placement struct {
+	Clusters  []PlacedCluster `json:"clusters"`
+	Error     string          `json:"error"`
+	ErrorType string          `json:"errorType"`
+}
+
+// PlacedCluster is one target cluster of a Placement.
+type PlacedCluster struct {
+	Name     string `json:"name"`
+	Replicas int32  `json:"replicas"`
+}
 
 // ScheduleFile is the JSON shape of a schedule case input.
 type ScheduleFile struct {
@@ -76,8 +84,8 @@ type ScheduleWorkload struct {
 
 // SchedulePrevious is the binding's earlier state in a schedule input.
 type SchedulePrevious struct {
-	Clusters             []ctl.PlacedCluster `json:"clusters,omitempty"`
-	ObservedAffinityName string              `json:"observedAffinityName,omitempty"`
+	Clusters             []PlacedCluster `json:"clusters,omitempty"`
+	ObservedAffinityName string          `json:"observedAffinityName,omitempty"`
 	// GracefulEvictionTasks are binding eviction tasks; only fromCluster
 	// matters to the scheduler.
 	GracefulEvictionTasks []workv1alpha1.GracefulEvictionTask `json:"gracefulEvictionTasks,omitempty"`
@@ -132,20 +140,21 @@ func strictDecode(js []byte, v any) error {
 }
 
 // Simulate schedules a schedule case input: the clusters sorted by name, or
-// the error and its type. It is tetherctl's PlacementScheduler.
-func Simulate(js []byte) (ctl.PlacementResult, error) {
+// the error and its type. It returns an error only when the input cannot be
+// used; a placement that fails is a result with Error set.
+func Simulate(js []byte) (Placement, error) {
 	in, err := ScheduleInput(js)
 	if err != nil {
-		return ctl.PlacementResult{}, err
+		return Placement{}, err
 	}
 	res, err := scheduler.Schedule(in)
-	out := ctl.PlacementResult{Clusters: []ctl.PlacedCluster{}}
+	out := Placement{Clusters: []PlacedCluster{}}
 	if err != nil {
 		out.Error, out.ErrorType = err.Error(), ErrorType(err)
 		return out, nil
 	}
 	for _, tc := range res.Clusters {
-		out.Clusters = append(out.Clusters, ctl.PlacedCluster{Name: tc.Name, Replicas: tc.Replicas})
+		out.Clusters = append(out.Clusters, PlacedCluster{Name: tc.Name, Replicas: tc.Replicas})
 	}
 	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].Name < out.Clusters[j].Name })
 	return out, nil

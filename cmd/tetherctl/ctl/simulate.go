@@ -7,40 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tetherproj/tether/hub/clientapi/offline"
 )
 
 func init() { commands = append(commands, newPlacement, newOverrides) }
-
-// PlacementResult is what `tetherctl placement simulate` prints: the target
-// clusters with their replicas, or the scheduling error and its type
-// (FitError, UnschedulableError or Error). The field names are a fixed
-// contract that tools parse.
-type PlacementResult struct {
-	Clusters  []PlacedCluster `json:"clusters"`
-	Error     string          `json:"error"`
-	ErrorType string          `json:"errorType"`
-}
-
-// PlacedCluster is one target cluster of a PlacementResult.
-type PlacedCluster struct {
-	Name     string `json:"name"`
-	Replicas int32  `json:"replicas"`
-}
-
-// PlacementScheduler runs the hub's scheduler on the JSON of a schedule
-// case input (see `tetherctl placement simulate --help`). It returns an
-// error only when the input cannot be used; a placement that fails is a
-// result with Error set.
-type PlacementScheduler func(input []byte) (PlacementResult, error)
-
-// placementScheduler is set once, before Run, by SetPlacementScheduler.
-var placementScheduler PlacementScheduler
-
-// SetPlacementScheduler plugs the hub's scheduler into `placement
-// simulate`. internal/ may not import hub/ (DESIGN §2), so the scheduler
-// comes in from above: importing hub/clientapi/offline (as cmd/tetherctl
-// does) calls this in its init. Call it before Run, never concurrently.
-func SetPlacementScheduler(s PlacementScheduler) { placementScheduler = s }
 
 const placementSimulateLong = `Runs the hub's scheduler offline on one scheduling input, without a hub.
 
@@ -81,14 +52,11 @@ func newPlacementSimulate(s IO) *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			if placementScheduler == nil {
-				return fmt.Errorf("placement simulate: this tetherctl was built without the hub's scheduler (import hub/clientapi/offline in cmd/tetherctl)")
-			}
 			input, err := readInput(file, s.In)
 			if err != nil {
 				return err
 			}
-			res, err := placementScheduler(input)
+			res, err := offline.Simulate(input)
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}

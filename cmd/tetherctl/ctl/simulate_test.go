@@ -13,12 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	_ "github.com/tetherproj/tether/hub/clientapi/offline" // the scheduler behind placement simulate
-	"github.com/tetherproj/tether/internal/ctl"
+	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
+	"github.com/tetherproj/tether/hub/clientapi/offline"
 )
 
 // caseRoot holds the project's placement and override conformance cases.
-const caseRoot = "../../api/policy/v1alpha1/testdata/conformance/placement"
+const caseRoot = "../../../api/policy/v1alpha1/testdata/conformance/placement"
 
 // conformanceCase is the part of a case file the CLI tests read.
 type conformanceCase struct {
@@ -31,10 +31,10 @@ type conformanceCase struct {
 // placementDiffers pins the may-differ schedule cases to Tether's
 // documented behaviour (hub/scheduler/README.md); cases not listed must
 // give the expected result.
-var placementDiffers = map[string]ctl.PlacementResult{
-	"s29-spread-cluster-without-maxgroups":       {Clusters: []ctl.PlacedCluster{{Name: "m1", Replicas: 1}, {Name: "m2", Replicas: 1}, {Name: "m3", Replicas: 1}}},
-	"s51-zero-replicas-with-requests-duplicated": {Clusters: []ctl.PlacedCluster{{Name: "m1"}, {Name: "m2"}}},
-	"s53-spread-region-without-maxgroups":        {Clusters: []ctl.PlacedCluster{{Name: "a", Replicas: 4}}},
+var placementDiffers = map[string]offline.Placement{
+	"s29-spread-cluster-without-maxgroups":       {Clusters: []offline.PlacedCluster{{Name: "m1", Replicas: 1}, {Name: "m2", Replicas: 1}, {Name: "m3", Replicas: 1}}},
+	"s51-zero-replicas-with-requests-duplicated": {Clusters: []offline.PlacedCluster{{Name: "m1"}, {Name: "m2"}}},
+	"s53-spread-region-without-maxgroups":        {Clusters: []offline.PlacedCluster{{Name: "a", Replicas: 4}}},
 }
 
 // sameAsKarmada are the may-differ cases where Tether keeps Karmada's result.
@@ -80,13 +80,13 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 }
 
 // simulatePlacement runs `placement simulate -f FILE -o json` on input.
-func simulatePlacement(t *testing.T, name string, input []byte) ctl.PlacementResult {
+func simulatePlacement(t *testing.T, name string, input []byte) offline.Placement {
 	t.Helper()
 	code, out, errOut := runCtl(t, "placement", "simulate", "-f", writeTemp(t, name, input), "-o", "json")
 	if code != 0 {
 		t.Fatalf("placement simulate %s = %d, stderr %q; want 0", name, code, errOut)
 	}
-	var got ctl.PlacementResult
+	var got offline.Placement
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
@@ -100,7 +100,7 @@ func simulatePlacement(t *testing.T, name string, input []byte) ctl.PlacementRes
 func TestPlacementSimulateConformance(t *testing.T) {
 	for _, c := range loadCases(t, "schedule") {
 		t.Run(c.Name, func(t *testing.T) {
-			var want ctl.PlacementResult
+			var want offline.Placement
 			if err := json.Unmarshal(c.Expected, &want); err != nil {
 				t.Fatal(err)
 			}
@@ -115,10 +115,10 @@ func TestPlacementSimulateConformance(t *testing.T) {
 	}
 }
 
-func checkPlacement(t *testing.T, name string, got, want ctl.PlacementResult) {
+func checkPlacement(t *testing.T, name string, got, want offline.Placement) {
 	t.Helper()
 	if want.Clusters == nil {
-		want.Clusters = []ctl.PlacedCluster{}
+		want.Clusters = []offline.PlacedCluster{}
 	}
 	sort.Slice(want.Clusters, func(i, j int) bool { return want.Clusters[i].Name < want.Clusters[j].Name })
 	if diff := cmp.Diff(want.Clusters, got.Clusters); diff != "" {
