@@ -1,0 +1,76 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// applyCluster keeps a stored Cluster. A new cluster gets every work that
+// targets it; a cluster whose override-relevant properties (labels,
+// provider, region, zones) changed gets the works that some override
+// policy may treat differently re-rendered; heartbeats that only change
+// status re-render nothing. A deleted cluster loses its works.
+func (in *inputs) applyCluster(name string, ev store.Event) error {
+	old := in.clusters[name]
+	if ev.Type == store.EventDelete {
+		delete(in.clusters, name)
+		in.dropped = append(in.dropped, name)
+		return nil
+	}
+	c := &clusterv1alpha1.Cluster{}
+	if err := json.Unmarshal(ev.KV.Value, c); err != nil {
+		return fmt.Errorf("decode cluster %s: %w", name, err)
+	}
+	c.Name = name
+	c.Status = clusterv1alpha1.ClusterStatus{}
+	in.clusters[name] = c
+	switch {
+	case old == nil:
+		in.markTargeting(name, false)
+	case !sameForOverrides(old, c):
+		in.markTargeting(name, true)
+	}
+	return nil
+}
+
+// markTargeting marks, for cluster, the works of the bindings that target
+// it; with overridden, only those of templates some override policy
+// selects.
+func (in *inputs) markTargeting(cluster string, overridden bool) {
+	if in.loading {
+		return
+	}
+	for key, b := range in.bindings {
+		if _, ok := ReplicasFor(b, cluster); !ok {
+			continue
+		}
+		if overridden && !in.overridable(key) {
+			continue
+		}
+		in.markCluster(key, cluster)
+	}
+}
+
+// overridable reports whether some override policy selects the template
+// of key.
+func (in *inputs) overridable(key string) bool {
+	t, ok := in.templates[key]
+	if !ok {
+		return false
+	}
+	cops, ops := in.candidates(t)
+	return len(cops)+len(ops) > 0
+}
+
+// sameForOverrides reports whether override rules see a and b alike
+// (overrides.MatchesCluster reads the name, labels, provider, region and
+// zones).
+func sameForOverrides(a, b *clusterv1alpha1.Cluster) bool {
+	return a.Name == b.Name && maps.Equal(a.Labels, b.Labels) && a.Spec.Provider == b.Spec.Provider &&
+		a.Spec.Region == b.Spec.Region && a.Spec.Zone == b.Spec.Zone && slices.Equal(a.Spec.Zones, b.Spec.Zones)
+}

@@ -1,0 +1,149 @@
+package render
+
+import (
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// plan is the new state of one work key, computed without the lock.
+type plan struct {
+	key    string
+	policy agentv1.DeletionPolicy
+	// exists is false when the template or its binding is gone: every
+	// cluster loses the work and the key is forgotten.
+	exists bool
+	// vouch are the clusters the work belongs to (see refState.vouch).
+	vouch map[string]bool
+	// set is the new content per cluster; drop the clusters that lose
+	// the work. Clusters in neither keep what they have.
+	set  map[string]*agentv1.WorkUpsert
+	drop []string
+	// failed is true when some cluster's render failed: it is retried.
+	failed bool
+}
+
+// commit publishes plans and dropped clusters as one new revision, and
+// wakes the Changes callers of the clusters that changed.
+func (s *state) commit(plans []*plan, dropped []string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	touched := map[*clusterWorks]bool{}
+	for _, name := range dropped {
+		s.dropCluster(name)
+	}
+	if len(dropped) > 0 {
+		// A cluster created again in this commit starts after the drop,
+		// so that a caller still following the old one gets
+		// ErrRevisionGone.
+		s.rev++
+	}
+	s.rev++
+	for _, p := range plans {
+		s.commitPlan(p, now, touched)
+	}
+	for cw := range touched {
+		cw.trim(now, s.retention, s.maxRemoved)
+		close(cw.wake)
+		cw.wake = make(chan struct{})
+	}
+	if !s.readyDone {
+		s.readyDone = true
+		close(s.ready)
+	}
+}
+
+func (s *state) commitPlan(p *plan, now time.Time, touched map[*clusterWorks]bool) {
+	ref := s.refs[p.key]
+	if ref == nil {
+		if !p.exists {
+			return
+		}
+		ref = &refState{placed: map[string]string{}}
+		s.refs[p.key] = ref
+	}
+	ref.policy = p.policy
+	ref.vouch = p.vouch
+	for c, up := range p.set {
+		s.put(c, up, touched)
+		ref.placed[c] = up.GetVersion()
+	}
+	for _, c := range p.drop {
+		s.remove(c, p.key, p.policy, now, touched)
+		delete(ref.placed, c)
+	}
+	if !p.exists && len(ref.placed) == 0 {
+		delete(s.refs, p.key)
+	}
+}
+
+// put gives cluster the work up unless it holds that version already. A
+// version already rendered for anyone is shared, not stored again.
+func (s *state) put(cluster string, up *agentv1.WorkUpsert, touched map[*clusterWorks]bool) {
+	cw := s.cluster(cluster, s.rev-1) // its history starts with this commit
+	key := up.GetWorkKey()
+	old, had := cw.works[key]
+	if had && old == up.GetVersion() {
+		return
+	}
+	s.hold(up)
+	if had {
+		s.release(old)
+	}
+	cw.works[key] = up.GetVersion()
+	delete(cw.removed, key)
+	cw.record(s.rev, key)
+	touched[cw] = true
+}
+
+// remove takes key from cluster and remembers the removal with policy.
+func (s *state) remove(cluster, key string, policy agentv1.DeletionPolicy, now time.Time, touched map[*clusterWorks]bool) {
+	cw := s.clusters[cluster]
+	if cw == nil {
+		return
+	}
+	v, ok := cw.works[key]
+	if !ok {
+		return
+	}
+	s.release(v)
+	delete(cw.works, key)
+	cw.removed[key] = removal{policy: policy, rev: s.rev, at: now}
+	cw.removals = append(cw.removals, logEntry{rev: s.rev, key: key})
+	cw.record(s.rev, key)
+	touched[cw] = true
+}
+
+// dropCluster forgets a deleted cluster: its works, its history (a caller
+// following it gets ErrRevisionGone) and its share of the contents.
+func (s *state) dropCluster(name string) {
+	cw := s.clusters[name]
+	if cw == nil {
+		return
+	}
+	for key, v := range cw.works {
+		s.release(v)
+		if ref := s.refs[key]; ref != nil {
+			delete(ref.placed, name)
+		}
+	}
+	delete(s.clusters, name)
+	close(cw.wake)
+}
+
+// placed returns the clusters holding key and their versions. Only Run's
+// goroutine calls it, without the lock (it is the only writer).
+func (s *state) placed(key string) map[string]string {
+	if ref := s.refs[key]; ref != nil {
+		return ref.placed
+	}
+	return nil
+}
+
+// lastPolicy is the deletion policy last published for key.
+func (s *state) lastPolicy(key string) agentv1.DeletionPolicy {
+	if ref := s.refs[key]; ref != nil {
+		return ref.policy
+	}
+	return agentv1.DeletionPolicy_DELETION_POLICY_DELETE
+}

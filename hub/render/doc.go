@@ -1,0 +1,65 @@
+// Package render turns bindings into works: for each target cluster of a
+// binding, the template with its replicas revised by the interpreter,
+// override policies applied in Karmada's order, hub-only fields pruned and
+// ownership labels set (Render, pure and table-tested). Works are a derived
+// view (DESIGN §3): nothing here is stored; the Renderer keeps them in
+// memory, content-addressed.
+//
+// # Usage
+//
+//	r := render.New(st, interp, render.Config{}, logger) // st: *store.Store
+//	srv, err := agentapi.New(cfg, r, statuses, leases, logger) // r is agentapi.Works
+//	err = r.Run(ctx) // one of the hub's workers: lists and watches /tether/
+//	                 // until ctx ends; Current, Changes and Gone wait for
+//	                 // its first publication
+//
+// # What it reads
+//
+// Everything under /tether/ in one watch (so events come in one revision
+// order): templates (any object under /tether/objects/ outside Tether's own
+// groups), their bindings (/tether/bindings/, same suffix),
+// ClusterOverridePolicies and OverridePolicies
+// (/tether/objects/policy.tether.io/...) and Clusters (/tether/clusters/<name>, JSON of api/cluster/v1alpha1.Cluster).
+// A work exists for (template, cluster) when the template, its binding and
+// the Cluster object exist and the binding targets the cluster
+// (spec.clusters, plus spec.requiredBy for dependencies: an attached
+// binding renders as a work of its own template).
+//
+// # Keys, versions, sharing
+//
+// A work's key is its template's store key without the prefix,
+// <group>/<Kind>/<namespace|_>/<name> ("core" for the legacy group); the
+// cluster is implicit in the agent's stream. Its version is the hex SHA-256
+// of the canonical JSON of its manifests, apply options and binding
+// reference, so identical content has one version everywhere. The Renderer
+// holds one copy per version, shared by every cluster holding it: a
+// template duplicated to 100 clusters without overrides is one rendered
+// work. Rendering itself is shared too: clusters that get the same
+// replicas and are selected by the same override rules are rendered once.
+//
+// # What a change re-renders
+//
+// A template or binding spec change: that template's works. An override
+// policy change: the templates its old or new selectors select. A cluster
+// created: the works targeting it; a cluster whose labels, provider,
+// region or zones changed: the works targeting it that some override
+// policy selects; status-only writes of bindings and clusters: nothing. A
+// render that gives the version a cluster already has changes nothing for
+// it. A failed render leaves the cluster its current version and is
+// retried with backoff.
+//
+// # Changes and removals
+//
+// Each publication is one revision (in-memory, not etcd's). Per cluster,
+// Changes returns the keys changed after a revision, coalesced to their
+// latest state. A removed work is remembered (Config.RemovedRetention,
+// Config.MaxRemoved) with its deletion policy, DELETE unless the binding
+// has preserveResourcesOnDeletion (ORPHAN); Gone answers from that memory
+// and from bindings that exist and no longer target the cluster. A
+// cluster in a graceful eviction task, or whose dispatching is suspended,
+// keeps the version it has.
+//
+// It imports the store, the API packages, internal/overrides and the
+// generated agent protocol; the interpreter is consumed through the
+// Interpreter interface.
+package render

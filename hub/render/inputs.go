@@ -1,0 +1,248 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	"github.com/tetherproj/tether/api/codec"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/overrides"
+)
+
+// inputs are the renderer's copy of everything works derive from, keyed by
+// work key (templates, bindings), policy name and cluster name. Only the
+// goroutine of Run touches them.
+type inputs struct {
+	templates map[string]*unstructured.Unstructured
+	bindings  map[string]*workv1alpha1.ResourceBinding
+	cops      map[string]*policyv1alpha1.ClusterOverridePolicy     // by name
+	ops       map[string]map[string]*policyv1alpha1.OverridePolicy // by namespace, name
+	clusters  map[string]*clusterv1alpha1.Cluster                  // by name
+	dirty     map[string]map[string]bool                           // work key → clusters to redo; nil: all
+	dropped   []string                                             // clusters deleted since the last flush
+	// loading skips the marking that scans other objects: after a list,
+	// every work is marked anyway.
+	loading bool
+}
+
+func newInputs() *inputs {
+	return &inputs{
+		templates: map[string]*unstructured.Unstructured{},
+		bindings:  map[string]*workv1alpha1.ResourceBinding{},
+		cops:      map[string]*policyv1alpha1.ClusterOverridePolicy{},
+		ops:       map[string]map[string]*policyv1alpha1.OverridePolicy{},
+		clusters:  map[string]*clusterv1alpha1.Cluster{},
+		dirty:     map[string]map[string]bool{},
+	}
+}
+
+// markAll marks key for every cluster.
+func (in *inputs) markAll(key string) { in.dirty[key] = nil }
+
+// markCluster marks key for one cluster, unless it is marked for all.
+func (in *inputs) markCluster(key, cluster string) {
+	set, ok := in.dirty[key]
+	if ok && set == nil {
+		return
+	}
+	if set == nil {
+		set = map[string]bool{}
+		in.dirty[key] = set
+	}
+	set[cluster] = true
+}
+
+// apply records one stored change and marks the works it affects. A value
+// that does not decode is logged by the caller and treated as absent.
+func (in *inputs) apply(ev store.Event) error {
+	key := ev.KV.Key
+	switch {
+	case strings.HasPrefix(key, store.ClustersPrefix):
+		return in.applyCluster(strings.TrimPrefix(key, store.ClustersPrefix), ev)
+	case strings.HasPrefix(key, store.BindingsPrefix):
+		if ref, ok := store.ParseObjectKey(key); ok {
+			return in.applyBinding(KeyOfRef(ref), ev)
+		}
+	case strings.HasPrefix(key, store.ObjectsPrefix):
+		ref, ok := store.ParseObjectKey(key)
+		switch {
+		case !ok:
+		case isOverrideKey(ref):
+			return in.applyOverride(ref, ev)
+		case ref.Group != "" && codec.OwnGroup(ref.Group+"/v1alpha1"):
+			// Tether's own objects (propagation policies, customizations...).
+		default:
+			return in.applyTemplate(KeyOfRef(ref), ev)
+		}
+	}
+	return nil
+}
+
+func isOverrideKey(ref store.ObjectRef) bool {
+	if ref.Group != policyv1alpha1.GroupName && ref.Group != policyv1alpha1.KarmadaGroupName {
+		return false
+	}
+	return ref.Kind == policyv1alpha1.KindOverridePolicy || ref.Kind == policyv1alpha1.KindClusterOverridePolicy
+}
+
+func (in *inputs) applyTemplate(key string, ev store.Event) error {
+	in.markAll(key)
+	delete(in.templates, key)
+	if ev.Type == store.EventDelete {
+		return nil
+	}
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(ev.KV.Value); err != nil {
+		return fmt.Errorf("decode template %s: %w", key, err)
+	}
+	if got := KeyOf(obj); got != key {
+		return fmt.Errorf("template stored at %s identifies itself as %s", key, got)
+	}
+	in.templates[key] = obj
+	return nil
+}
+
+// applyBinding keeps the binding and marks its works when its spec or
+// identity changed; status-only writes (the aggregator's) change no work.
+func (in *inputs) applyBinding(key string, ev store.Event) error {
+	old := in.bindings[key]
+	if ev.Type == store.EventDelete {
+		delete(in.bindings, key)
+		in.markAll(key)
+		return nil
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+		delete(in.bindings, key)
+		in.markAll(key)
+		return fmt.Errorf("decode binding of %s: %w", key, err)
+	}
+	if b.UID == "" {
+		// The create revision tells a re-created binding from the old one.
+		b.UID = types.UID(strconv.FormatInt(ev.KV.CreateRevision, 10))
+	}
+	b.Status = workv1alpha1.ResourceBindingStatus{}
+	in.bindings[key] = b
+	if old == nil || old.UID != b.UID || old.Name != b.Name || old.Namespace != b.Namespace ||
+		!equality.Semantic.DeepEqual(old.Spec, b.Spec) {
+		in.markAll(key)
+	}
+	return nil
+}
+
+// applyOverride keeps the policy and marks the templates the old or the
+// new version selects.
+func (in *inputs) applyOverride(ref store.ObjectRef, ev store.Event) error {
+	oldSel, hadOld := in.overrideSelectors(ref)
+	in.deleteOverride(ref)
+	var err error
+	if ev.Type == store.EventPut {
+		err = in.putOverride(ref, ev.KV.Value)
+	}
+	newSel, hasNew := in.overrideSelectors(ref)
+	if in.loading {
+		return err
+	}
+	for key, t := range in.templates {
+		if ref.Kind == policyv1alpha1.KindOverridePolicy && t.GetNamespace() != ref.Namespace {
+			continue
+		}
+		if (hadOld && selects(t, oldSel)) || (hasNew && selects(t, newSel)) {
+			in.markAll(key)
+		}
+	}
+	return err
+}
+
+func (in *inputs) putOverride(ref store.ObjectRef, value []byte) error {
+	if ref.Kind == policyv1alpha1.KindClusterOverridePolicy {
+		p := &policyv1alpha1.ClusterOverridePolicy{}
+		if err := json.Unmarshal(value, p); err != nil {
+			return fmt.Errorf("decode ClusterOverridePolicy %s: %w", ref.Name, err)
+		}
+		p.Name = ref.Name
+		in.cops[ref.Name] = p
+		return nil
+	}
+	p := &policyv1alpha1.OverridePolicy{}
+	if err := json.Unmarshal(value, p); err != nil {
+		return fmt.Errorf("decode OverridePolicy %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	p.Namespace, p.Name = ref.Namespace, ref.Name
+	p.SetDefaults()
+	if in.ops[ref.Namespace] == nil {
+		in.ops[ref.Namespace] = map[string]*policyv1alpha1.OverridePolicy{}
+	}
+	in.ops[ref.Namespace][ref.Name] = p
+	return nil
+}
+
+func (in *inputs) deleteOverride(ref store.ObjectRef) {
+	if ref.Kind == policyv1alpha1.KindClusterOverridePolicy {
+		delete(in.cops, ref.Name)
+		return
+	}
+	delete(in.ops[ref.Namespace], ref.Name)
+	if len(in.ops[ref.Namespace]) == 0 {
+		delete(in.ops, ref.Namespace)
+	}
+}
+
+func (in *inputs) overrideSelectors(ref store.ObjectRef) ([]policyv1alpha1.ResourceSelector, bool) {
+	if ref.Kind == policyv1alpha1.KindClusterOverridePolicy {
+		p, ok := in.cops[ref.Name]
+		if !ok {
+			return nil, false
+		}
+		return p.Spec.ResourceSelectors, true
+	}
+	p, ok := in.ops[ref.Namespace][ref.Name]
+	if !ok {
+		return nil, false
+	}
+	return p.Spec.ResourceSelectors, true
+}
+
+// selects reports whether an override policy with selectors applies to
+// obj: empty selectors match everything.
+func selects(obj *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) bool {
+	return len(selectors) == 0 || overrides.MatchesResource(obj, selectors...)
+}
+
+// candidates returns the override policies that select obj, in name order.
+func (in *inputs) candidates(obj *unstructured.Unstructured) ([]policyv1alpha1.ClusterOverridePolicy, []policyv1alpha1.OverridePolicy) {
+	var cops []policyv1alpha1.ClusterOverridePolicy
+	for _, name := range sortedKeys(in.cops) {
+		if p := in.cops[name]; selects(obj, p.Spec.ResourceSelectors) {
+			cops = append(cops, *p)
+		}
+	}
+	var ops []policyv1alpha1.OverridePolicy
+	if ns := obj.GetNamespace(); ns != "" {
+		for _, name := range sortedKeys(in.ops[ns]) {
+			if p := in.ops[ns][name]; selects(obj, p.Spec.ResourceSelectors) {
+				ops = append(ops, *p)
+			}
+		}
+	}
+	return cops, ops
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,123 @@
+package render
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/internal/overrides"
+)
+
+// planKey computes the new state of the works of key on the clusters in
+// only (nil: every cluster). Clusters whose render input is the same (the
+// same replicas, the same override rules selecting them) are rendered once:
+// Render's output depends on the cluster only through those.
+func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool) *plan {
+	p := &plan{key: key, set: map[string]*agentv1.WorkUpsert{}}
+	placed := r.state.placed(key)
+	t, b := r.in.templates[key], r.in.bindings[key]
+	if t == nil || b == nil {
+		p.policy = r.state.lastPolicy(key)
+		for c := range placed {
+			p.drop = append(p.drop, c)
+		}
+		return p
+	}
+	p.exists, p.policy, p.vouch = true, DeletionPolicy(b), map[string]bool{}
+	r.renderTargets(ctx, p, t, b, only)
+	for c := range placed {
+		switch {
+		case p.vouch[c]:
+		case Evicting(b, c) || Suspended(b, c):
+			p.vouch[c] = true // keeps what it has
+		case only == nil || only[c]:
+			p.drop = append(p.drop, c)
+		}
+	}
+	return p
+}
+
+// memoEntry is one render shared by the clusters of one signature.
+type memoEntry struct {
+	up  *agentv1.WorkUpsert
+	err error
+}
+
+// renderTargets renders the work for each target cluster in only. A
+// target that is not a known cluster, or whose dispatching is suspended,
+// keeps what it has.
+func (r *Renderer) renderTargets(ctx context.Context, p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) {
+	cops, ops := r.in.candidates(t)
+	rules := ruleTargets(cops, ops)
+	divided := Divided(b)
+	memo := map[string]memoEntry{}
+	for _, tc := range Targets(b) {
+		p.vouch[tc.Name] = true
+		c := r.in.clusters[tc.Name]
+		if (only != nil && !only[tc.Name]) || c == nil || Suspended(b, tc.Name) {
+			continue
+		}
+		sig := signature(divided, tc.Replicas, c, rules)
+		e, ok := memo[sig]
+		if !ok {
+			w, err := Render(ctx, Input{Template: t, Binding: b, Cluster: c, ClusterOverrides: cops, Overrides: ops}, r.interp)
+			if err == nil {
+				e.up = w.Upsert
+			} else {
+				e.err = err
+				r.log.Warn("work not rendered; the cluster keeps its current version", "work", p.key, "cluster", tc.Name, "error", err)
+				p.failed = true
+			}
+			memo[sig] = e
+		}
+		if e.err == nil {
+			p.set[tc.Name] = e.up
+		}
+	}
+}
+
+// ruleTargets lists the cluster filters of every override rule of the
+// candidate policies (nil: the rule targets every cluster).
+func ruleTargets(cops []policyv1alpha1.ClusterOverridePolicy, ops []policyv1alpha1.OverridePolicy) []*policyv1alpha1.ClusterAffinity {
+	var out []*policyv1alpha1.ClusterAffinity
+	add := func(spec *policyv1alpha1.OverrideSpec) {
+		if len(spec.OverrideRules) == 0 {
+			out = append(out, spec.TargetCluster)
+			return
+		}
+		for i := range spec.OverrideRules {
+			out = append(out, spec.OverrideRules[i].TargetCluster)
+		}
+	}
+	for i := range cops {
+		add(&cops[i].Spec)
+	}
+	for i := range ops {
+		add(&ops[i].Spec)
+	}
+	return out
+}
+
+// signature identifies a cluster's render input for one template: its
+// replicas when they are divided, and which override rules select it.
+func signature(divided bool, replicas int32, c *clusterv1alpha1.Cluster, rules []*policyv1alpha1.ClusterAffinity) string {
+	var sb strings.Builder
+	if divided {
+		sb.WriteString(strconv.FormatInt(int64(replicas), 10))
+	}
+	sb.WriteByte(':')
+	for _, a := range rules {
+		if a == nil || overrides.MatchesCluster(c, *a) {
+			sb.WriteByte('1')
+		} else {
+			sb.WriteByte('0')
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,282 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Defaults of Config.
+const (
+	// DefaultRemovedRetention is how long a cluster remembers a removed
+	// work, so that an agent reconnecting within it is told to delete (or
+	// orphan) the work's objects instead of keeping them until its grace
+	// period ends. Past it, the agent's eviction grace period (DESIGN §4)
+	// takes over.
+	DefaultRemovedRetention = 24 * time.Hour
+	// DefaultMaxRemoved is the most removed works a cluster remembers.
+	DefaultMaxRemoved = 10000
+)
+
+// Tuned constants of the loop.
+const (
+	// relistBackoff is the wait before listing again after a store failure
+	// other than compaction.
+	relistBackoff = 2 * time.Second
+	// retryMin and retryMax bound the wait before rendering again a work
+	// whose render failed (doubling from retryMin, no jitter: one loop).
+	retryMin = time.Second
+	retryMax = time.Minute
+	// maxBatch is the most store events applied before rendering; a burst
+	// of changes to one template renders it once.
+	maxBatch = 1000
+)
+
+// Source is what the renderer reads from the store; *store.Store
+// satisfies it.
+type Source interface {
+	List(ctx context.Context, prefix string) ([]store.KV, int64, error)
+	Watch(ctx context.Context, prefix string, fromRev int64) <-chan store.Event
+}
+
+// Config configures a Renderer; the zero value uses the defaults.
+type Config struct {
+	// RemovedRetention is how long each cluster remembers a removed work
+	// for Gone and Changes (default DefaultRemovedRetention).
+	RemovedRetention time.Duration
+	// MaxRemoved is the most removed works each cluster remembers
+	// (default DefaultMaxRemoved).
+	MaxRemoved int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Renderer keeps every cluster's works derived from the store. Run drives
+// it; Current, Changes and Gone serve the agent streams (agentapi.Works).
+type Renderer struct {
+	src    Source
+	interp Interpreter
+	cfg    Config
+	log    hclog.Logger
+	state  *state
+
+	// applied is the store revision whose changes are all published.
+	applied atomic.Int64
+
+	// Only Run's goroutine uses these.
+	in      *inputs
+	retries map[string]retry
+}
+
+// retry is a work key whose render failed, to render again at at.
+type retry struct {
+	at       time.Time
+	failures int
+}
+
+// New returns a renderer of the objects in src, revising replicas with
+// interp. It renders nothing until Run.
+func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Renderer {
+	if cfg.RemovedRetention <= 0 {
+		cfg.RemovedRetention = DefaultRemovedRetention
+	}
+	if cfg.MaxRemoved <= 0 {
+		cfg.MaxRemoved = DefaultMaxRemoved
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Renderer{src: src, interp: interp, cfg: cfg, log: logger.Named("render"),
+		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}}
+}
+
+// Run lists and watches the store and keeps the works current until ctx
+// ends, then returns nil once the store watch has stopped. A compacted
+// watch lists again at once, another failure after relistBackoff; the
+// published works stay as they are meanwhile, and a new list publishes
+// only what differs.
+func (r *Renderer) Run(ctx context.Context) error {
+	for {
+		err := r.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			r.log.Info("watch revision compacted, listing again")
+			continue
+		}
+		r.log.Warn("store session ended, listing again", "error", err, "backoff", relistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(relistBackoff):
+		}
+	}
+}
+
+// session lists everything, publishes it, then follows the watch until
+// ctx ends or the watch fails. The watch goroutine (in the store) has
+// exited when it returns.
+func (r *Renderer) session(ctx context.Context) error {
+	rev, err := r.load(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	events := r.src.Watch(wctx, store.Root, rev+1)
+	defer func() {
+		cancel()
+		for range events {
+		}
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var last int64
+	for {
+		r.armRetry(timer)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-events:
+			if err := r.batch(ev, ok, events, &last); err != nil {
+				return err
+			}
+		case <-timer.C:
+			r.dueRetries()
+		}
+		r.flush(ctx)
+		r.published(last)
+	}
+}
+
+// published records that every store change up to rev is published.
+func (r *Renderer) published(rev int64) {
+	if rev > r.applied.Load() {
+		r.applied.Store(rev)
+	}
+}
+
+// load replaces the inputs with a fresh list, marks every work (those
+// published before included, so that what is gone is removed) and
+// publishes. It returns the list revision.
+func (r *Renderer) load(ctx context.Context) (int64, error) {
+	kvs, rev, err := r.src.List(ctx, store.Root)
+	if err != nil {
+		return 0, err
+	}
+	r.in = newInputs()
+	r.in.loading = true
+	for _, kv := range kvs {
+		r.apply(store.Event{Type: store.EventPut, KV: kv})
+	}
+	r.in.loading = false
+	for key := range r.in.bindings {
+		r.in.markAll(key)
+	}
+	for key := range r.state.refs {
+		r.in.markAll(key)
+	}
+	r.dropUnknownClusters()
+	r.flush(ctx)
+	r.published(rev)
+	r.log.Debug("loaded", "revision", rev, "templates", len(r.in.templates), "bindings", len(r.in.bindings), "clusters", len(r.in.clusters))
+	return rev, nil
+}
+
+// dropUnknownClusters drops the published clusters with works that a new
+// list no longer has (deleted while the watch was down). Readers create
+// clusters too, hence the lock.
+func (r *Renderer) dropUnknownClusters() {
+	r.state.mu.Lock()
+	defer r.state.mu.Unlock()
+	for name, cw := range r.state.clusters {
+		if r.in.clusters[name] == nil && len(cw.works) > 0 {
+			r.in.dropped = append(r.in.dropped, name)
+		}
+	}
+}
+
+// batch applies ev and the events already waiting, up to maxBatch, and
+// sets last to the revision of the last one applied.
+func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, last *int64) error {
+	for i := 0; ; i++ {
+		if !ok {
+			return errors.New("render: store watch closed")
+		}
+		if ev.Err != nil {
+			return ev.Err
+		}
+		r.apply(ev)
+		*last = ev.KV.Revision
+		if i == maxBatch {
+			return nil
+		}
+		select {
+		case ev, ok = <-events:
+		default:
+			return nil
+		}
+	}
+}
+
+func (r *Renderer) apply(ev store.Event) {
+	if err := r.in.apply(ev); err != nil {
+		r.log.Warn("undecodable object treated as absent", "key", ev.KV.Key, "error", err)
+	}
+}
+
+// flush renders the marked works and publishes them as one revision.
+func (r *Renderer) flush(ctx context.Context) {
+	if len(r.in.dirty) == 0 && len(r.in.dropped) == 0 && r.state.readyDone {
+		return
+	}
+	plans := make([]*plan, 0, len(r.in.dirty))
+	for key, only := range r.in.dirty {
+		p := r.planKey(ctx, key, only)
+		plans = append(plans, p)
+		r.noteResult(key, p.failed)
+	}
+	r.state.commit(plans, r.in.dropped, r.cfg.Now())
+	r.in.dirty = map[string]map[string]bool{}
+	r.in.dropped = nil
+}
+
+// noteResult schedules a retry of a failed key, or forgets a past failure.
+func (r *Renderer) noteResult(key string, failed bool) {
+	if !failed {
+		delete(r.retries, key)
+		return
+	}
+	rt := r.retries[key]
+	wait := min(retryMin<<min(rt.failures, 10), retryMax)
+	r.retries[key] = retry{at: r.cfg.Now().Add(wait), failures: rt.failures + 1}
+}
+
+// armRetry sets timer to the earliest retry (or stops it).
+func (r *Renderer) armRetry(timer *time.Timer) {
+	timer.Stop()
+	var next time.Time
+	for _, rt := range r.retries {
+		if next.IsZero() || rt.at.Before(next) {
+			next = rt.at
+		}
+	}
+	if !next.IsZero() {
+		timer.Reset(max(next.Sub(r.cfg.Now()), 0))
+	}
+}
+
+// dueRetries marks the keys whose retry time has come.
+func (r *Renderer) dueRetries() {
+	now := r.cfg.Now()
+	for key, rt := range r.retries {
+		if !rt.at.After(now) {
+			r.in.markAll(key)
+		}
+	}
+}

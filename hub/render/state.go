@@ -1,0 +1,177 @@
+package render
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// state is what the renderer publishes: every cluster's works and the
+// rendered contents they share. Run's goroutine writes everything under mu
+// and may read refs, contents and readyDone without it, being their only
+// writer. Current, Changes and Gone read under mu, and create empty
+// entries of clusters, so the map clusters is read under mu by everyone.
+type state struct {
+	mu sync.Mutex // guards every field below
+
+	// rev is the revision of the last commit; every commit adds one.
+	rev int64
+	// ready is closed by the first commit: the initial load is published.
+	ready     chan struct{}
+	readyDone bool
+
+	// contents are the rendered works by version, shared by every
+	// cluster that holds that version.
+	contents map[string]*content
+	clusters map[string]*clusterWorks
+	// refs are the published works by work key.
+	refs map[string]*refState
+
+	// retention and maxRemoved bound how long and how many removals each
+	// cluster remembers (Config.RemovedRetention, Config.MaxRemoved).
+	retention  time.Duration
+	maxRemoved int
+}
+
+// content is one rendered work and the number of (cluster, key) holding it.
+type content struct {
+	up      *agentv1.WorkUpsert
+	holders int
+	bytes   int
+}
+
+// refState is one work key as published.
+type refState struct {
+	// policy is the deletion policy of the work's binding, last known.
+	policy agentv1.DeletionPolicy
+	// vouch are the clusters the work belongs to now (targets, retained
+	// evictions and suspensions); Gone vouches for the others.
+	vouch map[string]bool
+	// placed is the version each cluster holds.
+	placed map[string]string
+}
+
+// clusterWorks is one cluster's works and the history Changes reads.
+type clusterWorks struct {
+	works   map[string]string  // work key → version
+	removed map[string]removal // removed work keys still remembered
+	// log lists changes in revision order; an entry is live when last of
+	// its key is its revision (older entries are skipped, then compacted).
+	log  []logEntry
+	last map[string]int64
+	// removals lists removals in revision order, for trimming.
+	removals []logEntry
+	// floor is the oldest revision Changes can answer from: every change
+	// after it is still in log.
+	floor int64
+	// wake is closed and replaced on every change of the cluster.
+	wake chan struct{}
+}
+
+type removal struct {
+	policy agentv1.DeletionPolicy
+	rev    int64
+	at     time.Time
+}
+
+type logEntry struct {
+	rev int64
+	key string
+}
+
+func newState(retention time.Duration, maxRemoved int) *state {
+	return &state{
+		ready:      make(chan struct{}),
+		contents:   map[string]*content{},
+		clusters:   map[string]*clusterWorks{},
+		refs:       map[string]*refState{},
+		retention:  retention,
+		maxRemoved: maxRemoved,
+	}
+}
+
+// cluster returns the cluster's works, creating them empty with history
+// from revision floor; mu held.
+func (s *state) cluster(name string, floor int64) *clusterWorks {
+	cw := s.clusters[name]
+	if cw == nil {
+		cw = &clusterWorks{works: map[string]string{}, removed: map[string]removal{},
+			last: map[string]int64{}, floor: floor, wake: make(chan struct{})}
+		s.clusters[name] = cw
+	}
+	return cw
+}
+
+func (s *state) hold(up *agentv1.WorkUpsert) {
+	if c, ok := s.contents[up.GetVersion()]; ok {
+		c.holders++
+		return
+	}
+	n := 0
+	for _, m := range up.GetManifests() {
+		n += len(m)
+	}
+	s.contents[up.GetVersion()] = &content{up: up, holders: 1, bytes: n}
+}
+
+func (s *state) release(version string) {
+	c := s.contents[version]
+	if c == nil {
+		return
+	}
+	if c.holders--; c.holders <= 0 {
+		delete(s.contents, version)
+	}
+}
+
+// record appends a change of key at rev.
+func (cw *clusterWorks) record(rev int64, key string) {
+	cw.log = append(cw.log, logEntry{rev: rev, key: key})
+	cw.last[key] = rev
+}
+
+// since returns the keys changed after rev, oldest change first, each
+// once.
+func (cw *clusterWorks) since(rev int64) []string {
+	i := sort.Search(len(cw.log), func(i int) bool { return cw.log[i].rev > rev })
+	var keys []string
+	for _, e := range cw.log[i:] {
+		if cw.last[e.key] == e.rev {
+			keys = append(keys, e.key)
+		}
+	}
+	return keys
+}
+
+// trim forgets removals beyond retention or maxRemoved (raising floor past
+// them) and compacts the log once most of it is superseded.
+func (cw *clusterWorks) trim(now time.Time, retention time.Duration, maxRemoved int) {
+	for len(cw.removals) > 0 {
+		e := cw.removals[0]
+		r, ok := cw.removed[e.key]
+		if ok && r.rev == e.rev && now.Sub(r.at) < retention && len(cw.removed) <= maxRemoved {
+			break
+		}
+		cw.removals = cw.removals[1:]
+		if ok && r.rev == e.rev {
+			delete(cw.removed, e.key)
+			delete(cw.last, e.key)
+			cw.floor = max(cw.floor, e.rev)
+		}
+	}
+	if len(cw.log) > 2*len(cw.last)+logSlack {
+		live := make([]logEntry, 0, len(cw.last))
+		for _, e := range cw.log {
+			if cw.last[e.key] == e.rev {
+				live = append(live, e)
+			}
+		}
+		cw.log = live
+	}
+}
+
+// logSlack is how many superseded log entries a cluster may carry beyond
+// its live ones before the log is compacted.
+const logSlack = 1024

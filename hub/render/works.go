@@ -1,0 +1,159 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
+)
+
+// ErrRevisionGone is Changes' error for a revision older than the
+// cluster's remembered history (removals forgotten, or the cluster deleted
+// and registered again). The caller starts over from Current.
+var ErrRevisionGone = errors.New("render: revision no longer available")
+
+// Current returns the cluster's works, sorted by key, and the revision
+// they reflect. It waits for Run's first publication.
+func (r *Renderer) Current(ctx context.Context, cluster string) ([]*agentv1.WorkUpsert, int64, error) {
+	if err := r.waitReady(ctx); err != nil {
+		return nil, 0, err
+	}
+	s := r.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cw := s.cluster(cluster, s.rev)
+	keys := make([]string, 0, len(cw.works))
+	for k := range cw.works {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]*agentv1.WorkUpsert, len(keys))
+	for i, k := range keys {
+		out[i] = s.contents[cw.works[k]].up
+	}
+	return out, s.rev, nil
+}
+
+// Changes blocks until the cluster's works changed after rev (or ctx
+// ends), then returns the changed works, each key once with its latest
+// state (an upsert, or a removal with its deletion policy), oldest change
+// first, and the revision they bring the cluster to.
+func (r *Renderer) Changes(ctx context.Context, cluster string, rev int64) ([]syncstate.Change, int64, error) {
+	if err := r.waitReady(ctx); err != nil {
+		return nil, 0, err
+	}
+	for {
+		changes, now, wake, err := r.changesSince(cluster, rev)
+		if err != nil || len(changes) > 0 {
+			return changes, now, err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
+}
+
+// changesSince returns the changes after rev, or the channel closed at
+// the cluster's next change when there are none.
+func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, int64, <-chan struct{}, error) {
+	s := r.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rev > s.rev {
+		return nil, 0, nil, fmt.Errorf("%w: revision %d is ahead of the renderer's %d", ErrRevisionGone, rev, s.rev)
+	}
+	cw := s.cluster(cluster, s.rev)
+	if rev < cw.floor {
+		return nil, 0, nil, fmt.Errorf("%w: cluster %q has history from revision %d, asked from %d", ErrRevisionGone, cluster, cw.floor, rev)
+	}
+	keys := cw.since(rev)
+	if len(keys) == 0 {
+		return nil, 0, cw.wake, nil
+	}
+	out := make([]syncstate.Change, 0, len(keys))
+	for _, k := range keys {
+		if v, ok := cw.works[k]; ok {
+			out = append(out, syncstate.Change{Key: k, Work: s.contents[v].up})
+		} else if rm, ok := cw.removed[k]; ok {
+			out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+		}
+	}
+	return out, s.rev, nil, nil
+}
+
+// Gone returns removals for the keys the renderer vouches are gone from
+// the cluster: removed while it remembers (with the deletion policy they
+// had), or works of a binding that exists and no longer places them on
+// the cluster (with the binding's policy). Other keys are left out.
+func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]syncstate.Change, error) {
+	if err := r.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	s := r.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cw := s.clusters[cluster]
+	var out []syncstate.Change
+	for _, k := range keys {
+		if cw != nil {
+			if _, ok := cw.works[k]; ok {
+				continue
+			}
+			if rm, ok := cw.removed[k]; ok {
+				out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+				continue
+			}
+		}
+		if ref := s.refs[k]; ref != nil && ref.vouch != nil && !ref.vouch[cluster] {
+			out = append(out, syncstate.Change{Key: k, Policy: ref.policy})
+		}
+	}
+	return out, nil
+}
+
+func (r *Renderer) waitReady(ctx context.Context) error {
+	select {
+	case <-r.state.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats describe the published works.
+type Stats struct {
+	// Revision is the last published revision.
+	Revision int64
+	// StoreRevision is the store revision up to which every change is
+	// published (the renderer's lag behind the store).
+	StoreRevision int64
+	// Clusters is the number of clusters with published state.
+	Clusters int
+	// Works is the number of (cluster, work) pairs.
+	Works int
+	// Contents is the number of distinct rendered works held (shared by
+	// every cluster with the same version), ContentBytes their manifests'
+	// size.
+	Contents     int
+	ContentBytes int64
+}
+
+// Stats returns the current statistics.
+func (r *Renderer) Stats() Stats {
+	s := r.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Revision: s.rev, StoreRevision: r.applied.Load(), Clusters: len(s.clusters), Contents: len(s.contents)}
+	for _, cw := range s.clusters {
+		st.Works += len(cw.works)
+	}
+	for _, c := range s.contents {
+		st.ContentBytes += int64(c.bytes)
+	}
+	return st
+}
