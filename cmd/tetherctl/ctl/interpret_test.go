@@ -169,8 +169,8 @@ spec:
 	}{
 		{"script error", []string{"--operation", "InterpretHealth", "--observed", desired, "--customization", failing},
 			"InterpretHealth", []string{"boom"}},
-		{"no handler", []string{"--operation", "Retain", "--desired", desired, "--observed", desired},
-			"Retain", []string{"not found"}},
+		{"no handler", []string{"--operation", "InterpretComponent", "--desired", desired},
+			"InterpretComponent", []string{"GetComponents not implemented"}},
 		{"unknown operation", []string{"--operation", "Frobnicate", "--desired", desired},
 			"Frobnicate", []string{`unknown operation "Frobnicate"`, "InterpretReplica"}},
 		{"no operation", []string{"--desired", desired}, "", []string{"--operation is required"}},
@@ -245,7 +245,7 @@ func TestInterpretListBuiltins(t *testing.T) {
 		"apps.kruise.io/v1alpha1/SidecarSet": {APIVersion: "apps.kruise.io/v1alpha1", Kind: "SidecarSet", Source: "thirdparty",
 			Operations: []string{"InterpretReplica", "Retain", "AggregateStatus", "InterpretStatus", "InterpretHealth", "InterpretDependency"}},
 		"apps.kruise.io/v1beta1/StatefulSet": {APIVersion: "apps.kruise.io/v1beta1", Kind: "StatefulSet", Source: "thirdparty",
-			Operations: []string{"InterpretReplica", "ReviseReplica", "AggregateStatus", "InterpretStatus", "InterpretHealth", "InterpretDependency"}},
+			Operations: []string{"InterpretReplica", "ReviseReplica", "Retain", "AggregateStatus", "InterpretStatus", "InterpretHealth", "InterpretDependency"}},
 		"v1/Secret": {APIVersion: "v1", Kind: "Secret", Source: "native", Operations: []string{"Retain", "InterpretStatus"}},
 	}
 	for key, w := range want {
