@@ -1,0 +1,135 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetherproj/tether/agent"
+	"github.com/tetherproj/tether/agent/hubclient/hubtest"
+	"github.com/tetherproj/tether/agent/state"
+)
+
+func TestValidateNamesTheFlag(t *testing.T) {
+	ok := agent.Config{HubAddr: "hub:443", CertFile: "c", KeyFile: "k", CAFile: "ca", DataDir: "d"}
+	tests := []struct {
+		name   string
+		modify func(*agent.Config)
+		flag   string // "" for valid
+	}{
+		{"valid", func(*agent.Config) {}, ""},
+		{"no hub", func(c *agent.Config) { c.HubAddr = "" }, "--hub"},
+		{"hub without port", func(c *agent.Config) { c.HubAddr = "hub" }, "--hub"},
+		{"no cert", func(c *agent.Config) { c.CertFile = "" }, "--cert"},
+		{"no key", func(c *agent.Config) { c.KeyFile = "" }, "--key"},
+		{"no ca", func(c *agent.Config) { c.CAFile = "" }, "--ca"},
+		{"no data dir", func(c *agent.Config) { c.DataDir = "" }, "--data-dir"},
+		{"negative grace", func(c *agent.Config) { c.EvictionGrace = -time.Second }, "--eviction-grace"},
+		{"token", func(c *agent.Config) { c.Token = "abc.def" }, "--token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.modify(&c)
+			err := c.Validate()
+			switch {
+			case tt.flag == "" && err != nil:
+				t.Errorf("Validate() = %v; want nil", err)
+			case tt.flag != "" && (err == nil || !strings.Contains(err.Error(), tt.flag)):
+				t.Errorf("Validate() = %v; want an error naming %s", err, tt.flag)
+			}
+		})
+	}
+	c := ok
+	c.Token = "abc.def"
+	if err := c.Validate(); !errors.Is(err, agent.ErrNotImplemented) {
+		t.Errorf("Validate() with --token = %v; want ErrNotImplemented", err)
+	}
+}
+
+func config(certs *hubtest.Certs, addr, dir string, member *agent.Member) agent.Config {
+	return agent.Config{
+		HubAddr: addr, CertFile: certs.CertFile, KeyFile: certs.KeyFile, CAFile: certs.CAFile,
+		DataDir: dir, Member: member, Backoff: func(int) time.Duration { return 20 * time.Millisecond },
+	}
+}
+
+func TestNewRefusesBadFiles(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	member := &agent.Member{Applier: hubtest.NewApplier()}
+	tests := []struct {
+		name   string
+		modify func(*agent.Config)
+		want   string
+	}{
+		{"missing ca", func(c *agent.Config) { c.CAFile = "/nonexistent/ca.crt" }, "--ca"},
+		{"ca without PEM", func(c *agent.Config) { c.CAFile = c.KeyFile + ".missing" }, "--ca"},
+		{"key of another certificate", func(c *agent.Config) { c.KeyFile = c.CAFile }, "--cert"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config(certs, "127.0.0.1:1", t.TempDir(), member)
+			tt.modify(&cfg)
+			if _, err := agent.New(cfg, hclog.NewNullLogger()); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New() = %v; want an error naming %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewRefusesCorruptState(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	dir := t.TempDir()
+	store, err := state.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store.Dir(), "digests.json"), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = agent.New(config(certs, "127.0.0.1:1", dir, &agent.Member{Applier: hubtest.NewApplier()}), hclog.NewNullLogger())
+	if !errors.Is(err, state.ErrCorrupt) {
+		t.Errorf("New() = %v; want state.ErrCorrupt", err)
+	}
+}
+
+// runner records that Run ran until the agent stopped.
+type runner struct{ ran chan struct{} }
+
+func (r *runner) Run(ctx context.Context) error {
+	close(r.ran)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestRunConnectsAndStops(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	hub := hubtest.Start(t, certs, "127.0.0.1:0")
+	r := &runner{ran: make(chan struct{})}
+	applier := hubtest.NewApplier()
+	a, err := agent.New(config(certs, hub.Addr, t.TempDir(), &agent.Member{Applier: applier, Runners: []agent.Runner{r}}), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	s := hub.Next(t)
+	s.Send(t, hubtest.Welcome("hub-a", time.Second), hubtest.Upsert("a", "v1"), hubtest.SyncDone(1))
+	s.Recv(t, hubtest.Acks)
+	<-r.ran
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run() = %v; want nil after cancel", err)
+		}
+	case <-time.After(hubtest.Timeout):
+		t.Fatal("Run did not return after cancel")
+	}
+}

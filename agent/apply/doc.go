@@ -1,0 +1,63 @@
+// Package apply writes a work's objects into the member cluster and keeps
+// them there (DESIGN §4, Apply and Drift). It owns everything the agent does
+// to objects in its own cluster: ordering (Namespaces and CRDs first, CRs
+// only once their CRD is Established), GVK→GVR mapping through a discovery
+// RESTMapper that is refreshed when a kind is unknown, the four strategies,
+// conflict resolution, retain through the interpreter, ownership labels,
+// Events for failures, deletion and orphaning, and the drift watch.
+//
+// # Use
+//
+//	a, err := apply.New(apply.Config{RESTConfig: rc, Interpreter: interp}, logger)
+//	go a.Run(ctx)               // drift informers and workers; returns when ctx ends
+//	ack, err := a.Apply(ctx, w) // per work version (agent/hubclient.Applier)
+//	err = a.Delete(ctx, w, agentv1.DeletionPolicy_DELETION_POLICY_DELETE)
+//
+// agent/status reads what was applied through Snapshot, Keys and Changes.
+//
+// # Strategies
+//
+//   - SERVER_SIDE_APPLY (default): a server-side apply with field manager
+//     "tether-agent" of Retain(desired, observed). Tether forces the apply
+//     on objects it owns (they carry this work's ownership label: taking
+//     back fields another writer changed is what drift correction means)
+//     and on foreign objects only with OVERWRITE. When Retain ran, the
+//     apply carries the observed resourceVersion, so a value read for
+//     retention (an HPA's replicas) cannot be undone by a race; a conflict
+//     is retried from a fresh read, as for UPDATE.
+//   - UPDATE: Karmada's objectwatcher update: resourceVersion, finalizers
+//     and ownerReferences are copied from the observed object, labels and
+//     annotations merged (keys only the member has are kept unless
+//     Karmada's managed-labels/managed-annotations record says the
+//     template dropped them), then Retain, then Update.
+//   - CREATE_ONLY: create when absent, never write an existing object.
+//   - READ_ONLY: never write; the objects are only observed for status.
+//
+// Retain runs through the interpreter before every write of an existing
+// object (when a Retain hook exists for the kind, as in Karmada), so e.g. a
+// Deployment labelled resourcetemplate.karmada.io/retain-replicas=true keeps
+// the replicas an HPA set in the member cluster.
+//
+// # Ownership
+//
+// Every object Tether writes carries the label tether.io/work-key (the work
+// key, or "sha256-<hex>" of it when the key is not a valid label value) and
+// tether.io/binding-uid, and the annotations tether.io/work-key (the full
+// key), tether.io/work-version and tether.io/binding ("namespace/name"). An
+// existing object without our work-key label is foreign: with ABORT (the
+// default) it is left alone and reported as CONFLICT; with OVERWRITE it is
+// taken over.
+//
+// # Drift
+//
+// Run keeps one dynamic informer per applied GVR, filtered by the
+// tether.io/work-key label. A spec or metadata change that Tether did not
+// write (generation, labels or annotations changed, or any change for kinds
+// without a generation), or a deletion, puts the work on a rate-limited
+// queue, and the work's held version is applied again (with retain). The
+// per-work backoff grows while repairs keep coming within fightWindow, so a
+// fight with another controller slows down instead of spinning.
+//
+// It imports internal/interpreter, the generated agent protocol and
+// agent/state; never hub/.
+package apply

@@ -1,0 +1,205 @@
+package apply
+
+import (
+	"context"
+	"maps"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// fightWindow is how long after a repair another drift of the same work
+// counts as the same fight: its backoff keeps growing (client-go's default
+// controller limiter: 5 ms doubling up to 1000 s, and 10 repairs/s overall).
+// A drift after a quiet minute starts again at 5 ms.
+const fightWindow = time.Minute
+
+// watcher holds one informer per applied GVR, filtered by the ownership
+// label, and the drift repair queue.
+type watcher struct {
+	a       *Applier
+	factory dynamicinformer.DynamicSharedInformerFactory
+	kick    chan struct{} // capacity 1: a new informer wants starting
+
+	// mu guards informers, queue, pending and lastRepair.
+	mu        sync.Mutex
+	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	// queue is the repair queue; nil outside run.
+	queue workqueue.TypedRateLimitingInterface[string]
+	// pending holds the keys queued and not yet taken, so that a burst of
+	// events for one drift counts once against the backoff.
+	pending    map[string]bool
+	lastRepair map[string]time.Time
+}
+
+func newWatcher(dyn dynamic.Interface, a *Applier) *watcher {
+	selector := func(o *metav1.ListOptions) { o.LabelSelector = LabelWorkKey }
+	return &watcher{
+		a:          a,
+		factory:    dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, selector),
+		kick:       make(chan struct{}, 1),
+		informers:  map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		pending:    map[string]bool{},
+		lastRepair: map[string]time.Time{},
+	}
+}
+
+// add makes sure objects of gvr are watched.
+func (w *watcher) add(gvr schema.GroupVersionResource) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.informers[gvr]; ok {
+		return
+	}
+	inf := w.factory.ForResource(gvr).Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.observe(gvr, nil, obj) },
+		UpdateFunc: func(old, obj any) { w.observe(gvr, old, obj) },
+		DeleteFunc: func(obj any) { w.gone(gvr, obj) },
+	})
+	w.informers[gvr] = inf
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run starts the informers (and any added later) and the repair worker,
+// and stops and waits for all of them when ctx ends.
+func (w *watcher) run(ctx context.Context) {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tether_drift"})
+	w.mu.Lock()
+	w.queue = q
+	w.mu.Unlock()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.repairs(ctx, q)
+	}()
+	w.factory.Start(ctx.Done())
+	for done := false; !done; {
+		select {
+		case <-w.kick:
+			w.factory.Start(ctx.Done())
+		case <-ctx.Done():
+			done = true
+		}
+	}
+	w.mu.Lock()
+	w.queue = nil
+	w.mu.Unlock()
+	q.ShutDown()
+	wg.Wait()
+	w.factory.Shutdown()
+}
+
+// repairs applies the held versions of drifted works until q shuts down.
+func (w *watcher) repairs(ctx context.Context, q workqueue.TypedRateLimitingInterface[string]) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		w.mu.Lock()
+		delete(w.pending, key)
+		w.mu.Unlock()
+		if ctx.Err() == nil && !w.a.repair(ctx, key) {
+			q.Forget(key)
+		}
+		w.mu.Lock()
+		w.lastRepair[key] = time.Now()
+		w.mu.Unlock()
+		q.Done(key)
+	}
+}
+
+// enqueue schedules a repair of key with the work's backoff.
+func (w *watcher) enqueue(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queue == nil || w.pending[key] {
+		return
+	}
+	if time.Since(w.lastRepair[key]) > fightWindow {
+		w.queue.Forget(key)
+	}
+	w.pending[key] = true
+	w.queue.AddRateLimited(key)
+}
+
+// observe handles an added or updated object: status may have changed;
+// a change Tether did not write to what Tether applied is drift.
+func (w *watcher) observe(gvr schema.GroupVersionResource, oldObj, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key, written, tracked := w.a.tracked(gvr, u)
+	if key == "" {
+		return
+	}
+	w.a.changes.add(key)
+	old, _ := oldObj.(*unstructured.Unstructured)
+	if tracked && old != nil && u.GetResourceVersion() != written && drifted(old, u) {
+		w.a.logger.Debug("drift", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
+		w.enqueue(key)
+	}
+}
+
+// gone handles a deleted object (or one that lost the ownership label).
+func (w *watcher) gone(gvr schema.GroupVersionResource, obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	key, _, tracked := w.a.tracked(gvr, u)
+	if key == "" {
+		return
+	}
+	w.a.changes.add(key)
+	if tracked {
+		w.a.logger.Debug("applied object gone", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
+		w.enqueue(key)
+	}
+}
+
+// drifted says whether an update touched what Tether applies: the spec
+// (generation), labels or annotations; for kinds without a generation,
+// anything.
+func drifted(old, obj *unstructured.Unstructured) bool {
+	return obj.GetGeneration() == 0 || old.GetGeneration() != obj.GetGeneration() ||
+		!maps.Equal(old.GetLabels(), obj.GetLabels()) || !maps.Equal(old.GetAnnotations(), obj.GetAnnotations())
+}
+
+// cached returns the informer's copy of an object. known is false when no
+// synced informer covers gvr (the caller asks the API server instead).
+func (w *watcher) cached(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, known bool) {
+	w.mu.Lock()
+	inf := w.informers[gvr]
+	w.mu.Unlock()
+	if inf == nil || !inf.HasSynced() {
+		return nil, false
+	}
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	item, exists, err := inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	u, ok := item.(*unstructured.Unstructured)
+	return u, ok
+}

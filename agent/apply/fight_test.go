@@ -1,0 +1,50 @@
+package apply_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fightLength is how long the test's rival controller fights the applier.
+const fightLength = 3 * time.Second
+
+// maxRepairs bounds the applier's repairs during the fight. Without a
+// backoff it would repair within milliseconds of every rival write, well
+// over a hundred times; client-go's default controller backoff (5 ms
+// doubling) allows about ten in three seconds.
+const maxRepairs = 25
+
+// TestFightBacksOff: a controller that keeps rewriting an applied field
+// meets a growing backoff, not a spin.
+func TestFightBacksOff(t *testing.T) {
+	a := startApplier(t)
+	const ns = "fight"
+	namespace(t, ns)
+	mustApply(t, a, work(t, "fight/web", "v1", nil, deployment(ns, "web", "nginx:1", 1, nil)), applied)
+
+	ctx, cancel := context.WithTimeout(context.Background(), fightLength)
+	defer cancel()
+	repairs := 0
+	for ctx.Err() == nil {
+		d, err := kube().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err == nil && d.Spec.Template.Spec.Containers[0].Image != "rival:1" {
+			repairs++
+			editDeployment(t, ns, "web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "rival:1" })
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if repairs > maxRepairs {
+		t.Fatalf("applier repaired %d times in %v; want at most %d (backoff)", repairs, fightLength, maxRepairs)
+	}
+	if repairs < 2 {
+		t.Fatalf("applier repaired %d times in %v; want it to keep repairing", repairs, fightLength)
+	}
+	t.Logf("%d repairs in %v", repairs, fightLength)
+}

@@ -1,0 +1,264 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/tetherproj/tether/agent/state"
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+const (
+	resultApplied  = agentv1.ApplyResult_APPLY_RESULT_APPLIED
+	resultFailed   = agentv1.ApplyResult_APPLY_RESULT_FAILED
+	resultConflict = agentv1.ApplyResult_APPLY_RESULT_CONFLICT
+)
+
+// conflictBackoff paces the re-reads after a write lost a race with
+// another writer: 6 tries over about 0.6 s (10 ms doubling), enough to
+// get between a controller's status updates.
+var conflictBackoff = wait.Backoff{Steps: 6, Duration: 10 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
+// target is one manifest resolved against the cluster.
+type target struct {
+	w        state.Work
+	opts     options
+	desired  *unstructured.Unstructured
+	observed *unstructured.Unstructured // nil when absent
+	ri       dynamic.ResourceInterface
+}
+
+// applyOne applies one manifest. The error is non-nil only when the
+// attempt could not be made (ctx ended, API server unreachable).
+func (a *Applier) applyOne(ctx context.Context, w state.Work, opts options, m manifest) (object, error) {
+	o := object{id: m.identity()}
+	if m.err != nil {
+		return o.fail(m.err), nil
+	}
+	mapping, err := a.mapper.mapping(m.obj.GroupVersionKind())
+	if err != nil {
+		return o.fail(err), unreachable(ctx, err)
+	}
+	o.gvr, o.namespaced = mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace
+	t, written, result, err := a.attempt(ctx, w, opts, m, o)
+	o.id.Namespace = t.desired.GetNamespace()
+	if err := unreachable(ctx, err); err != nil {
+		return o, err
+	}
+	o.result, o.written = result, written
+	if err != nil {
+		o.message = err.Error()
+	}
+	if result == resultFailed && opts.strategy != agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY {
+		a.recordFailure(ctx, t.desired, t.observed, o.message)
+	}
+	if result == resultApplied && m.obj.GroupVersionKind().GroupKind() == crdGK {
+		if err := a.waitEstablished(ctx, o.gvr, t.desired.GetName()); err != nil {
+			return o.fail(err), unreachable(ctx, err)
+		}
+	}
+	if o.gvr.Resource != "" && result == resultApplied {
+		a.watch.add(o.gvr)
+	}
+	return o, nil
+}
+
+// attempt reads and writes one object. A write based on a stale read
+// (another writer came between) is retried from a fresh read.
+func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m manifest, o object) (target, string, agentv1.ApplyResult, error) {
+	var t target
+	var written string
+	result := resultFailed
+	err := retry.RetryOnConflict(conflictBackoff, func() error {
+		t = target{w: w, opts: opts, desired: m.obj.DeepCopy()}
+		t.ri = a.resource(o.gvr, o.namespaced, t.desired)
+		if err := t.read(ctx); err != nil {
+			result = resultFailed
+			return err
+		}
+		var err error
+		written, result, err = a.write(ctx, t)
+		return err
+	})
+	return t, written, result, err
+}
+
+// read fetches the existing object, if any.
+func (t *target) read(ctx context.Context) error {
+	obj, err := t.ri.Get(ctx, t.desired.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		t.observed = nil
+		return nil
+	case err != nil:
+		return err
+	}
+	t.observed = obj
+	return nil
+}
+
+func (o object) fail(err error) object {
+	o.result, o.message = resultFailed, err.Error()
+	return o
+}
+
+// unreachable returns err when it means the attempt could not be made: ctx
+// ended or the API server could not be reached.
+func unreachable(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return fmt.Errorf("apply: member API server unreachable: %w", err)
+	}
+	return nil
+}
+
+// resource returns the client for obj's resource, fixing obj's namespace:
+// "default" for a namespaced object without one, none for a cluster-scoped
+// one.
+func (a *Applier) resource(gvr schema.GroupVersionResource, namespaced bool, obj *unstructured.Unstructured) dynamic.ResourceInterface {
+	if !namespaced {
+		obj.SetNamespace("")
+		return a.dyn.Resource(gvr)
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(metav1.NamespaceDefault)
+	}
+	return a.dyn.Resource(gvr).Namespace(obj.GetNamespace())
+}
+
+// write applies t per its strategy and returns the written
+// resourceVersion (empty when nothing was written) and the result.
+func (a *Applier) write(ctx context.Context, t target) (string, agentv1.ApplyResult, error) {
+	if t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY {
+		if t.observed == nil {
+			return "", resultFailed, errors.New("not found (read-only: Tether does not create it)")
+		}
+		return "", resultApplied, nil
+	}
+	if t.observed != nil {
+		if err := t.conflict(); err != nil {
+			return "", resultConflict, err
+		}
+	}
+	stamp(t.desired, t.w.Key, t.w.Version, t.w.Binding)
+	var out *unstructured.Unstructured
+	var err error
+	switch {
+	case t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_CREATE_ONLY && t.observed != nil:
+		return "", resultApplied, nil
+	case t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_SERVER_SIDE_APPLY:
+		out, err = a.serverSideApply(ctx, t)
+	case t.observed == nil:
+		recordManaged(t.desired)
+		out, err = t.ri.Create(ctx, t.desired, metav1.CreateOptions{FieldManager: FieldManager})
+	default:
+		out, err = a.update(ctx, t)
+	}
+	if err != nil {
+		return "", resultFailed, err
+	}
+	return out.GetResourceVersion(), resultApplied, nil
+}
+
+// conflict says why t's existing object may not be written: it is foreign
+// (or another work's) and the resolution is ABORT.
+func (t target) conflict() error {
+	if t.opts.conflict == agentv1.ConflictResolution_CONFLICT_RESOLUTION_OVERWRITE {
+		return nil
+	}
+	switch ownerOf(t.observed, t.w.Key) {
+	case ownerNone:
+		return errors.New("exists and was not created by Tether (conflict resolution Abort)")
+	case ownerOther:
+		return fmt.Errorf("exists and belongs to work %q (conflict resolution Abort)", t.observed.GetAnnotations()[AnnotationWorkKey])
+	default:
+		return nil
+	}
+}
+
+// retain runs the interpreter's Retain on (desired, observed) when a hook
+// exists for the kind, as Karmada's objectwatcher does.
+func (a *Applier) retain(ctx context.Context, desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if observed == nil || !a.retains(desired) {
+		return desired, nil
+	}
+	out, err := a.interp.Retain(ctx, desired, observed)
+	if err != nil {
+		return nil, fmt.Errorf("retain: %w", err)
+	}
+	return out, nil
+}
+
+// retains reports whether the interpreter has a Retain hook for obj's kind.
+func (a *Applier) retains(obj *unstructured.Unstructured) bool {
+	return a.interp.HookEnabled(obj.GroupVersionKind(), configv1alpha1.InterpreterOperationRetain)
+}
+
+// serverSideApply applies Retain(desired, observed) with Tether's field
+// manager, forced on objects Tether owns or may overwrite.
+func (a *Applier) serverSideApply(ctx context.Context, t target) (*unstructured.Unstructured, error) {
+	_, hadStatus := t.desired.Object["status"]
+	body, err := a.retain(ctx, t.desired, t.observed)
+	if err != nil {
+		return nil, err
+	}
+	clean(body, hadStatus)
+	if t.observed != nil && a.retains(body) {
+		// Retain read observed: apply only onto that very version, or an
+		// HPA's scale between the read and the apply would be undone. A
+		// conflict is retried from a fresh read (attempt).
+		body.SetResourceVersion(t.observed.GetResourceVersion())
+	}
+	data, err := body.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	force := t.observed != nil && (ownerOf(t.observed, t.w.Key) == ownerUs ||
+		t.opts.conflict == agentv1.ConflictResolution_CONFLICT_RESOLUTION_OVERWRITE)
+	return t.ri.Patch(ctx, body.GetName(), types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
+}
+
+// clean drops what a typed Retain round trip may add and an apply must not
+// carry.
+func clean(obj *unstructured.Unstructured, keepStatus bool) {
+	unstructured.RemoveNestedField(obj.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(obj.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(obj.Object, "metadata", "uid")
+	unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+	if !keepStatus {
+		delete(obj.Object, "status")
+	}
+}
+
+// update is Karmada's objectwatcher update: copy the cluster's fields,
+// merge labels and annotations, Retain, Update.
+func (a *Applier) update(ctx context.Context, t target) (*unstructured.Unstructured, error) {
+	recordManaged(t.desired)
+	retainClusterFields(t.desired, t.observed)
+	body, err := a.retain(ctx, t.desired, t.observed)
+	if err != nil {
+		return nil, err
+	}
+	return t.ri.Update(ctx, body, metav1.UpdateOptions{FieldManager: FieldManager})
+}

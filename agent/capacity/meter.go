@@ -1,0 +1,167 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// DefaultAPIRefresh is how long API enablements are reused before
+// discovery is asked again: CRDs come and go rarely, and full discovery is
+// one request per group version.
+const DefaultAPIRefresh = 5 * time.Minute
+
+// nonTerminal selects the pods that hold resources.
+const nonTerminal = "status.phase!=Succeeded,status.phase!=Failed"
+
+// Config configures a Meter.
+type Config struct {
+	// RESTConfig reaches the member cluster's API server.
+	RESTConfig *rest.Config
+	// NodeGroupLabel, when set, adds per-group sums by this node label.
+	NodeGroupLabel string
+	// Topology is reported as is (where the cluster runs).
+	Topology *agentv1.Topology
+	// APIRefresh: zero means DefaultAPIRefresh.
+	APIRefresh time.Duration
+}
+
+// Meter measures the member cluster. It implements
+// agent/hubclient.CapacitySource.
+type Meter struct {
+	logger hclog.Logger
+	kube   kubernetes.Interface
+	cfg    Config
+
+	// mu guards apis, apisAt, ready and readySince.
+	mu         sync.Mutex
+	apis       []*agentv1.APIEnablement
+	apisAt     time.Time
+	readySince time.Time
+	ready      bool
+}
+
+// New returns a Meter for the cluster cfg.RESTConfig reaches.
+func New(cfg Config, logger hclog.Logger) (*Meter, error) {
+	if cfg.RESTConfig == nil {
+		return nil, errors.New("capacity: RESTConfig is required")
+	}
+	kube, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	if err != nil {
+		return nil, fmt.Errorf("capacity: clientset: %w", err)
+	}
+	if cfg.APIRefresh <= 0 {
+		cfg.APIRefresh = DefaultAPIRefresh
+	}
+	return &Meter{logger: logger.Named("capacity"), kube: kube, cfg: cfg}, nil
+}
+
+// Heartbeat returns the cluster's version, resource summary (graded by
+// models when any), API enablements, Ready condition and topology.
+func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.Heartbeat, error) {
+	version, err := m.kube.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("capacity: server version: %w", err)
+	}
+	summary, err := m.Summary(ctx, models)
+	if err != nil {
+		return nil, err
+	}
+	apis, err := m.enablements()
+	if err != nil {
+		return nil, err
+	}
+	return &agentv1.Heartbeat{
+		KubernetesVersion: version.GitVersion,
+		ResourceSummary:   summary,
+		ApiEnablements:    apis,
+		Conditions:        []*agentv1.Condition{m.readyCondition(ctx)},
+		Topology:          m.cfg.Topology,
+	}, nil
+}
+
+// Summary lists nodes and non-terminal pods and sums them (see the package
+// doc for what counts).
+func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.ResourceSummary, error) {
+	nodes, err := m.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("capacity: list nodes: %w", err)
+	}
+	pods, err := m.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminal})
+	if err != nil {
+		return nil, fmt.Errorf("capacity: list pods: %w", err)
+	}
+	return summarize(nodes.Items, pods.Items, m.cfg.NodeGroupLabel, models), nil
+}
+
+// enablements returns the served APIs, from discovery at most every
+// APIRefresh. Group versions discovery could not read (an aggregated API
+// that is down) are left out rather than failing the heartbeat.
+func (m *Meter) enablements() ([]*agentv1.APIEnablement, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.apis != nil && time.Since(m.apisAt) < m.cfg.APIRefresh {
+		return m.apis, nil
+	}
+	_, lists, err := m.kube.Discovery().ServerGroupsAndResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("capacity: discovery: %w", err)
+	}
+	if err != nil {
+		m.logger.Warn("some APIs not discovered", "error", err)
+	}
+	m.apis, m.apisAt = apiEnablements(lists), time.Now()
+	return m.apis, nil
+}
+
+// apiEnablements turns discovery lists into the protocol's, sorted, without
+// subresources.
+func apiEnablements(lists []*metav1.APIResourceList) []*agentv1.APIEnablement {
+	var out []*agentv1.APIEnablement
+	for _, l := range lists {
+		e := &agentv1.APIEnablement{GroupVersion: l.GroupVersion}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			e.Resources = append(e.Resources, &agentv1.APIResource{Name: r.Name, Kind: r.Kind, Namespaced: r.Namespaced})
+		}
+		sort.Slice(e.Resources, func(i, j int) bool { return e.Resources[i].Name < e.Resources[j].Name })
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].GroupVersion < out[j].GroupVersion })
+	return out
+}
+
+// readyCondition asks the API server's /readyz; its last transition is
+// when the answer last changed.
+func (m *Meter) readyCondition(ctx context.Context) *agentv1.Condition {
+	body, err := m.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	ready := err == nil
+	m.mu.Lock()
+	if m.readySince.IsZero() || ready != m.ready {
+		m.ready, m.readySince = ready, time.Now()
+	}
+	since := m.readySince
+	m.mu.Unlock()
+	c := &agentv1.Condition{Type: "Ready", LastTransitionTime: timestamppb.New(since)}
+	if ready {
+		c.Status, c.Reason, c.Message = agentv1.ConditionStatus_CONDITION_STATUS_TRUE, "ClusterReady", "the member API server is ready"
+	} else {
+		c.Status, c.Reason, c.Message = agentv1.ConditionStatus_CONDITION_STATUS_FALSE, "ClusterNotReady", fmt.Sprintf("/readyz: %v %s", err, body)
+	}
+	return c
+}

@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/tetherproj/tether/agent/hubclient"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// DefaultEvictionGrace is how long works the hub no longer claims are kept
+// before their objects are deleted (DESIGN §4).
+const DefaultEvictionGrace = 60 * time.Minute
+
+// Config configures an agent; cmd/tether-agent fills it from flags. Error
+// messages name the flag of a field.
+type Config struct {
+	// HubAddr is the hub's address, host:port (--hub).
+	HubAddr string
+	// CertFile and KeyFile are the agent's client certificate and key, PEM
+	// (--cert, --key); they are read again on every connection, so a
+	// certificate replaced on disk is used without a restart.
+	CertFile, KeyFile string
+	// CAFile holds the CA certificates that sign the hub's serving
+	// certificate, PEM (--ca).
+	CAFile string
+	// Token, CAHash and ClusterName are for registration with a bootstrap
+	// token (--token, --ca-hash, --cluster): not implemented yet.
+	Token, CAHash, ClusterName string
+	// Kubeconfig reaches the member cluster (--kubeconfig); empty means the
+	// in-cluster configuration.
+	Kubeconfig string
+	// DataDir holds the local state (--data-dir).
+	DataDir string
+	// EvictionGrace is how long an orphaned work is kept before its
+	// objects are deleted; 0 keeps them forever (--eviction-grace).
+	EvictionGrace time.Duration
+	// AgentVersion is sent to the hub; empty is internal/version.Version.
+	AgentVersion string
+	// Member replaces the member-cluster side built from Kubeconfig: for
+	// in-process tests and the load tool's in-memory members.
+	Member *Member
+	// Backoff overrides the reconnect backoff (tests); nil is the default.
+	Backoff func(attempt int) time.Duration
+}
+
+// Member is the member-cluster side of an agent: what the hub client
+// drives.
+type Member struct {
+	Applier  hubclient.Applier
+	Status   hubclient.StatusSource   // nil: no status reports
+	Capacity hubclient.CapacitySource // nil: heartbeats without capacity
+	// Runners run alongside the hub client until ctx ends (informers,
+	// drift repair); Run waits for them.
+	Runners []Runner
+	// OnSettings, when set, receives the hub's Settings (Welcome, then
+	// every change), e.g. the status reports' minimum interval.
+	OnSettings func(*Settings)
+}
+
+// Settings are the hub's parameters for the agent (agentv1.Settings).
+type Settings = agentv1.Settings
+
+// Runner is a component with a life: Run returns once ctx ends and its
+// goroutines have exited.
+type Runner interface {
+	Run(ctx context.Context) error
+}
+
+// ErrNotImplemented is returned for options that are reserved for a later
+// version.
+var ErrNotImplemented = errors.New("agent: not implemented yet")
+
+// Validate checks c and names the flag of the first bad field.
+func (c Config) Validate() error {
+	if c.Token != "" || c.CAHash != "" || c.ClusterName != "" {
+		return fmt.Errorf("--token, --ca-hash, --cluster: %w: registration with a bootstrap token; "+
+			"start the agent with --cert, --key and --ca", ErrNotImplemented)
+	}
+	if c.HubAddr == "" {
+		return errors.New("--hub: required: the hub's address, host:port")
+	}
+	if _, _, err := net.SplitHostPort(c.HubAddr); err != nil {
+		return fmt.Errorf("--hub %q: want host:port: %v", c.HubAddr, err)
+	}
+	for _, f := range []struct{ flag, value string }{{"--cert", c.CertFile}, {"--key", c.KeyFile}, {"--ca", c.CAFile}} {
+		if f.value == "" {
+			return fmt.Errorf("%s: required: the agent connects with its client certificate (--cert, --key) and the hub CA (--ca)", f.flag)
+		}
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir: required: where the agent keeps the works it holds")
+	}
+	if c.EvictionGrace < 0 {
+		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package hubclient
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/tetherproj/tether/agent/state"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// Books is the agent's pure protocol state: what the hubs have told it (the
+// works held, the hub each came from, the digests reported) and where the
+// current stream is in its sync. It does no I/O: each event returns the
+// Effects the caller carries out (persist, apply, delete, send). It is not
+// safe for concurrent use.
+//
+// Deletion rules (agent/doc.go): a work's objects are deleted only for a
+// WorkDelete from the hub identity the work came from, received on a stream
+// of that hub that has reached SyncDone (deletes that arrive before it wait
+// for it and are dropped if the stream ends first), or when the work has
+// been orphaned (held from a hub that does not claim it) for the grace
+// period.
+type Books struct {
+	hub     string                  // the identity of the hub last welcomed
+	works   map[string]state.Held   // by key
+	digests map[string]state.Digest // reported, by key
+	dirty   bool                    // digests changed since TakeDigests
+	// deleting holds the keys whose deletion was decided and not yet done.
+	deleting map[string]bool
+	// acks holds, per key, the latest apply result and whether it reached
+	// the hub.
+	acks map[string]ackState
+	s    *session // the current stream; nil when none is up
+}
+
+type ackState struct {
+	ack       *agentv1.Ack
+	delivered bool
+}
+
+// session is the state of one stream.
+type session struct {
+	hub       string                            // from Welcome; "" until then
+	synced    bool                              // SyncDone received
+	mentioned map[string]bool                   // keys upserted before SyncDone
+	deferred  map[string]agentv1.DeletionPolicy // WorkDeletes before SyncDone
+}
+
+// Deletion is a decided deletion of a held work's objects.
+type Deletion struct {
+	Work   state.Work
+	Policy agentv1.DeletionPolicy
+	// Evicted is true for an eviction after the grace period, false for a
+	// hub's WorkDelete (which is acknowledged once done).
+	Evicted bool
+}
+
+// Effects are what the caller must do after an event, in this order:
+// write Persist (and Hub when set), remove Forget, then apply, delete and
+// send.
+type Effects struct {
+	Hub     string       // the new hub identity to persist; "" for no change
+	Persist []state.Held // works to write
+	Apply   []state.Work // works to apply
+	Delete  []Deletion   // deletions to carry out
+	Send    []*agentv1.AgentMessage
+	// Notes say what was decided and why, for the log: deletes deferred
+	// or ignored, works orphaned, identity changes.
+	Notes []string
+}
+
+// NewBooks returns the books of a loaded state.
+func NewBooks(snap state.Snapshot) *Books {
+	b := &Books{
+		hub:      snap.HubIdentity,
+		works:    make(map[string]state.Held, len(snap.Works)),
+		digests:  make(map[string]state.Digest, len(snap.Digests)),
+		deleting: map[string]bool{},
+		acks:     map[string]ackState{},
+	}
+	for k, h := range snap.Works {
+		b.works[k] = h
+	}
+	for k, d := range snap.Digests {
+		b.digests[k] = d
+	}
+	return b
+}
+
+// HubIdentity returns the identity of the hub last welcomed.
+func (b *Books) HubIdentity() string { return b.hub }
+
+// Held returns the work held under key.
+func (b *Books) Held(key string) (state.Held, bool) {
+	h, ok := b.works[key]
+	return h, ok
+}
+
+// Len returns the number of works held.
+func (b *Books) Len() int { return len(b.works) }
+
+// Start returns every held work, sorted by key: the agent applies them on
+// start, with or without a hub.
+func (b *Books) Start() []state.Work {
+	out := make([]state.Work, 0, len(b.works))
+	for _, k := range state.Keys(b.works) {
+		out = append(out, b.works[k].Work)
+	}
+	return out
+}
+
+// Hello opens a stream: it returns the Hello to send. It lists only the
+// works held from the hub last welcomed (so no other hub's word can delete
+// them) and their digests at the held version.
+func (b *Books) Hello(agentVersion string) *agentv1.Hello {
+	b.s = &session{mentioned: map[string]bool{}, deferred: map[string]agentv1.DeletionPolicy{}}
+	h := &agentv1.Hello{AgentVersion: agentVersion, LastHubIdentity: b.hub}
+	if b.hub == "" {
+		return h
+	}
+	for _, k := range state.Keys(b.works) {
+		w := b.works[k]
+		if w.Hub != b.hub || w.Orphaned() || b.deleting[k] {
+			continue
+		}
+		h.HeldWorks = append(h.HeldWorks, &agentv1.HeldWork{WorkKey: k, Version: w.Work.Version})
+		if d, ok := b.digests[k]; ok && d.Version == w.Work.Version {
+			h.ReportedStatuses = append(h.ReportedStatuses, &agentv1.ReportedStatus{
+				WorkKey: k, Version: d.Version, StatusDigest: d.Digest,
+			})
+		}
+	}
+	return h
+}
+
+// EndStream forgets the stream: deletes deferred on it are dropped.
+func (b *Books) EndStream() { b.s = nil }
+
+// Synced reports whether the current stream has reached SyncDone.
+func (b *Books) Synced() bool { return b.s != nil && b.s.synced }
+
+// Welcome records the hub's identity for the stream. A new identity is
+// adopted for what it sends; works from the old one are kept (they are
+// orphaned at SyncDone unless the new hub sends them).
+func (b *Books) Welcome(w *agentv1.Welcome) (Effects, error) {
+	if b.s == nil || b.s.hub != "" {
+		return Effects{}, fmt.Errorf("%w: Welcome outside the start of a stream", ErrProtocol)
+	}
+	id := w.GetHubIdentity()
+	if id == "" {
+		return Effects{}, fmt.Errorf("%w: Welcome without a hub identity", ErrProtocol)
+	}
+	b.s.hub = id
+	var e Effects
+	if id != b.hub {
+		if b.hub != "" {
+			e.note("hub identity changed from %q to %q: works from %q are kept, never deleted on the new hub's word, and orphaned unless it sends them", b.hub, id, b.hub)
+		}
+		b.hub = id
+		e.Hub = id
+	}
+	return e, nil
+}
+
+// Upsert records a work from the hub: held from the stream's hub, claimed,
+// to apply.
+func (b *Books) Upsert(u *agentv1.WorkUpsert) (Effects, error) {
+	if err := b.welcomed("WorkUpsert"); err != nil {
+		return Effects{}, err
+	}
+	if u.GetWorkKey() == "" || u.GetVersion() == "" {
+		return Effects{}, fmt.Errorf("%w: WorkUpsert without a work key or version", ErrProtocol)
+	}
+	key := u.GetWorkKey()
+	if !b.s.synced {
+		b.s.mentioned[key] = true
+	}
+	delete(b.s.deferred, key)
+	delete(b.deleting, key)
+	h := state.Held{Work: state.FromUpsert(u), Hub: b.s.hub}
+	b.works[key] = h
+	return Effects{Persist: []state.Held{h}, Apply: []state.Work{h.Work}}, nil
+}
+
+func (b *Books) welcomed(what string) error {
+	if b.s == nil || b.s.hub == "" {
+		return fmt.Errorf("%w: %s before Welcome", ErrProtocol, what)
+	}
+	return nil
+}
+
+func (e *Effects) note(format string, args ...any) {
+	e.Notes = append(e.Notes, fmt.Sprintf(format, args...))
+}
+
+func (e *Effects) merge(o Effects) {
+	if o.Hub != "" {
+		e.Hub = o.Hub
+	}
+	e.Persist = append(e.Persist, o.Persist...)
+	e.Apply = append(e.Apply, o.Apply...)
+	e.Delete = append(e.Delete, o.Delete...)
+	e.Send = append(e.Send, o.Send...)
+	e.Notes = append(e.Notes, o.Notes...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// orphan marks h orphaned at now unless it already is.
+func orphan(h state.Held, now time.Time) state.Held {
+	if !h.Orphaned() {
+		h.OrphanedSince = now
+	}
+	return h
+}

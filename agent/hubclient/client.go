@@ -1,0 +1,234 @@
+package hubclient
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetherproj/tether/agent/state"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/grpc"
+)
+
+// applyWorkers is how many works are applied or deleted at once; a slow
+// work (a CRD waiting to be established) does not hold up the others.
+const applyWorkers = 4
+
+// digestFlushInterval is how often reported status digests are written to
+// the state (they are an optimization: a lost one costs one StatusRequest).
+const digestFlushInterval = 5 * time.Second
+
+// Config configures a Client.
+type Config struct {
+	// Addr is the hub's address, host:port.
+	Addr string
+	// TLS carries the agent's client certificate and the hub CA.
+	TLS *tls.Config
+	// AgentVersion is sent in Hello and Heartbeat.
+	AgentVersion string
+	// Store is the local state; its content is loaded by New.
+	Store *state.Store
+	// Applier applies works; required.
+	Applier Applier
+	// Status produces status reports; nil sends none.
+	Status StatusSource
+	// Capacity describes the cluster for heartbeats; nil sends heartbeats
+	// with only the agent version.
+	Capacity CapacitySource
+	// OnSettings, when set, receives the hub's Settings (from Welcome, then
+	// every change) on the stream's goroutine; it must not block.
+	OnSettings func(*agentv1.Settings)
+	// EvictionGrace is how long an orphaned work is kept before its
+	// objects are deleted; 0 keeps them forever.
+	EvictionGrace time.Duration
+	// Backoff returns the wait before reconnect number attempt (0 for the
+	// first); nil is the jittered exponential backoff of backoff.go.
+	Backoff func(attempt int) time.Duration
+	// DialOptions are added to the client's own (tests).
+	DialOptions []grpc.DialOption
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Client holds the agent's one stream to the hub and reconciles the works
+// it holds (see the package doc). Build it with New; call Run once.
+type Client struct {
+	cfg   Config
+	log   hclog.Logger
+	conn  *grpc.ClientConn
+	queue *queue
+	wake  chan struct{} // buffered, 1: outbox has messages
+
+	mu     sync.Mutex // guards books, outbox and writes to the store
+	books  *Books
+	outbox []*agentv1.AgentMessage // for the current stream; dropped when it ends
+}
+
+// New loads the local state and returns a client; it does not connect
+// yet. A corrupt state file is state.ErrCorrupt.
+func New(cfg Config, logger hclog.Logger) (*Client, error) {
+	if cfg.Addr == "" || cfg.TLS == nil || cfg.Store == nil || cfg.Applier == nil {
+		return nil, errors.New("hubclient: Addr, TLS, Store and Applier are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Backoff == nil {
+		cfg.Backoff = func(attempt int) time.Duration {
+			return backoff(reconnectBase, reconnectMax, attempt, rand.Float64())
+		}
+	}
+	snap, err := cfg.Store.Load()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		cfg:   cfg,
+		log:   logger.Named("hubclient"),
+		conn:  conn,
+		queue: newQueue(cfg.Now),
+		wake:  make(chan struct{}, 1),
+		books: NewBooks(snap),
+	}, nil
+}
+
+// Run applies every held work, then holds the stream to the hub
+// (reconnecting with backoff) and reconciles until ctx ends. It returns
+// nil then, or ErrClusterRemoved; every goroutine it started has exited.
+func (c *Client) Run(ctx context.Context) error {
+	defer c.conn.Close()
+	c.mu.Lock()
+	held := c.books.Start()
+	c.mu.Unlock()
+	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held))
+	for _, w := range held {
+		c.queue.add(w.Key, task{work: w})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	spawn := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
+	for range applyWorkers {
+		spawn(c.work)
+	}
+	spawn(c.evict)
+	spawn(c.flushDigests)
+	err := c.connectLoop(ctx)
+	cancel()
+	wg.Wait()
+	c.flush()
+	return err
+}
+
+// connectLoop holds a stream, and reconnects after backoff when it ends.
+func (c *Client) connectLoop(ctx context.Context) error {
+	attempt := 0
+	for {
+		res := c.stream(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(res.err, ErrClusterRemoved) {
+			return res.err
+		}
+		if res.synced {
+			attempt = 0
+		}
+		wait := c.cfg.Backoff(attempt)
+		attempt++
+		if res.retryAfter > 0 {
+			wait = retryAfterDelay(res.retryAfter, rand.Float64())
+		}
+		c.log.Warn("hub stream ended; reconnecting", "error", res.err, "wait", wait)
+		if !sleep(ctx, wait) {
+			return nil
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// carry out does what e says: writes the state, queues applies and
+// deletions, and queues messages for the stream. mu is held.
+func (c *Client) carryOut(e Effects) {
+	for _, n := range e.Notes {
+		c.log.Info(n)
+	}
+	if e.Hub != "" {
+		if err := c.cfg.Store.PutHub(e.Hub); err != nil {
+			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
+		}
+	}
+	for _, h := range e.Persist {
+		if err := c.cfg.Store.PutWork(h); err != nil {
+			c.log.Error("work not saved; the agent goes on with it in memory", "work", h.Work.Key, "error", err)
+		}
+	}
+	for _, w := range e.Apply {
+		c.queue.add(w.Key, task{work: w})
+	}
+	for i := range e.Delete {
+		d := e.Delete[i]
+		c.queue.add(d.Work.Key, task{deletion: &d})
+	}
+	c.post(e.Send...)
+}
+
+// post queues msgs for the current stream. mu is held.
+func (c *Client) post(msgs ...*agentv1.AgentMessage) {
+	if len(msgs) == 0 {
+		return
+	}
+	c.outbox = append(c.outbox, msgs...)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// flushDigests writes changed digests every digestFlushInterval.
+func (c *Client) flushDigests(ctx context.Context) {
+	t := time.NewTicker(digestFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			c.flush()
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *Client) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.books.TakeDigests(); d != nil {
+		if err := c.cfg.Store.PutDigests(d); err != nil {
+			c.log.Warn("status digests not saved; the hub will ask for statuses again", "error", err)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Package hubclient is the agent's side of the agent protocol (DESIGN §4,
+// §5): the one outbound gRPC stream to the hub, with keepalive, reconnects
+// with capped jittered backoff, and the reconciliation of the works it
+// brings.
+//
+// # Flow
+//
+//	c, err := hubclient.New(hubclient.Config{Addr: addr, TLS: tlsCfg, Store: store,
+//		Applier: applier, Status: status, Capacity: capacity}, logger)
+//	err = c.Run(ctx) // until ctx ends, or ErrClusterRemoved
+//
+// Run loads nothing more (New read the local state, agent/state) and first
+// queues every held work for the Applier, so a restarted agent reconciles
+// what it holds while the hub is unreachable. It then opens a stream:
+// Hello (the hub identity last seen, the works held from it with their
+// versions, the status digests reported for them), Welcome, the hub's
+// upserts and deletes, SyncDone, then changes as they happen. Every upsert
+// is persisted, then applied by a pool of workers (one task per work key
+// at a time, a newer version replacing a waiting one, failures retried with
+// backoff), and every apply result is acknowledged. Heartbeats (capacity)
+// go every Settings.heartbeat_interval; status reports are forwarded as the
+// StatusSource produces them; StatusRequest asks it to send them again.
+// When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
+// and opens another; Goodbye CLUSTER_REMOVED ends Run.
+//
+// # Pure state
+//
+// Books holds what the hubs have told the agent and decides, for each
+// event, what to persist, apply, delete and send (Effects). It does no I/O
+// and is tested with tables; stream.go, handle.go and reconcile.go are the
+// thin I/O around it. The deletion rules live there (see agent/doc.go).
+//
+// # Goroutines
+//
+// Run owns them all and returns once they have exited: applyWorkers
+// workers, the eviction check, the digest writer, and, per stream, the
+// receiver and the heartbeat builder (stopped and waited for when the
+// stream ends). Only the stream's goroutine sends on it.
+//
+// It imports agent/state and the generated agent protocol, never hub/.
+// Test helpers (a fake hub on real gRPC and TLS) are in hubtest.
+package hubclient

@@ -1,0 +1,219 @@
+package hubtest
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+)
+
+// Timeout bounds every wait of the helpers.
+const Timeout = 10 * time.Second
+
+// Hub is a fake hub: an AgentService on real gRPC over TLS (client
+// certificates required) on 127.0.0.1. Each Connect becomes a Stream on
+// Streams, which the test drives by hand.
+type Hub struct {
+	// Addr is the hub's address, host:port.
+	Addr string
+	// Streams receives every stream opened by an agent, after its first
+	// message was read.
+	Streams chan *Stream
+
+	t       testing.TB
+	gs      *grpc.Server
+	served  chan struct{}
+	recvers sync.WaitGroup // receive goroutines; they end once Connect returned
+	agentv1.UnimplementedAgentServiceServer
+}
+
+// Start starts a hub on addr ("127.0.0.1:0" for any port) and stops it
+// when the test ends.
+func Start(t testing.TB, certs *Certs, addr string) *Hub {
+	t.Helper()
+	ln, err := listen(addr)
+	if err != nil {
+		t.Fatalf("hubtest: listen on %s: %v", addr, err)
+	}
+	creds := credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{certs.Server},
+		ClientCAs:    certs.Pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+	})
+	h := &Hub{Addr: ln.Addr().String(), Streams: make(chan *Stream, 16), t: t, served: make(chan struct{})}
+	h.gs = grpc.NewServer(grpc.Creds(creds))
+	agentv1.RegisterAgentServiceServer(h.gs, h)
+	go func() {
+		defer close(h.served)
+		_ = h.gs.Serve(ln)
+	}()
+	t.Cleanup(h.Stop)
+	return h
+}
+
+// listen retries briefly: a restarted hub reuses the port of the old one.
+func listen(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(Timeout)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop closes every stream and the listener, and waits for every goroutine
+// of the hub. It may be called more than once.
+func (h *Hub) Stop() {
+	h.gs.Stop()
+	<-h.served
+	h.recvers.Wait()
+}
+
+// Connect serves one stream: it hands it to the test and waits until the
+// test closes it or the agent goes.
+func (h *Hub) Connect(ss agentv1.AgentService_ConnectServer) error {
+	if p, ok := peer.FromContext(ss.Context()); !ok || p.AuthInfo == nil {
+		return errors.New("hubtest: no TLS peer")
+	}
+	s := &Stream{ss: ss, in: make(chan *agentv1.AgentMessage, 1024), done: make(chan struct{}), gone: make(chan struct{})}
+	first, err := ss.Recv()
+	if err != nil {
+		return err
+	}
+	s.First = first
+	h.recvers.Add(1)
+	go func() {
+		defer h.recvers.Done()
+		s.receive()
+	}()
+	select {
+	case h.Streams <- s:
+	case <-ss.Context().Done():
+		return ss.Context().Err()
+	}
+	select {
+	case <-s.done:
+		return s.err
+	case <-ss.Context().Done():
+		return ss.Context().Err()
+	}
+}
+
+// Next returns the next stream an agent opens.
+func (h *Hub) Next(t testing.TB) *Stream {
+	t.Helper()
+	select {
+	case s := <-h.Streams:
+		return s
+	case <-time.After(Timeout):
+		t.Fatalf("hubtest: no agent stream within %s", Timeout)
+		return nil
+	}
+}
+
+// Stream is one agent stream on the fake hub.
+type Stream struct {
+	// First is the agent's first message (its Hello).
+	First *agentv1.AgentMessage
+
+	ss agentv1.AgentService_ConnectServer
+	in chan *agentv1.AgentMessage // received after First
+	// skipped are received messages Recv passed over; only the test's
+	// goroutine uses it.
+	skipped []*agentv1.AgentMessage
+	gone    chan struct{} // closed when Recv failed
+	once    sync.Once
+	done    chan struct{} // closed by Close
+	err     error         // what Connect returns
+}
+
+func (s *Stream) receive() {
+	defer close(s.gone)
+	for {
+		msg, err := s.ss.Recv()
+		if err != nil {
+			return
+		}
+		select {
+		case s.in <- msg:
+		case <-s.ss.Context().Done():
+			return
+		}
+	}
+}
+
+// Hello returns the agent's Hello.
+func (s *Stream) Hello() *agentv1.Hello { return s.First.GetHello() }
+
+// Send sends msg to the agent.
+func (s *Stream) Send(t testing.TB, msgs ...*agentv1.HubMessage) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := s.ss.Send(m); err != nil {
+			t.Fatalf("hubtest: send %T: %v", m.GetMessage(), err)
+		}
+	}
+}
+
+// Close ends the stream with err (nil: a clean end).
+func (s *Stream) Close(err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.done)
+	})
+}
+
+// Recv returns the next message from the agent for which keep is true
+// (nil keeps all), failing the test after Timeout. Messages passed over
+// stay for later calls, in order.
+func (s *Stream) Recv(t testing.TB, keep func(*agentv1.AgentMessage) bool) *agentv1.AgentMessage {
+	t.Helper()
+	for i, m := range s.skipped {
+		if keep == nil || keep(m) {
+			s.skipped = append(s.skipped[:i:i], s.skipped[i+1:]...)
+			return m
+		}
+	}
+	timeout := time.After(Timeout)
+	for {
+		select {
+		case m := <-s.in:
+			if keep == nil || keep(m) {
+				return m
+			}
+			s.skipped = append(s.skipped, m)
+		case <-timeout:
+			t.Fatalf("hubtest: no wanted agent message within %s", Timeout)
+			return nil
+		}
+	}
+}
+
+// Acks keeps acks only, for Recv.
+func Acks(m *agentv1.AgentMessage) bool { return m.GetAck() != nil }
+
+// Heartbeats keeps heartbeats only, for Recv.
+func Heartbeats(m *agentv1.AgentMessage) bool { return m.GetHeartbeat() != nil }
+
+// Reports keeps status reports only, for Recv.
+func Reports(m *agentv1.AgentMessage) bool { return m.GetStatusReport() != nil }
+
+// WaitGone waits until the agent has closed its side of the stream.
+func (s *Stream) WaitGone(ctx context.Context) error {
+	select {
+	case <-s.gone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,74 @@
+package hubclient
+
+import (
+	"context"
+
+	"github.com/tetherproj/tether/agent/state"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// Applier writes works into the member cluster. agent/apply implements it.
+//
+// The client calls it from one goroutine at a time per work key (never two
+// calls for the same key at once), for every version the hub sends, for
+// every held work when the agent starts (the hub may be unreachable then),
+// and again after a failed result, with backoff. Calls for different keys
+// may run concurrently.
+type Applier interface {
+	// Apply makes the member cluster hold w's objects at w.Version (with
+	// w.Options; retain through the interpreter) and keeps them so (drift)
+	// until the next Apply or Delete of w.Key. The returned Ack carries the
+	// result: APPLIED only when every object applied, otherwise FAILED or
+	// CONFLICT with a message, and one ObjectResult per manifest. The
+	// client fills Ack.work_key and Ack.version when they are empty.
+	//
+	// An error means the attempt could not be made at all (e.g. ctx ended
+	// or the member API server is unreachable); the client acks FAILED with
+	// the error's text and retries with backoff. Apply must be idempotent:
+	// the same version may be applied again.
+	Apply(ctx context.Context, w state.Work) (*agentv1.Ack, error)
+
+	// Delete removes w's objects with policy (DELETE: delete them; ORPHAN:
+	// leave them and strip Tether's ownership labels and annotations) and
+	// stops watching them. It is called only when deletion is safe (an
+	// explicit WorkDelete from the hub the work came from, after that hub's
+	// SyncDone, or an eviction after the grace period; see agent/doc.go).
+	// policy is never UNSPECIFIED. Objects already gone are not an error.
+	Delete(ctx context.Context, w state.Work, policy agentv1.DeletionPolicy) error
+}
+
+// StatusSource produces the status reports of the works the agent holds.
+// agent/status implements it.
+type StatusSource interface {
+	// Reports returns the channel of reports to forward to the hub; it is
+	// the same channel on every call and is never closed while the client
+	// runs. Each report names its work key and version and carries a
+	// digest of its items; reports are coalesced per work and sent only on
+	// change (at most one per Settings.status_min_interval per work).
+	//
+	// The client reads the channel only while a stream is up and welcomed,
+	// so the source should hold the latest report per work rather than a
+	// backlog. It forwards a report only for the version it holds of a
+	// work from the connected hub (others would be discarded by the hub),
+	// and records each digest it sent for the next Hello; the hub asks
+	// with StatusRequest (Resend) for what it lacks.
+	Reports() <-chan *agentv1.StatusReport
+
+	// Resend asks for full reports again, regardless of the digests
+	// already sent, for keys (all works when keys is empty): the hub sent
+	// StatusRequest. It must not block.
+	Resend(keys []string)
+}
+
+// CapacitySource describes the member cluster for heartbeats. agent/status
+// (capacity) implements it.
+type CapacitySource interface {
+	// Heartbeat returns the cluster's capacity, API enablements,
+	// conditions and topology now. models are the hub's resource models
+	// (Settings.resource_models) for ResourceSummary.allocatable_modelings;
+	// empty for none. The client fills Heartbeat.agent_version. It is
+	// called every Settings.heartbeat_interval while a stream is up; on an
+	// error the client sends a heartbeat with only the agent version (the
+	// lease must not lapse because the member API server is slow).
+	Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.Heartbeat, error)
+}

@@ -1,0 +1,117 @@
+package hubclient
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// work is one apply worker: it runs queued tasks until ctx ends.
+func (c *Client) work(ctx context.Context) {
+	for {
+		key, t, ok := c.queue.get(ctx)
+		if !ok {
+			return
+		}
+		if t.deletion != nil {
+			c.delete(ctx, key, t)
+		} else {
+			c.apply(ctx, key, t)
+		}
+		c.queue.done(key)
+	}
+}
+
+// apply applies t.work, records the result and retries a failure later.
+func (c *Client) apply(ctx context.Context, key string, t task) {
+	ack, err := c.cfg.Applier.Apply(ctx, t.work)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		ack = &agentv1.Ack{Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: err.Error()}
+	}
+	if ack == nil {
+		ack = &agentv1.Ack{Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: "the applier returned no result"}
+	}
+	if ack.WorkKey == "" {
+		ack.WorkKey = key
+	}
+	if ack.Version == "" {
+		ack.Version = t.work.Version
+	}
+	c.mu.Lock()
+	c.post(c.books.Result(ack)...)
+	c.mu.Unlock()
+	if ack.GetResult() == agentv1.ApplyResult_APPLY_RESULT_APPLIED {
+		return
+	}
+	c.log.Warn("work not applied; retrying", "work", key, "version", t.work.Version,
+		"result", ack.GetResult(), "message", ack.GetMessage())
+	c.retry(key, t)
+}
+
+// delete carries out t.deletion and forgets the work once it is done.
+func (c *Client) delete(ctx context.Context, key string, t task) {
+	d := *t.deletion
+	err := c.cfg.Applier.Delete(ctx, d.Work, d.Policy)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		c.log.Warn("work not deleted; retrying", "work", key, "policy", d.Policy, "error", err)
+		c.retry(key, t)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	forget, send := c.books.Deleted(d)
+	if !forget {
+		return
+	}
+	if err := c.cfg.Store.DeleteWork(key); err != nil {
+		c.log.Error("deleted work not removed from the state", "work", key, "error", err)
+	}
+	c.log.Info("work deleted", "work", key, "policy", d.Policy, "evicted", d.Evicted)
+	c.post(send...)
+}
+
+// retry queues t again after the apply backoff for its failures.
+func (c *Client) retry(key string, t task) {
+	wait := backoff(applyRetryBase, applyRetryMax, t.failures, rand.Float64())
+	t.failures++
+	c.queue.retry(key, t, c.cfg.Now().Add(wait))
+}
+
+// evict deletes orphaned works past the grace period, checking every
+// evictEvery(grace); it returns at once when eviction is off.
+func (c *Client) evict(ctx context.Context) {
+	grace := c.cfg.EvictionGrace
+	if grace <= 0 {
+		return
+	}
+	t := time.NewTicker(evictEvery(grace))
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		c.mu.Lock()
+		ds := c.books.Evictions(c.cfg.Now(), grace)
+		for _, d := range ds {
+			c.log.Info("evicting orphaned work after the grace period", "work", d.Work.Key, "grace", grace)
+		}
+		c.carryOut(Effects{Delete: ds})
+		c.mu.Unlock()
+	}
+}
+
+// evictEvery is how often orphaned works are checked: a tenth of the grace
+// period (an eviction is at most 10% late), at most a minute.
+func evictEvery(grace time.Duration) time.Duration {
+	return min(max(grace/10, time.Millisecond), time.Minute)
+}

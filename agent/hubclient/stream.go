@@ -1,0 +1,185 @@
+package hubclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// defaultHeartbeatInterval is used when the hub's Settings carry none
+// (hub/agentapi's default).
+const defaultHeartbeatInterval = 10 * time.Second
+
+// streamResult is how a stream ended.
+type streamResult struct {
+	err        error
+	synced     bool          // the stream reached SyncDone
+	retryAfter time.Duration // from Goodbye; 0 for the client's backoff
+}
+
+// conn is one stream's I/O state, owned by Client.stream's goroutine.
+type conn struct {
+	c         *Client
+	stream    agentv1.AgentService_ConnectClient
+	heartbeat chan beatSettings // new Settings, to the heartbeat goroutine
+	res       streamResult
+}
+
+// beatSettings are what the heartbeat goroutine needs of Settings.
+type beatSettings struct {
+	every  time.Duration            // the heartbeat interval
+	models []*agentv1.ResourceModel // for the capacity report
+}
+
+type received struct {
+	msg *agentv1.HubMessage
+	err error
+}
+
+// stream runs one stream from Hello until it ends.
+func (c *Client) stream(ctx context.Context) streamResult {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := agentv1.NewAgentServiceClient(c.conn).Connect(ctx)
+	if err != nil {
+		return streamResult{err: fmt.Errorf("open stream to %s: %w", c.cfg.Addr, err)}
+	}
+	c.mu.Lock()
+	hello := c.books.Hello(c.cfg.AgentVersion)
+	c.mu.Unlock()
+	defer c.endStream()
+	if err := stream.Send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: hello}}); err != nil {
+		return streamResult{err: fmt.Errorf("send Hello: %w", err)}
+	}
+	c.log.Debug("hello sent", "last_hub_identity", hello.GetLastHubIdentity(), "held_works", len(hello.GetHeldWorks()))
+	s := &conn{c: c, stream: stream, heartbeat: make(chan beatSettings, 1)}
+	in := make(chan received)
+	beats := make(chan *agentv1.Heartbeat)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.receive(ctx, in) }()
+	go func() { defer wg.Done(); s.beat(ctx, beats) }()
+	s.res.err = s.loop(ctx, in, beats)
+	cancel() // ends Recv and the heartbeat goroutine
+	wg.Wait()
+	return s.res
+}
+
+// endStream drops what was queued for the stream that ended.
+func (c *Client) endStream() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.books.EndStream()
+	c.outbox = nil
+}
+
+// receive hands every received message to loop until Recv fails.
+func (s *conn) receive(ctx context.Context, in chan<- received) {
+	for {
+		msg, err := s.stream.Recv()
+		select {
+		case in <- received{msg: msg, err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// loop sends and handles messages until the stream ends, and says why.
+func (s *conn) loop(ctx context.Context, in <-chan received, beats <-chan *agentv1.Heartbeat) error {
+	var reports <-chan *agentv1.StatusReport // nil until Welcome
+	for {
+		select {
+		case r := <-in:
+			if r.err != nil {
+				return recvError(r.err)
+			}
+			if err := s.handle(ctx, r.msg); err != nil {
+				return err
+			}
+			if reports == nil && s.c.cfg.Status != nil && s.welcomed() {
+				reports = s.c.cfg.Status.Reports()
+			}
+		case <-s.c.wake:
+			if err := s.drain(); err != nil {
+				return err
+			}
+		case r := <-reports:
+			if err := s.report(r); err != nil {
+				return err
+			}
+		case hb := <-beats:
+			if err := s.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: hb}}); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func recvError(err error) error {
+	if errors.Is(err, io.EOF) {
+		return errors.New("the hub closed the stream")
+	}
+	return fmt.Errorf("receive: %w", err)
+}
+
+func (s *conn) welcomed() bool {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.c.books.s != nil && s.c.books.s.hub != ""
+}
+
+// send sends msg and records its delivery.
+func (s *conn) send(msg *agentv1.AgentMessage) error {
+	if err := s.stream.Send(msg); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	s.c.mu.Lock()
+	s.c.books.Delivered(msg)
+	s.c.mu.Unlock()
+	return nil
+}
+
+// drain sends what the outbox holds.
+func (s *conn) drain() error {
+	for {
+		s.c.mu.Lock()
+		if len(s.c.outbox) == 0 {
+			s.c.mu.Unlock()
+			return nil
+		}
+		msg := s.c.outbox[0]
+		s.c.outbox = s.c.outbox[1:]
+		s.c.mu.Unlock()
+		if err := s.send(msg); err != nil {
+			return err
+		}
+	}
+}
+
+// report forwards r when it describes a held version of the stream's hub.
+func (s *conn) report(r *agentv1.StatusReport) error {
+	s.c.mu.Lock()
+	ok := s.c.books.Report(r)
+	s.c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := s.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: r}}); err != nil {
+		return err
+	}
+	s.c.mu.Lock()
+	s.c.books.Reported(r)
+	s.c.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,140 @@
+package state
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/protobuf/testing/protocmp"
+)
+
+func work(key, version string) Work {
+	return Work{
+		Key: key, Version: version,
+		Manifests: [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)},
+		Options:   &agentv1.ApplyOptions{DeletionPolicy: agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN},
+		Binding:   &agentv1.BindingReference{Namespace: "ns", Name: "b", Uid: "u"},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := Held{Work: work("ns/b/2", "v2"), Hub: "hub-a", OrphanedSince: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	mustDo(t, s.PutHub("hub-b"))
+	mustDo(t, s.PutWork(Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
+	mustDo(t, s.PutWork(Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
+	mustDo(t, s.PutWork(orphan))
+	mustDo(t, s.PutWork(Held{Work: work("gone", "v1"), Hub: "hub-b"}))
+	mustDo(t, s.DeleteWork("gone"))
+	mustDo(t, s.DeleteWork("never-held"))
+	mustDo(t, s.PutDigests(map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
+
+	again, err := Open(dir) // a new agent process on the same directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := again.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Snapshot{
+		HubIdentity: "hub-b",
+		Works: map[string]Held{
+			"ns/b/1": {Work: work("ns/b/1", "v1"), Hub: "hub-b"},
+			"ns/b/2": orphan,
+		},
+		Digests: map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}},
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadEmpty(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load()
+	if err != nil || got.HubIdentity != "" || len(got.Works) != 0 || len(got.Digests) != 0 {
+		t.Errorf("Load() of a new directory = %+v, %v; want an empty state", got, err)
+	}
+}
+
+func TestLoadRemovesUnfinishedWrites(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(s.Dir(), worksDir, tempPrefix+"123")
+	mustDo(t, os.WriteFile(tmp, []byte(`{"half`), 0o600))
+	if _, err := s.Load(); err != nil {
+		t.Fatalf("Load() with a temporary file = %v; want it ignored", err)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("temporary file %s still there after Load", tmp)
+	}
+}
+
+func TestCorruptFileIsAClearError(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    func(s *Store) string
+		content string
+	}{
+		{"truncated work", workFile, `{"format_version":1,"work_key":"a","upsert":{"workK`},
+		{"work with a wrong key", workFile, `{"format_version":1,"work_key":"b","hub_identity":"h","upsert":{"workKey":"b","version":"v1"}}`},
+		{"work with a bad upsert", workFile, `{"format_version":1,"work_key":"a","upsert":{"manifests":"not base64!"}}`},
+		{"hub file of another format", func(s *Store) string { return filepath.Join(s.Dir(), hubFile) }, `{"format_version":7,"hub_identity":"h"}`},
+		{"garbage digests", func(s *Store) string { return filepath.Join(s.Dir(), digestsFile) }, "\x00\x01binary"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, s.PutWork(Held{Work: work("a", "v1"), Hub: "h"}))
+			path := tt.file(s)
+			mustDo(t, os.WriteFile(path, []byte(tt.content), 0o600))
+			_, err = s.Load()
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("Load() = %v; want ErrCorrupt", err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("Load() error %q does not name the file %s", err, path)
+			}
+		})
+	}
+}
+
+func workFile(s *Store) string { return filepath.Join(s.Dir(), worksDir, fileName("a")) }
+
+func TestWorkHelpers(t *testing.T) {
+	w := work("k", "v")
+	if got := FromUpsert(w.Upsert()); !cmp.Equal(got, w, protocmp.Transform()) {
+		t.Errorf("FromUpsert(Upsert()) = %+v; want %+v", got, w)
+	}
+	if got := (Work{}).DeletionPolicy(); got != agentv1.DeletionPolicy_DELETION_POLICY_DELETE {
+		t.Errorf("DeletionPolicy() of no options = %s; want DELETE", got)
+	}
+	if got := w.DeletionPolicy(); got != agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN {
+		t.Errorf("DeletionPolicy() = %s; want ORPHAN", got)
+	}
+}
+
+func mustDo(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

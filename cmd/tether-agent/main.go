@@ -1,0 +1,93 @@
+// Command tether-agent runs in a member cluster: it opens one outbound
+// stream to the hub, applies the works it receives, reports their status
+// and keeps the cluster in shape while the hub is away. Flags → agent.Config
+// → agent.New → Run; `tether-agent --help` lists the flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tetherproj/tether/agent"
+	"github.com/tetherproj/tether/internal/logging"
+	"github.com/tetherproj/tether/internal/version"
+)
+
+const binary = "tether-agent"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, opts, showVersion, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
+		return 2
+	}
+	if showVersion {
+		fmt.Fprintln(stdout, version.String(binary))
+		return 0
+	}
+	logger, err := logging.New(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: -log-format, -log-level: %v\n", binary, err)
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
+		return 2
+	}
+	a, err := agent.New(cfg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
+		return 1
+	}
+	if err := a.Run(ctx); err != nil {
+		logger.Error("agent stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// parse reads the flags into the agent's config and the logging options.
+func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool, error) {
+	fs := flag.NewFlagSet(binary, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg agent.Config
+	opts := logging.Options{Name: binary}
+	fs.StringVar(&cfg.HubAddr, "hub", "", "the hub's address, host:port (required)")
+	fs.StringVar(&cfg.CertFile, "cert", "", "the agent's client certificate, PEM")
+	fs.StringVar(&cfg.KeyFile, "key", "", "the client certificate's private key, PEM")
+	fs.StringVar(&cfg.CAFile, "ca", "", "the hub CA certificate(s), PEM")
+	fs.StringVar(&cfg.Token, "token", "", "bootstrap token for registration (not implemented yet)")
+	fs.StringVar(&cfg.CAHash, "ca-hash", "", "the hub CA's pin, sha256:<hex>, for registration (not implemented yet)")
+	fs.StringVar(&cfg.ClusterName, "cluster", "", "the cluster name to register (not implemented yet)")
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster; empty: in-cluster configuration")
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the agent's local state (required)")
+	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,
+		"how long works no hub claims are kept before their objects are deleted; 0 keeps them")
+	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
+	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return cfg, opts, false, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, opts, false, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
+	}
+	return cfg, opts, *showVersion, nil
+}

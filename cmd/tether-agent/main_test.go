@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestRunRefusesBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"no flags", nil, 2, "--hub"},
+		{"no certificate", []string{"--hub", "h:1", "--data-dir", "/tmp/x"}, 2, "--cert"},
+		{"token", []string{"--token", "a.b"}, 2, "not implemented yet"},
+		{"bad log format", []string{"--hub", "h:1", "-log-format", "xml"}, 2, "format"},
+		{"unknown flag", []string{"--nope"}, 2, "nope"},
+		{"argument", []string{"extra"}, 2, "unexpected argument"},
+		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("run(%q) = %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.want)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "tether-agent ") {
+		t.Errorf("run(--version) = %d, %q; want 0 and the version line", code, stdout.String())
+	}
+}
