@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +14,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
 // Ownership labels and annotations that Render puts on every object it
@@ -126,4 +128,17 @@ func seal(key string, obj *unstructured.Unstructured, opts *agentv1.ApplyOptions
 		ApplyOptions: opts,
 		Binding:      ref,
 	}, nil
+}
+
+// setTemplateGeneration records the generation of the template the object
+// was rendered from, under Karmada's annotation: the member's status
+// reflection compares it with the workload's observedGeneration to tell
+// whether the member has caught up with this revision of the template.
+func setTemplateGeneration(obj *unstructured.Unstructured, generation int64) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[native.GenerationAnnotation] = strconv.FormatInt(generation, 10)
+	obj.SetAnnotations(annotations)
 }

@@ -90,6 +90,7 @@ func Render(ctx context.Context, in Input, interp Interpreter) (*Work, error) {
 	obj = res.Object
 	Prune(obj)
 	setOwnership(obj, in.Binding, key)
+	setTemplateGeneration(obj, in.Template.GetGeneration())
 	up, err := seal(key, obj, applyOptions(in.Binding), bindingRef(in.Binding))
 	if err != nil {
 		return nil, fmt.Errorf("render %s for cluster %s: %w", key, in.Cluster.Name, err)

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"github.com/tetherproj/tether/internal/interpreter/native"
 	"strings"
 	"testing"
 
@@ -67,11 +68,11 @@ func TestRender(t *testing.T) {
 		path: []string{"metadata", "labels"},
 		want: map[string]any{"app": "web", LabelManaged: "true", LabelBindingID: "b-1"},
 	}, {
-		name: "ownership annotations name the binding and the work",
+		name: "ownership annotations name the binding, the work and the template generation",
 		in:   Input{Template: object(t, deploymentYAML), Binding: binding(duplicated(), 6, target("eu-1", 6)), Cluster: eu},
 		path: []string{"metadata", "annotations"},
 		want: map[string]any{"team": "blue", AnnotationBindingNamespace: "default", AnnotationBindingName: "web-deployment",
-			AnnotationWorkKey: "apps/Deployment/default/web"},
+			AnnotationWorkKey: "apps/Deployment/default/web", native.GenerationAnnotation: "3"},
 	}, {
 		name: "CRD kind without a revise hook passes through divided",
 		in: Input{Template: object(t, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: default}\nspec: {replicas: 6}\n"),
