@@ -27,9 +27,9 @@
 //	}
 //
 // Adding a kind: add a YAML file under its project's folder (one RIC, named
-// thirdparty-<project>-<kind>; a new folder also goes into the go:embed line
-// of thirdparty.go), list its operations in wantOperations of
-// thirdparty_test.go, and write test documents for every operation it
+// thirdparty-<project>-<kind>; every <folder>/*.yaml is embedded), list its
+// operations in the project's <project>_test.go (which adds them to
+// wantOperations), and write test documents for every operation it
 // defines in testdata/<project>/<kind>.yaml (inputs and expected outputs, in
 // the layout of Karmada's third-party test documents).
 package thirdparty

@@ -9,7 +9,7 @@ import (
 
 // files holds the customization documents, one RIC per file.
 //
-//go:embed kruise/*.yaml
+//go:embed */*.yaml
 var files embed.FS
 
 // NamedYAML is one embedded customization file: its path inside the package

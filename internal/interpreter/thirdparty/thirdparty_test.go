@@ -28,16 +28,10 @@ const (
 )
 
 // wantOperations is, per target, the operations the built-in customization
-// defines (interpreter-spec §11).
-var wantOperations = map[string][]configv1alpha1.InterpreterOperation{
-	"apps.kruise.io/v1alpha1/AdvancedCronJob":  {aggregate, dependency},
-	"apps.kruise.io/v1alpha1/BroadcastJob":     {retain, replica, revise, status, aggregate, health, dependency},
-	"apps.kruise.io/v1alpha1/CloneSet":         {retain, replica, revise, status, aggregate, health, dependency}, // Retain: a Tether addition
-	"apps.kruise.io/v1alpha1/DaemonSet":        {status, aggregate, health, dependency},
-	"apps.kruise.io/v1alpha1/SidecarSet":       {retain, replica, status, aggregate, health, dependency},
-	"apps.kruise.io/v1alpha1/UnitedDeployment": {replica, revise, status, aggregate, health, dependency},
-	"apps.kruise.io/v1beta1/StatefulSet":       {retain, replica, revise, status, aggregate, health, dependency}, // Retain: a Tether addition
-}
+// defines (interpreter-spec §11). Each project's file (kruise_test.go, ...)
+// adds its kinds in an init function, so that projects are added
+// independently.
+var wantOperations = map[string][]configv1alpha1.InterpreterOperation{}
 
 // allOperations are the operations a RIC can customize, in spec order.
 var allOperations = []configv1alpha1.InterpreterOperation{retain, replica, component, revise, status, aggregate, health, dependency}
