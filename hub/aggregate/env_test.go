@@ -1,0 +1,160 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+const waitTimeout = 20 * time.Second
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines leaked after the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func leakedGoroutines(wait time.Duration) string {
+	deadline := time.Now().Add(wait)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+		var leaked []string
+		for _, g := range stacks[1:] {
+			if strings.Contains(g, "tether/hub/aggregate.") || strings.Contains(g, "tether/hub/store.(*Store).Watch") ||
+				strings.Contains(g, "tether/hub/clusters.(*Leases)") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 || time.Now().After(deadline) {
+			return strings.Join(leaked, "\n\n")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	st     *store.Store
+	clock  *clusterstest.Clock
+	leases *clusters.Leases
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("store.Open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clock := clusterstest.NewClock(t0)
+	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: clusters.New(clusters.Config{LeaseDuration: 40 * time.Second, Clock: clock})}
+	e.goRun("leases", e.leases.Run)
+	return e
+}
+
+func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	stopped := false
+	stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			e.t.Errorf("%s Run = %v; want nil after cancel", what, err)
+		}
+	}
+	e.t.Cleanup(stop)
+	return stop
+}
+
+func (e *env) start(cfg Config) (*Aggregator, func()) {
+	cfg.Clock = e.clock
+	a := New(e.st, newInterpreter(e.t), e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
+	return a, e.goRun("aggregate", a.Run)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+func (e *env) heartbeat(names ...string) {
+	for _, n := range names {
+		e.leases.Heartbeat(n, &agentv1.Heartbeat{})
+	}
+}
+
+func (e *env) put(key string, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.st.Put(e.ctx, key, data); err != nil {
+		e.t.Fatalf("put %s: %v", key, err)
+	}
+}
+
+func (e *env) getBinding(ref store.ObjectRef) *workv1alpha1.ResourceBinding {
+	kv, err := e.st.Get(e.ctx, store.BindingKey(ref))
+	if err != nil {
+		e.t.Fatalf("get binding: %v", err)
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(kv.Value, b); err != nil {
+		e.t.Fatalf("decode binding: %v", err)
+	}
+	return b
+}
+
+func (e *env) waitBinding(ref store.ObjectRef, what string, cond func(*workv1alpha1.ResourceBinding) bool) *workv1alpha1.ResourceBinding {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		b := e.getBinding(ref)
+		if cond(b) {
+			return b
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; binding: %s", what, jsonString(b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *env) revision() int64 {
+	_, rev, err := e.st.List(e.ctx, store.BindingsPrefix)
+	if err != nil {
+		e.t.Fatalf("list: %v", err)
+	}
+	return rev
+}

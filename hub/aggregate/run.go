@@ -1,0 +1,211 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// relistBackoff is how long Run waits before listing again after a session
+// failed for another reason than compaction. No jitter: only the leader
+// runs the aggregator.
+const relistBackoff = 2 * time.Second
+
+// errWatchClosed ends a session whose watch channel closed without error.
+var errWatchClosed = errors.New("aggregate: watch closed")
+
+// runState is the state of the goroutine running Run.
+type runState struct {
+	graceUntil time.Time
+	graceOver  bool
+	states     map[string]clusters.State // lease state by cluster
+	bindings   map[string]*entry         // by binding key
+	dirty      map[string]bool           // binding keys to flush
+
+	passes atomic.Uint64 // flush passes done, for tests
+	writes atomic.Uint64 // bindings written, for tests
+}
+
+// entry is one cached binding.
+type entry struct {
+	b   *workv1alpha1.ResourceBinding
+	enc string // jsonString(b)
+	rev int64
+}
+
+// Run writes aggregated statuses until ctx ends, then returns nil. A
+// compacted watch lists again; other store failures list again after
+// relistBackoff. Its goroutines have exited when it returns.
+func (a *Aggregator) Run(ctx context.Context) error {
+	a.run.graceUntil = a.cfg.Clock.Now().Add(a.cfg.StartupGrace)
+	leaseCh := make(chan struct{}, 1)
+	lctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		followLeases(lctx, a.leases, leaseCh)
+	}()
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for {
+		err := a.session(ctx, leaseCh)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			a.log.Info("watch revision compacted, listing again")
+			continue
+		}
+		a.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(relistBackoff):
+		}
+	}
+}
+
+// followLeases signals ch (without blocking) after every lease change.
+func followLeases(ctx context.Context, leases Leases, ch chan<- struct{}) {
+	var rev uint64
+	for {
+		var err error
+		if rev, err = leases.Wait(ctx, rev); err != nil {
+			return
+		}
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// session lists the bindings, then flushes the dirty ones at most once
+// per flush interval, until ctx ends or the watch fails.
+func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error {
+	rev, err := a.load(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	events := a.store.Watch(wctx, store.BindingsPrefix, rev+1)
+	defer func() {
+		cancel()
+		for range events {
+		}
+	}()
+	flush := time.NewTimer(a.cfg.FlushInterval)
+	defer flush.Stop()
+	armed := true
+	var grace <-chan time.Time
+	if !a.run.graceOver {
+		grace = a.cfg.Clock.At(a.run.graceUntil)
+	}
+	for {
+		if !armed && len(a.run.dirty) > 0 {
+			flush.Reset(a.cfg.FlushInterval)
+			armed = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-events:
+			if !ok {
+				return errWatchClosed
+			}
+			if ev.Err != nil {
+				return ev.Err
+			}
+			a.applyBinding(ev)
+		case <-a.kick:
+			for _, k := range a.takePending() {
+				a.run.dirty[k] = true
+			}
+		case <-leaseCh:
+			a.refreshStates()
+		case <-grace:
+			grace = nil
+			a.refreshStates()
+		case <-flush.C:
+			armed = false
+			a.flushAll(ctx)
+		}
+	}
+}
+
+// load lists the bindings into the cache and marks them all dirty.
+func (a *Aggregator) load(ctx context.Context) (int64, error) {
+	kvs, rev, err := a.store.List(ctx, store.BindingsPrefix)
+	if err != nil {
+		return 0, err
+	}
+	a.run.bindings = make(map[string]*entry, len(kvs))
+	a.run.dirty = make(map[string]bool, len(kvs))
+	for _, kv := range kvs {
+		a.applyBinding(store.Event{Type: store.EventPut, KV: kv})
+	}
+	a.run.states = nil
+	a.refreshStates()
+	return rev, nil
+}
+
+// applyBinding updates the cache and marks the binding dirty; the echo of
+// the aggregator's own write is skipped.
+func (a *Aggregator) applyBinding(ev store.Event) {
+	key := ev.KV.Key
+	if ev.Type == store.EventDelete {
+		delete(a.run.bindings, key)
+		delete(a.run.dirty, key)
+		a.dropBinding(key)
+		return
+	}
+	if cur, ok := a.run.bindings[key]; ok && cur.rev >= ev.KV.Revision {
+		return
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+		a.log.Warn("binding not decodable, skipped", "key", key, "error", err)
+		delete(a.run.bindings, key)
+		return
+	}
+	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision}
+	a.run.dirty[key] = true
+}
+
+// refreshStates reads the lease states; when a cluster's state or the
+// start-up grace changed, every binding is marked dirty.
+func (a *Aggregator) refreshStates() {
+	leases, _ := a.leases.List()
+	states := make(map[string]clusters.State, len(leases))
+	for _, l := range leases {
+		states[l.Cluster] = l.State
+	}
+	graceOver := !a.cfg.Clock.Now().Before(a.run.graceUntil)
+	if a.run.states != nil && maps.Equal(states, a.run.states) && graceOver == a.run.graceOver {
+		return
+	}
+	a.run.states, a.run.graceOver = states, graceOver
+	for key := range a.run.bindings {
+		a.run.dirty[key] = true
+	}
+}
+
+// stale reports whether a cluster's statuses are stale: its lease is
+// Unknown, or it has none and the start-up grace is over.
+func (a *Aggregator) stale(cluster string) bool {
+	if st, ok := a.run.states[cluster]; ok {
+		return st == clusters.StateUnknown
+	}
+	return a.run.graceOver
+}

@@ -1,0 +1,105 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+var webRef = store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "web"}
+
+func memberStatus(ready int) string {
+	return fmt.Sprintf(`{"generation":1,"resourceTemplateGeneration":1,"observedGeneration":1,"replicas":%d,"readyReplicas":%d,"availableReplicas":%d,"updatedReplicas":%d}`, ready, ready, ready, ready)
+}
+
+func readyReplicas(b *workv1alpha1.ResourceBinding) int64 {
+	raw, ok := TemplateStatus(b)
+	if !ok {
+		return -1
+	}
+	var st struct{ ReadyReplicas int64 }
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return -1
+	}
+	return st.ReadyReplicas
+}
+
+func healthOf(b *workv1alpha1.ResourceBinding, cluster string) configv1alpha1.ResourceHealth {
+	for _, it := range b.Status.AggregatedStatus {
+		if it.ClusterName == cluster {
+			return it.Health
+		}
+	}
+	return ""
+}
+
+func TestAggregatorReportsStaleAndRestart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.put(store.ObjectKey(webRef), deployment(t).Object)
+	e.put(store.BindingKey(webRef), webBinding("m1", "m2"))
+	e.heartbeat("m1", "m2")
+	a, stop := e.start(Config{})
+
+	report := func(a *Aggregator, cluster string, ready int) {
+		r := &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: fmt.Sprint(ready), Manifests: []*agentv1.ManifestStatus{
+			manifest("web", agentv1.Health_HEALTH_HEALTHY, true, memberStatus(ready))}}
+		if err := a.Report(ctx, cluster, r); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+	}
+	// A burst of reports is coalesced into few writes.
+	for i := range 10 {
+		report(a, "m1", i%3)
+	}
+	report(a, "m1", 2)
+	report(a, "m2", 1)
+	b := e.waitBinding(webRef, "readyReplicas 3", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 3 })
+	if healthOf(b, "m1") != configv1alpha1.ResourceHealthy || healthOf(b, "m2") != configv1alpha1.ResourceHealthy || len(StaleClusters(b)) != 0 {
+		t.Errorf("items = %+v; want both Healthy, none stale", b.Status.AggregatedStatus)
+	}
+	if w := a.run.writes.Load(); w > 3 {
+		t.Errorf("%d writes for 12 reports in a burst; want them coalesced", w)
+	}
+
+	// m2 stops heartbeating: its lease runs out at 40s.
+	e.clock.Advance(30 * time.Second)
+	e.heartbeat("m1")
+	e.clock.Advance(11 * time.Second)
+	b = e.waitBinding(webRef, "m2 stale", func(b *workv1alpha1.ResourceBinding) bool { return len(StaleClusters(b)) == 1 })
+	if got := StaleClusters(b); got[0] != "m2" || healthOf(b, "m2") != configv1alpha1.ResourceUnknown || readyReplicas(b) != 2 {
+		t.Errorf("stale %v, m2 health %s, readyReplicas %d; want m2 stale, Unknown, readyReplicas 2 (m1's only)", got, healthOf(b, "m2"), readyReplicas(b))
+	}
+	for _, it := range b.Status.AggregatedStatus {
+		if it.ClusterName == "m2" && (!it.Applied || it.Status != nil) {
+			t.Errorf("m2 item = %+v; want applied kept and no status", it)
+		}
+	}
+
+	// A restarted aggregator (empty memory) writes nothing.
+	stop()
+	rev := e.revision()
+	a2, _ := e.start(Config{})
+	deadline := time.Now().Add(waitTimeout)
+	for a2.run.passes.Load() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := e.revision(); got != rev || a2.run.writes.Load() != 0 {
+		t.Errorf("after a restart: revision %d → %d, %d writes; want none", rev, got, a2.run.writes.Load())
+	}
+
+	// m2 comes back and reports again: fresh again.
+	e.heartbeat("m2")
+	report(a2, "m2", 1)
+	e.waitBinding(webRef, "m2 fresh", func(b *workv1alpha1.ResourceBinding) bool {
+		return len(StaleClusters(b)) == 0 && readyReplicas(b) == 3 && healthOf(b, "m2") == configv1alpha1.ResourceHealthy
+	})
+}

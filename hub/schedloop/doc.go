@@ -1,0 +1,116 @@
+// Package schedloop is the hub's scheduling loop: it watches bindings,
+// registered clusters and cluster leases, decides which bindings need
+// (re)scheduling, runs the pure hub/scheduler on them, and writes the
+// result back to the binding with optimistic concurrency. It also plays
+// Karmada's taint manager (NoExecute failover) and graceful eviction
+// controller for the bindings it schedules.
+//
+// # Usage
+//
+//	leases := clusters.New(clusters.Config{})
+//	loop := schedloop.New(st, leases, schedloop.Config{}, logger)
+//	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
+//
+// Run must run only on the leader (DESIGN §3). Pure parts, each table
+// tested: BuildMembers (clusters + leases → the scheduler's clusters and
+// their taints), NeedsSchedule (spec §3), BuildInput, TaintEvictions,
+// AssessTasks, and Step, which composes them for one binding.
+//
+// # When a binding is scheduled (NeedsSchedule, scheduler spec §3)
+//
+// In order, the first that holds: never scheduled (no applied-placement
+// record); placement changed against the applied one (for
+// clusterAffinities only the observed term); assigned replicas do not add
+// up to spec.replicas (Divided) or differ from it (explicit Duplicated);
+// rescheduleTriggeredAt later than lastScheduledTime; Duplicated or
+// non-workload (replicas 0) bindings on every change of a binding or of
+// the cluster snapshot; a target cluster being deleted or gone from the
+// snapshot (Tether adds "gone": a removed Cluster with no lease). A Divided
+// binding is not rebalanced when clusters come, go or change capacity, as in
+// Karmada. Dependency bindings (nil placement), bindings of another
+// scheduler and bindings with spec.suspension.scheduling are skipped.
+//
+// A decision that yields what the binding already holds (same targets,
+// applied placement, observed term and Scheduled condition) writes nothing,
+// so re-evaluating Duplicated bindings and restarting the loop never write.
+//
+// # What is written
+//
+//   - spec.clusters: the result sorted by name (cleared on a FitError, kept
+//     on other errors, spec §4.10).
+//   - annotation policy.tether.io/applied-placement: JSON of the placement
+//     scheduled (Karmada's policy.karmada.io/applied-placement); written with
+//     a result or a FitError.
+//   - annotation scheduler.tether.io/rejections: JSON list of
+//     {"cluster", "reasons"} — every cluster the filters turned down with
+//     all its reasons in filter order, for the placement "why not" query
+//     (read it with Rejections). Refreshed with every written decision,
+//     absent when none was rejected.
+//   - status.schedulerObservingAffinityName, status.lastScheduledTime,
+//     status.schedulerObservedGeneration.
+//   - condition Scheduled: True/Success, or False with NoClusterFit (the
+//     FitError message, naming the clusters per reason), Unschedulable
+//     (capacity) or SchedulerError (selection, strategy).
+//   - spec.gracefulEvictionTasks (below).
+//
+// Rejections and the applied placement are annotations, not status fields,
+// because api/work/v1alpha1 has no field for them and because the detector
+// rewrites bindings through that type (unknown status fields would be
+// dropped; annotations are kept).
+//
+// # Cluster state
+//
+// Labels, admin taints, provider/region/zones and resource models come from
+// the stored Cluster (/tether/clusters/<name>); capacity (resource summary)
+// and API enablements from the lease's last heartbeat, falling back to the
+// stored status; topology from the heartbeat where the stored spec has none.
+// Only stored (registered) clusters are candidates: a lease without a stored
+// Cluster is ignored, so a cluster never gets work before the admin's labels
+// and taints on it are known. A Cluster with a deletionTimestamp is never a
+// candidate.
+//
+// Liveness becomes taints, replacing any stored taint of the same keys, as
+// Karmada's cluster controller would: lease NotReady →
+// cluster.karmada.io/not-ready:NoSchedule; lease Unknown →
+// cluster.karmada.io/unreachable:NoSchedule plus, unless
+// Config.KeepOnUnreachable, unreachable:NoExecute, timeAdded = when the
+// lease ran out. So only tolerating policies keep scheduling there, and
+// untolerating bindings fail over. Leases are in memory: after a hub
+// start, a cluster without a lease keeps its stored taints for
+// Config.StartupGrace (the lease duration) and then counts as unreachable
+// since the end of the grace.
+//
+// Cordon: the admin sets a NoSchedule taint on the Cluster object (e.g.
+// {key: node.tether.io/cordoned, effect: NoSchedule}); new placements avoid
+// it, bindings already there stay (scheduled clusters bypass the taint
+// filter). Drain: a NoExecute taint instead, which fails them over.
+//
+// # Failover and graceful eviction (spec §6.2–6.4, simplified)
+//
+// For every target cluster with a NoExecute taint the placement's
+// clusterTolerations do not tolerate — or tolerate with tolerationSeconds
+// that have run out since the taint's timeAdded (the loop rechecks at that
+// time) — the cluster is removed from spec.clusters and a graceful eviction
+// task {fromCluster, replicas, purgeMode (failover.cluster.purgeMode,
+// default Gracefully), producer TaintManager, reason TaintUntolerated,
+// creationTimestamp} is added, and the binding is rescheduled in the same
+// write (the scheduler excludes evicting clusters). A task is removed when
+// suppressDeletion is false, when its grace period (gracePeriodSeconds or
+// Config.GracefulEvictionTimeout, default 10 min) has passed, or when the
+// binding is scheduled and every target cluster's aggregated status item is
+// Healthy (written by hub/aggregate); suppressDeletion true keeps it.
+//
+// Left out of Karmada's behaviour: ClusterTaintPolicy (NoExecute taints come
+// from the admin or from lease expiry), the Failover feature gate and the
+// purge-mode flag (always on, default Gracefully), application failover
+// (§6.5), preservedLabelState / clustersBeforeFailover, and
+// schedulerObservedGeneration in the health rule (bindings carry no
+// generation; "scheduled" means the loop has nothing pending for the
+// binding and its Scheduled condition is True). Unlike Karmada, a binding
+// left with no target cluster keeps its eviction tasks until they time out.
+// Tolerations are read from the current placement, not the applied one
+// (a placement change is rescheduled in the same pass anyway).
+//
+// It imports hub/store, hub/clusters, hub/scheduler, api/ and Kubernetes
+// API machinery.
+package schedloop

@@ -1,0 +1,209 @@
+package schedloop
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Tuned intervals.
+const (
+	// relistBackoff is how long Run waits before listing again after a
+	// session failed for another reason than compaction (etcd unreachable,
+	// say). No jitter: only the leader runs the loop.
+	relistBackoff = 2 * time.Second
+	// retryAfter is when a binding whose write failed (not a conflict) is
+	// tried again, on the loop's clock.
+	retryAfter = 2 * time.Second
+	// conflictRetries is how many times one reconcile re-reads a binding
+	// after an optimistic-write conflict before it is retried later.
+	conflictRetries = 5
+)
+
+// errWatchClosed ends a session whose watch channel closed without error.
+var errWatchClosed = errors.New("schedloop: watch closed")
+
+// Leases is what the loop needs from hub/clusters.Leases.
+type Leases interface {
+	// List returns every lease and the revision it reflects.
+	List() ([]clusters.Lease, uint64)
+	// Wait blocks until the revision is past after.
+	Wait(ctx context.Context, after uint64) (uint64, error)
+	// Duration is the lease duration.
+	Duration() time.Duration
+}
+
+// Config configures a Loop. The zero value is Karmada's defaults plus
+// Tether's failover on unreachable clusters.
+type Config struct {
+	// Clock is the time source, the same as the leases'; nil: the wall
+	// clock.
+	Clock clusters.Clock
+	// GracefulEvictionTimeout bounds eviction tasks without their own
+	// grace period; zero: DefaultGracefulEvictionTimeout.
+	GracefulEvictionTimeout time.Duration
+	// StartupGrace is how long after Run starts a cluster without a lease
+	// keeps its stored state before it counts as unreachable; zero: the
+	// lease duration.
+	StartupGrace time.Duration
+	// KeepOnUnreachable turns off the unreachable:NoExecute taint, so that
+	// an unreachable cluster only stops new placements (Karmada's default,
+	// where the taint manager is off).
+	KeepOnUnreachable bool
+	// EnableEmptyWorkloadPropagation is Karmada's flag of that name.
+	EnableEmptyWorkloadPropagation bool
+}
+
+// Loop schedules bindings. Its state belongs to the goroutine running Run;
+// call Run once at a time.
+type Loop struct {
+	store  *store.Store
+	leases Leases
+	cfg    Config
+	clock  clusters.Clock
+	log    hclog.Logger
+
+	graceUntil time.Time
+	bindings   map[string]*entry                  // by binding key
+	stored     map[string]clusterv1alpha1.Cluster // by cluster name
+	members    []Member
+	membersSig string               // JSON of members, to skip no-op refreshes
+	dirty      map[string]bool      // binding keys to reconcile
+	rechecks   map[string]time.Time // binding key → when to reconcile again
+	armedAt    time.Time            // the time timer fires at
+	timer      <-chan time.Time
+
+	passes atomic.Uint64 // processing passes done, for tests
+	writes atomic.Uint64 // bindings written, for tests and logs
+}
+
+// entry is one cached binding.
+type entry struct {
+	b   *workv1alpha1.ResourceBinding
+	enc string // jsonString(b), to compare with Step's outcome
+	rev int64
+}
+
+// New returns a loop over st and leases.
+func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop {
+	if cfg.Clock == nil {
+		cfg.Clock = clusters.RealClock{}
+	}
+	if cfg.GracefulEvictionTimeout <= 0 {
+		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
+	}
+	if cfg.StartupGrace <= 0 {
+		cfg.StartupGrace = leases.Duration()
+	}
+	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop")}
+}
+
+// Run schedules bindings until ctx ends, then returns nil. A compacted
+// watch lists again; other store failures list again after relistBackoff.
+// Its goroutines (one following the leases, the store's watches) have
+// exited when it returns.
+func (l *Loop) Run(ctx context.Context) error {
+	l.graceUntil = l.clock.Now().Add(l.cfg.StartupGrace)
+	leaseCh := make(chan struct{}, 1)
+	lctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		followLeases(lctx, l.leases, leaseCh)
+	}()
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for {
+		err := l.session(ctx, leaseCh)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			l.log.Info("watch revision compacted, listing again")
+			continue
+		}
+		l.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(relistBackoff):
+		}
+	}
+}
+
+// followLeases signals ch (without blocking) after every lease change.
+func followLeases(ctx context.Context, leases Leases, ch chan<- struct{}) {
+	var rev uint64
+	for {
+		var err error
+		if rev, err = leases.Wait(ctx, rev); err != nil {
+			return
+		}
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// session lists clusters and bindings, then reconciles on every watch
+// event, lease change and due recheck until ctx ends or a watch fails.
+func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
+	bindRev, clusterRev, err := l.load(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	bindings := l.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
+	clusterEvents := l.store.Watch(wctx, store.ClustersPrefix, clusterRev+1)
+	defer func() {
+		cancel()
+		for range bindings {
+		}
+		for range clusterEvents {
+		}
+	}()
+	for {
+		l.process(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-bindings:
+			if err := eventErr(ev, ok); err != nil {
+				return err
+			}
+			l.applyBinding(ev)
+		case ev, ok := <-clusterEvents:
+			if err := eventErr(ev, ok); err != nil {
+				return err
+			}
+			l.applyCluster(ev)
+			l.refreshMembers()
+		case <-leaseCh:
+			l.refreshMembers()
+		case <-l.timer:
+			l.timer, l.armedAt = nil, time.Time{}
+			l.dueRechecks()
+			l.refreshMembers() // the start-up grace may have ended
+		}
+	}
+}
+
+func eventErr(ev store.Event, ok bool) error {
+	if !ok {
+		return errWatchClosed
+	}
+	return ev.Err
+}

@@ -1,0 +1,109 @@
+package schedloop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/hashicorp/go-hclog"
+
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// reconcile runs Step on one cached binding and writes the outcome when
+// it differs, with optimistic concurrency: on a conflict it re-reads the
+// binding and decides again. A failed write is retried after retryAfter.
+func (l *Loop) reconcile(ctx context.Context, key string) {
+	for range conflictRetries {
+		e, ok := l.bindings[key]
+		if !ok {
+			return
+		}
+		out := Step(e.b, l.members, l.clock.Now(), Options{
+			EvictionTimeout: l.cfg.GracefulEvictionTimeout,
+			EmptyWorkloads:  l.cfg.EnableEmptyWorkloadPropagation,
+		})
+		l.setRecheck(key, out)
+		enc := jsonString(out.Binding)
+		if out.Binding == e.b || enc == e.enc {
+			return
+		}
+		rev, err := l.store.Update(ctx, key, []byte(enc), e.rev)
+		if err == nil {
+			l.bindings[key] = &entry{b: out.Binding, enc: enc, rev: rev}
+			l.writes.Add(1)
+			l.logWrite(key, e.b, out)
+			return
+		}
+		if !errors.Is(err, store.ErrConflict) || !l.reread(ctx, key) {
+			l.retryLater(key, err)
+			return
+		}
+	}
+	l.retryLater(key, errors.New("too many write conflicts"))
+}
+
+// setRecheck records when to look at key again.
+func (l *Loop) setRecheck(key string, out Outcome) {
+	if out.Recheck.IsZero() {
+		delete(l.rechecks, key)
+		return
+	}
+	l.rechecks[key] = out.Recheck
+}
+
+// reread refreshes the cached binding from the store; false when it could
+// not (it is gone, or the store failed).
+func (l *Loop) reread(ctx context.Context, key string) bool {
+	kv, err := l.store.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		delete(l.bindings, key)
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(kv.Value, b); err != nil {
+		return false
+	}
+	l.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision}
+	return true
+}
+
+func (l *Loop) retryLater(key string, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	if _, ok := l.bindings[key]; !ok {
+		return
+	}
+	l.log.Warn("binding not written, retrying", "key", key, "error", err, "retry_after", retryAfter)
+	l.rechecks[key] = l.clock.Now().Add(retryAfter)
+}
+
+// logWrite says what a write changed.
+func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outcome) {
+	log := l.log.With("binding", key)
+	for _, ev := range out.Evicted {
+		log.Info("evicted from cluster", "cluster", ev.Cluster, "taint", ev.Taint.ToString())
+	}
+	if out.Reason == ReasonNone {
+		log.Debug("binding updated", "eviction_tasks", len(out.Binding.Spec.GracefulEvictionTasks))
+		return
+	}
+	level := hclog.Info
+	if out.Err != nil {
+		level = hclog.Warn
+	}
+	log.Log(level, "scheduled", "reason", out.Reason, "clusters", targetNames(out.Binding), "previous", targetNames(old), "error", out.Err)
+}
+
+func targetNames(b *workv1alpha1.ResourceBinding) []string {
+	out := make([]string, 0, len(b.Spec.Clusters))
+	for _, t := range b.Spec.Clusters {
+		out = append(out, t.Name)
+	}
+	return out
+}

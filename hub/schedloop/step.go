@@ -1,0 +1,181 @@
+package schedloop
+
+import (
+	"errors"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/scheduler"
+)
+
+// Options tune Step.
+type Options struct {
+	// EvictionTimeout is the default grace period of eviction tasks.
+	EvictionTimeout time.Duration
+	// EmptyWorkloads is scheduler.Input.EnableEmptyWorkloadPropagation.
+	EmptyWorkloads bool
+}
+
+// Outcome is what Step decided for one binding.
+type Outcome struct {
+	// Binding is what to store: the input itself when the loop has nothing
+	// to change, else a modified copy (compare the encodings to decide
+	// whether to write).
+	Binding *workv1alpha1.ResourceBinding
+	// Reason is why it was scheduled; ReasonNone when it was not.
+	Reason Reason
+	// Evicted are the clusters the taint manager took it off.
+	Evicted []Eviction
+	// Err is the scheduling error (also in the Scheduled condition).
+	Err error
+	// Recheck is when to look at the binding again although nothing
+	// changes (a toleration or a grace period runs out); zero for never.
+	Recheck time.Time
+}
+
+// Step is the whole decision for one binding, pure: the taint manager,
+// then the §3 decision and the scheduler, then the graceful eviction
+// controller.
+func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
+	if !Managed(b) {
+		return Outcome{Binding: b}
+	}
+	byName := make(map[string]*Member, len(members))
+	for i := range members {
+		byName[members[i].Cluster.Name] = &members[i]
+	}
+	lookup := func(name string) (*Member, bool) { m, ok := byName[name]; return m, ok }
+	exists := func(name string) bool { m, ok := byName[name]; return ok && !m.Cluster.Deleting }
+
+	nb := cloneBinding(b)
+	out := Outcome{}
+	evictions, recheck := TaintEvictions(nb, lookup, now)
+	for _, ev := range evictions {
+		evict(&nb.Spec, ev, now)
+	}
+	out.Evicted = evictions
+	out.Reason = NeedsSchedule(nb, exists)
+	scheduled := out.Reason == ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled)
+	if out.Reason != ReasonNone {
+		nb, out.Err = schedule(nb, members, out.Reason, len(evictions) > 0, now, opts)
+		scheduled = out.Err == nil
+	}
+	taskRecheck := AssessTasks(nb, scheduled, now, opts.EvictionTimeout)
+	out.Binding = nb
+	out.Recheck = earliest(recheck, taskRecheck)
+	return out
+}
+
+// schedule runs the scheduler and records its result. A result that
+// changes nothing that matters (targets, applied placement, observed term,
+// condition) leaves the binding as it was, unless evicted says the binding
+// changed already or the reschedule was asked for, so that re-evaluations
+// (a Duplicated binding on every cluster change, a restarted loop) write
+// nothing; rejections are refreshed only with a decision that is written.
+func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, evicted bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
+	res, err := scheduler.Schedule(BuildInput(b, members, opts.EmptyWorkloads))
+	nb := cloneBinding(b)
+	record(nb, res, err, now)
+	if reason != ReasonRescheduleTriggered && !evicted && !meaningfulChange(b, nb) {
+		return b, err
+	}
+	if nb.Annotations == nil {
+		nb.Annotations = map[string]string{}
+	}
+	rejected := res.Rejected
+	var fit *scheduler.FitError
+	if errors.As(err, &fit) {
+		rejected = fit.Rejected
+	}
+	if len(rejected) == 0 {
+		delete(nb.Annotations, AnnotationRejections)
+	} else {
+		nb.Annotations[AnnotationRejections] = jsonString(rejections(rejected))
+	}
+	if err == nil || fit != nil {
+		last := now
+		if at := nb.Spec.RescheduleTriggeredAt; at != nil && at.After(last) {
+			last = at.Time // never leave the trigger pending
+		}
+		nb.Status.LastScheduledTime = &metav1.Time{Time: last}
+		nb.Status.SchedulerObservedGeneration = nb.Generation
+	}
+	return nb, err
+}
+
+// record writes the scheduler's answer into b (spec §4.10): a result
+// replaces the targets; a FitError clears them; other errors keep them.
+// The applied placement is recorded for a result and for a FitError.
+func record(b *workv1alpha1.ResourceBinding, res scheduler.Result, err error, now time.Time) {
+	cond := metav1.Condition{Type: ConditionScheduled, ObservedGeneration: b.Generation, LastTransitionTime: metav1.Time{Time: now}}
+	var fit *scheduler.FitError
+	var unsched *scheduler.UnschedulableError
+	switch {
+	case errors.As(err, &fit):
+		b.Spec.Clusters = nil
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, err.Error()
+	case errors.As(err, &unsched):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUnschedulable, err.Error()
+	case err != nil:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSchedulerError, err.Error()
+	default:
+		b.Spec.Clusters = targets(res.Clusters)
+		b.Status.SchedulerObservedAffinityName = res.ObservedAffinityName
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonSuccess, messageScheduled
+	}
+	if err == nil || fit != nil {
+		if b.Annotations == nil {
+			b.Annotations = map[string]string{}
+		}
+		b.Annotations[AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+	}
+	meta.SetStatusCondition(&b.Status.Conditions, cond)
+}
+
+// meaningfulChange compares what a scheduling decision writes, leaving
+// out times and rejections.
+func meaningfulChange(old, cur *workv1alpha1.ResourceBinding) bool {
+	if jsonString(old.Spec.Clusters) != jsonString(cur.Spec.Clusters) ||
+		old.Annotations[AnnotationAppliedPlacement] != cur.Annotations[AnnotationAppliedPlacement] ||
+		old.Status.SchedulerObservedAffinityName != cur.Status.SchedulerObservedAffinityName {
+		return true
+	}
+	a := meta.FindStatusCondition(old.Status.Conditions, ConditionScheduled)
+	c := meta.FindStatusCondition(cur.Status.Conditions, ConditionScheduled)
+	return a == nil || a.Status != c.Status || a.Reason != c.Reason || a.Message != c.Message
+}
+
+// targets converts a result, sorted by name so that the same set always
+// encodes the same.
+func targets(in []scheduler.TargetCluster) []workv1alpha1.TargetCluster {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]workv1alpha1.TargetCluster, len(in))
+	for i, t := range in {
+		out[i] = workv1alpha1.TargetCluster{Name: t.Name, Replicas: t.Replicas}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func rejections(in []scheduler.Rejection) []Rejection {
+	out := make([]Rejection, len(in))
+	for i, r := range in {
+		out[i] = Rejection{Cluster: r.Cluster, Reasons: r.Reasons}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
+	return out
+}
+
+// earliest is the earlier non-zero time.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}

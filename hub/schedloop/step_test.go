@@ -1,0 +1,122 @@
+package schedloop
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+)
+
+func TestBuildInput(t *testing.T) {
+	b := binding(&policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{}}, 3, tc("m1", 3))
+	b.Status.SchedulerObservedAffinityName = "a"
+	b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{{FromCluster: "m2"}}
+	b.Spec.RescheduleTriggeredAt = &metav1.Time{Time: t0}
+	noAPI := ready("m3")
+	noAPI.APIs = nil
+	in := BuildInput(b, []Member{ready("m1"), ready("m2"), noAPI}, true)
+	if got := in.Placement.ReplicaScheduling.ReplicaSchedulingType; got != policyv1alpha1.ReplicaSchedulingTypeDivided {
+		t.Errorf("placement type = %q; want Divided (defaults applied)", got)
+	}
+	if b.Spec.Placement.ReplicaScheduling.ReplicaSchedulingType != "" {
+		t.Errorf("BuildInput defaulted the binding's own placement; want a copy")
+	}
+	if !in.Clusters[0].APIEnabled || in.Clusters[2].APIEnabled {
+		t.Errorf("APIEnabled = %v, %v; want true for a cluster serving apps/v1 Deployment, false otherwise", in.Clusters[0].APIEnabled, in.Clusters[2].APIEnabled)
+	}
+	w := in.Workload
+	if w.Kind != "Deployment" || w.UID != "uid-1" || w.Replicas != 3 || w.Namespace != "prod" {
+		t.Errorf("workload = %+v; want the template's identity, UID and replicas", w)
+	}
+	p := in.Previous
+	if p.ObservedAffinityName != "a" || !cmp.Equal(p.EvictingClusters, []string{"m2"}) || !p.RescheduleTriggered || len(p.Clusters) != 1 || !in.EnableEmptyWorkloadPropagation {
+		t.Errorf("previous = %+v; want the binding's term, evicting m2, triggered, one target", p)
+	}
+}
+
+func TestStepSchedulesOnceThenHoldsStill(t *testing.T) {
+	members := []Member{ready("m1"), ready("m2"), ready("m3")}
+	b := binding(duplicated(), 2)
+	out := Step(b, members, t0, Options{EvictionTimeout: time.Minute})
+	if out.Reason != ReasonNew || out.Err != nil {
+		t.Fatalf("Step = %q, %v; want New, nil", out.Reason, out.Err)
+	}
+	nb := out.Binding
+	if got := names(nb.Spec.Clusters); !cmp.Equal(got, []string{"m1", "m2", "m3"}) {
+		t.Errorf("clusters = %v; want m1 m2 m3", got)
+	}
+	if !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) || nb.Annotations[AnnotationAppliedPlacement] == "" || nb.Status.LastScheduledTime == nil {
+		t.Errorf("binding = %+v; want Scheduled True, applied placement and lastScheduledTime", nb)
+	}
+	again := Step(nb, members, t0.Add(time.Hour), Options{})
+	if jsonString(again.Binding) != jsonString(nb) {
+		t.Errorf("a second Step changed the binding:\n%s", cmp.Diff(jsonString(nb), jsonString(again.Binding)))
+	}
+}
+
+func TestStepFitErrorClearsAndRecordsRejections(t *testing.T) {
+	cordon := corev1.Taint{Key: "cordoned", Effect: corev1.TaintEffectNoSchedule}
+	members := []Member{ready("m1", cordon), ready("m2", cordon)}
+	b := scheduled(binding(dividedStatic("m1", "m2"), 2))
+	b.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1", "m2"}}
+	b.Spec.Clusters = []workv1alpha1.TargetCluster{tc("m1", 1)} // replicas short: reschedule
+	out := Step(b, []Member{members[0], members[1]}, t0, Options{})
+	b2 := out.Binding
+	// m1 is a previous target: it bypasses the taint filter.
+	if out.Err != nil || !cmp.Equal(names(b2.Spec.Clusters), []string{"m1"}) {
+		t.Fatalf("Step = %v, clusters %v; want m1 kept (scheduled clusters bypass taints)", out.Err, names(b2.Spec.Clusters))
+	}
+	rej, err := Rejections(b2)
+	if err != nil || len(rej) != 1 || rej[0].Cluster != "m2" || !strings.Contains(rej[0].Reasons[0], "untolerated taint {cordoned:NoSchedule}") {
+		t.Errorf("Rejections = %+v, %v; want m2 with the untolerated cordon taint", rej, err)
+	}
+	b.Spec.Clusters = nil
+	out = Step(b, members, t0, Options{})
+	c := meta.FindStatusCondition(out.Binding.Status.Conditions, ConditionScheduled)
+	if out.Err == nil || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoClusterFit || !strings.Contains(c.Message, "0/2 clusters are available") {
+		t.Errorf("Step on cordoned clusters = %v, condition %+v; want a FitError recorded as NoClusterFit", out.Err, c)
+	}
+	if len(out.Binding.Spec.Clusters) != 0 {
+		t.Errorf("clusters after a FitError = %v; want none", out.Binding.Spec.Clusters)
+	}
+}
+
+func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
+	added := t0.Add(-time.Second)
+	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
+	b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1)))
+	out := Step(b, members, t0, Options{EvictionTimeout: 10 * time.Minute})
+	nb := out.Binding
+	if len(out.Evicted) != 1 || out.Evicted[0].Cluster != "m3" || out.Reason != ReasonReplicasChanged {
+		t.Fatalf("Step = evicted %+v, reason %q; want m3 evicted and a reschedule for the missing replica", out.Evicted, out.Reason)
+	}
+	var sum int32
+	for _, tgt := range nb.Spec.Clusters {
+		sum += tgt.Replicas
+		if tgt.Name == "m3" {
+			t.Errorf("m3 still a target: %v", nb.Spec.Clusters)
+		}
+	}
+	if sum != 3 || len(nb.Spec.GracefulEvictionTasks) != 1 || nb.Spec.GracefulEvictionTasks[0].FromCluster != "m3" {
+		t.Errorf("after failover: clusters %v, tasks %+v; want 3 replicas on m1, m2 and a task for m3", nb.Spec.Clusters, nb.Spec.GracefulEvictionTasks)
+	}
+	if !out.Recheck.Equal(t0.Add(10*time.Minute + time.Millisecond)) {
+		t.Errorf("recheck = %v; want the task's timeout", out.Recheck)
+	}
+}
+
+func TestStepLeavesUnmanagedAlone(t *testing.T) {
+	b := binding(nil, 1)
+	if out := Step(b, []Member{ready("m1")}, t0, Options{}); out.Binding != b || out.Reason != ReasonNone {
+		t.Errorf("Step(dependency binding) = %+v; want it untouched", out)
+	}
+}
+
+const clusterUnreachable = "cluster.karmada.io/unreachable"

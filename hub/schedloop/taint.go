@@ -1,0 +1,121 @@
+package schedloop
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+)
+
+// Eviction is one target cluster the taint manager takes a binding off.
+type Eviction struct {
+	Cluster string
+	// Taint is the NoExecute taint that caused it.
+	Taint corev1.Taint
+}
+
+// TaintEvictions is the taint manager (spec §6.2) for one binding: the
+// target clusters with a NoExecute taint the placement does not tolerate,
+// or tolerates only for tolerationSeconds that have run out since the
+// taint's timeAdded. recheck is when a tolerated taint runs out next (zero
+// when none will).
+func TaintEvictions(b *workv1alpha1.ResourceBinding, member func(name string) (*Member, bool), now time.Time) (out []Eviction, recheck time.Time) {
+	tolerations := b.Spec.Placement.ClusterTolerations
+	for _, t := range b.Spec.Clusters {
+		m, ok := member(t.Name)
+		if !ok {
+			continue
+		}
+		taint, until := untolerated(m.Cluster.Taints, tolerations, now)
+		if taint != nil {
+			out = append(out, Eviction{Cluster: t.Name, Taint: *taint})
+			continue
+		}
+		if !until.IsZero() && (recheck.IsZero() || until.Before(recheck)) {
+			recheck = until
+		}
+	}
+	return out, recheck
+}
+
+// untolerated returns the first NoExecute taint that is not tolerated (or
+// whose toleration ran out), else when the earliest toleration runs out.
+func untolerated(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) (*corev1.Taint, time.Time) {
+	var earliest time.Time
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		until, ok := toleratedUntil(t, tolerations)
+		if !ok || (!until.IsZero() && !now.Before(until)) {
+			return t, time.Time{}
+		}
+		if !until.IsZero() && (earliest.IsZero() || until.Before(earliest)) {
+			earliest = until
+		}
+	}
+	return nil, earliest
+}
+
+// toleratedUntil reports whether some toleration tolerates t, and until
+// when: the earliest timeAdded + tolerationSeconds among the tolerating
+// ones with seconds, zero for forever (Karmada's GetMinTolerationTime).
+func toleratedUntil(t *corev1.Taint, tolerations []corev1.Toleration) (time.Time, bool) {
+	var until time.Time
+	tolerated := false
+	for i := range tolerations {
+		tol := &tolerations[i]
+		if !tol.ToleratesTaint(t) {
+			continue
+		}
+		tolerated = true
+		if tol.TolerationSeconds == nil || t.TimeAdded == nil {
+			continue
+		}
+		end := t.TimeAdded.Add(time.Duration(*tol.TolerationSeconds) * time.Second)
+		if until.IsZero() || end.Before(until) {
+			until = end
+		}
+	}
+	return until, tolerated
+}
+
+// evict removes the cluster from spec.clusters and, unless one exists,
+// adds a graceful eviction task for it (Karmada's GracefulEvictCluster).
+func evict(s *workv1alpha1.ResourceBindingSpec, ev Eviction, now time.Time) {
+	i := slices.IndexFunc(s.Clusters, func(t workv1alpha1.TargetCluster) bool { return t.Name == ev.Cluster })
+	if i < 0 {
+		return
+	}
+	replicas := s.Clusters[i].Replicas
+	s.Clusters = slices.Delete(slices.Clone(s.Clusters), i, i+1)
+	if slices.ContainsFunc(s.GracefulEvictionTasks, func(t workv1alpha1.GracefulEvictionTask) bool { return t.FromCluster == ev.Cluster }) {
+		return
+	}
+	task := workv1alpha1.GracefulEvictionTask{
+		FromCluster:       ev.Cluster,
+		PurgeMode:         purgeMode(s.Failover),
+		Reason:            EvictionReason,
+		Message:           fmt.Sprintf("cluster %s has the NoExecute taint {%s} that the placement does not tolerate", ev.Cluster, ev.Taint.ToString()),
+		Producer:          EvictionProducer,
+		CreationTimestamp: &metav1.Time{Time: now},
+	}
+	if replicas > 0 {
+		task.Replicas = &replicas
+	}
+	s.GracefulEvictionTasks = append(s.GracefulEvictionTasks, task)
+}
+
+// purgeMode is failover.cluster.purgeMode, Gracefully by default.
+func purgeMode(f *policyv1alpha1.FailoverBehavior) policyv1alpha1.PurgeMode {
+	if f != nil && f.Cluster != nil && f.Cluster.PurgeMode != "" {
+		return f.Cluster.PurgeMode
+	}
+	return policyv1alpha1.PurgeModeGracefully
+}
