@@ -1,5 +1,39 @@
-// Package hub is the hub's composition root. Its subpackages own one
-// responsibility each (store, detector, scheduler, render, aggregate,
-// clusters, server, pki); pure logic (scheduler, render) does no I/O.
+// Package hub is the hub's composition root: hub.New(cfg, logger) checks the
+// configuration, Run(ctx) is the whole process. Its subpackages own one
+// responsibility each; pure logic (scheduler, render) does no I/O.
+//
+// # What Run does
+//
+//  1. Opens the store (hub/store): an embedded etcd in DataDir/etcd, or the
+//     external cluster of EtcdEndpoints; reads the hub identity.
+//  2. Loads or creates the CA in DataDir/pki (hub/pki) and binds the gRPC
+//     port (and the metrics port), so that a port in use fails the start.
+//  3. Builds the pipeline: the interpreter, cluster leases, the renderer
+//     (agentapi.Works) and the aggregator (agentapi.Statuses); one gRPC
+//     server over TLS (serving certificate for 127.0.0.1, ::1, localhost,
+//     the host name and the listen host, re-issued at every start) with
+//     AgentService, the hub.v1 client services, gRPC health and reflection.
+//  4. Starts every controller as a task of one group: leases, registration,
+//     customizations (stored RICs and webhook configurations into the
+//     interpreter), detector, scheduler, render, aggregate, the gRPC server,
+//     the metrics server. The first task to fail cancels the others; Run
+//     returns only after all have returned.
+//  5. Announces itself: writes DataDir/admin.conf on the first start (an
+//     admin client certificate; server is the listen address, 127.0.0.1
+//     when listening on 0.0.0.0 or ::), never overwriting an existing one;
+//     writes DataDir/hub.addr (the actual address, rewritten at every start,
+//     so --listen 127.0.0.1:0 works for tests and tools; removed on a
+//     graceful stop); logs the address and the CA hash agents pin.
+//
+// On ctx's end the gRPC server turns health NOT_SERVING, says Goodbye to
+// every agent stream (agentapi.Server.Close), lets calls finish for up to
+// 10 s, and every controller stops; then the store closes.
+//
+// # Clusters before bootstrap tokens
+//
+// `tether-hub mint-agent` issues an agent certificate from DataDir/pki; an
+// agent connecting with it is the cluster named in it, and its first
+// heartbeat registers the cluster (hub/registration).
+//
 // The hub may import internal/ and api/, never agent/.
 package hub

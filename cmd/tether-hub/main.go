@@ -1,0 +1,124 @@
+// Command tether-hub runs Tether's hub: the store, the controllers and the
+// one gRPC port that agents and clients connect to.
+//
+//	tether-hub --data-dir /var/lib/tether --listen 0.0.0.0:7443
+//	tether-hub mint-agent --data-dir /var/lib/tether --cluster edge-1 --out ./edge-1
+//
+// The flags become a hub.Config; hub.New(cfg, logger).Run(ctx) is the hub
+// until SIGINT or SIGTERM stops it gracefully.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/internal/logging"
+	"github.com/tetherproj/tether/internal/version"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "mint-agent" {
+		return mintAgent(args[1:], stdout, stderr)
+	}
+	cfg, logOpts, err := parseFlags(args, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errVersion) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
+		return 2
+	}
+	logger, err := logging.New(logOpts)
+	if err != nil {
+		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
+		return 2
+	}
+	h, err := hub.New(cfg, logger)
+	if err != nil {
+		logger.Error("invalid configuration", "error", err)
+		return 2
+	}
+	if err := h.Run(ctx); err != nil {
+		logger.Error("hub failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// errVersion: --version was printed.
+var errVersion = errors.New("version printed")
+
+// parseFlags turns the command line into the hub's and the logger's
+// configuration.
+func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Options, error) {
+	fs := flag.NewFlagSet("tether-hub", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg hub.Config
+	logOpts := logging.Options{Name: "tether-hub", Output: stderr}
+	var endpoints, maxObject string
+	var showVersion bool
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the embedded etcd, the CA (pki/), admin.conf and hub.addr (required)")
+	fs.StringVar(&cfg.Listen, "listen", hub.DefaultListen, "the one gRPC address for agents and clients, host:port (port 0 picks a free port, written to DATA_DIR/hub.addr)")
+	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated URLs of an external etcd cluster; empty starts an embedded etcd in --data-dir")
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", hub.DefaultLeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
+	fs.StringVar(&maxObject, "max-object-bytes", "1.5Mi", "largest object a client may apply (a Kubernetes quantity, e.g. 1.5Mi)")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
+	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
+	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: tether-hub --data-dir DIR [--listen HOST:PORT] [--etcd-endpoints URLS] [flags]\n"+
+			"       tether-hub mint-agent --help\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, logOpts, err
+	}
+	if showVersion {
+		fmt.Fprintln(stdout, version.String("tether-hub"))
+		return cfg, logOpts, errVersion
+	}
+	if fs.NArg() > 0 {
+		return cfg, logOpts, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	cfg.EtcdEndpoints = splitList(endpoints)
+	q, err := resource.ParseQuantity(maxObject)
+	if err != nil || q.Sign() <= 0 {
+		return cfg, logOpts, fmt.Errorf("--max-object-bytes %q: want a positive quantity such as 1.5Mi", maxObject)
+	}
+	cfg.MaxObjectBytes = int(q.Value())
+	cfg.Version = version.Version
+	if cfg.DataDir == "" {
+		return cfg, logOpts, errors.New("--data-dir is required")
+	}
+	return cfg, logOpts, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}

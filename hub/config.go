@@ -1,0 +1,96 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/tetherproj/tether/hub/clusters"
+)
+
+// Defaults of Config.
+const (
+	// DefaultListen is the one gRPC port for agents and clients.
+	DefaultListen = "0.0.0.0:7443"
+	// DefaultMaxObjectBytes is the largest object a client may apply: 1.5 MiB,
+	// etcd's default request limit, so that a stored object always fits in
+	// one etcd write.
+	DefaultMaxObjectBytes = 3 << 19
+	// DefaultLeaseDuration is how long a cluster stays Ready without a
+	// heartbeat (DESIGN §5).
+	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	// shutdownGrace bounds a graceful stop: agents get Goodbye, in-flight
+	// RPCs finish, then the server stops hard.
+	shutdownGrace = 10 * time.Second
+)
+
+// Files the hub writes in its data directory.
+const (
+	// AdminConfFile is the admin's credentials, written on first start and
+	// never overwritten (internal/clientconfig).
+	AdminConfFile = "admin.conf"
+	// AddrFile holds the address the hub actually listens on, host:port,
+	// rewritten at every start (--listen 127.0.0.1:0 picks a free port) and
+	// removed on a graceful stop.
+	AddrFile = "hub.addr"
+	// PKIDir holds the CA: ca.crt and ca.key.
+	PKIDir = "pki"
+)
+
+// Config is everything tether-hub's flags say.
+type Config struct {
+	// DataDir holds the embedded etcd, the CA, admin.conf and hub.addr.
+	DataDir string
+	// Listen is the gRPC address, host:port; port 0 picks a free one.
+	Listen string
+	// EtcdEndpoints of an external etcd cluster; empty starts an embedded
+	// member in DataDir.
+	EtcdEndpoints []string
+	// LeaseDuration: a cluster without a heartbeat for this long turns
+	// Unknown; zero means DefaultLeaseDuration.
+	LeaseDuration time.Duration
+	// MaxObjectBytes is the largest object a client may apply; zero means
+	// DefaultMaxObjectBytes.
+	MaxObjectBytes int
+	// MetricsListen, when set, serves /healthz, /readyz and /metrics over
+	// plain HTTP on this address.
+	MetricsListen string
+	// Version is the hub's version, sent to agents in Welcome.
+	Version string
+}
+
+// withDefaults returns cfg with zero values replaced by defaults, or an
+// error naming the bad field.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.DataDir == "" {
+		return cfg, errors.New("data dir: required")
+	}
+	abs, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return cfg, fmt.Errorf("data dir: %w", err)
+	}
+	cfg.DataDir = abs
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
+		return cfg, fmt.Errorf("listen %q: want host:port: %w", cfg.Listen, err)
+	}
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = DefaultLeaseDuration
+	}
+	if cfg.LeaseDuration < 0 {
+		return cfg, fmt.Errorf("lease duration %s: must be positive", cfg.LeaseDuration)
+	}
+	if cfg.MaxObjectBytes == 0 {
+		cfg.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if cfg.MaxObjectBytes < 0 {
+		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)
+	}
+	return cfg, nil
+}
+
+func (cfg Config) path(name string) string { return filepath.Join(cfg.DataDir, name) }

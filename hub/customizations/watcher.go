@@ -1,0 +1,97 @@
+package customizations
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter/webhook"
+)
+
+// Kinds of config.tether.io this package loads; other kinds of the group
+// are ignored.
+const (
+	KindCustomization = "ResourceInterpreterCustomization"
+	KindWebhook       = "ResourceInterpreterWebhookConfiguration"
+)
+
+// relistBackoff is the pause before listing again after a watch failed for
+// another reason than compaction, so that a store outage is not a busy loop.
+const relistBackoff = 2 * time.Second
+
+// Target is the interpreter the watcher feeds: internal/interpreter's
+// facade implements it.
+type Target interface {
+	LoadCustomizations(cs []configv1alpha1.ResourceInterpreterCustomization)
+	ApplyCustomization(ctx context.Context, c *configv1alpha1.ResourceInterpreterCustomization) error
+	RemoveCustomization(name string)
+	ApplyWebhookConfiguration(cfg webhook.Configuration) error
+	RemoveWebhookConfiguration(name string)
+}
+
+// Watcher follows the config group in the store and updates its Target.
+type Watcher struct {
+	store  *store.Store
+	target Target
+	log    hclog.Logger
+	// webhooks are the names of the configurations applied to target, so
+	// that a relist can remove the ones that vanished. Only Run's goroutine
+	// touches it.
+	webhooks map[string]bool
+}
+
+// New returns a watcher of st feeding target.
+func New(st *store.Store, target Target, logger hclog.Logger) *Watcher {
+	return &Watcher{store: st, target: target, log: logger.Named("customizations"), webhooks: map[string]bool{}}
+}
+
+// Prefix is the store prefix the watcher follows.
+func Prefix() string { return store.ObjectsPrefix + configv1alpha1.GroupName + "/" }
+
+// Run lists and watches until ctx ends, then returns nil.
+func (w *Watcher) Run(ctx context.Context) error {
+	for {
+		err := w.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrCompacted) {
+			w.log.Info("watch revision compacted, listing again")
+			continue
+		}
+		w.log.Warn("watch ended, listing again", "error", err, "backoff", relistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(relistBackoff):
+		}
+	}
+}
+
+// session loads everything, then applies changes until the watch ends.
+func (w *Watcher) session(ctx context.Context) error {
+	kvs, rev, err := w.store.List(ctx, Prefix())
+	if err != nil {
+		return err
+	}
+	w.load(kvs)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := w.store.Watch(wctx, Prefix(), rev+1)
+	defer func() {
+		cancel()
+		for range events {
+		}
+	}()
+	for ev := range events {
+		if ev.Err != nil {
+			return ev.Err
+		}
+		w.apply(ctx, ev)
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,111 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter"
+)
+
+// api is the hub's one gRPC port: AgentService for agents, the hub.v1
+// services for clients, gRPC health and server reflection; and the
+// metrics of all of it.
+type api struct {
+	server  *grpc.Server
+	health  *health.Server
+	agents  *agentapi.Server
+	metrics *metrics
+}
+
+// apiDeps is what the services are built over.
+type apiDeps struct {
+	st             *store.Store
+	ca             *pki.CA
+	addr, identity string
+	interp         *interpreter.Interpreter
+	works          agentapi.Works
+	statuses       agentapi.Statuses
+	leases         *clusters.Leases
+}
+
+// newAPI builds the gRPC server with its TLS (serving certificate for
+// d.addr, client certificates of the hub CA optional: Register comes
+// without one) and registers every service.
+func (h *Hub) newAPI(d apiDeps) (*api, error) {
+	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration}
+	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
+	if err != nil {
+		return nil, fmt.Errorf("agent service: %w", err)
+	}
+	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes}, d.st, d.interp, h.logger)
+	if err != nil {
+		return nil, fmt.Errorf("client api: %w", err)
+	}
+	tlsConfig, err := serverTLS(d.ca, d.addr)
+	if err != nil {
+		return nil, err
+	}
+	m := newMetrics(agents.Streams, d.leases, d.st)
+	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
+	opts = append(opts, m.interceptors()...)
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m}
+	agentv1.RegisterAgentServiceServer(a.server, agents)
+	clients.Register(a.server)
+	healthpb.RegisterHealthServer(a.server, a.health)
+	reflection.Register(a.server)
+	a.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	return a, nil
+}
+
+// setReady flips gRPC health and /readyz.
+func (a *api) setReady(ready bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if ready {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	a.health.SetServingStatus("", st)
+	a.metrics.ready.Store(ready)
+}
+
+// serve runs the server on lis until ctx ends, then stops gracefully:
+// health turns NOT_SERVING, agents get Goodbye (agentapi.Close), in-flight
+// calls finish within shutdownGrace, and whatever is left (client watches)
+// is cut.
+func (a *api) serve(lis net.Listener) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		errc := make(chan error, 1)
+		go func() { errc <- a.server.Serve(lis) }()
+		select {
+		case err := <-errc:
+			return err
+		case <-ctx.Done():
+		}
+		a.health.Shutdown()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = a.agents.Close(sctx)
+		stopped := make(chan struct{})
+		go func() { a.server.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-sctx.Done():
+			a.server.Stop()
+			<-stopped
+		}
+		<-errc
+		return nil
+	}
+}

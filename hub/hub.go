@@ -1,0 +1,154 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/customizations"
+	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/registration"
+	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter"
+)
+
+// Hub is one tether-hub process.
+type Hub struct {
+	cfg    Config
+	logger hclog.Logger
+}
+
+// New checks cfg and returns the hub; nothing starts before Run.
+func New(cfg Config, logger hclog.Logger) (*Hub, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("hub config: %w", err)
+	}
+	return &Hub{cfg: cfg, logger: logger}, nil
+}
+
+// Run is the whole hub: it opens the store and the CA, binds the gRPC port,
+// starts every controller and server, and returns once ctx ends and all of
+// them have stopped, or when one of them fails (which stops the others).
+func (h *Hub) Run(ctx context.Context) error {
+	st, identity, err := h.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ca, lis, err := h.listen()
+	if err != nil {
+		return err
+	}
+	defer lis.close()
+
+	interp, err := interpreter.New(interpreter.Config{}, h.logger)
+	if err != nil {
+		return fmt.Errorf("interpreter: %w", err)
+	}
+	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
+	works := render.New(st, interp, render.Config{}, h.logger)
+	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
+	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
+		interp: interp, works: works, statuses: statuses, leases: leases})
+	if err != nil {
+		return err
+	}
+
+	g := newGroup(ctx, h.logger)
+	g.run("leases", leases.Run)                                                     // heartbeats → cluster liveness
+	g.run("registration", registration.New(st, leases, h.logger).Run)               // first heartbeat → /tether/clusters/<name>
+	g.run("customizations", customizations.New(st, interp, h.logger).Run)           // stored RICs and webhooks → interpreter
+	g.run("detector", detector.New(st, interp, h.logger).Run)                       // templates × policies → bindings
+	g.run("scheduler", schedloop.New(st, leases, schedloop.Config{}, h.logger).Run) // bindings × clusters → placements
+	g.run("render", works.Run)                                                      // placements → works, served to agents
+	g.run("aggregate", statuses.Run)                                                // agents' statuses → binding status
+	g.run("grpc", srv.serve(lis.grpc))                                              // agents and clients, one port
+	if lis.metrics != nil {
+		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
+	}
+	srv.setReady(true) // before hub.addr exists: whoever read it finds the hub ready
+	if err := h.announce(ca, lis.grpc.Addr().String(), identity); err != nil {
+		g.fail(err)
+	}
+	err = g.wait()
+	srv.setReady(false)
+	_ = os.Remove(h.cfg.path(AddrFile))
+	h.logger.Info("hub stopped")
+	return err
+}
+
+// openStore opens the embedded or external etcd and reads the hub's
+// identity.
+func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
+	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
+		return nil, "", fmt.Errorf("data dir: %w", err)
+	}
+	st, err := store.Open(ctx, store.Config{DataDir: h.cfg.DataDir, Endpoints: h.cfg.EtcdEndpoints}, h.logger)
+	if err != nil {
+		return nil, "", fmt.Errorf("open store: %w", err)
+	}
+	identity, err := st.Identity(ctx)
+	if err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("hub identity: %w", err)
+	}
+	return st, identity, nil
+}
+
+// listeners are the hub's bound ports.
+type listeners struct {
+	grpc    net.Listener
+	metrics net.Listener // nil without --metrics-listen
+}
+
+func (l *listeners) close() {
+	l.grpc.Close()
+	if l.metrics != nil {
+		l.metrics.Close()
+	}
+}
+
+// listen loads (or creates) the CA and binds the ports, so that a port in
+// use fails the start before anything runs.
+func (h *Hub) listen() (*pki.CA, *listeners, error) {
+	ca, err := pki.LoadOrCreateCA(h.cfg.path(PKIDir))
+	if err != nil {
+		return nil, nil, fmt.Errorf("certificate authority: %w", err)
+	}
+	lis := &listeners{}
+	if lis.grpc, err = net.Listen("tcp", h.cfg.Listen); err != nil {
+		return nil, nil, fmt.Errorf("listen: %w", err)
+	}
+	if h.cfg.MetricsListen != "" {
+		if lis.metrics, err = net.Listen("tcp", h.cfg.MetricsListen); err != nil {
+			lis.grpc.Close()
+			return nil, nil, fmt.Errorf("metrics listen: %w", err)
+		}
+		h.logger.Info("serving metrics", "address", lis.metrics.Addr().String())
+	}
+	return ca, lis, nil
+}
+
+// announce writes admin.conf (first start only) and hub.addr, then logs
+// what a user needs to connect: the address and the CA pin.
+func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
+	server := dialAddr(addr)
+	if err := writeAdminConf(h.cfg.path(AdminConfFile), ca, server, h.logger); err != nil {
+		return err
+	}
+	if err := writeAtomic(h.cfg.path(AddrFile), []byte(server+"\n")); err != nil {
+		return fmt.Errorf("write %s: %w", AddrFile, err)
+	}
+	h.logger.Info("hub serving", "address", addr, "ca_hash", ca.Hash(), "hub_identity", identity,
+		"admin_conf", h.cfg.path(AdminConfFile), "data_dir", h.cfg.DataDir, "external_etcd", len(h.cfg.EtcdEndpoints) > 0)
+	return nil
+}
