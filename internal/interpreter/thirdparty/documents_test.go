@@ -95,6 +95,12 @@ func run(ctx context.Context, l *interpreter.LuaInterpreter, d document) (confor
 			return nil, err
 		}
 		return conformance.ReplicaResults(r, req)
+	case component:
+		comps, _, err := l.GetComponents(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		return conformance.ComponentResults(comps)
 	case revise:
 		out, _, err := l.ReviseReplica(ctx, obj, d.InputReplicas)
 		return conformance.RevisedResults(out), err
