@@ -6,15 +6,11 @@
 // overrides them.
 //
 // The scripts are Tether's own, written from each kind's API documentation;
-// they are laid out one kind per file, by project:
-//
-//	kruise/cloneset.yaml          apps.kruise.io/v1alpha1 CloneSet
-//	kruise/statefulset.yaml       apps.kruise.io/v1beta1  StatefulSet (Advanced StatefulSet)
-//	kruise/daemonset.yaml         apps.kruise.io/v1alpha1 DaemonSet (Advanced DaemonSet)
-//	kruise/broadcastjob.yaml      apps.kruise.io/v1alpha1 BroadcastJob
-//	kruise/advancedcronjob.yaml   apps.kruise.io/v1alpha1 AdvancedCronJob
-//	kruise/sidecarset.yaml        apps.kruise.io/v1alpha1 SidecarSet
-//	kruise/uniteddeployment.yaml  apps.kruise.io/v1alpha1 UnitedDeployment
+// they are laid out one kind per file, by project: kruise/ (OpenKruise),
+// argo/, flink/, flux/, kubeflow/, kyverno/, ray/, spark/, volcano/. Where
+// a script goes beyond Karmada's behaviour (e.g. Retain for CloneSet and
+// Advanced StatefulSet), its comment says so. `tetherctl interpret
+// --list-builtins` lists every kind with its operations.
 //
 // The package only ships the documents; it neither decodes nor runs them, so
 // it imports nothing of the interpreter. A consumer decodes each file as it
