@@ -15,18 +15,23 @@ import (
 // Agent is one member cluster's agent. Build it with New; call Run once.
 type Agent struct {
 	log    hclog.Logger
-	client *hubclient.Client
+	cfg    Config
+	store  *state.Store
+	client *hubclient.Client // nil until registered, when registering
 	member *Member
 }
 
 // New checks cfg, loads the local state (state.ErrCorrupt when a file
-// does not parse) and builds the agent; it connects to nothing yet.
+// does not parse) and builds the agent; it connects to nothing yet. An
+// agent that registers (cfg.Token) builds its hub client in Run, once it
+// has a certificate.
 func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	tlsCfg, err := cfg.tlsConfig()
-	if err != nil {
+	if cfg.registering() {
+		cfg = cfg.withCredentialsIn()
+	} else if _, err := cfg.tlsConfig(); err != nil {
 		return nil, err
 	}
 	store, err := state.Open(cfg.DataDir)
@@ -42,7 +47,22 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	if cfg.AgentVersion == "" {
 		cfg.AgentVersion = version.Version
 	}
-	client, err := hubclient.New(hubclient.Config{
+	a := &Agent{log: logger, cfg: cfg, store: store, member: member}
+	if !cfg.registering() {
+		if a.client, err = newClient(cfg, store, member, logger); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// newClient builds the hub client over the certificate files of cfg.
+func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logger) (*hubclient.Client, error) {
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	return hubclient.New(hubclient.Config{
 		Addr:          cfg.HubAddr,
 		TLS:           tlsCfg,
 		AgentVersion:  cfg.AgentVersion,
@@ -54,16 +74,24 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 		EvictionGrace: cfg.EvictionGrace,
 		Backoff:       cfg.Backoff,
 	}, logger)
-	if err != nil {
-		return nil, err
-	}
-	return &Agent{log: logger, client: client, member: member}, nil
 }
 
 // Run runs the member side (apply with drift repair, status, capacity) and
 // the hub client until ctx ends, and returns once all have exited: nil,
-// or why the agent cannot go on (hubclient.ErrClusterRemoved).
+// or why the agent cannot go on (hubclient.ErrClusterRemoved,
+// ErrRegistrationRefused). A registering agent registers first (once: the
+// data directory keeps the certificate).
 func (a *Agent) Run(ctx context.Context) error {
+	if a.client == nil {
+		if err := a.cfg.register(ctx, a.log); err != nil {
+			return err
+		}
+		client, err := newClient(a.cfg, a.store, a.member, a.log)
+		if err != nil {
+			return err
+		}
+		a.client = client
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, len(a.member.Runners)+1)

@@ -45,10 +45,38 @@ func TestValidateNamesTheFlag(t *testing.T) {
 			}
 		})
 	}
-	c := ok
-	c.Token = "abc.def"
-	if err := c.Validate(); !errors.Is(err, agent.ErrNotImplemented) {
-		t.Errorf("Validate() with --token = %v; want ErrNotImplemented", err)
+}
+
+func TestValidateRegistrationFlags(t *testing.T) {
+	hash := "sha256:" + strings.Repeat("ab", 32)
+	ok := agent.Config{HubAddr: "hub:443", Token: "abcdef.0123456789abcdef", CAHash: hash, ClusterName: "edge-1", DataDir: "d"}
+	tests := []struct {
+		name   string
+		modify func(*agent.Config)
+		flag   string // "" for valid
+	}{
+		{"valid", func(*agent.Config) {}, ""},
+		{"no token", func(c *agent.Config) { c.Token = "" }, "--token"},
+		{"no ca hash", func(c *agent.Config) { c.CAHash = "" }, "--ca-hash"},
+		{"no cluster", func(c *agent.Config) { c.ClusterName = "" }, "--cluster"},
+		{"ca hash without sha256", func(c *agent.Config) { c.CAHash = strings.Repeat("ab", 32) }, "--ca-hash"},
+		{"ca hash too short", func(c *agent.Config) { c.CAHash = "sha256:abc" }, "--ca-hash"},
+		{"with --cert", func(c *agent.Config) { c.CertFile = "c" }, "--cert"},
+		{"no data dir", func(c *agent.Config) { c.DataDir = "" }, "--data-dir"},
+		{"no hub", func(c *agent.Config) { c.HubAddr = "" }, "--hub"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			tt.modify(&c)
+			err := c.Validate()
+			switch {
+			case tt.flag == "" && err != nil:
+				t.Errorf("Validate() = %v; want nil", err)
+			case tt.flag != "" && (err == nil || !strings.Contains(err.Error(), tt.flag)):
+				t.Errorf("Validate() = %v; want an error naming %s", err, tt.flag)
+			}
+		})
 	}
 }
 

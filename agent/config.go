@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"time"
 
 	"github.com/tetherproj/tether/agent/hubclient"
@@ -27,8 +28,11 @@ type Config struct {
 	// CAFile holds the CA certificates that sign the hub's serving
 	// certificate, PEM (--ca).
 	CAFile string
-	// Token, CAHash and ClusterName are for registration with a bootstrap
-	// token (--token, --ca-hash, --cluster): not implemented yet.
+	// Token, CAHash and ClusterName register the agent with a bootstrap
+	// token (--token, --ca-hash, --cluster; all three or none): Run first
+	// pins the hub's CA by CAHash, sends a CSR to Register, and keeps the
+	// key, certificate and CA in DataDir (register.go), in place of
+	// CertFile, KeyFile and CAFile.
 	Token, CAHash, ClusterName string
 	// Kubeconfig reaches the member cluster (--kubeconfig); empty means the
 	// in-cluster configuration.
@@ -70,15 +74,16 @@ type Runner interface {
 	Run(ctx context.Context) error
 }
 
-// ErrNotImplemented is returned for options that are reserved for a later
-// version.
-var ErrNotImplemented = errors.New("agent: not implemented yet")
+// caHashRE is the form of --ca-hash: kubeadm's pin.
+var caHashRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // Validate checks c and names the flag of the first bad field.
 func (c Config) Validate() error {
-	if c.Token != "" || c.CAHash != "" || c.ClusterName != "" {
-		return fmt.Errorf("--token, --ca-hash, --cluster: %w: registration with a bootstrap token; "+
-			"start the agent with --cert, --key and --ca", ErrNotImplemented)
+	if c.registering() {
+		if err := c.validateRegistration(); err != nil {
+			return err
+		}
+		c = c.withCredentialsIn()
 	}
 	if c.HubAddr == "" {
 		return errors.New("--hub: required: the hub's address, host:port")
@@ -96,6 +101,25 @@ func (c Config) Validate() error {
 	}
 	if c.EvictionGrace < 0 {
 		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
+	}
+	return nil
+}
+
+// validateRegistration checks the registration flags.
+func (c Config) validateRegistration() error {
+	for _, f := range []struct{ flag, value string }{{"--token", c.Token}, {"--ca-hash", c.CAHash}, {"--cluster", c.ClusterName}} {
+		if f.value == "" {
+			return fmt.Errorf("%s: required with --token, --ca-hash and --cluster: registration needs all three (from `tetherctl token create -o json`)", f.flag)
+		}
+	}
+	if !caHashRE.MatchString(c.CAHash) {
+		return fmt.Errorf("--ca-hash %q: want sha256:<64 hex digits>, as `tetherctl token create` prints it", c.CAHash)
+	}
+	if c.CertFile != "" || c.KeyFile != "" || c.CAFile != "" {
+		return errors.New("--cert, --key, --ca: not with --token: a registering agent keeps its credentials in --data-dir")
+	}
+	if c.DataDir == "" {
+		return errors.New("--data-dir: required: where the agent keeps its works and its credentials")
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ func serverTLS(ca *pki.CA, listenAddr string) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
+	// The CA goes in the chain: a registering agent pins it by hash before
+	// it trusts anything (DESIGN §8).
+	cert.Certificate = append(cert.Certificate, ca.Cert.Raw)
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},
 		ClientCAs:    ca.Pool(),

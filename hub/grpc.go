@@ -17,6 +17,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -39,18 +40,19 @@ type apiDeps struct {
 	works          agentapi.Works
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
+	registry       *tokens.Registry
 }
 
 // newAPI builds the gRPC server with its TLS (serving certificate for
 // d.addr, client certificates of the hub CA optional: Register comes
 // without one) and registers every service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration}
+	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration, Registry: d.registry}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes}, d.st, d.interp, h.logger)
+	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}

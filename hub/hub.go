@@ -17,6 +17,7 @@ import (
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -57,11 +58,13 @@ func (h *Hub) Run(ctx context.Context) error {
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
 	works := render.New(st, interp, render.Config{}, h.logger)
 	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
+	registry := tokens.New(st, ca, tokens.Config{}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases})
+		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry})
 	if err != nil {
 		return err
 	}
+	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
 
 	g := newGroup(ctx, h.logger)
 	g.run("leases", leases.Run)                                                     // heartbeats → cluster liveness
@@ -71,6 +74,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("scheduler", schedloop.New(st, leases, schedloop.Config{}, h.logger).Run) // bindings × clusters → placements
 	g.run("render", works.Run)                                                      // placements → works, served to agents
 	g.run("aggregate", statuses.Run)                                                // agents' statuses → binding status
+	g.run("revocation", revoke)                                                     // agent records → revoked streams ended
 	g.run("grpc", srv.serve(lis.grpc))                                              // agents and clients, one port
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/tetherproj/tether/agent/capacity"
@@ -164,5 +166,49 @@ func TestCordonedNodeLeftOut(t *testing.T) {
 	}
 	if got := s.GetAllocatable()["cpu"]; got != "8" {
 		t.Fatalf("allocatable cpu with node small cordoned = %s; want 8", got)
+	}
+}
+
+// TestNewCRDServedSoon: a kind whose CRD is installed after the meter's
+// first heartbeat is in the enablements within a heartbeat interval
+// (10 s), so the hub can schedule it without waiting minutes.
+func TestNewCRDServedSoon(t *testing.T) {
+	m, err := capacity.New(capacity.Config{RESTConfig: env.Clusters[0].RESTConfig()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := m.Heartbeat(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com"},
+		"spec": map[string]any{
+			"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	}}
+	crds := env.Clusters[0].Dynamic().Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = crds.Delete(context.Background(), "widgets.example.com", metav1.DeleteOptions{}) })
+	const heartbeatInterval = 10 * time.Second // the hub's default
+	limit := time.Now().Add(heartbeatInterval)
+	for {
+		hb, err := m.Heartbeat(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if served(hb, "example.com/v1", "Widget") {
+			return
+		}
+		if time.Now().After(limit) {
+			t.Fatalf("example.com/v1 Widget not in the enablements %s after its CRD was created; want it within a heartbeat interval", heartbeatInterval)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -20,9 +20,14 @@ import (
 )
 
 // DefaultAPIRefresh is how long API enablements are reused before
-// discovery is asked again: CRDs come and go rarely, and full discovery is
-// one request per group version.
-const DefaultAPIRefresh = 5 * time.Minute
+// discovery is asked again. It is shorter than the hub's heartbeat interval
+// (10 s), so every periodic heartbeat carries fresh enablements, as
+// Karmada's cluster status does at every sync: a CRD installed in the
+// member makes its kind schedulable within one heartbeat, not minutes
+// later. The cache only spares bursts of heartbeats (reconnects). With
+// aggregated discovery (Kubernetes ≥ 1.30) a refresh is two requests,
+// /api and /apis, cheaper than the node and pod lists of every heartbeat.
+const DefaultAPIRefresh = 5 * time.Second
 
 // nonTerminal selects the pods that hold resources.
 const nonTerminal = "status.phase!=Succeeded,status.phase!=Failed"

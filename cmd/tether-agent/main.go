@@ -70,12 +70,12 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	var cfg agent.Config
 	opts := logging.Options{Name: binary}
 	fs.StringVar(&cfg.HubAddr, "hub", "", "the hub's address, host:port (required)")
-	fs.StringVar(&cfg.CertFile, "cert", "", "the agent's client certificate, PEM")
+	fs.StringVar(&cfg.CertFile, "cert", "", "the agent's client certificate, PEM (without --token)")
 	fs.StringVar(&cfg.KeyFile, "key", "", "the client certificate's private key, PEM")
 	fs.StringVar(&cfg.CAFile, "ca", "", "the hub CA certificate(s), PEM")
-	fs.StringVar(&cfg.Token, "token", "", "bootstrap token for registration (not implemented yet)")
-	fs.StringVar(&cfg.CAHash, "ca-hash", "", "the hub CA's pin, sha256:<hex>, for registration (not implemented yet)")
-	fs.StringVar(&cfg.ClusterName, "cluster", "", "the cluster name to register (not implemented yet)")
+	fs.StringVar(&cfg.Token, "token", "", "bootstrap token to register with, from `tetherctl token create` (with --ca-hash and --cluster; replaces --cert, --key, --ca)")
+	fs.StringVar(&cfg.CAHash, "ca-hash", "", "the hub CA's pin, sha256:<hex>, checked before anything is sent to the hub")
+	fs.StringVar(&cfg.ClusterName, "cluster", "", "the cluster name to register; it becomes the certificate's identity")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster; empty: in-cluster configuration")
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the agent's local state (required)")
 	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,

@@ -16,7 +16,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 	}{
 		{"no flags", nil, 2, "--hub"},
 		{"no certificate", []string{"--hub", "h:1", "--data-dir", "/tmp/x"}, 2, "--cert"},
-		{"token", []string{"--token", "a.b"}, 2, "not implemented yet"},
+		{"token without ca hash", []string{"--hub", "h:1", "--token", "a.b", "--data-dir", "/tmp/x"}, 2, "--ca-hash"},
 		{"bad log format", []string{"--hub", "h:1", "-log-format", "xml"}, 2, "format"},
 		{"unknown flag", []string{"--nope"}, 2, "nope"},
 		{"argument", []string{"extra"}, 2, "unexpected argument"},

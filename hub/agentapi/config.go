@@ -28,6 +28,11 @@ const (
 	DefaultMaxWorks = 10000
 	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
 	DefaultHelloTimeout = 30 * time.Second
+	// DefaultRegistrationRate is how many registrations per second the hub
+	// serves, with bursts of DefaultRegistrationBurst: enough for a fleet
+	// installed at once, and a bound on CSR signing and store writes.
+	DefaultRegistrationRate  = 10
+	DefaultRegistrationBurst = 50
 )
 
 // Keepalive of agent connections: a dead connection behind NAT (no FIN ever
@@ -58,6 +63,14 @@ type Config struct {
 	MaxWorks int
 	// HelloTimeout bounds the wait for an agent's Hello.
 	HelloTimeout time.Duration
+	// Registry registers agents (Register) and says whether an agent's
+	// certificate is still valid (every Connect, and Recheck); hub/tokens
+	// implements it. Nil: Register answers Unimplemented and every agent
+	// certificate of the hub CA is accepted.
+	Registry Registry
+	// RegistrationRate (per second) and RegistrationBurst bound Register.
+	RegistrationRate  float64
+	RegistrationBurst int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -78,6 +91,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxWorks <= 0 {
 		c.MaxWorks = DefaultMaxWorks
+	}
+	if c.RegistrationRate <= 0 {
+		c.RegistrationRate = DefaultRegistrationRate
+	}
+	if c.RegistrationBurst <= 0 {
+		c.RegistrationBurst = DefaultRegistrationBurst
 	}
 	return c, nil
 }

@@ -30,11 +30,19 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel() // ends the receiver's wait for ready
 	st := newStream(cluster, s.cfg.MaxWorks, s.log.With("cluster", cluster))
+	st.cert = peerCert(ss.Context())
 	if err := s.track(st); err != nil {
 		st.end(err)
 		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye SHUTDOWN
 	}
 	defer s.untrack(st)
+	// Checked once tracked, so that a revocation from now on finds the
+	// stream (Recheck) and one before it is seen here.
+	if err := s.authorize(ctx, st); err != nil {
+		st.log.Warn("agent stream refused", "error", err)
+		st.end(err)
+		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye CLUSTER_REMOVED
+	}
 	first := make(chan received, 1)
 	s.receivers.Add(1)
 	go s.receive(ctx, ss, st, first)

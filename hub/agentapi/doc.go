@@ -29,8 +29,14 @@
 // tls.VerifyClientCertIfGiven: Register is called without a certificate,
 // Connect refuses a stream without one.
 //
-// Register answers Unimplemented for now: bootstrap tokens are a later
-// issue.
+// # Registration and revocation
+//
+// Register (register.go), rate-limited, exchanges a bootstrap token and a
+// CSR for the cluster's certificate through Config.Registry (hub/tokens).
+// Every Connect asks the Registry whether its certificate was revoked (the
+// cluster removed, or its key replaced), and Recheck, called by the hub on
+// every change of an agent record, ends the streams whose certificate no
+// longer passes with Goodbye CLUSTER_REMOVED.
 //
 // It imports hub/syncstate, hub/pki and the generated agent protocol; the
 // works, statuses and leases come in through the small interfaces of

@@ -26,6 +26,16 @@ var (
 	ErrShutdown = errors.New("agentapi: hub shutting down")
 	// ErrUnavailable: a dependency (works, statuses) failed.
 	ErrUnavailable = errors.New("agentapi: unavailable")
+	// ErrInvalid: a registration that cannot be served as given (cluster
+	// name, CSR).
+	ErrInvalid = errors.New("agentapi: invalid request")
+	// ErrPendingApproval: the cluster name is registered with another key.
+	ErrPendingApproval = errors.New("agentapi: new key awaits approval")
+	// ErrRevoked: the certificate's cluster was removed, or its key
+	// replaced; the agent is told CLUSTER_REMOVED and does not reconnect.
+	ErrRevoked = errors.New("agentapi: certificate revoked")
+	// ErrUnimplemented: the hub was built without a registry.
+	ErrUnimplemented = errors.New("agentapi: not implemented")
 )
 
 // grpcStatus maps an error that ends a stream to the gRPC status returned
@@ -37,8 +47,14 @@ func grpcStatus(err error) error {
 		return nil
 	case errors.Is(err, ErrUnauthenticated):
 		code = codes.Unauthenticated
-	case errors.Is(err, ErrPermissionDenied):
+	case errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrRevoked):
 		code = codes.PermissionDenied
+	case errors.Is(err, ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, ErrPendingApproval):
+		code = codes.FailedPrecondition
+	case errors.Is(err, ErrUnimplemented):
+		code = codes.Unimplemented
 	case errors.Is(err, ErrProtocol):
 		code = codes.InvalidArgument
 	case errors.Is(err, ErrLimit):
@@ -70,6 +86,8 @@ func goodbyeFor(err error) *agentv1.HubMessage {
 		reason = agentv1.DisconnectReason_DISCONNECT_REASON_SUPERSEDED
 	case errors.Is(err, ErrShutdown):
 		reason = agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN
+	case errors.Is(err, ErrRevoked):
+		reason = agentv1.DisconnectReason_DISCONNECT_REASON_CLUSTER_REMOVED
 	default:
 		return nil
 	}

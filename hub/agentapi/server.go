@@ -12,13 +12,14 @@ import (
 // Server implements agentv1.AgentServiceServer. Register it on the hub's
 // gRPC server; call Close before stopping that server.
 type Server struct {
-	agentv1.UnimplementedAgentServiceServer // Register, until bootstrap tokens exist
+	agentv1.UnimplementedAgentServiceServer
 
 	cfg      Config
 	works    Works
 	statuses Statuses
 	leases   Leases
 	log      hclog.Logger
+	limiter  *limiter // of Register
 
 	receivers sync.WaitGroup // receive goroutines, which outlive Connect briefly
 
@@ -40,6 +41,7 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 		statuses: statuses,
 		leases:   leases,
 		log:      logger,
+		limiter:  newLimiter(cfg.RegistrationRate, cfg.RegistrationBurst),
 		streams:  make(map[string]*stream),
 		all:      make(map[*stream]struct{}),
 	}, nil

@@ -2,6 +2,7 @@ package agentapi
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 // receiving and following goroutines.
 type stream struct {
 	cluster  string
+	cert     *x509.Certificate // the agent's verified client certificate
 	maxWorks int
 	log      hclog.Logger
 	wake     chan struct{} // buffered, 1: something to send, or the stream ends

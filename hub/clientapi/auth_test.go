@@ -76,9 +76,9 @@ func allCalls(calls map[string]func(*client) error, code codes.Code) map[string]
 
 func TestLaterServicesAreUnimplemented(t *testing.T) {
 	h := startHub(t, clientapi.Config{})
-	_, err := h.dial(t, admin).clusters.ListClusters(ctx(t), &hubv1.ListClustersRequest{})
-	if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "later release") {
-		t.Errorf("ListClusters as admin = %v; want Unimplemented with an explanation", err)
+	_, err := h.dial(t, admin).clusters.Remove(ctx(t), &hubv1.RemoveRequest{Name: "m1"})
+	if status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "without a registry") {
+		t.Errorf("Remove as admin = %v; want Unimplemented with an explanation", err)
 	}
 	_, err = h.dial(t, nil).clusters.ListClusters(ctx(t), &hubv1.ListClustersRequest{})
 	if status.Code(err) != codes.Unauthenticated {

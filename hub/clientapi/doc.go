@@ -1,8 +1,13 @@
 // Package clientapi is the hub's client API (DESIGN §3): ObjectService
-// (Apply, Get, List, Delete, Watch) and PlacementService (GetPlacement,
-// WatchPlacement, Simulate) over the store, for tetherctl and any gRPC
-// client. ClusterService, TokenService and UserService are registered too
-// and answer UNIMPLEMENTED until their issue lands.
+// (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
+// WatchPlacement, Simulate) and ClusterService (ListClusters, GetCluster,
+// Cordon, Uncordon, Taint) over the store, for tetherctl and any gRPC
+// client. Over hub/tokens' Registry (Config.Registry; without one they
+// answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
+// deletes bootstrap tokens (tokens.go), UserService signs users' client
+// certificates with the hub CA (users.go), ClusterService's Remove revokes
+// a cluster's certificates and Approve binds its name to a new key
+// (clusters_admin.go).
 //
 // # Usage
 //
@@ -10,7 +15,7 @@
 // its gRPC server, whose transport credentials verify client certificates
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
-//	api, err := clientapi.New(clientapi.Config{}, st, interp, logger) // interp: *interpreter.Interpreter, or nil
+//	api, err := clientapi.New(clientapi.Config{Leases: leases}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
@@ -56,10 +61,14 @@
 //
 // # Reads
 //
-// Get and List of a template merge its binding's status into .status: the
-// aggregator keeps the per-cluster items in the binding's
-// status.aggregatedStatus, and reads fold them with the interpreter's
-// AggregateStatus (see withStatus). Watch streams objects as stored
+// Get and List of a template merge its binding's status into .status with
+// aggregate.MergeInto: the aggregator folds the per-cluster items with the
+// interpreter's AggregateStatus as reports arrive and records the result on
+// the binding, so a read only copies it. Get of a ResourceBinding or
+// ClusterResourceBinding by the name GetPlacement gives returns the binding
+// with its per-cluster status items (bindings are stored under their
+// template's key, so this scans them; it serves describe, not bulk reads).
+// Watch streams objects as stored
 // (resourceVersion set, no merged status), from a revision: a compacted one
 // is OUT_OF_RANGE. Label selectors filter each event on the object's new
 // labels, so an object leaving a selection sends nothing. List pages
@@ -68,10 +77,12 @@
 // # Placement
 //
 // GetPlacement reads the binding (policy claim, clusters and replicas,
-// Scheduled condition); the rejected clusters and their reasons are
-// recomputed by running the pure scheduler on the binding and the stored
-// clusters (store.ClusterKey holds a cluster.tether.io Cluster as JSON;
-// a cluster that reported no API enablements counts as serving every kind).
+// Scheduled condition) and the rejected clusters with their reasons as the
+// scheduling loop recorded them (schedloop.Rejections). A binding without
+// that record gets them recomputed by running the pure scheduler on the
+// binding and the stored clusters (store.ClusterKey holds a
+// cluster.tether.io Cluster as JSON; a cluster that reported no API
+// enablements counts as serving every kind).
 // Simulate runs the detector-free path on a template and optional objects
 // laid over the stored ones: detector.Choose picks the policy, BuildSpec
 // asks the interpreter for replicas, the scheduler places on the given
@@ -81,6 +92,21 @@
 // ResourceInterpreterCustomizations given to Simulate are validated but not
 // used (the hub's interpreter answers), and dependencies are not rendered.
 //
-// It imports the store, the scheduler, the detector's pure helpers, pki,
+// # Clusters
+//
+// ListClusters and GetCluster show the stored Cluster records (labels,
+// taints, topology, registration time) overlaid with this hub replica's
+// lease of each (Config.Leases): state Ready or NotReady while the lease
+// is valid, Unknown when it ran out or this replica has none; lease age,
+// and the last heartbeat's agent version, capacity, conditions and API
+// enablements, falling back to what the record holds. Cordon adds the
+// NoSchedule taint TaintCordoned, which the scheduling loop honours for new
+// placements; Taint removes, then adds, admin taints (a NoExecute one
+// drains). Taint changes are conditional read-modify-writes of the record,
+// retried on a concurrent write, and write nothing when nothing changes.
+// Not yet: work counts, certificate expiry and pending keys.
+//
+// It imports the store, the scheduler, hub/clusters' lease type, the
+// aggregator's and scheduling loop's record readers, the detector's pure helpers, pki,
 // internal/interpreter and internal/overrides, and the api/ packages.
 package clientapi

@@ -27,6 +27,9 @@ var (
 	// ErrConcurrent: another writer changed an object while Apply wrote;
 	// nothing of the request stayed written and the client may retry.
 	ErrConcurrent = errors.New("clientapi: concurrent change")
+	// ErrPrecondition: the request needs a state that is not there (an
+	// Approve without a pending key, or of another key).
+	ErrPrecondition = errors.New("clientapi: precondition failed")
 	// ErrUnimplemented: the method belongs to a later issue.
 	ErrUnimplemented = errors.New("clientapi: not implemented yet")
 )
@@ -46,7 +49,7 @@ func grpcStatus(err error) error {
 		code = codes.InvalidArgument
 	case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotFound):
 		code = codes.NotFound
-	case errors.Is(err, ErrRevisionMismatch):
+	case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrPrecondition):
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrConcurrent), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrExists):
 		code = codes.Aborted

@@ -31,6 +31,9 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Object,
 	if err != nil {
 		return nil, err
 	}
+	if isBindingKind(kr) {
+		return b.getBinding(ctx, key, ref)
+	}
 	kv, err := b.st.Get(ctx, store.ObjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(ref))
@@ -55,7 +58,7 @@ func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV
 		return nil, fmt.Errorf("%s: %w", kv.Key, err)
 	}
 	if binding != nil {
-		obj = b.withStatus(ctx, obj, binding)
+		obj = b.withStatus(obj, binding)
 	}
 	js, err := json.Marshal(obj)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -57,11 +58,12 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 }
 
 // placement reads the template and its binding. The clusters come from the
-// binding (the scheduler's last result). The rejections are recomputed:
-// the scheduler runs again, purely, on the binding's input and the stored
-// clusters, and every cluster it filters out is reported with all its
-// reasons. The binding type has no field for them and recomputing keeps
-// them current when clusters change (labels, taints) between schedules.
+// binding (the scheduler's last result). The rejections are the ones the
+// scheduling loop recorded with that result (schedloop.Rejections), so
+// that they explain the decision actually made, liveness taints included.
+// A binding scheduled before the loop recorded them (or by another
+// scheduler) gets them recomputed: the scheduler runs again, purely, on the
+// binding's input and the stored clusters.
 func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
 	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -113,6 +115,10 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 	if t := rb.Status.LastScheduledTime; t != nil {
 		pl.ScheduleTime = timestamppb.New(t.Time)
 	}
+	if recorded, ok := b.recordedRejections(rb); ok {
+		pl.Rejections = recorded
+		return nil
+	}
 	in, ok := bindingInput(rb, nil)
 	if !ok {
 		return nil
@@ -153,4 +159,26 @@ func scheduledState(rb *workv1alpha1.ResourceBinding) (bool, string) {
 		return true, ""
 	}
 	return false, "waiting for the scheduler"
+}
+
+// recordedRejections converts the rejections the scheduling loop recorded
+// on a binding; ok is false when it recorded none. The loop writes the
+// annotation with every decision that rejected a cluster and removes it
+// otherwise, so a binding it scheduled without rejections looks the same
+// as one it never scheduled: both are recomputed, which finds nothing for
+// the former. An unreadable annotation is logged and recomputed too.
+func (b *backend) recordedRejections(rb *workv1alpha1.ResourceBinding) ([]*hubv1.ClusterRejection, bool) {
+	rs, err := schedloop.Rejections(rb)
+	if err != nil {
+		b.log.Warn("recorded rejections unreadable; recomputing", "namespace", rb.Namespace, "binding", rb.Name, "error", err)
+		return nil, false
+	}
+	if rs == nil {
+		return nil, false
+	}
+	out := make([]*hubv1.ClusterRejection, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, &hubv1.ClusterRejection{Cluster: r.Cluster, Reasons: r.Reasons})
+	}
+	return out, true
 }

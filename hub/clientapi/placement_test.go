@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/aggregate"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
@@ -31,14 +32,16 @@ func putClusters(t *testing.T, h *hub) {
 	}
 }
 
-// webBinding is the binding the detector and scheduler would write for
-// web.yaml's Deployment: claimed by PropagationPolicy default/web, placed
-// on m1, with one member status.
+// webBinding is the binding the detector, scheduler and aggregator would
+// write for web.yaml's Deployment: claimed by PropagationPolicy default/web,
+// placed on m1, with one member status and the template status aggregated
+// from it.
 const webBinding = `{
   "apiVersion": "work.tether.io/v1alpha1", "kind": "ResourceBinding",
   "metadata": {"name": "web-deployment", "namespace": "default",
     "labels": {"` + detector.LabelPPPermanentID + `": "7"},
-    "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web"}},
+    "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web",
+      "` + aggregate.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}"}},
   "spec": {
     "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},
     "replicas": 3,

@@ -12,7 +12,9 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -38,6 +40,20 @@ type Config struct {
 	// codec.DefaultMaxBytes, 3 MiB). The gRPC server's own receive limit
 	// must be above it.
 	MaxManifestBytes int
+	// Leases is the hub's view of cluster liveness (hub/clusters), which
+	// ClusterService shows as state, lease age and last heartbeat; nil
+	// shows every cluster as Unknown, with the capacity last stored.
+	Leases Leases
+	// Registry serves TokenService, UserService (its CA signs users'
+	// certificates) and ClusterService's Remove and Approve; nil answers
+	// them UNIMPLEMENTED.
+	Registry *tokens.Registry
+}
+
+// Leases is what ClusterService reads of the clusters' leases; the hub's
+// *clusters.Leases satisfies it.
+type Leases interface {
+	Get(cluster string) (lease clusters.Lease, ok bool)
 }
 
 func (c Config) withDefaults() Config {
@@ -93,13 +109,12 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
 }
 
-// Register registers ObjectService, PlacementService and, until their
-// issue lands, ClusterService, TokenService and UserService answering
-// UNIMPLEMENTED, on r (the hub's gRPC server).
+// Register registers ObjectService, PlacementService, ClusterService,
+// TokenService and UserService on r (the hub's gRPC server).
 func (s *Server) Register(r grpc.ServiceRegistrar) {
 	hubv1.RegisterObjectServiceServer(r, s.Objects)
 	hubv1.RegisterPlacementServiceServer(r, s.Placements)
-	hubv1.RegisterClusterServiceServer(r, clusterService{})
-	hubv1.RegisterTokenServiceServer(r, tokenService{})
-	hubv1.RegisterUserServiceServer(r, userService{})
+	hubv1.RegisterClusterServiceServer(r, clusterService{b: s.Objects.b})
+	hubv1.RegisterTokenServiceServer(r, tokenService{b: s.Objects.b})
+	hubv1.RegisterUserServiceServer(r, userService{b: s.Objects.b})
 }

@@ -1,52 +1,37 @@
 package clientapi
 
 import (
-	"context"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate"
 )
 
-// withStatus merges a template's binding status into the template: the
-// aggregator keeps one status item per target cluster in the binding's
-// status.aggregatedStatus, and reads fold them into the template's .status
-// with the interpreter's AggregateStatus (Lua customization, webhook,
-// built-in or native rules, as Karmada's aggregator does). The template as
-// stored never holds a status, so a read always reflects the latest
-// reports. Kinds without an AggregateStatus hook, bindings without items
-// and interpreter errors (logged) leave the template without status.
-func (b *backend) withStatus(ctx context.Context, obj map[string]any, binding []byte) map[string]any {
+// withStatus merges a template's binding status into the template with
+// aggregate.MergeInto, the one implementation of it: the aggregator folds
+// the per-cluster items with the interpreter's AggregateStatus when they
+// change and records the template's .status on the binding, and a read only
+// copies it. The template as stored never holds a status. A binding
+// without an aggregated status (a kind without an AggregateStatus hook, or
+// nothing reported yet) leaves the template as stored; an unreadable one
+// is logged and leaves it too.
+func (b *backend) withStatus(obj map[string]any, binding []byte) map[string]any {
 	var rb workv1alpha1.ResourceBinding
-	if err := json.Unmarshal(binding, &rb); err != nil || len(rb.Status.AggregatedStatus) == 0 {
+	if err := json.Unmarshal(binding, &rb); err != nil {
+		b.log.Warn("decode binding on read", "error", err)
 		return obj
 	}
-	u, err := toUnstructured(obj)
-	if err != nil {
+	if _, ok := aggregate.TemplateStatus(&rb); !ok {
 		return obj
 	}
-	if !b.interp.HookEnabled(u.GroupVersionKind(), configv1alpha1.InterpreterOperationAggregateStatus) {
+	u := &unstructured.Unstructured{Object: obj}
+	if err := aggregate.MergeInto(u, &rb); err != nil {
+		b.log.Warn("merge status on read", "namespace", rb.Namespace, "binding", rb.Name, "error", err)
 		return obj
 	}
-	out, err := b.interp.AggregateStatus(ctx, u, rb.Status.AggregatedStatus)
-	if err != nil {
-		b.log.Warn("aggregate status on read", "kind", u.GetKind(), "namespace", u.GetNamespace(), "name", u.GetName(), "error", err)
-		return obj
-	}
-	st, ok := out.Object["status"]
-	if !ok {
-		return obj
-	}
-	js, err := json.Marshal(st)
-	if err != nil {
-		return obj
-	}
-	if v, err := decodeJSON(js); err == nil {
-		obj["status"] = v
-	}
-	return obj
+	return u.Object
 }
 
 // toUnstructured converts a decoded JSON object (json.Number values) to an

@@ -6,9 +6,13 @@
 // certificate the hub's CA issued for it (`tether-hub mint-agent`), whose
 // common name is the cluster's name, and the first heartbeat on that stream
 // creates the Cluster record, with the topology the agent reported as its
-// provider, region and zones. An existing record is never replaced: what an
-// admin set there (labels, taints) stays. Liveness is hub/clusters' leases,
-// not this record.
+// provider, region and zones, and the APIs it serves. An existing record is
+// never replaced: what an admin set there (labels, taints) stays. Only its
+// status.apiEnablements follows the agent's heartbeats, rewritten when they
+// change (a CRD installed in the member), so that the client API's
+// placement queries and Simulate, which read the record, see the kinds the
+// scheduler (which reads the lease) sees. Liveness and capacity are
+// hub/clusters' leases, not this record.
 //
 //	r := registration.New(st, leases, logger)
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records

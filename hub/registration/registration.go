@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -30,14 +31,16 @@ type Registrar struct {
 	store  *store.Store
 	leases Leases
 	log    hclog.Logger
-	// known holds the clusters whose record exists; only Run's goroutine
-	// touches it.
+	// known holds the clusters whose record exists; apis, the JSON of the
+	// API enablements last written (or found) in each record. Only Run's
+	// goroutine touches them.
 	known map[string]bool
+	apis  map[string]string
 }
 
 // New returns a registrar over st and leases.
 func New(st *store.Store, leases Leases, logger hclog.Logger) *Registrar {
-	return &Registrar{store: st, leases: leases, log: logger.Named("registration"), known: map[string]bool{}}
+	return &Registrar{store: st, leases: leases, log: logger.Named("registration"), known: map[string]bool{}, apis: map[string]string{}}
 }
 
 // Run creates records as clusters appear until ctx ends, then returns nil.
@@ -59,27 +62,123 @@ func (r *Registrar) Run(ctx context.Context) error {
 	}
 }
 
-// sync creates the records of leased clusters not known yet; it returns
-// the last error, after trying every cluster.
+// sync creates the records of leased clusters not known yet and brings
+// their API enablements up to date; it returns the last error, after
+// trying every cluster.
 func (r *Registrar) sync(ctx context.Context) error {
 	leases, _ := r.leases.List()
 	var last error
 	for _, l := range leases {
-		if r.known[l.Cluster] {
-			continue
-		}
-		created, err := r.create(ctx, l)
-		if err != nil {
+		if err := r.syncOne(ctx, l); err != nil {
 			r.log.Warn("cluster record not written, retrying", "cluster", l.Cluster, "error", err)
 			last = err
-			continue
+		}
+	}
+	return last
+}
+
+func (r *Registrar) syncOne(ctx context.Context, l clusters.Lease) error {
+	if !r.known[l.Cluster] {
+		created, err := r.create(ctx, l)
+		if err != nil {
+			return err
 		}
 		r.known[l.Cluster] = true
 		if created {
 			r.log.Info("cluster registered", "cluster", l.Cluster)
 		}
 	}
-	return last
+	return r.refreshAPIs(ctx, l)
+}
+
+// refreshAPIs keeps the record's status.apiEnablements at what the
+// cluster's agent last reported, writing only when they changed (a CRD
+// installed or removed in the member): the scheduler reads them from the
+// lease, but the client API (placement queries, Simulate) reads the
+// record, and both must agree on which clusters serve a kind. A heartbeat
+// without enablements (discovery failed) leaves the record as it is, as
+// the scheduler then falls back to it. Only status.apiEnablements is
+// touched; the rest of the record (an admin's labels and taints) is kept
+// byte for byte through optimistic concurrency.
+func (r *Registrar) refreshAPIs(ctx context.Context, l clusters.Lease) error {
+	apis := apiEnablements(l.Heartbeat)
+	if len(apis) == 0 {
+		return nil
+	}
+	want, err := json.Marshal(apis)
+	if err != nil {
+		return err
+	}
+	if r.apis[l.Cluster] == string(want) {
+		return nil
+	}
+	key := store.ClusterKey(l.Cluster)
+	kv, err := r.store.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // removed by an admin: not ours to re-create
+	}
+	if err != nil {
+		return err
+	}
+	data, changed, err := withAPIs(kv.Value, want)
+	if err != nil {
+		return fmt.Errorf("cluster record %s: %w", key, err)
+	}
+	if changed {
+		if _, err := r.store.Update(ctx, key, data, kv.Revision); err != nil {
+			return err
+		}
+		r.log.Info("cluster API enablements recorded", "cluster", l.Cluster, "group_versions", len(apis))
+	}
+	r.apis[l.Cluster] = string(want)
+	return nil
+}
+
+// withAPIs returns the Cluster record with status.apiEnablements set to
+// apis (JSON), and whether that changed it.
+func withAPIs(record, apis []byte) ([]byte, bool, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(record, &obj); err != nil {
+		return nil, false, err
+	}
+	var status map[string]json.RawMessage
+	if raw, ok := obj["status"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &status); err != nil {
+			return nil, false, err
+		}
+	}
+	if status == nil {
+		status = map[string]json.RawMessage{}
+	}
+	var cur []clusterv1alpha1.APIEnablement
+	if raw, ok := status["apiEnablements"]; ok {
+		_ = json.Unmarshal(raw, &cur) // unreadable counts as different
+	}
+	if canon, err := json.Marshal(cur); err == nil && len(cur) > 0 && string(canon) == string(apis) {
+		return record, false, nil
+	}
+	status["apiEnablements"] = apis
+	rawStatus, err := json.Marshal(status)
+	if err != nil {
+		return nil, false, err
+	}
+	obj["status"] = rawStatus
+	out, err := json.Marshal(obj)
+	return out, true, err
+}
+
+// apiEnablements converts a heartbeat's API enablements to the Cluster
+// type's, in the agent's order (sorted by group version and resource).
+func apiEnablements(hb *agentv1.Heartbeat) []clusterv1alpha1.APIEnablement {
+	out := make([]clusterv1alpha1.APIEnablement, 0, len(hb.GetApiEnablements()))
+	for _, e := range hb.GetApiEnablements() {
+		ae := clusterv1alpha1.APIEnablement{GroupVersion: e.GetGroupVersion()}
+		for _, res := range e.GetResources() {
+			ae.Resources = append(ae.Resources, clusterv1alpha1.APIResource{Name: res.GetName(), Kind: res.GetKind()})
+		}
+		out = append(out, ae)
+	}
+	return out
 }
 
 // create writes the record of l's cluster unless one exists.
@@ -113,5 +212,8 @@ func Record(l clusters.Lease) *clusterv1alpha1.Cluster {
 		c.Spec.Provider, c.Spec.Region, c.Spec.Zones = topo.GetProvider(), topo.GetRegion(), topo.GetZones()
 	}
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
+	if apis := apiEnablements(hb); len(apis) > 0 {
+		c.Status.APIEnablements = apis
+	}
 	return c
 }

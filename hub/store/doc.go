@@ -22,6 +22,7 @@
 //	/tether/bindings/<group>/<Kind>/<namespace|_>/<name>  one binding per template: placement and status summary
 //	/tether/clusters/<name>                               registration, identity, labels, taints, last capacity
 //	/tether/tokens/<id>                                   bootstrap tokens (hashed)
+//	/tether/agents/<name>                                 the key a cluster's agent registered, pending replacement, removal
 //	/tether/meta/identity                                 the hub identity, created on first start
 //
 // Works are not stored: they are derived from the above (DESIGN §3), which is

@@ -14,6 +14,7 @@ const (
 	BindingsPrefix = Root + "bindings/"
 	ClustersPrefix = Root + "clusters/"
 	TokensPrefix   = Root + "tokens/"
+	AgentsPrefix   = Root + "agents/"
 	identityKey    = Root + "meta/identity"
 )
 
@@ -47,6 +48,9 @@ func ClusterKey(name string) string { return ClustersPrefix + name }
 
 // TokenKey is where the bootstrap token id is stored.
 func TokenKey(id string) string { return TokensPrefix + id }
+
+// AgentKey is where the key binding of the cluster name's agent is stored.
+func AgentKey(name string) string { return AgentsPrefix + name }
 
 // ParseObjectKey is the inverse of ObjectKey and BindingKey.
 func ParseObjectKey(key string) (ObjectRef, bool) {

@@ -59,9 +59,16 @@ func newRoot(s IO) *cobra.Command {
 	for _, add := range commands {
 		root.AddCommand(add(s))
 	}
+	for _, hook := range rootHooks {
+		hook(root, s)
+	}
 	return root
 }
 
 // commands lists the constructors of tetherctl's subcommands; each command's
 // file adds itself here in an init function, so adding one touches one file.
 var commands []func(IO) *cobra.Command
+
+// rootHooks adjust the assembled tree once every command is added: root
+// persistent flags (client.go) and forms that extend another file's command.
+var rootHooks []func(*cobra.Command, IO)

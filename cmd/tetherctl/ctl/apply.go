@@ -1,0 +1,128 @@
+package ctl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+)
+
+func init() { commands = append(commands, newApply) }
+
+const applyLong = `Stores objects in the hub: resource templates of any kind and Tether's
+policies. -f names a file, a directory (its .yaml, .yml and .json files,
+not recursing) or "-" for standard input; files hold one or more YAML
+documents or JSON values.
+
+All or nothing: if any object is rejected, nothing is stored and the
+others say what would have happened. Prints kind/name created,
+configured or unchanged per object; --dry-run checks and compares without
+storing.`
+
+func newApply(s IO) *cobra.Command {
+	var (
+		file, namespace string
+		dryRun          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR|- [-n NS] [--dry-run]",
+		Short: "create or update objects in the hub from files",
+		Long:  applyLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			manifests, err := readManifests(file, s.In)
+			if err != nil {
+				return err
+			}
+			return apply(contextOf(cmd), s, &hubv1.ApplyRequest{Manifests: manifests, DryRun: dryRun, DefaultNamespace: namespace})
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", `file, directory or "-" for standard input`)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of objects that name none (default \"default\")")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check and compare, store nothing")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest) error {
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := hubv1.NewObjectServiceClient(conn).Apply(ctx, req)
+	if err != nil {
+		return explain(cfg, err)
+	}
+	suffix := ""
+	switch {
+	case req.GetDryRun():
+		suffix = " (dry run)"
+	case !resp.GetCommitted():
+		suffix = " (not stored)"
+	}
+	rejected := 0
+	for _, r := range resp.GetResults() {
+		name := strings.ToLower(r.GetRef().GetKind()) + "/" + r.GetRef().GetName()
+		if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
+			fmt.Fprintf(s.Out, "%s %s%s\n", name, outcomeName(r.GetOutcome()), suffix)
+			continue
+		}
+		rejected++
+		fmt.Fprintf(s.Err, "%s rejected: %s\n", name, r.GetMessage())
+		for _, fe := range r.GetFieldErrors() {
+			fmt.Fprintf(s.Err, "  %s: %s %s\n", fe.GetField(), fe.GetType(), fe.GetDetail())
+		}
+	}
+	if rejected > 0 {
+		return fmt.Errorf("%d of %d objects rejected; nothing was stored", rejected, len(resp.GetResults()))
+	}
+	return nil
+}
+
+// outcomeName is kubectl's word for an outcome.
+func outcomeName(o hubv1.ApplyOutcome) string {
+	return strings.ToLower(strings.TrimPrefix(o.String(), "APPLY_OUTCOME_"))
+}
+
+// readManifests reads -f: a file, the manifest files of a directory, or
+// standard input, as one multi-document stream.
+func readManifests(path string, in io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(in)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return os.ReadFile(path)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var docs [][]byte
+	for _, e := range entries {
+		if e.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(e.Name())) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(path, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, data)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s: no .yaml, .yml or .json files", path)
+	}
+	return bytes.Join(docs, []byte("\n---\n")), nil
+}

@@ -1,0 +1,179 @@
+package ctl
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+)
+
+func init() { commands = append(commands, newClusters) }
+
+const clustersLong = `Lists the member clusters registered with the hub: their state (Ready,
+NotReady, or Unknown when the lease ran out), the age of their lease
+(time since the last heartbeat), the capacity they last reported
+(allocatable cpu, memory and pods) and their agent's version. -o wide adds
+the labels and taints; -o json and -o yaml print the hub's records.
+"clusters NAME" shows one.`
+
+// clustersFlags are the options of clusters.
+type clustersFlags struct {
+	selector, output string
+}
+
+func newClusters(s IO) *cobra.Command {
+	var f clustersFlags
+	cmd := &cobra.Command{
+		Use:   "clusters [NAME] [-l SELECTOR] [-o table|wide|yaml|json]",
+		Short: "list member clusters with their state and capacity",
+		Long:  clustersLong,
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runClusters(contextOf(cmd), s, f, args)
+		},
+	}
+	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector over cluster labels")
+	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml or json")
+	return cmd
+}
+
+func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) error {
+	if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
+		return err
+	}
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := hubv1.NewClusterServiceClient(conn)
+	var cs []*hubv1.Cluster
+	if len(names) == 1 {
+		resp, err := client.GetCluster(ctx, &hubv1.GetClusterRequest{Name: names[0]})
+		if err != nil {
+			return explain(cfg, err)
+		}
+		cs = []*hubv1.Cluster{resp.GetCluster()}
+	} else {
+		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector})
+		if err != nil {
+			return explain(cfg, err)
+		}
+		cs = resp.GetClusters()
+	}
+	switch f.output {
+	case formatJSON, formatYAML:
+		return writeClusters(s, f.output, cs, len(names) == 1)
+	}
+	if len(cs) == 0 {
+		fmt.Fprintln(s.Err, "No clusters registered.")
+		return nil
+	}
+	return printClusters(s, cs, f.output == formatWide)
+}
+
+// writeClusters prints clusters as the hub's JSON (protojson field names).
+func writeClusters(s IO, format string, cs []*hubv1.Cluster, single bool) error {
+	var raw [][]byte
+	for _, c := range cs {
+		js, err := protojson.Marshal(c)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, js)
+	}
+	if single {
+		return writeValue(s.Out, format, jsonRaw(raw[0]))
+	}
+	items := make([]jsonRaw, 0, len(raw))
+	for _, r := range raw {
+		items = append(items, r)
+	}
+	return writeValue(s.Out, format, map[string]any{"clusters": items})
+}
+
+// jsonRaw is a JSON document to embed as is.
+type jsonRaw []byte
+
+func (r jsonRaw) MarshalJSON() ([]byte, error) { return r, nil }
+
+// printClusters writes NAME STATE LEASE-AGE CPU MEM PODS AGENT, and with
+// wide LABELS and TAINTS.
+func printClusters(s IO, cs []*hubv1.Cluster, wide bool) error {
+	header := []string{"NAME", "STATE", "LEASE-AGE", "CPU", "MEM", "PODS", "AGENT"}
+	if wide {
+		header = append(header, "LABELS", "TAINTS")
+	}
+	t := newTable(s.Out, header...)
+	for _, c := range cs {
+		alloc := c.GetCapacity().GetAllocatable()
+		row := []string{c.GetName(), clusterState(c), leaseAge(c),
+			orDash(alloc["cpu"]), orDash(alloc["memory"]), orDash(alloc["pods"]), orDash(c.GetAgentVersion())}
+		if wide {
+			row = append(row, labelString(c.GetLabels()), taintString(c.GetTaints()))
+		}
+		t.row(row...)
+	}
+	return t.flush()
+}
+
+// clusterState is the state as kubectl shows nodes: Ready, NotReady or
+// Unknown, with ",SchedulingDisabled" when cordoned.
+func clusterState(c *hubv1.Cluster) string {
+	st := map[hubv1.ClusterState]string{
+		hubv1.ClusterState_CLUSTER_STATE_PENDING: "Pending", hubv1.ClusterState_CLUSTER_STATE_READY: "Ready",
+		hubv1.ClusterState_CLUSTER_STATE_NOT_READY: "NotReady", hubv1.ClusterState_CLUSTER_STATE_UNKNOWN: "Unknown",
+	}[c.GetState()]
+	if st == "" {
+		st = "Unknown"
+	}
+	if c.GetCordoned() {
+		st += ",SchedulingDisabled"
+	}
+	return st
+}
+
+func leaseAge(c *hubv1.Cluster) string {
+	if c.GetLeaseAge() == nil {
+		return "-"
+	}
+	return shortDuration(c.GetLeaseAge().AsDuration())
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// taintString renders taints as key=value:Effect, comma-separated.
+func taintString(ts []*hubv1.Taint) string {
+	var parts []string
+	for _, t := range ts {
+		p := t.GetKey()
+		if t.GetValue() != "" {
+			p += "=" + t.GetValue()
+		}
+		parts = append(parts, p+":"+effectName(t.GetEffect()))
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// Taint effects by their Kubernetes names.
+var effectNames = map[hubv1.TaintEffect]string{
+	hubv1.TaintEffect_TAINT_EFFECT_NO_SCHEDULE:        "NoSchedule",
+	hubv1.TaintEffect_TAINT_EFFECT_PREFER_NO_SCHEDULE: "PreferNoSchedule",
+	hubv1.TaintEffect_TAINT_EFFECT_NO_EXECUTE:         "NoExecute",
+}
+
+func effectName(e hubv1.TaintEffect) string {
+	if n, ok := effectNames[e]; ok {
+		return n
+	}
+	return "?"
+}

@@ -1,0 +1,347 @@
+package ctl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tetherproj/tether/api/codec"
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/internal/clientconfig"
+)
+
+func init() { commands = append(commands, newGet) }
+
+const getLong = `Shows objects stored in the hub: resource templates by their own kind
+(tetherctl get deployments -n web) and Tether's policies.
+
+KIND is a kind's plural, singular or short name (deployments, deployment,
+deploy; propagationpolicies, pp) or, for a custom resource,
+Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters".
+
+Templates come with the status the hub aggregated from the member
+clusters. -o json and -o yaml print the stored objects (one object as
+itself, several as a List); -o wide adds the clusters a template runs in
+and the labels.`
+
+// getFlags are the options of get, shared by the commands that name
+// objects the same way.
+type getFlags struct {
+	namespace     string
+	allNamespaces bool
+	selector      string
+	output        string
+}
+
+func newGet(s IO) *cobra.Command {
+	var f getFlags
+	cmd := &cobra.Command{
+		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json]",
+		Short: "show objects stored in the hub",
+		Long:  getLong,
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
+				return err
+			}
+			if isClusterKind(args[0]) {
+				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output}, args[1:])
+			}
+			k, err := lookupKind(args[0])
+			if err != nil {
+				return err
+			}
+			return runGet(contextOf(cmd), s, k, args[1:], f)
+		},
+	}
+	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", `namespace (default "default")`)
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
+	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
+	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml or json")
+	return cmd
+}
+
+// ns is the namespace to use: the flag, else "default".
+func (f getFlags) ns() string {
+	if f.namespace == "" {
+		return "default"
+	}
+	return f.namespace
+}
+
+func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) error {
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	objects := hubv1.NewObjectServiceClient(conn)
+	var objs []*hubv1.Object
+	if len(names) == 1 {
+		resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
+		if err != nil {
+			return explain(cfg, err)
+		}
+		objs = []*hubv1.Object{resp.GetObject()}
+	} else if objs, err = listAll(ctx, objects, cfg, k, f); err != nil {
+		return err
+	}
+	switch f.output {
+	case formatJSON, formatYAML:
+		raw := make([]json.RawMessage, 0, len(objs))
+		for _, o := range objs {
+			raw = append(raw, o.GetObjectJson())
+		}
+		return writeObjects(s.Out, f.output, raw, len(names) == 1)
+	}
+	if len(objs) == 0 {
+		where := " in namespace " + f.ns()
+		if f.allNamespaces || !k.namespaced {
+			where = ""
+		}
+		fmt.Fprintf(s.Err, "No %s found%s.\n", k.plural, where)
+		return nil
+	}
+	var places hubv1.PlacementServiceClient
+	if f.output == formatWide && k.template {
+		places = hubv1.NewPlacementServiceClient(conn)
+	}
+	return printObjects(ctx, s, k, objs, f, places)
+}
+
+// listAll reads every page of a List.
+func listAll(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *clientconfig.Config, k kindSpec, f getFlags) ([]*hubv1.Object, error) {
+	req := &hubv1.ListRequest{ApiVersion: k.apiVersion, Kind: k.kind, LabelSelector: f.selector}
+	if k.namespaced && !f.allNamespaces {
+		req.Namespace = f.ns()
+	}
+	var out []*hubv1.Object
+	for {
+		resp, err := objects.List(ctx, req)
+		if err != nil {
+			return nil, explain(cfg, err)
+		}
+		out = append(out, resp.GetObjects()...)
+		if resp.GetNextPageToken() == "" {
+			return out, nil
+		}
+		req.PageToken = resp.GetNextPageToken()
+	}
+}
+
+// meta is what the tables show of an object.
+type meta struct {
+	Metadata struct {
+		Name              string            `json:"name"`
+		Namespace         string            `json:"namespace"`
+		Labels            map[string]string `json:"labels"`
+		CreationTimestamp time.Time         `json:"creationTimestamp"`
+	} `json:"metadata"`
+	Spec struct {
+		Replicas *int64 `json:"replicas"`
+	} `json:"spec"`
+	Status struct {
+		ReadyReplicas int64 `json:"readyReplicas"`
+	} `json:"status"`
+}
+
+// printObjects writes the objects as a table: NAMESPACE (with -A), NAME,
+// READY for kinds with replicas, AGE; -o wide adds CLUSTERS (templates)
+// and LABELS.
+func printObjects(ctx context.Context, s IO, k kindSpec, objs []*hubv1.Object, f getFlags, places hubv1.PlacementServiceClient) error {
+	var header []string
+	withNS := f.allNamespaces && k.namespaced
+	if withNS {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, "NAME")
+	if k.replicated {
+		header = append(header, "READY")
+	}
+	header = append(header, "AGE")
+	wide := f.output == formatWide
+	if wide && places != nil {
+		header = append(header, "CLUSTERS")
+	}
+	if wide {
+		header = append(header, "LABELS")
+	}
+	t := newTable(s.Out, header...)
+	now := time.Now()
+	for _, o := range objs {
+		var m meta
+		_ = json.Unmarshal(o.GetObjectJson(), &m) // the hub stored it as JSON
+		var row []string
+		if withNS {
+			row = append(row, m.Metadata.Namespace)
+		}
+		row = append(row, m.Metadata.Name)
+		if k.replicated {
+			want := int64(0)
+			if m.Spec.Replicas != nil {
+				want = *m.Spec.Replicas
+			}
+			row = append(row, fmt.Sprintf("%d/%d", m.Status.ReadyReplicas, want))
+		}
+		row = append(row, age(m.Metadata.CreationTimestamp, now))
+		if wide && places != nil {
+			row = append(row, placedClusters(ctx, places, o.GetRef()))
+		}
+		if wide {
+			row = append(row, labelString(m.Metadata.Labels))
+		}
+		t.row(row...)
+	}
+	return t.flush()
+}
+
+// placedClusters renders where a template runs as "m1:3,m2:2"; "<none>"
+// when nowhere and "?" when the placement cannot be read.
+func placedClusters(ctx context.Context, places hubv1.PlacementServiceClient, ref *hubv1.ObjectRef) string {
+	resp, err := places.GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: ref})
+	if err != nil {
+		return "?"
+	}
+	var parts []string
+	for _, c := range resp.GetPlacement().GetClusters() {
+		parts = append(parts, fmt.Sprintf("%s:%d", c.GetCluster(), c.GetReplicas()))
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// kindSpec is what tetherctl knows of a kind to name its objects.
+type kindSpec struct {
+	apiVersion, kind, plural string
+	namespaced               bool
+	// template: a resource template (placed by policies), not one of
+	// Tether's own kinds.
+	template bool
+	// replicated: objects have spec.replicas and status.readyReplicas.
+	replicated bool
+}
+
+// ref names an object of the kind; namespace is dropped for cluster-scoped
+// kinds.
+func (k kindSpec) ref(namespace, name string) *hubv1.ObjectRef {
+	if !k.namespaced {
+		namespace = ""
+	}
+	return &hubv1.ObjectRef{ApiVersion: k.apiVersion, Kind: k.kind, Namespace: namespace, Name: name}
+}
+
+// builtin kinds tetherctl resolves by name, with kubectl's short names.
+var builtinKindSpecs = []struct {
+	apiVersion, kind string
+	namespaced       bool
+	short            []string
+}{
+	{"v1", "Pod", true, []string{"po"}}, {"v1", "Service", true, []string{"svc"}},
+	{"v1", "ConfigMap", true, []string{"cm"}}, {"v1", "Secret", true, nil},
+	{"v1", "ServiceAccount", true, []string{"sa"}}, {"v1", "PersistentVolumeClaim", true, []string{"pvc"}},
+	{"v1", "Endpoints", true, []string{"ep"}}, {"v1", "LimitRange", true, []string{"limits"}},
+	{"v1", "ResourceQuota", true, []string{"quota"}}, {"v1", "ReplicationController", true, []string{"rc"}},
+	{"v1", "Namespace", false, []string{"ns"}}, {"v1", "Node", false, []string{"no"}},
+	{"v1", "PersistentVolume", false, []string{"pv"}},
+	{"apps/v1", "Deployment", true, []string{"deploy"}}, {"apps/v1", "StatefulSet", true, []string{"sts"}},
+	{"apps/v1", "DaemonSet", true, []string{"ds"}}, {"apps/v1", "ReplicaSet", true, []string{"rs"}},
+	{"batch/v1", "Job", true, nil}, {"batch/v1", "CronJob", true, []string{"cj"}},
+	{"autoscaling/v2", "HorizontalPodAutoscaler", true, []string{"hpa"}},
+	{"policy/v1", "PodDisruptionBudget", true, []string{"pdb"}},
+	{"networking.k8s.io/v1", "Ingress", true, []string{"ing"}},
+	{"networking.k8s.io/v1", "NetworkPolicy", true, []string{"netpol"}},
+	{"networking.k8s.io/v1", "IngressClass", false, nil},
+	{"rbac.authorization.k8s.io/v1", "Role", true, nil}, {"rbac.authorization.k8s.io/v1", "RoleBinding", true, nil},
+	{"rbac.authorization.k8s.io/v1", "ClusterRole", false, nil},
+	{"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", false, nil},
+	{"storage.k8s.io/v1", "StorageClass", false, []string{"sc"}},
+	{"scheduling.k8s.io/v1", "PriorityClass", false, []string{"pc"}},
+	{"apiextensions.k8s.io/v1", "CustomResourceDefinition", false, []string{"crd", "crds"}},
+}
+
+// Short names of Tether's kinds, as Karmada's CLI has them.
+var ownShortNames = map[string][]string{
+	"PropagationPolicy": {"pp"}, "ClusterPropagationPolicy": {"cpp"},
+	"OverridePolicy": {"op"}, "ClusterOverridePolicy": {"cop"},
+	"ResourceInterpreterCustomization":        {"ric"},
+	"ResourceInterpreterWebhookConfiguration": {"riwc"},
+	"ResourceBinding":                         {"rb"}, "ClusterResourceBinding": {"crb"},
+}
+
+// replicatedKinds have spec.replicas and status.readyReplicas.
+var replicatedKinds = map[string]bool{"Deployment": true, "StatefulSet": true, "ReplicaSet": true}
+
+// kindsByName maps every accepted lower-case name to its kind.
+var kindsByName = func() map[string]kindSpec {
+	out := map[string]kindSpec{}
+	add := func(k kindSpec, short []string) {
+		k.plural = plural(k.kind)
+		for _, n := range append([]string{strings.ToLower(k.kind), k.plural}, short...) {
+			out[n] = k
+		}
+	}
+	for _, b := range builtinKindSpecs {
+		add(kindSpec{apiVersion: b.apiVersion, kind: b.kind, namespaced: b.namespaced, template: true,
+			replicated: replicatedKinds[b.kind]}, b.short)
+	}
+	for _, info := range codec.Kinds() {
+		if info.GVK.Kind == "Cluster" { // served by ClusterService: see isClusterKind
+			continue
+		}
+		add(kindSpec{apiVersion: info.GVK.GroupVersion().String(), kind: info.GVK.Kind, namespaced: info.Namespaced},
+			ownShortNames[info.GVK.Kind])
+	}
+	return out
+}()
+
+// plural is the lower-case plural of a kind, as Kubernetes names
+// resources.
+func plural(kind string) string {
+	l := strings.ToLower(kind)
+	switch {
+	case l == "endpoints":
+		return l
+	case strings.HasSuffix(l, "s"), strings.HasSuffix(l, "x"), strings.HasSuffix(l, "ch"), strings.HasSuffix(l, "sh"):
+		return l + "es"
+	case strings.HasSuffix(l, "y") && !strings.ContainsRune("aeiou", rune(l[len(l)-2])):
+		return l[:len(l)-1] + "ies"
+	}
+	return l + "s"
+}
+
+// isClusterKind reports whether name means member clusters.
+func isClusterKind(name string) bool {
+	switch strings.ToLower(name) {
+	case "cluster", "clusters":
+		return true
+	}
+	return false
+}
+
+// lookupKind resolves a kind argument: a known name, or Kind.version.group
+// for a custom resource (namespaced, as the hub assumes without its CRD).
+func lookupKind(name string) (kindSpec, error) {
+	if k, ok := kindsByName[strings.ToLower(name)]; ok {
+		return k, nil
+	}
+	if kind, gv, ok := strings.Cut(name, "."); ok && kind != "" {
+		version, group, ok := strings.Cut(gv, ".")
+		if ok && version != "" && group != "" {
+			return kindSpec{apiVersion: group + "/" + version, kind: kind, plural: plural(kind), namespaced: true, template: true}, nil
+		}
+	}
+	return kindSpec{}, fmt.Errorf("unknown kind %q: use a built-in or Tether kind (deployments, pp ...) or Kind.version.group for a custom resource (Widget.v1.example.com)", name)
+}
+
+// parseKindName splits "KIND/NAME" (deployment/web).
+func parseKindName(arg string) (kindSpec, string, error) {
+	kind, name, ok := strings.Cut(arg, "/")
+	if !ok || kind == "" || name == "" {
+		return kindSpec{}, "", fmt.Errorf("%q: want KIND/NAME, e.g. deployment/web", arg)
+	}
+	k, err := lookupKind(kind)
+	return k, name, err
+}

@@ -1,0 +1,159 @@
+package agentapi
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/tokens"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// recheckTimeout bounds the store read of one Recheck of one stream.
+const recheckTimeout = 10 * time.Second
+
+// Registry is what the service needs of the hub's bootstrap trust:
+// hub/tokens.Registry implements it.
+type Registry interface {
+	// Register exchanges a token and a CSR for the cluster's certificate.
+	Register(ctx context.Context, req tokens.Request) (tokens.Result, error)
+	// Authorize returns an error wrapping tokens.ErrRevoked when cert may no
+	// longer speak for cluster.
+	Authorize(ctx context.Context, cluster string, cert *x509.Certificate) error
+}
+
+// Register serves a bootstrap registration (see RegisterRequest). It is the
+// one call made without a client certificate, so it is rate-limited before
+// anything else.
+func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*agentv1.RegisterResponse, error) {
+	if s.cfg.Registry == nil {
+		return nil, grpcStatus(fmt.Errorf("%w: this hub has no bootstrap tokens; mint agent certificates with `tether-hub mint-agent`", ErrUnimplemented))
+	}
+	if !s.limiter.allow(time.Now()) {
+		err := fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second (burst %d); retry later",
+			ErrLimit, s.cfg.RegistrationRate, s.cfg.RegistrationBurst)
+		s.log.Warn("registration refused", "cluster", req.GetClusterName(), "error", err)
+		return nil, grpcStatus(err)
+	}
+	topo := req.GetTopology()
+	res, err := s.cfg.Registry.Register(ctx, tokens.Request{
+		Token: req.GetToken(), Cluster: req.GetClusterName(), CSRPEM: req.GetCsrPem(),
+		Provider: topo.GetProvider(), Region: topo.GetRegion(), Zones: topo.GetZones(),
+	})
+	if err != nil {
+		err = registryError(err)
+		s.log.Warn("registration refused", "cluster", req.GetClusterName(), "agent_version", req.GetAgentVersion(), "error", err)
+		return nil, grpcStatus(err)
+	}
+	s.log.Info("agent registered", "cluster", req.GetClusterName(), "agent_version", req.GetAgentVersion(), "key", res.KeyFingerprint)
+	return &agentv1.RegisterResponse{
+		CertificatePem: res.CertPEM, CaBundlePem: res.CAPEM,
+		ClusterName: req.GetClusterName(), NotAfter: timestamppb.New(res.NotAfter),
+	}, nil
+}
+
+// registryError maps the registry's errors to the service's.
+func registryError(err error) error {
+	switch {
+	case errors.Is(err, tokens.ErrMalformed), errors.Is(err, tokens.ErrRefused):
+		return fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	case errors.Is(err, tokens.ErrInvalid):
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	case errors.Is(err, tokens.ErrPendingApproval):
+		return fmt.Errorf("%w: %v", ErrPendingApproval, err)
+	case errors.Is(err, tokens.ErrRevoked):
+		return fmt.Errorf("%w: %v", ErrRevoked, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// authorize checks that the stream's certificate was not revoked.
+func (s *Server) authorize(ctx context.Context, st *stream) error {
+	if s.cfg.Registry == nil {
+		return nil
+	}
+	if st.cert == nil {
+		return fmt.Errorf("%w: no client certificate", ErrUnauthenticated)
+	}
+	if err := s.cfg.Registry.Authorize(ctx, st.cluster, st.cert); err != nil {
+		return registryError(err)
+	}
+	return nil
+}
+
+// Recheck checks the certificates of cluster's open streams again and ends
+// those that were revoked (Goodbye CLUSTER_REMOVED). The hub calls it for
+// every change of an agent record (tokens.Registry.Watch), which is how
+// `tetherctl cluster remove` disconnects an agent at once.
+func (s *Server) Recheck(cluster string) {
+	if s.cfg.Registry == nil {
+		return
+	}
+	s.mu.Lock()
+	var live []*stream
+	for st := range s.all {
+		if st.cluster == cluster {
+			live = append(live, st)
+		}
+	}
+	s.mu.Unlock()
+	for _, st := range live {
+		ctx, cancel := context.WithTimeout(context.Background(), recheckTimeout)
+		err := s.authorize(ctx, st)
+		cancel()
+		if errors.Is(err, ErrRevoked) {
+			st.log.Warn("agent stream ended: certificate revoked", "error", err)
+			st.end(err)
+		}
+	}
+}
+
+// peerCert returns the verified client certificate of ctx's peer, or nil.
+func peerCert(ctx context.Context) *x509.Certificate {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.PeerCertificates) == 0 {
+		return nil
+	}
+	return info.State.PeerCertificates[0]
+}
+
+// limiter is a token bucket: rate per second, up to burst at once.
+type limiter struct {
+	rate  float64
+	burst float64
+
+	mu     sync.Mutex // guards the fields below
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(rate float64, burst int) *limiter {
+	return &limiter{rate: rate, burst: float64(burst), tokens: float64(burst)}
+}
+
+// allow takes one token at now, if there is one.
+func (l *limiter) allow(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() {
+		l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
+}
