@@ -25,8 +25,10 @@ const (
 
 const mintUsage = `Usage: tether-hub mint-agent --data-dir DIR --cluster NAME --out DIR2 [--lifetime 8760h]
 
-Mints an agent client certificate from the hub's CA (DIR/pki), for use until
-bootstrap tokens exist. It writes DIR2/ca.crt (the hub CA), DIR2/tls.crt and
+Mints an agent client certificate from the hub's CA (DIR/pki), for an admin
+who hands certificates out instead of bootstrap tokens (tetherctl token
+create). A name minted this way is bound on its first registration only
+after tetherctl cluster approve. It writes DIR2/ca.crt (the hub CA), DIR2/tls.crt and
 DIR2/tls.key (mode 0600). The certificate's identity is the cluster NAME: an
 agent connecting with it is cluster NAME, and its first heartbeat registers
 the cluster (creates /tether/clusters/NAME). It can run while the hub runs;

@@ -1,11 +1,11 @@
 // Package registration records the member clusters the hub has met under
 // /tether/clusters/<name>, where the scheduler and the client API find them.
 //
-// Until bootstrap tokens exist (agentapi.Register is Unimplemented), a
-// cluster registers itself by connecting: its agent presents a client
-// certificate the hub's CA issued for it (`tether-hub mint-agent`), whose
-// common name is the cluster's name, and the first heartbeat on that stream
-// creates the Cluster record, with the topology the agent reported as its
+// An agent gets its client certificate either by registering with a
+// bootstrap token (hub/tokens, agentapi.Register) or from an admin
+// (`tether-hub mint-agent`); either way the certificate's common name is the
+// cluster's name, and the first heartbeat on its stream creates the Cluster
+// record, with the topology the agent reported as its
 // provider, region and zones, and the APIs it serves. An existing record is
 // never replaced: what an admin set there (labels, taints) stays. Only its
 // status.apiEnablements follows the agent's heartbeats, rewritten when they
