@@ -1,0 +1,184 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/internal/clientconfig"
+)
+
+// Client talks to the fleet's hub as its admin over mutual TLS: the hub.v1
+// ObjectService and PlacementService, plus the waits tests and the demo
+// need.
+type Client struct {
+	Objects   hubv1.ObjectServiceClient
+	Placement hubv1.PlacementServiceClient
+	Tokens    hubv1.TokenServiceClient
+	conn      *grpc.ClientConn
+}
+
+// Client connects to the hub with its admin.conf (the address from
+// hub.addr). The caller closes it.
+func (f *Fleet) Client() (*Client, error) {
+	cfg, err := clientconfig.Load(f.AdminConfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Server = f.HubAddr
+	return Dial(cfg)
+}
+
+// Dial connects to the hub a client config names.
+func Dial(cfg *clientconfig.Config) (*Client, error) {
+	tlsCfg, err := cfg.TLS()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(cfg.Server, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	if err != nil {
+		return nil, fmt.Errorf("hub %s: %w", cfg.Server, err)
+	}
+	return &Client{
+		Objects:   hubv1.NewObjectServiceClient(conn),
+		Placement: hubv1.NewPlacementServiceClient(conn),
+		Tokens:    hubv1.NewTokenServiceClient(conn),
+		conn:      conn,
+	}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// Apply applies manifests (multi-document YAML or JSON) in namespace
+// "default" unless they name one. A rejected object is an error that lists
+// every rejection with its field errors; nothing is stored then.
+func (c *Client) Apply(ctx context.Context, manifests []byte) (*hubv1.ApplyResponse, error) {
+	resp, err := c.Objects.Apply(ctx, &hubv1.ApplyRequest{Manifests: manifests})
+	if err != nil {
+		return nil, fmt.Errorf("apply: %w", err)
+	}
+	if !resp.GetCommitted() {
+		var msgs []string
+		for _, r := range resp.GetResults() {
+			if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
+				continue
+			}
+			msg := fmt.Sprintf("%s: %s", RefString(r.GetRef()), r.GetMessage())
+			for _, fe := range r.GetFieldErrors() {
+				msg += fmt.Sprintf("; %s: %s", fe.GetField(), fe.GetDetail())
+			}
+			msgs = append(msgs, msg)
+		}
+		return resp, fmt.Errorf("apply: nothing stored: %s", strings.Join(msgs, "\n"))
+	}
+	return resp, nil
+}
+
+// Get returns a stored object with its aggregated status.
+func (c *Client) Get(ctx context.Context, ref *hubv1.ObjectRef) (*unstructured.Unstructured, error) {
+	resp, err := c.Objects.Get(ctx, &hubv1.GetRequest{Ref: ref})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", RefString(ref), err)
+	}
+	obj := &unstructured.Unstructured{} // UnmarshalJSON keeps integers int64
+	if err := obj.UnmarshalJSON(resp.GetObject().GetObjectJson()); err != nil {
+		return nil, fmt.Errorf("get %s: decode: %w", RefString(ref), err)
+	}
+	return obj, nil
+}
+
+// GetPlacement returns where a template runs.
+func (c *Client) GetPlacement(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
+	resp, err := c.Placement.GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: ref})
+	if err != nil {
+		return nil, fmt.Errorf("placement of %s: %w", RefString(ref), err)
+	}
+	return resp.GetPlacement(), nil
+}
+
+// probeTemplate and probePolicy ask Simulate where an object selecting
+// every cluster would go: the clusters the hub has registered and would
+// schedule onto. Nothing is stored.
+const (
+	probeTemplate = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"tether-fleet-probe","namespace":"default"}}`
+	probePolicy   = `{"apiVersion":"policy.tether.io/v1alpha1","kind":"PropagationPolicy",` +
+		`"metadata":{"name":"tether-fleet-probe","namespace":"default"},` +
+		`"spec":{"resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","name":"tether-fleet-probe"}]}}`
+)
+
+// Clusters lists the clusters the hub would schedule a template onto now
+// (registered, not tainted away), by simulating one; the hub's
+// ClusterService is not there yet.
+func (c *Client) Clusters(ctx context.Context) ([]string, error) {
+	resp, err := c.Placement.Simulate(ctx, &hubv1.SimulateRequest{
+		Template: []byte(probeTemplate),
+		Policies: []byte(probePolicy),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	var names []string
+	for _, cp := range resp.GetPlacement().GetClusters() {
+		names = append(names, cp.GetCluster())
+	}
+	return names, nil
+}
+
+// WaitTemplate polls a template until cond accepts it (with its aggregated
+// status), or ctx ends; the error then says what cond last said.
+func (c *Client) WaitTemplate(ctx context.Context, ref *hubv1.ObjectRef, cond func(*unstructured.Unstructured) error) error {
+	err := poll(ctx, func() error {
+		obj, err := c.Get(ctx, ref)
+		if err != nil {
+			return err
+		}
+		return cond(obj)
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s: %w", RefString(ref), err)
+	}
+	return nil
+}
+
+// Rolled accepts a workload whose aggregated status has every replica of
+// spec.replicas ready and available: a Divided template is rolled out. (The
+// hub sums the members' statuses, so a Duplicated template over n clusters
+// is rolled out at Replicas(n × spec.replicas).)
+func Rolled(obj *unstructured.Unstructured) error {
+	want, found, err := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	if err != nil {
+		return permanent{fmt.Errorf("spec.replicas: %w", err)}
+	}
+	if !found {
+		want = 1
+	}
+	return Replicas(want)(obj)
+}
+
+// Replicas accepts a workload whose aggregated status has n replicas, all
+// ready and available.
+func Replicas(n int64) func(*unstructured.Unstructured) error {
+	return func(obj *unstructured.Unstructured) error {
+		replicas, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas")
+		ready, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas")
+		available, _, _ := unstructured.NestedInt64(obj.Object, "status", "availableReplicas")
+		if replicas != n || ready != n || available != n {
+			return fmt.Errorf("aggregated status: %d replicas, %d ready, %d available; want %d", replicas, ready, available, n)
+		}
+		return nil
+	}
+}
+
+// RefString renders a reference as Kind namespace/name.
+func RefString(r *hubv1.ObjectRef) string {
+	if r.GetNamespace() == "" {
+		return r.GetKind() + " " + r.GetName()
+	}
+	return r.GetKind() + " " + r.GetNamespace() + "/" + r.GetName()
+}
