@@ -56,13 +56,21 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	return a, nil
 }
 
-// newClient builds the hub client over the certificate files of cfg.
+// newClient builds the hub client over the certificate files of cfg. It
+// renews the certificate of a registered agent, whose data directory holds
+// its credentials; --cert and --key are managed outside the agent.
 func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logger) (*hubclient.Client, error) {
-	tlsCfg, err := cfg.tlsConfig()
+	files := newCertFiles(cfg)
+	tlsCfg, err := files.tlsConfig()
 	if err != nil {
 		return nil, err
 	}
+	var renew hubclient.Credentials
+	if cfg.registering() {
+		renew = files
+	}
 	return hubclient.New(hubclient.Config{
+		Credentials:   renew,
 		Addr:          cfg.HubAddr,
 		TLS:           tlsCfg,
 		AgentVersion:  cfg.AgentVersion,

@@ -76,6 +76,9 @@ func (c Config) withCredentialsIn() Config {
 // what cannot.
 func (c Config) register(ctx context.Context, log hclog.Logger) error {
 	log = log.Named("register").With("cluster", c.ClusterName, "hub", c.HubAddr)
+	if err := finishRenewal(c.CertFile, c.KeyFile); err != nil {
+		return fmt.Errorf("--data-dir: finish the certificate renewal a stop interrupted: %w", err)
+	}
 	if c.registered() {
 		log.Debug("using the certificate of an earlier registration", "cert", c.CertFile)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/tokens"
 )
 
 // Defaults of Config.
@@ -21,6 +22,9 @@ const (
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
 	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
+	// agent renews at about 75% of it and must have time to retry.
+	MinAgentCertLifetime = time.Minute
 	// shutdownGrace bounds a graceful stop: agents get Goodbye, in-flight
 	// RPCs finish, then the server stops hard.
 	shutdownGrace = 10 * time.Second
@@ -59,6 +63,10 @@ type Config struct {
 	MetricsListen string
 	// Version is the hub's version, sent to agents in Welcome.
 	Version string
+	// AgentCertLifetime is the lifetime of the certificates agents get by
+	// registering and renewing (they renew at about 75% of it); zero means
+	// tokens.DefaultAgentCertLifetime.
+	AgentCertLifetime time.Duration
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an
@@ -83,6 +91,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.LeaseDuration < 0 {
 		return cfg, fmt.Errorf("lease duration %s: must be positive", cfg.LeaseDuration)
+	}
+	if cfg.AgentCertLifetime == 0 {
+		cfg.AgentCertLifetime = tokens.DefaultAgentCertLifetime
+	}
+	if cfg.AgentCertLifetime < MinAgentCertLifetime {
+		return cfg, fmt.Errorf("agent certificate lifetime %s: must be at least %s", cfg.AgentCertLifetime, MinAgentCertLifetime)
 	}
 	if cfg.MaxObjectBytes == 0 {
 		cfg.MaxObjectBytes = DefaultMaxObjectBytes

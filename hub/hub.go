@@ -58,7 +58,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
 	works := render.New(st, interp, render.Config{}, h.logger)
 	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
-	registry := tokens.New(st, ca, tokens.Config{}, h.logger)
+	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
 		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry})
 	if err != nil {

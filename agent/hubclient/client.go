@@ -45,6 +45,10 @@ type Config struct {
 	// EvictionGrace is how long an orphaned work is kept before its
 	// objects are deleted; 0 keeps them forever.
 	EvictionGrace time.Duration
+	// Credentials, when set, are renewed over the stream before they
+	// expire (renewal.go); TLS must read them on every handshake. Nil: the
+	// client never renews (certificates managed outside the agent).
+	Credentials Credentials
 	// Backoff returns the wait before reconnect number attempt (0 for the
 	// first); nil is the jittered exponential backoff of backoff.go.
 	Backoff func(attempt int) time.Duration
@@ -59,9 +63,12 @@ type Config struct {
 type Client struct {
 	cfg   Config
 	log   hclog.Logger
-	conn  *grpc.ClientConn
+	conn  *grpc.ClientConn // replaced by connectLoop after a renewal
 	queue *queue
 	wake  chan struct{} // buffered, 1: outbox has messages
+	// renewal is the certificate renewal's state; only the stream
+	// goroutine (connectLoop) uses it.
+	renewal renewal
 
 	mu     sync.Mutex // guards books, outbox and writes to the store
 	books  *Books
@@ -104,7 +111,7 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 // (reconnecting with backoff) and reconciles until ctx ends. It returns
 // nil then, or ErrClusterRemoved; every goroutine it started has exited.
 func (c *Client) Run(ctx context.Context) error {
-	defer c.conn.Close()
+	defer func() { c.conn.Close() }() // the connection of the moment
 	c.mu.Lock()
 	held := c.books.Start()
 	c.mu.Unlock()
@@ -138,6 +145,9 @@ func (c *Client) Run(ctx context.Context) error {
 func (c *Client) connectLoop(ctx context.Context) error {
 	attempt := 0
 	for {
+		if err := c.redial(); err != nil {
+			return err
+		}
 		res := c.stream(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -158,6 +168,23 @@ func (c *Client) connectLoop(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// redial replaces the connection after a renewal: streams on a connection
+// share its TLS handshake, so only a new connection presents the new
+// certificate (the hub refuses the old one once it expires).
+func (c *Client) redial() error {
+	if !c.renewal.redial {
+		return nil
+	}
+	conn, err := dial(c.cfg)
+	if err != nil {
+		return err
+	}
+	c.conn.Close()
+	c.conn, c.renewal.redial = conn, false
+	c.log.Debug("new connection for the renewed certificate")
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

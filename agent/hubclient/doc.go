@@ -23,6 +23,14 @@
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
 // and opens another; Goodbye CLUSTER_REMOVED ends Run.
 //
+// # Certificate renewal
+//
+// With Config.Credentials, the client asks the hub over the stream for a
+// certificate for a new key at 70–80% of its certificate's lifetime
+// (renewal.go), retries a refusal with backoff before expiry, and installs
+// the answer through Credentials; the stream stays up. The next stream
+// comes on a new connection, whose handshake presents the new certificate.
+//
 // # Pure state
 //
 // Books holds what the hubs have told the agent and decides, for each

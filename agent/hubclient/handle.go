@@ -18,6 +18,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 		}
 		c.log.Info("welcomed by the hub", "hub_identity", m.Welcome.GetHubIdentity(), "hub_version", m.Welcome.GetHubVersion())
 		s.settings(m.Welcome.GetSettings())
+		s.armRenewal()
 	case *agentv1.HubMessage_WorkUpsert:
 		return s.book(func(b *Books) (Effects, error) { return b.Upsert(m.WorkUpsert) })
 	case *agentv1.HubMessage_WorkDelete:
@@ -37,7 +38,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 	case *agentv1.HubMessage_Goodbye:
 		return s.goodbye(m.Goodbye)
 	case *agentv1.HubMessage_CertificateRenewed:
-		c.log.Debug("certificate renewal answer ignored: renewal is not implemented yet")
+		s.renewed(m.CertificateRenewed)
 	default:
 		return fmt.Errorf("%w: empty or unknown hub message", ErrProtocol)
 	}

@@ -2,6 +2,8 @@ package hubclient
 
 import (
 	"context"
+	"crypto/x509"
+	"time"
 
 	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -71,4 +73,21 @@ type CapacitySource interface {
 	// error the client sends a heartbeat with only the agent version (the
 	// lease must not lapse because the member API server is slow).
 	Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.Heartbeat, error)
+}
+
+// Credentials are the agent's client certificate and key, which the client
+// renews over the stream (renewal.go). agent/tls.go implements them over
+// the files of the data directory. The client calls them from its stream
+// goroutine only.
+type Credentials interface {
+	// Certificate returns the certificate in use and when the agent got
+	// it, from which its renewal is scheduled (NotBefore is backdated for
+	// clock skew, which would be most of a short lifetime).
+	Certificate() (cert *x509.Certificate, issued time.Time, err error)
+	// Request returns a PEM CSR for the next key: a new one, kept (and
+	// asked for again) until Renewed installs a certificate for it.
+	Request() (csrPEM []byte, err error)
+	// Renewed checks that certPEM is for the requested key and installs
+	// both, atomically, for the next TLS handshake.
+	Renewed(certPEM []byte) error
 }

@@ -28,6 +28,9 @@ type conn struct {
 	stream    agentv1.AgentService_ConnectClient
 	heartbeat chan beatSettings // new Settings, to the heartbeat goroutine
 	res       streamResult
+	// renewTimer fires when the certificate renewal is due; nil until
+	// Welcome, and when the client does not renew (renewal.go).
+	renewTimer *time.Timer
 }
 
 // beatSettings are what the heartbeat goroutine needs of Settings.
@@ -67,6 +70,10 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	s.res.err = s.loop(ctx, in, beats)
 	cancel() // ends Recv and the heartbeat goroutine
 	wg.Wait()
+	if s.renewTimer != nil {
+		s.renewTimer.Stop()
+	}
+	c.renewal.asked = false // an answer can only come on this stream
 	return s.res
 }
 
@@ -120,10 +127,22 @@ func (s *conn) loop(ctx context.Context, in <-chan received, beats <-chan *agent
 			if err := s.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: hb}}); err != nil {
 				return err
 			}
+		case <-s.renewDue():
+			if err := s.askRenewal(); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// renewDue is the renewal timer's channel; nil (never ready) without one.
+func (s *conn) renewDue() <-chan time.Time {
+	if s.renewTimer == nil {
+		return nil
+	}
+	return s.renewTimer.C
 }
 
 func recvError(err error) error {

@@ -30,7 +30,7 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel() // ends the receiver's wait for ready
 	st := newStream(cluster, s.cfg.MaxWorks, s.log.With("cluster", cluster))
-	st.cert = peerCert(ss.Context())
+	st.setCertificate(peerCert(ss.Context()))
 	if err := s.track(st); err != nil {
 		st.end(err)
 		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye SHUTDOWN

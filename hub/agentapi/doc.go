@@ -38,6 +38,12 @@
 // every change of an agent record, ends the streams whose certificate no
 // longer passes with Goodbye CLUSTER_REMOVED.
 //
+// CertificateRenewal (renewal.go) is answered on the stream, which stays
+// open: the Registry signs the CSR's new key with the identity of the
+// stream's certificate, and the new certificate becomes the stream's, so
+// that Recheck keeps passing once the old one expires. A stream opened with
+// an expired certificate (on a connection older than it) is refused.
+//
 // It imports hub/syncstate, hub/pki and the generated agent protocol; the
 // works, statuses and leases come in through the small interfaces of
 // works.go and sinks.go, which the renderer, the aggregator and

@@ -66,11 +66,11 @@ func TestProtocolAndLimitViolationsEndTheStreamClearly(t *testing.T) {
 		h.works.Set([]string{"edge-grows"}, work("d", "1"))
 		a.expectEnd("DISCONNECT_REASON_LIMIT_EXCEEDED", codes.ResourceExhausted, "max_works")
 	})
-	t.Run("certificate renewal is refused for now, the stream goes on", func(t *testing.T) {
+	t.Run("certificate renewal without a registry is refused, the stream goes on", func(t *testing.T) {
 		a := h.connect(t, "edge-1", &agentv1.Hello{})
 		a.expect("welcome "+hubIdentity, "syncdone 0")
 		a.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{}}})
-		a.expect("renewed certificate renewal is not available on this hub yet")
+		a.expect("renewed agentapi: not implemented: this hub has no registry to renew certificates with; mint a new one with `tether-hub mint-agent`")
 		h.works.Set(edge1, work("after", "1"))
 		a.expect("upsert after@1")
 	})

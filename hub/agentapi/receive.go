@@ -75,9 +75,7 @@ func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessa
 	case *agentv1.AgentMessage_Heartbeat:
 		s.leases.Heartbeat(st.cluster, m.Heartbeat)
 	case *agentv1.AgentMessage_CertificateRenewal:
-		st.reply(&agentv1.HubMessage{Message: &agentv1.HubMessage_CertificateRenewed{CertificateRenewed: &agentv1.CertificateRenewed{
-			ErrorMessage: "certificate renewal is not available on this hub yet",
-		}}})
+		return s.renew(ctx, st, m.CertificateRenewal)
 	case *agentv1.AgentMessage_Hello:
 		return fmt.Errorf("%w: Hello is allowed only as the first message of a stream", ErrProtocol)
 	default:

@@ -26,6 +26,8 @@ type Registry interface {
 	// Authorize returns an error wrapping tokens.ErrRevoked when cert may no
 	// longer speak for cluster.
 	Authorize(ctx context.Context, cluster string, cert *x509.Certificate) error
+	// Renew signs a CSR for a new key of the stream's cluster (renewal.go).
+	Renew(ctx context.Context, req tokens.Renewal) (tokens.Result, error)
 }
 
 // Register serves a bootstrap registration (see RegisterRequest). It is the
@@ -75,15 +77,23 @@ func registryError(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-// authorize checks that the stream's certificate was not revoked.
+// authorize checks that the stream's certificate was not revoked and has
+// not expired: a stream opened on a connection whose handshake is older
+// than its certificate's expiry is refused (Unauthenticated, no Goodbye:
+// the agent reconnects, with a new handshake, presenting its renewed one).
 func (s *Server) authorize(ctx context.Context, st *stream) error {
 	if s.cfg.Registry == nil {
 		return nil
 	}
-	if st.cert == nil {
+	cert := st.certificate()
+	if cert == nil {
 		return fmt.Errorf("%w: no client certificate", ErrUnauthenticated)
 	}
-	if err := s.cfg.Registry.Authorize(ctx, st.cluster, st.cert); err != nil {
+	if now := time.Now(); now.After(cert.NotAfter) {
+		return fmt.Errorf("%w: the client certificate of cluster %q expired at %s; reconnect with the renewed one",
+			ErrUnauthenticated, st.cluster, cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if err := s.cfg.Registry.Authorize(ctx, st.cluster, cert); err != nil {
 		return registryError(err)
 	}
 	return nil

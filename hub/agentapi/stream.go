@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -15,7 +16,6 @@ import (
 // receiving and following goroutines.
 type stream struct {
 	cluster  string
-	cert     *x509.Certificate // the agent's verified client certificate
 	maxWorks int
 	log      hclog.Logger
 	wake     chan struct{} // buffered, 1: something to send, or the stream ends
@@ -26,6 +26,12 @@ type stream struct {
 	session *syncstate.Session    // nil until the initial difference is known
 	control []*agentv1.HubMessage // sent before any work message: Welcome, replies
 	err     error                 // why the stream ends; nil while it runs
+	// cert is the agent's certificate: the verified client certificate,
+	// then the one each renewal on the stream issued (the agent holds its
+	// key and will reconnect with it).
+	cert *x509.Certificate
+	// renewed is when the stream's last renewal was served (renewal.go).
+	renewed time.Time
 }
 
 func newStream(cluster string, maxWorks int, log hclog.Logger) *stream {
@@ -59,6 +65,20 @@ func (st *stream) end(err error) {
 		close(st.done)
 		st.signal()
 	}
+}
+
+// certificate returns the agent's current certificate (nil: none).
+func (st *stream) certificate() *x509.Certificate {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.cert
+}
+
+// setCertificate makes cert the agent's current certificate.
+func (st *stream) setCertificate(cert *x509.Certificate) {
+	st.mu.Lock()
+	st.cert = cert
+	st.mu.Unlock()
 }
 
 // begin sets the session, queues welcome before it, and lets the receiver

@@ -20,6 +20,12 @@ type Agent struct {
 	// certificate issued for it expires.
 	Registered time.Time `json:"registered,omitzero"`
 	NotAfter   time.Time `json:"notAfter,omitzero"`
+	// PreviousKeyFingerprint is the key a renewal over the stream replaced
+	// (the key of the certificate that asked for it); it stays accepted
+	// until PreviousNotAfter, when that certificate expires, so that the
+	// stream it authenticated and a reconnect racing the renewal go on.
+	PreviousKeyFingerprint string    `json:"previousKeyFingerprint,omitempty"`
+	PreviousNotAfter       time.Time `json:"previousNotAfter,omitzero"`
 	// Removed is set by Remove: every certificate of the name is refused
 	// until a new registration binds a new key.
 	Removed *time.Time `json:"removed,omitempty"`
@@ -54,22 +60,51 @@ func admit(rec *Agent, clusterExists bool, fp string) admission {
 	return admitPending
 }
 
-// authorize decides whether cert may speak for rec's cluster. Without a
-// binding (nil, or no key yet) any certificate of the hub's CA may: agents
-// minted by `tether-hub mint-agent` have no registered key.
-func authorize(rec *Agent, cert *x509.Certificate) error {
+// authorize decides whether cert may speak for rec's cluster at now: its
+// key is the bound one, or the one a renewal replaced, until the replaced
+// certificate expires. Without a binding (nil, or no key yet) any
+// certificate of the hub's CA may: agents minted by `tether-hub mint-agent`
+// have no registered key.
+func authorize(rec *Agent, cert *x509.Certificate, now time.Time) error {
+	fp := Fingerprint(cert.RawSubjectPublicKeyInfo)
 	switch {
 	case rec == nil:
 		return nil
 	case rec.Removed != nil:
 		return fmt.Errorf("%w: cluster %q was removed at %s; register it again with a new token", ErrRevoked, rec.Cluster, rec.Removed.UTC().Format(time.RFC3339))
-	case rec.KeyFingerprint == "":
+	case rec.KeyFingerprint == "", fp == rec.KeyFingerprint:
 		return nil
-	case Fingerprint(cert.RawSubjectPublicKeyInfo) != rec.KeyFingerprint:
-		return fmt.Errorf("%w: the certificate's key %s is not the key %s registered for cluster %q (replaced or rotated)",
-			ErrRevoked, Fingerprint(cert.RawSubjectPublicKeyInfo), rec.KeyFingerprint, rec.Cluster)
+	case fp == rec.PreviousKeyFingerprint && now.Before(rec.PreviousNotAfter):
+		return nil // renewed; the old certificate lives out its validity
+	case fp == rec.PreviousKeyFingerprint:
+		return fmt.Errorf("%w: the certificate's key %s of cluster %q was renewed to %s, and its grace ended at %s",
+			ErrRevoked, fp, rec.Cluster, rec.KeyFingerprint, rec.PreviousNotAfter.UTC().Format(time.RFC3339))
 	}
-	return nil
+	return fmt.Errorf("%w: the certificate's key %s is not the key %s registered for cluster %q (replaced or rotated)",
+		ErrRevoked, fp, rec.KeyFingerprint, rec.Cluster)
+}
+
+// renew returns the binding of cluster after a renewal at now: cert, which
+// asked for it over its stream, must pass authorize; the new key fp becomes
+// the bound one, and cert's key stays accepted until cert expires. A key
+// bound by an earlier renewal whose answer was lost (neither cert's nor
+// fp) is dropped: it was never used. A renewal must bring a new key:
+// neither cert's nor the one it replaced.
+func renew(rec *Agent, cluster string, cert *x509.Certificate, fp string, notAfter, now time.Time) (Agent, error) {
+	if err := authorize(rec, cert, now); err != nil {
+		return Agent{}, err
+	}
+	next := Agent{Cluster: cluster, Registered: now}
+	if rec != nil {
+		next = *rec
+	}
+	old := Fingerprint(cert.RawSubjectPublicKeyInfo)
+	if fp == old || fp == next.PreviousKeyFingerprint {
+		return Agent{}, fmt.Errorf("%w: a renewal of cluster %q must bring a new key; %s was already used", ErrInvalid, cluster, fp)
+	}
+	next.PreviousKeyFingerprint, next.PreviousNotAfter = old, cert.NotAfter.UTC()
+	next.KeyFingerprint, next.NotAfter = fp, notAfter.UTC()
+	return next, nil
 }
 
 // approve returns rec with its pending key bound, or ErrNoPending when fp
@@ -82,5 +117,6 @@ func approve(rec Agent, fp string) (Agent, error) {
 		return rec, fmt.Errorf("%w: the key awaiting approval for cluster %q is %s, not %s", ErrNoPending, rec.Cluster, rec.PendingKeyFingerprint, fp)
 	}
 	rec.KeyFingerprint, rec.PendingKeyFingerprint, rec.Removed = rec.PendingKeyFingerprint, "", nil
+	rec.PreviousKeyFingerprint, rec.PreviousNotAfter = "", time.Time{} // replaced, not renewed: refused at once
 	return rec, nil
 }

@@ -25,10 +25,21 @@
 // reports every change, so the agent service can end streams whose
 // certificate was just revoked.
 //
+// # Renewal
+//
+// Renew, asked over an agent's stream, signs a CSR for a new key with the
+// cluster name of the stream's certificate (never a name from the message)
+// and binds the name to the new key. The key of the certificate that asked
+// stays accepted as the previous key until that certificate expires, so
+// that neither the live stream nor a reconnect racing the agent's reload is
+// refused; after it, and at once after Remove or an approved replacement,
+// only the new key is.
+//
 //	r := tokens.New(st, ca, tokens.Config{}, logger)
 //	tok, info, err := r.CreateToken(ctx, tokens.Options{TTL: time.Hour, Uses: 1})
 //	res, err := r.Register(ctx, tokens.Request{Token: tok, Cluster: "edge-1", CSRPEM: csr})
 //	err = r.Authorize(ctx, "edge-1", peerCert) // on Connect
+//	res, err = r.Renew(ctx, tokens.Renewal{Cluster: "edge-1", Cert: peerCert, CSRPEM: csr})
 //
 // The decisions (token checks, key binding) are pure functions of the stored
 // records and the request, tested with tables; Registry wraps them in

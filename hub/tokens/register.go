@@ -33,7 +33,9 @@ type Request struct {
 // Result is a successful registration.
 type Result struct {
 	CertPEM, CAPEM []byte
-	NotAfter       time.Time
+	// Cert is CertPEM parsed.
+	Cert     *x509.Certificate
+	NotAfter time.Time
 	// KeyFingerprint is the registered key's.
 	KeyFingerprint string
 }
@@ -85,7 +87,7 @@ func (r *Registry) Register(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	r.log.Info("cluster registered", "cluster", req.Cluster, "key", fp, "not_after", bound.NotAfter)
-	return Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, NotAfter: bound.NotAfter, KeyFingerprint: fp}, nil
+	return Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: bound.NotAfter, KeyFingerprint: fp}, nil
 }
 
 // recordPending stores fp as the name's pending key and returns the
@@ -118,7 +120,7 @@ func (r *Registry) Authorize(ctx context.Context, cluster string, cert *x509.Cer
 	if err != nil {
 		return err
 	}
-	return authorize(rec, cert)
+	return authorize(rec, cert, r.cfg.Now())
 }
 
 // Agent returns the binding of cluster; ErrNotFound when there is none.

@@ -22,9 +22,9 @@ const (
 	// MaxTokenTTL caps a token's lifetime: a bootstrap token is a
 	// short-lived secret, not a credential.
 	MaxTokenTTL = 7 * 24 * time.Hour
-	// DefaultAgentCertLifetime is how long a registered agent's certificate
-	// is valid: a year, as `tether-hub mint-agent`'s, until agents renew
-	// theirs over the stream.
+	// DefaultAgentCertLifetime is how long a registered (or renewed) agent
+	// certificate is valid: a year, as `tether-hub mint-agent`'s; agents
+	// renew theirs over the stream at about 75% of it.
 	DefaultAgentCertLifetime = 365 * 24 * time.Hour
 	// maxUses caps a token's use count.
 	maxUses = 10000

@@ -115,6 +115,7 @@ func TestAuthorizeAndApprove(t *testing.T) {
 	cert := &x509.Certificate{RawSubjectPublicKeyInfo: []byte("key-1")}
 	fp := Fingerprint(cert.RawSubjectPublicKeyInfo)
 	removed := time.Now()
+	now := removed
 	tests := []struct {
 		name string
 		rec  *Agent
@@ -125,9 +126,12 @@ func TestAuthorizeAndApprove(t *testing.T) {
 		{"bound to another key", &Agent{Cluster: "c", KeyFingerprint: "sha256:00"}, false},
 		{"pending only (minted)", &Agent{Cluster: "c", PendingKeyFingerprint: "sha256:00"}, true},
 		{"removed", &Agent{Cluster: "c", KeyFingerprint: fp, Removed: &removed}, false},
+		{"renewed, old certificate still valid", &Agent{Cluster: "c", KeyFingerprint: "sha256:00", PreviousKeyFingerprint: fp, PreviousNotAfter: now.Add(time.Second)}, true},
+		{"renewed, old certificate expired", &Agent{Cluster: "c", KeyFingerprint: "sha256:00", PreviousKeyFingerprint: fp, PreviousNotAfter: now}, false},
+		{"renewed, then removed", &Agent{Cluster: "c", KeyFingerprint: "sha256:00", PreviousKeyFingerprint: fp, PreviousNotAfter: now.Add(time.Hour), Removed: &removed}, false},
 	}
 	for _, tt := range tests {
-		err := authorize(tt.rec, cert)
+		err := authorize(tt.rec, cert, now)
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrRevoked)) {
 			t.Errorf("authorize(%s) = %v; want ok %v (ErrRevoked otherwise)", tt.name, err, tt.ok)
 		}
@@ -144,10 +148,10 @@ func TestAuthorizeAndApprove(t *testing.T) {
 	if err != nil || got.KeyFingerprint != fp || got.PendingKeyFingerprint != "" {
 		t.Errorf("approve(pending key) = %+v, %v; want it bound", got, err)
 	}
-	if err := authorize(&got, cert); err != nil {
+	if err := authorize(&got, cert, now); err != nil {
 		t.Errorf("authorize(approved key) = %v; want nil", err)
 	}
-	if err := authorize(&got, &x509.Certificate{RawSubjectPublicKeyInfo: []byte("old")}); !errors.Is(err, ErrRevoked) {
+	if err := authorize(&got, &x509.Certificate{RawSubjectPublicKeyInfo: []byte("old")}, now); !errors.Is(err, ErrRevoked) {
 		t.Errorf("authorize(replaced key) = %v; want ErrRevoked", err)
 	}
 }

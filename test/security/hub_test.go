@@ -44,9 +44,9 @@ type hubProc struct {
 	done chan struct{}
 }
 
-// startHub starts tether-hub on a free loopback port and waits for
-// hub.addr; it is stopped when the test ends.
-func startHub(t *testing.T) *hubProc {
+// startHub starts tether-hub on a free loopback port, with flags added,
+// and waits for hub.addr; it is stopped when the test ends.
+func startHub(t *testing.T, flags ...string) *hubProc {
 	t.Helper()
 	dir := t.TempDir()
 	logf, err := os.CreateTemp(t.TempDir(), "hub-*.log")
@@ -54,7 +54,7 @@ func startHub(t *testing.T) *hubProc {
 		t.Fatal(err)
 	}
 	h := &hubProc{t: t, dir: dir, log: logf.Name(), done: make(chan struct{}),
-		cmd: exec.Command(hubBin, "--data-dir", dir, "--listen", "127.0.0.1:0", "-log-level", "debug")}
+		cmd: exec.Command(hubBin, append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "-log-level", "debug"}, flags...)...)}
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -152,6 +152,15 @@ func (s *Stream) receive() {
 	}
 }
 
+// Peer returns the agent's address: streams of one connection share it, a
+// new connection has another port.
+func (s *Stream) Peer() string {
+	if p, ok := peer.FromContext(s.ss.Context()); ok {
+		return p.Addr.String()
+	}
+	return ""
+}
+
 // Hello returns the agent's Hello.
 func (s *Stream) Hello() *agentv1.Hello { return s.First.GetHello() }
 

@@ -49,3 +49,14 @@ func Goodbye(reason agentv1.DisconnectReason, retryAfter time.Duration) *agentv1
 	}
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Goodbye{Goodbye: g}}
 }
+
+// Renewed answers a CertificateRenewal with certPEM, or refuses it with
+// refusal when certPEM is nil.
+func Renewed(certPEM []byte, refusal string) *agentv1.HubMessage {
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_CertificateRenewed{CertificateRenewed: &agentv1.CertificateRenewed{
+		CertificatePem: certPEM, ErrorMessage: refusal,
+	}}}
+}
+
+// Renewals keeps certificate renewal requests.
+func Renewals(m *agentv1.AgentMessage) bool { return m.GetCertificateRenewal() != nil }
