@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -42,6 +45,11 @@ type Config struct {
 	// EvictionGrace is how long an orphaned work is kept before its
 	// objects are deleted; 0 keeps them forever (--eviction-grace).
 	EvictionGrace time.Duration
+	// Topology says where the cluster runs and which labels it proposes
+	// for its Cluster record (--provider, --region, --zones, --labels):
+	// policies select clusters by them (fieldSelector provider/region/zone,
+	// labelSelector). Reported with every heartbeat.
+	Topology *agentv1.Topology
 	// AgentVersion is sent to the hub; empty is internal/version.Version.
 	AgentVersion string
 	// Member replaces the member-cluster side built from Kubeconfig: for
@@ -101,6 +109,24 @@ func (c Config) Validate() error {
 	}
 	if c.EvictionGrace < 0 {
 		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
+	}
+	return validateTopology(c.Topology)
+}
+
+// validateTopology checks --labels (Kubernetes label syntax) and --zones.
+func validateTopology(t *agentv1.Topology) error {
+	for k, v := range t.GetLabels() {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("--labels: key %q: %s", k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return fmt.Errorf("--labels: value %q of %s: %s", v, k, strings.Join(errs, "; "))
+		}
+	}
+	for _, z := range t.GetZones() {
+		if z == "" {
+			return errors.New("--zones: empty zone name")
+		}
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func kubeMember(cfg Config, logger hclog.Logger) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	meter, err := capacity.New(capacity.Config{RESTConfig: restCfg}, logger)
+	meter, err := capacity.New(capacity.Config{RESTConfig: restCfg, Topology: cfg.Topology}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,7 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the agent's local state (required)")
 	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,
 		"how long works no hub claims are kept before their objects are deleted; 0 keeps them")
+	topo := topologyFlags(fs)
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -88,6 +89,10 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	}
 	if fs.NArg() > 0 {
 		return cfg, opts, false, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
+	}
+	var err error
+	if cfg.Topology, err = topo(); err != nil {
+		return cfg, opts, false, err
 	}
 	return cfg, opts, *showVersion, nil
 }

@@ -20,6 +20,8 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"bad log format", []string{"--hub", "h:1", "-log-format", "xml"}, 2, "format"},
 		{"unknown flag", []string{"--nope"}, 2, "nope"},
 		{"argument", []string{"extra"}, 2, "unexpected argument"},
+		{"labels without =", []string{"--hub", "h:1", "--labels", "tier", "--data-dir", "/tmp/x"}, 2, "--labels"},
+		{"bad label key", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--labels", "bad key=x", "--data-dir", "/tmp/x"}, 2, "--labels: key"},
 		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 	}
 	for _, tt := range tests {
@@ -37,5 +39,23 @@ func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"--version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "tether-agent ") {
 		t.Errorf("run(--version) = %d, %q; want 0 and the version line", code, stdout.String())
+	}
+}
+
+func TestTopologyFlags(t *testing.T) {
+	var stderr bytes.Buffer
+	cfg, _, _, err := parse([]string{"--hub", "h:1", "--provider", "kwok", "--region", "eu", "--zones", "eu-1a, eu-1b",
+		"--labels", "tier=edge,team=web"}, &stderr)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	got := cfg.Topology
+	if got.GetProvider() != "kwok" || got.GetRegion() != "eu" || strings.Join(got.GetZones(), ",") != "eu-1a,eu-1b" ||
+		got.GetLabels()["tier"] != "edge" || got.GetLabels()["team"] != "web" || len(got.GetLabels()) != 2 {
+		t.Errorf("Topology = %v; want provider kwok, region eu, zones eu-1a,eu-1b, labels tier=edge team=web", got)
+	}
+	cfg, _, _, err = parse([]string{"--hub", "h:1"}, &stderr)
+	if err != nil || cfg.Topology != nil {
+		t.Errorf("parse without topology flags = %v, %v; want nil topology", cfg.Topology, err)
 	}
 }

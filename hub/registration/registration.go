@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -210,6 +211,7 @@ func Record(l clusters.Lease) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
 	if topo := hb.GetTopology(); topo != nil {
 		c.Spec.Provider, c.Spec.Region, c.Spec.Zones = topo.GetProvider(), topo.GetRegion(), topo.GetZones()
+		c.Labels = maps.Clone(topo.GetLabels())
 	}
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
 	if apis := apiEnablements(hb); len(apis) > 0 {

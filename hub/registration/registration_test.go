@@ -104,3 +104,22 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 		t.Errorf("a restarted registrar rewrote an up-to-date record (revision %d → %d)", rev, now)
 	}
 }
+
+// TestRecordTakesTopology: the first record carries the topology and the
+// labels the agent proposed (tether-agent --provider/--region/--zones/--labels).
+func TestRecordTakesTopology(t *testing.T) {
+	hb := heartbeat()
+	hb.Topology = &agentv1.Topology{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}, Labels: map[string]string{"tier": "edge"}}
+	c := Record(clusters.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()})
+	want := clusterv1alpha1.ClusterSpec{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}}
+	if diff := cmp.Diff(want, c.Spec); diff != "" {
+		t.Errorf("Record spec (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"tier": "edge"}, c.Labels); diff != "" {
+		t.Errorf("Record labels (-want +got):\n%s", diff)
+	}
+	hb.Topology.Labels["tier"] = "changed"
+	if c.Labels["tier"] != "edge" {
+		t.Errorf("Record shares the heartbeat's label map; want a copy")
+	}
+}

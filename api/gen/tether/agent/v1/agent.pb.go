@@ -1642,7 +1642,11 @@ type Topology struct {
 	// The region.
 	Region string `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
 	// The zones the cluster's nodes are in.
-	Zones         []string `protobuf:"bytes,3,rep,name=zones,proto3" json:"zones,omitempty"`
+	Zones []string `protobuf:"bytes,3,rep,name=zones,proto3" json:"zones,omitempty"`
+	// Labels the agent proposes for its Cluster record (tether-agent
+	// --labels). The hub sets them only when it first creates the record;
+	// afterwards the record's labels are the admin's.
+	Labels        map[string]string `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1694,6 +1698,13 @@ func (x *Topology) GetRegion() string {
 func (x *Topology) GetZones() []string {
 	if x != nil {
 		return x.Zones
+	}
+	return nil
+}
+
+func (x *Topology) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
 	}
 	return nil
 }
@@ -3093,11 +3104,15 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"conditions\x18\x05 \x03(\v2\x1a.tether.agent.v1.ConditionR\n" +
 	"conditions\x125\n" +
-	"\btopology\x18\x06 \x01(\v2\x19.tether.agent.v1.TopologyR\btopology\"T\n" +
+	"\btopology\x18\x06 \x01(\v2\x19.tether.agent.v1.TopologyR\btopology\"\xce\x01\n" +
 	"\bTopology\x12\x1a\n" +
 	"\bprovider\x18\x01 \x01(\tR\bprovider\x12\x16\n" +
 	"\x06region\x18\x02 \x01(\tR\x06region\x12\x14\n" +
-	"\x05zones\x18\x03 \x03(\tR\x05zones\"\xe3\x04\n" +
+	"\x05zones\x18\x03 \x03(\tR\x05zones\x12=\n" +
+	"\x06labels\x18\x04 \x03(\v2%.tether.agent.v1.Topology.LabelsEntryR\x06labels\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe3\x04\n" +
 	"\x0fResourceSummary\x12S\n" +
 	"\vallocatable\x18\x01 \x03(\v21.tether.agent.v1.ResourceSummary.AllocatableEntryR\vallocatable\x12M\n" +
 	"\tallocated\x18\x02 \x03(\v2/.tether.agent.v1.ResourceSummary.AllocatedEntryR\tallocated\x12P\n" +
@@ -3264,7 +3279,7 @@ func file_tether_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(ApplyResult)(0),              // 0: tether.agent.v1.ApplyResult
 	(Health)(0),                   // 1: tether.agent.v1.Health
@@ -3307,18 +3322,19 @@ var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(*StatusRequest)(nil),         // 38: tether.agent.v1.StatusRequest
 	(*CertificateRenewed)(nil),    // 39: tether.agent.v1.CertificateRenewed
 	(*Goodbye)(nil),               // 40: tether.agent.v1.Goodbye
-	nil,                           // 41: tether.agent.v1.ResourceSummary.AllocatableEntry
-	nil,                           // 42: tether.agent.v1.ResourceSummary.AllocatedEntry
-	nil,                           // 43: tether.agent.v1.ResourceSummary.AllocatingEntry
-	nil,                           // 44: tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	nil,                           // 45: tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	nil,                           // 46: tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	(*timestamppb.Timestamp)(nil), // 47: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	nil,                           // 41: tether.agent.v1.Topology.LabelsEntry
+	nil,                           // 42: tether.agent.v1.ResourceSummary.AllocatableEntry
+	nil,                           // 43: tether.agent.v1.ResourceSummary.AllocatedEntry
+	nil,                           // 44: tether.agent.v1.ResourceSummary.AllocatingEntry
+	nil,                           // 45: tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	nil,                           // 46: tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	nil,                           // 47: tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
 }
 var file_tether_agent_v1_agent_proto_depIdxs = []int32{
 	20, // 0: tether.agent.v1.RegisterRequest.topology:type_name -> tether.agent.v1.Topology
-	47, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
+	48, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
 	11, // 2: tether.agent.v1.AgentMessage.hello:type_name -> tether.agent.v1.Hello
 	14, // 3: tether.agent.v1.AgentMessage.ack:type_name -> tether.agent.v1.Ack
 	17, // 4: tether.agent.v1.AgentMessage.status_report:type_name -> tether.agent.v1.StatusReport
@@ -3339,49 +3355,50 @@ var file_tether_agent_v1_agent_proto_depIdxs = []int32{
 	16, // 19: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
 	0,  // 20: tether.agent.v1.ObjectResult.result:type_name -> tether.agent.v1.ApplyResult
 	18, // 21: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
-	47, // 22: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
+	48, // 22: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
 	16, // 23: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
 	1,  // 24: tether.agent.v1.ManifestStatus.health:type_name -> tether.agent.v1.Health
 	21, // 25: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
 	24, // 26: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
 	26, // 27: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
 	20, // 28: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
-	41, // 29: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
-	42, // 30: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
-	43, // 31: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
-	22, // 32: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
-	23, // 33: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
-	44, // 34: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	45, // 35: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	46, // 36: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	25, // 37: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
-	2,  // 38: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
-	47, // 39: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	29, // 40: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
-	48, // 41: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
-	48, // 42: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
-	48, // 43: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
-	30, // 44: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
-	31, // 45: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
-	32, // 46: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
-	3,  // 47: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
-	4,  // 48: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
-	5,  // 49: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	33, // 50: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
-	34, // 51: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
-	5,  // 52: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	47, // 53: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
-	6,  // 54: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
-	48, // 55: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
-	7,  // 56: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
-	9,  // 57: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
-	8,  // 58: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
-	10, // 59: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
-	58, // [58:60] is the sub-list for method output_type
-	56, // [56:58] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	41, // 29: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
+	42, // 30: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
+	43, // 31: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
+	44, // 32: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
+	22, // 33: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
+	23, // 34: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
+	45, // 35: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	46, // 36: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	47, // 37: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	25, // 38: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
+	2,  // 39: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
+	48, // 40: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	29, // 41: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
+	49, // 42: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
+	49, // 43: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
+	49, // 44: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
+	30, // 45: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
+	31, // 46: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
+	32, // 47: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
+	3,  // 48: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
+	4,  // 49: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
+	5,  // 50: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	33, // 51: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
+	34, // 52: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
+	5,  // 53: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	48, // 54: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
+	6,  // 55: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
+	49, // 56: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
+	7,  // 57: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
+	9,  // 58: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
+	8,  // 59: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
+	10, // 60: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
+	59, // [59:61] is the sub-list for method output_type
+	57, // [57:59] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_tether_agent_v1_agent_proto_init() }
@@ -3412,7 +3429,7 @@ func file_tether_agent_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_agent_v1_agent_proto_rawDesc), len(file_tether_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
