@@ -151,7 +151,7 @@ func (c Config) registerOnce(ctx context.Context, key crypto.Signer, log hclog.L
 	}
 	defer conn.Close()
 	resp, err := agentv1.NewAgentServiceClient(conn).Register(ctx, &agentv1.RegisterRequest{
-		Token: c.Token, ClusterName: c.ClusterName, AgentVersion: c.AgentVersion,
+		Token: c.Token, ClusterName: c.ClusterName, AgentVersion: c.AgentVersion, Topology: c.Topology,
 		CsrPem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csr}),
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -24,10 +25,11 @@ type Request struct {
 	Cluster string
 	// CSRPEM is the agent's certificate request; its subject is ignored.
 	CSRPEM []byte
-	// Provider, Region and Zones are the topology the agent reported; they
-	// go into the Cluster record when Register creates it.
+	// Provider, Region, Zones and Labels are the topology the agent
+	// reported; they go into the Cluster record when Register creates it.
 	Provider, Region string
 	Zones            []string
+	Labels           map[string]string
 }
 
 // Result is a successful registration.
@@ -236,6 +238,7 @@ func (r *Registry) createCluster(ctx context.Context, req Request) error {
 		ObjectMeta: metav1.ObjectMeta{Name: req.Cluster, CreationTimestamp: metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second))},
 	}
 	c.Spec.Provider, c.Spec.Region, c.Spec.Zones = req.Provider, req.Region, req.Zones
+	c.Labels = maps.Clone(req.Labels)
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err

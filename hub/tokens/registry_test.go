@@ -3,7 +3,9 @@ package tokens
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -218,3 +220,30 @@ func TestMintedClusterNeedsApproval(t *testing.T) {
 }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// TestRegisterRecordsTopology: the Cluster record Register creates carries
+// the topology and labels the agent reported (tether-agent --region, --labels).
+func TestRegisterRecordsTopology(t *testing.T) {
+	r, _, st := newRegistry(t)
+	ctx := testCtx(t)
+	tok, _, err := r.CreateToken(ctx, Options{TTL: time.Hour, Uses: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Token: tok, Cluster: "edge-1", CSRPEM: csr(t), Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"},
+		Labels: map[string]string{"tier": "edge"}}
+	if _, err := r.Register(ctx, req); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	kv, err := st.Get(ctx, store.ClusterKey("edge-1"))
+	if err != nil {
+		t.Fatalf("cluster record: %v", err)
+	}
+	var c clusterv1alpha1.Cluster
+	if err := json.Unmarshal(kv.Value, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Spec.Provider != "kwok" || c.Spec.Region != "eu" || len(c.Spec.Zones) != 1 || c.Labels["tier"] != "edge" {
+		t.Errorf("record = spec %+v labels %v; want provider kwok, region eu, zone eu-1a, label tier=edge", c.Spec, c.Labels)
+	}
+}
