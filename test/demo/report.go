@@ -221,8 +221,9 @@ Notes:
     controller, so its ready count stays 0 (the demo waits for nginx only).
   - Pods run on kwok fake nodes: they become Ready without pulling images, so
     the per-region registry mirrors of examples/overrides.yaml need not exist.
-  - Clusters are selected by name: the agents do not report region or labels
-    to the hub yet.
+  - Each agent reports its cluster's region, provider and labels
+    (tether-agent --region/--provider/--labels); the override policies
+    select clusters by region.
   - Logs: %[6]s, %[7]s/agents/NAME/agent.log, %[7]s/clusters/NAME/*.log
 
 Press Ctrl-C to stop every process of the demo.

@@ -20,6 +20,7 @@ type Client struct {
 	Objects   hubv1.ObjectServiceClient
 	Placement hubv1.PlacementServiceClient
 	Tokens    hubv1.TokenServiceClient
+	Clusters  hubv1.ClusterServiceClient
 	conn      *grpc.ClientConn
 }
 
@@ -48,6 +49,7 @@ func Dial(cfg *clientconfig.Config) (*Client, error) {
 		Objects:   hubv1.NewObjectServiceClient(conn),
 		Placement: hubv1.NewPlacementServiceClient(conn),
 		Tokens:    hubv1.NewTokenServiceClient(conn),
+		Clusters:  hubv1.NewClusterServiceClient(conn),
 		conn:      conn,
 	}, nil
 }
@@ -112,22 +114,38 @@ const (
 		`"spec":{"resourceSelectors":[{"apiVersion":"v1","kind":"ConfigMap","name":"tether-fleet-probe"}]}}`
 )
 
-// Clusters lists the clusters the hub would schedule a template onto now
-// (registered, not tainted away), by simulating one; the hub's
-// ClusterService is not there yet.
-func (c *Client) Clusters(ctx context.Context) ([]string, error) {
-	resp, err := c.Placement.Simulate(ctx, &hubv1.SimulateRequest{
-		Template: []byte(probeTemplate),
-		Policies: []byte(probePolicy),
-	})
+// ReadyClusters lists the clusters whose lease is Ready and whose agent has
+// reported the APIs its cluster serves (apps/v1 among them): only then does
+// the scheduler, which rejects a cluster that has not listed a kind (as
+// Karmada does), consider them for a workload.
+func (c *Client) ReadyClusters(ctx context.Context) ([]string, error) {
+	resp, err := c.Clusters.ListClusters(ctx, &hubv1.ListClustersRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("simulate: %w", err)
+		return nil, fmt.Errorf("list clusters: %w", err)
 	}
 	var names []string
-	for _, cp := range resp.GetPlacement().GetClusters() {
-		names = append(names, cp.GetCluster())
+	for _, cl := range resp.GetClusters() {
+		if cl.GetState() != hubv1.ClusterState_CLUSTER_STATE_READY {
+			continue
+		}
+		got, err := c.Clusters.GetCluster(ctx, &hubv1.GetClusterRequest{Name: cl.GetName()})
+		if err != nil {
+			return nil, fmt.Errorf("get cluster %s: %w", cl.GetName(), err)
+		}
+		if servesApps(got.GetApiEnablements()) {
+			names = append(names, cl.GetName())
+		}
 	}
 	return names, nil
+}
+
+func servesApps(gvs []*hubv1.APIGroupVersion) bool {
+	for _, gv := range gvs {
+		if gv.GetGroupVersion() == "apps/v1" {
+			return true
+		}
+	}
+	return false
 }
 
 // WaitTemplate polls a template until cond accepts it (with its aggregated

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -87,10 +88,10 @@ func (f *Fleet) waitHub(ctx context.Context) error {
 // that register it (see credentials).
 func (f *Fleet) startAgent(agentBin string, c *kit.Cluster, creds, extra []string) error {
 	dir := filepath.Join(f.Dir, "agents", c.Name)
-	args := append(append(creds,
+	args := append(append(append(creds,
 		"--kubeconfig", c.KubeconfigPath,
 		"--data-dir", filepath.Join(dir, "state"),
-	), extra...)
+	), topologyArgs(c.Labels)...), extra...)
 	_, err := f.spawn(RoleAgent, c.Name, agentBin, args, filepath.Join(dir, "agent.log"))
 	return err
 }
@@ -132,7 +133,8 @@ func (f *Fleet) credentials(ctx context.Context, client *Client, hubBin string, 
 }
 
 // waitRegistered waits until the hub has registered every cluster (its
-// agent connected and sent a heartbeat), failing early if a process died.
+// agent connected and reported the APIs it serves), failing early if a
+// process died.
 func (f *Fleet) waitRegistered(ctx context.Context, c *Client) error {
 	want := make([]string, len(f.Kit.Clusters))
 	for i, cl := range f.Kit.Clusters {
@@ -142,7 +144,7 @@ func (f *Fleet) waitRegistered(ctx context.Context, c *Client) error {
 		if err := f.Exited(); err != nil {
 			return permanent{err}
 		}
-		got, err := c.Clusters(ctx)
+		got, err := c.ReadyClusters(ctx)
 		if err != nil {
 			return err
 		}
@@ -222,4 +224,24 @@ func isModuleRoot(path string) bool {
 		}
 	}
 	return false
+}
+
+// topologyArgs reports a kit cluster's labels as the agent's topology: the
+// "region" and "provider" labels as --region and --provider, all of them as
+// --labels, so policies select fleet clusters as they would real ones.
+func topologyArgs(labels map[string]string) []string {
+	var args, pairs []string
+	for _, flag := range []string{"region", "provider"} {
+		if v := labels[flag]; v != "" {
+			args = append(args, "--"+flag, v)
+		}
+	}
+	for k, v := range labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	if len(pairs) > 0 {
+		sort.Strings(pairs)
+		args = append(args, "--labels", strings.Join(pairs, ","))
+	}
+	return args
 }
