@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,12 +26,20 @@ documents or JSON values.
 All or nothing: if any object is rejected, nothing is stored and the
 others say what would have happened. Prints kind/name created,
 configured or unchanged per object; --dry-run checks and compares without
-storing.`
+storing.
+
+--wait then follows every template applied: one line per template and
+change, with each target cluster's ready/desired replicas (or health), until
+all clusters run it ready; after --timeout it exits 1 saying what is
+missing. Ready means the cluster's agent applied it and reports
+readyReplicas (and updatedReplicas) equal to replicas, or, for objects
+without replicas, Healthy.`
 
 func newApply(s IO) *cobra.Command {
 	var (
 		file, namespace string
-		dryRun          bool
+		dryRun, wait    bool
+		timeout         time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|- [-n NS] [--dry-run]",
@@ -38,21 +47,33 @@ func newApply(s IO) *cobra.Command {
 		Long:  applyLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if wait && dryRun {
+				return fmt.Errorf("--wait and --dry-run: a dry run stores nothing to wait for; drop one")
+			}
+			if !wait {
+				timeout = 0
+			} else if timeout <= 0 {
+				return fmt.Errorf("--timeout %s: must be positive, e.g. 5m", timeout)
+			}
 			manifests, err := readManifests(file, s.In)
 			if err != nil {
 				return err
 			}
-			return apply(contextOf(cmd), s, &hubv1.ApplyRequest{Manifests: manifests, DryRun: dryRun, DefaultNamespace: namespace})
+			return apply(contextOf(cmd), s, &hubv1.ApplyRequest{Manifests: manifests, DryRun: dryRun, DefaultNamespace: namespace}, timeout)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", `file, directory or "-" for standard input`)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of objects that name none (default \"default\")")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check and compare, store nothing")
+	cmd.Flags().BoolVar(&wait, "wait", false, "then show each template's per-cluster progress until it is rolled out")
+	cmd.Flags().DurationVar(&timeout, "timeout", defaultWaitTimeout, "with --wait: give up (exit 1) after this long")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 
-func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest) error {
+// apply stores req's objects; with wait > 0 it then waits as long for
+// the templates among them to roll out (wait.go).
+func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest, wait time.Duration) error {
 	conn, cfg, err := dial(ctx)
 	if err != nil {
 		return err
@@ -84,6 +105,9 @@ func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest) error {
 	}
 	if rejected > 0 {
 		return fmt.Errorf("%d of %d objects rejected; nothing was stored", rejected, len(resp.GetResults()))
+	}
+	if wait > 0 && resp.GetCommitted() {
+		return waitRollout(ctx, s, conn, cfg, resp.GetResults(), wait)
 	}
 	return nil
 }

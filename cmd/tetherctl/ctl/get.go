@@ -26,7 +26,12 @@ Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters".
 Templates come with the status the hub aggregated from the member
 clusters. -o json and -o yaml print the stored objects (one object as
 itself, several as a List); -o wide adds the clusters a template runs in
-and the labels.`
+and the labels.
+
+--watch (-w) lists, then prints a row for every change until interrupted
+(Ctrl-C), with an EVENT column (ADDED, MODIFIED, DELETED); -o json and -o
+yaml print each changed object. Templates' aggregated status is polled,
+so READY follows the member clusters too.`
 
 // getFlags are the options of get, shared by the commands that name
 // objects the same way.
@@ -35,18 +40,23 @@ type getFlags struct {
 	allNamespaces bool
 	selector      string
 	output        string
+	// watch streams changes after the list (watch.go).
+	watch bool
 }
 
 func newGet(s IO) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
-		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json]",
+		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json] [-w]",
 		Short: "show objects stored in the hub",
 		Long:  getLong,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
 				return err
+			}
+			if isClusterKind(args[0]) && f.watch {
+				return fmt.Errorf("get clusters --watch: not supported; run tetherctl clusters again to see changes")
 			}
 			if isClusterKind(args[0]) {
 				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output}, args[1:])
@@ -55,6 +65,9 @@ func newGet(s IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.watch {
+				return runGetWatch(contextOf(cmd), s, k, args[1:], f)
+			}
 			return runGet(contextOf(cmd), s, k, args[1:], f)
 		},
 	}
@@ -62,6 +75,7 @@ func newGet(s IO) *cobra.Command {
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
 	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml or json")
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream changes until interrupted")
 	return cmd
 }
 
@@ -153,9 +167,19 @@ type meta struct {
 // READY for kinds with replicas, AGE; -o wide adds CLUSTERS (templates)
 // and LABELS.
 func printObjects(ctx context.Context, s IO, k kindSpec, objs []*hubv1.Object, f getFlags, places hubv1.PlacementServiceClient) error {
+	t := newTable(s.Out, tableHeader(k, f, places != nil)...)
+	now := time.Now()
+	for _, o := range objs {
+		t.row(tableRow(ctx, k, o, f, places, now)...)
+	}
+	return t.flush()
+}
+
+// tableHeader is the header of printObjects' table; withClusters adds
+// CLUSTERS in wide output.
+func tableHeader(k kindSpec, f getFlags, withClusters bool) []string {
 	var header []string
-	withNS := f.allNamespaces && k.namespaced
-	if withNS {
+	if f.allNamespaces && k.namespaced {
 		header = append(header, "NAMESPACE")
 	}
 	header = append(header, "NAME")
@@ -164,39 +188,40 @@ func printObjects(ctx context.Context, s IO, k kindSpec, objs []*hubv1.Object, f
 	}
 	header = append(header, "AGE")
 	wide := f.output == formatWide
-	if wide && places != nil {
+	if wide && withClusters {
 		header = append(header, "CLUSTERS")
 	}
 	if wide {
 		header = append(header, "LABELS")
 	}
-	t := newTable(s.Out, header...)
-	now := time.Now()
-	for _, o := range objs {
-		var m meta
-		_ = json.Unmarshal(o.GetObjectJson(), &m) // the hub stored it as JSON
-		var row []string
-		if withNS {
-			row = append(row, m.Metadata.Namespace)
-		}
-		row = append(row, m.Metadata.Name)
-		if k.replicated {
-			want := int64(0)
-			if m.Spec.Replicas != nil {
-				want = *m.Spec.Replicas
-			}
-			row = append(row, fmt.Sprintf("%d/%d", m.Status.ReadyReplicas, want))
-		}
-		row = append(row, age(m.Metadata.CreationTimestamp, now))
-		if wide && places != nil {
-			row = append(row, placedClusters(ctx, places, o.GetRef()))
-		}
-		if wide {
-			row = append(row, labelString(m.Metadata.Labels))
-		}
-		t.row(row...)
+	return header
+}
+
+// tableRow is one object's row under tableHeader.
+func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, places hubv1.PlacementServiceClient, now time.Time) []string {
+	var m meta
+	_ = json.Unmarshal(o.GetObjectJson(), &m) // the hub stored it as JSON
+	var row []string
+	if f.allNamespaces && k.namespaced {
+		row = append(row, m.Metadata.Namespace)
 	}
-	return t.flush()
+	row = append(row, m.Metadata.Name)
+	if k.replicated {
+		want := int64(0)
+		if m.Spec.Replicas != nil {
+			want = *m.Spec.Replicas
+		}
+		row = append(row, fmt.Sprintf("%d/%d", m.Status.ReadyReplicas, want))
+	}
+	row = append(row, age(m.Metadata.CreationTimestamp, now))
+	wide := f.output == formatWide
+	if wide && places != nil {
+		row = append(row, placedClusters(ctx, places, o.GetRef()))
+	}
+	if wide {
+		row = append(row, labelString(m.Metadata.Labels))
+	}
+	return row
 }
 
 // placedClusters renders where a template runs as "m1:3,m2:2"; "<none>"
