@@ -58,6 +58,11 @@ type Config struct {
 	// MaxObjectBytes is the largest object a client may apply; zero means
 	// DefaultMaxObjectBytes.
 	MaxObjectBytes int
+	// TLSSANs are extra names (DNS names or IP addresses) for the serving
+	// certificate, besides loopback, the host name, the interface addresses
+	// and the listen host: the address agents and clients dial from outside,
+	// e.g. a LoadBalancer's name (--tls-san, repeatable).
+	TLSSANs []string
 	// MetricsListen, when set, serves /healthz, /readyz and /metrics over
 	// plain HTTP on this address.
 	MetricsListen string

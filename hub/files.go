@@ -21,8 +21,8 @@ const AdminUser = "admin"
 // the TLS configuration of the one gRPC port: clients may come without a
 // certificate (agents calling Register), every service checks the verified
 // certificate it needs.
-func serverTLS(ca *pki.CA, listenAddr string) (*tls.Config, error) {
-	issued, err := ca.IssueServing(servingHosts(listenAddr), pki.ServingLifetime)
+func serverTLS(ca *pki.CA, listenAddr string, extraSANs []string) (*tls.Config, error) {
+	issued, err := ca.IssueServing(append(servingHosts(listenAddr), extraSANs...), pki.ServingLifetime)
 	if err != nil {
 		return nil, fmt.Errorf("issue serving certificate: %w", err)
 	}

@@ -1,6 +1,8 @@
 package hub
 
 import (
+	"crypto/x509"
+	"github.com/tetherproj/tether/hub/pki"
 	"slices"
 	"testing"
 )
@@ -34,5 +36,29 @@ func TestServingHosts(t *testing.T) {
 				t.Errorf("servingHosts(%s) = %v; want %s among them", tc.listen, got, w)
 			}
 		}
+	}
+}
+
+func TestServingCertificateCarriesExtraSANs(t *testing.T) {
+	ca, err := pki.LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := serverTLS(ca, "127.0.0.1:7443", []string{"hub.example.com", "203.0.113.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leaf.VerifyHostname("hub.example.com"); err != nil {
+		t.Errorf("serving certificate for --tls-san hub.example.com: %v", err)
+	}
+	if err := leaf.VerifyHostname("203.0.113.7"); err != nil {
+		t.Errorf("serving certificate for --tls-san 203.0.113.7: %v", err)
+	}
+	if err := leaf.VerifyHostname("other.example.com"); err == nil {
+		t.Error("serving certificate also valid for other.example.com; want only the names given")
 	}
 }

@@ -56,7 +56,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}
-	tlsConfig, err := serverTLS(d.ca, d.addr)
+	tlsConfig, err := serverTLS(d.ca, d.addr, h.cfg.TLSSANs)
 	if err != nil {
 		return nil, err
 	}

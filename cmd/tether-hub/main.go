@@ -81,6 +81,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated URLs of an external etcd cluster; empty starts an embedded etcd in --data-dir")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", hub.DefaultLeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
 	fs.StringVar(&maxObject, "max-object-bytes", "1.5Mi", "largest object a client may apply (a Kubernetes quantity, e.g. 1.5Mi)")
+	fs.Func("tls-san", "an extra DNS name or IP address for the hub's serving certificate, e.g. the LoadBalancer name agents dial (repeatable)", func(v string) error {
+		if v == "" || strings.ContainsAny(v, " ,/") {
+			return fmt.Errorf("want one DNS name or IP address, got %q", v)
+		}
+		cfg.TLSSANs = append(cfg.TLSSANs, v)
+		return nil
+	})
 	fs.DurationVar(&cfg.AgentCertLifetime, "agent-cert-lifetime", tokens.DefaultAgentCertLifetime, "lifetime of the certificates agents get by registering and renewing; agents renew at about 75% of it (at least 1m)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
