@@ -19,7 +19,8 @@
 // (spec.placement.replicaScheduling.replicaSchedulingType: expected
 // string, got number). Input larger than DefaultMaxBytes, nesting deeper
 // than DefaultMaxDepth, YAML aliases that expand too far and invalid UTF-8
-// are refused. Decoding applies no defaults and does not validate; the
+// are refused, and Split refuses a key given twice in one object in JSON as
+// in YAML, for every document (templates too). Decoding applies no defaults and does not validate; the
 // usual sequence is
 //
 //	obj, err := codec.Decode(data)

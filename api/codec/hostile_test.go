@@ -50,6 +50,9 @@ func TestDecodeHostileInput(t *testing.T) {
 		{"YAML tab indentation", "a:\n\t- b\n", nil, codec.ErrSyntax},
 		{"bad separator", pp + "--- {a: 1}\n", nil, codec.ErrSyntax},
 		{"non-string map key", "apiVersion: v1\n? [a, b]\n: c\n", nil, codec.ErrSyntax},
+		{"duplicate JSON key", `{"apiVersion":"policy.tether.io/v1alpha1","kind":"PropagationPolicy","metadata":{"name":"a","name":"b"}}`, nil, codec.ErrSyntax},
+		{"duplicate JSON key in an array's object", `{"a":[{"b":1},{"b":1,"b":2}]}`, nil, codec.ErrSyntax},
+		{"deep JSON beyond encoding/json's own limit", strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000), nil, codec.ErrTooDeep},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +61,29 @@ func TestDecodeHostileInput(t *testing.T) {
 				t.Errorf("Decode(%s) = %T, %v; want %v", tt.name, obj, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSplitNamesDuplicateKeys: a JSON key given twice is refused with its
+// path, as YAML's are; the same key in sibling objects is no duplicate.
+func TestSplitNamesDuplicateKeys(t *testing.T) {
+	tests := []struct{ input, want string }{
+		{`{"metadata":{"name":"a","name":"b"}}`, `duplicate field "metadata.name"`},
+		{`{"a":[{"b":1},{"b":1,"b":2}]}`, `duplicate field "a[1].b"`},
+		{`{"a":1} {"b":{"c":[1,{"d":1}],"d":2,"d":3}}`, `document 2: codec: syntax error: duplicate field "b.d"`},
+		{`[{"x":{"a":1},"y":{"a":1}}, {"a":1}]`, ""},
+	}
+	for _, tt := range tests {
+		_, err := codec.Split([]byte(tt.input))
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("Split(%s) = %v; want no error", tt.input, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, codec.ErrSyntax) {
+			t.Errorf("Split(%s) = %v; want a syntax error saying %s", tt.input, err, tt.want)
+		}
 	}
 }
 

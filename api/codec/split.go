@@ -61,7 +61,7 @@ func Split(data []byte, opts ...Option) ([]Document, error) {
 	var raws [][]byte
 	var err error
 	if looksLikeJSON(data) {
-		raws, err = splitJSON(data)
+		raws, err = splitJSON(data, o)
 	} else {
 		raws, err = splitYAML(data, o)
 	}
@@ -96,8 +96,11 @@ func looksLikeJSON(data []byte) bool {
 	return len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
 }
 
-// splitJSON reads concatenated JSON values.
-func splitJSON(data []byte) ([][]byte, error) {
+// splitJSON reads concatenated JSON values. Like YAML's (strict
+// conversion), a JSON object may not name a key twice: encoding/json would
+// silently keep the last, so what is stored would differ from what a
+// reviewer of the input reads.
+func splitJSON(data []byte, o *options) ([][]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var out [][]byte
 	for {
@@ -107,10 +110,18 @@ func splitJSON(data []byte) ([][]byte, error) {
 			return out, nil
 		}
 		if err != nil {
+			// encoding/json stops at 10,000 levels with "exceeded max
+			// depth"; name our own, lower limit instead.
+			if derr := checkDepth(data, o.maxDepth); derr != nil {
+				return nil, &DocumentError{Index: len(out) + 1, Errs: []error{derr}}
+			}
 			return nil, fmt.Errorf("%w: document %d: %v", ErrSyntax, len(out)+1, err)
 		}
 		if len(out) == MaxDocuments {
 			return nil, tooManyDocuments()
+		}
+		if err := checkDuplicateKeys(raw); err != nil {
+			return nil, &DocumentError{Index: len(out) + 1, Errs: []error{err}}
 		}
 		out = append(out, raw)
 	}

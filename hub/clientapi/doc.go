@@ -40,6 +40,17 @@
 // default). Unknown kinds are accepted; the interpreter treats them as
 // non-replicated. Clusters and bindings are written by the hub and refused.
 //
+// Bounds (bounds.go): at most 1,000 labels per object and 10,000 items in
+// any array; annotations as Kubernetes checks them (256 KiB in all); and
+// spec.replicas of Deployments, StatefulSets, ReplicaSets and
+// ReplicationControllers an integer from 0 to 2^31-1. A
+// ResourceInterpreterCustomization is checked as the hub's interpreter
+// will load it (interpreter.ValidateCustomization: syntax, top-level code,
+// its function, a dry run within the Lua limits, conflicts with the stored
+// ones), so a script that would loop or exhaust memory is REJECTED with the
+// Lua error and the limits, never stored. List's page_size is 0 (500) to
+// 5000, and a negative Watch start_revision is INVALID_ARGUMENT.
+//
 // What the hub owns is dropped from the input and ignored when comparing:
 // status, and metadata uid, resourceVersion, creationTimestamp, generation,
 // managedFields, selfLink and deletion fields. An object equal to the

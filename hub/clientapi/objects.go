@@ -113,6 +113,10 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest) (*hubv1.List
 	if err != nil {
 		return nil, err
 	}
+	size, err := pageSize(req.GetPageSize())
+	if err != nil {
+		return nil, err
+	}
 	ns := req.GetNamespace()
 	if kr.scope == scopeCluster {
 		ns = ""
@@ -126,7 +130,6 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest) (*hubv1.List
 		return nil, err
 	}
 	resp := &hubv1.ListResponse{Revision: rev}
-	size := pageSize(req.GetPageSize())
 	for _, kv := range kvs {
 		if kv.Key <= after {
 			continue
@@ -165,14 +168,16 @@ func (b *backend) bindingsOf(ctx context.Context, kr kindRef, ns string) (map[st
 	return out, nil
 }
 
-func pageSize(n int32) int {
+// pageSize is the page size a request asks for: 0 for the default, at
+// most maxListPageSize.
+func pageSize(n int32) (int, error) {
 	switch {
-	case n <= 0:
-		return DefaultListPageSize
-	case n > maxListPageSize:
-		return maxListPageSize
+	case n == 0:
+		return DefaultListPageSize, nil
+	case n < 0 || n > maxListPageSize:
+		return 0, fmt.Errorf("%w: page_size %d: the hub serves pages of 1 to %d objects (0 for %d)", ErrInvalid, n, maxListPageSize, DefaultListPageSize)
 	}
-	return int(n)
+	return int(n), nil
 }
 
 // The page token is the store key of the last object of the page.

@@ -30,6 +30,9 @@ func (b *backend) watchPlacement(ctx context.Context, key store.ObjectRef, req *
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	from := req.GetStartRevision()
+	if from < 0 {
+		return fmt.Errorf("%w: start_revision %d: a revision is 0 (from now) or positive", ErrInvalid, from)
+	}
 	if from == 0 {
 		pl, err := b.placement(ctx, key, req.GetTemplate())
 		if err != nil {

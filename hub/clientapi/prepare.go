@@ -62,6 +62,10 @@ func (b *backend) prepare(ctx context.Context, docs []document, defaultNS string
 	items := make([]*item, len(docs))
 	for i, d := range docs {
 		it := &item{doc: d}
+		if !withinBounds(it) {
+			items[i] = it
+			continue
+		}
 		if codec.OwnGroup(d.apiVersion) {
 			preparePolicy(it, defaultNS, clusters)
 		} else if err := sc.prepareTemplate(ctx, it, defaultNS); err != nil {
@@ -70,6 +74,9 @@ func (b *backend) prepare(ctx context.Context, docs []document, defaultNS string
 		items[i] = it
 	}
 	markDuplicates(items)
+	if err := b.checkCustomizations(ctx, items); err != nil {
+		return nil, err
+	}
 	return items, nil
 }
 
@@ -154,6 +161,8 @@ func (sc *scopes) prepareTemplate(ctx context.Context, it *item, defaultNS strin
 	}
 	errs = namespaceRule(it, s, defaultNS)
 	errs = append(errs, labelErrors(meta)...)
+	errs = append(errs, annotationErrors(meta)...)
+	errs = append(errs, replicaErrors(schema.GroupKind{Group: gv.Group, Kind: d.kind}, d.obj)...)
 	if len(errs) > 0 {
 		it.reject(fmt.Sprintf("%s %s is invalid: %v", d.kind, it.ref.Name, errs.ToAggregate()), fieldErrors(errs)...)
 		return nil

@@ -16,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
+	"github.com/tetherproj/tether/internal/interpreter/luavm"
 )
 
 // Tuned defaults of Config.
@@ -27,7 +28,8 @@ const (
 	// DefaultListPageSize is how many objects a List page holds when the
 	// request names no page size.
 	DefaultListPageSize = 500
-	// maxListPageSize caps page_size.
+	// maxListPageSize is the largest page_size List serves; larger is
+	// INVALID_ARGUMENT, so that no read holds the whole store at once.
 	maxListPageSize = 5000
 )
 
@@ -48,6 +50,10 @@ type Config struct {
 	// certificates) and ClusterService's Remove and Approve; nil answers
 	// them UNIMPLEMENTED.
 	Registry *tokens.Registry
+	// LuaLimits bound the dry run of ResourceInterpreterCustomizations'
+	// scripts at Apply; zero takes luavm.DefaultLimits, which the hub's
+	// interpreter also uses.
+	LuaLimits luavm.Limits
 }
 
 // Leases is what ClusterService reads of the clusters' leases; the hub's
@@ -62,6 +68,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxManifestBytes <= 0 {
 		c.MaxManifestBytes = codec.DefaultMaxBytes
+	}
+	if c.LuaLimits == (luavm.Limits{}) {
+		c.LuaLimits = luavm.DefaultLimits()
 	}
 	return c
 }
@@ -89,7 +98,9 @@ type backend struct {
 	cfg    Config
 	st     *store.Store
 	interp Interpreter
-	log    hclog.Logger
+	// vm dry-runs customizations' scripts (checkCustomizations).
+	vm  *luavm.VM
+	log hclog.Logger
 }
 
 // New returns the services over st. A nil interp gets the interpreter's
@@ -105,7 +116,8 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 		}
 		interp = i
 	}
-	b := &backend{cfg: cfg.withDefaults(), st: st, interp: interp, log: logger.Named("clientapi")}
+	cfg = cfg.withDefaults()
+	b := &backend{cfg: cfg, st: st, interp: interp, vm: luavm.New(luavm.Options{Limits: cfg.LuaLimits}), log: logger.Named("clientapi")}
 	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
 }
 

@@ -57,6 +57,9 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, send func(
 		return err
 	}
 	from := req.GetStartRevision()
+	if from < 0 {
+		return fmt.Errorf("%w: start_revision %d: a revision is 0 (from now) or positive", ErrInvalid, from)
+	}
 	if from > 0 {
 		from++
 	}
