@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters/clusterstest"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/leakcheck"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
@@ -31,14 +31,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{"tether/hub/agentapi", "grpc/internal/transport"}}))
 }
 
 func readIdentity() error {
@@ -56,26 +49,6 @@ func readIdentity() error {
 	defer s.Close()
 	hubIdentity, err = s.Identity(ctx)
 	return err
-}
-
-// leakedGoroutines returns the stacks of goroutines of this package's
-// server or of gRPC that are still running after wait, or "".
-func leakedGoroutines(wait time.Duration) string {
-	deadline := time.Now().Add(wait)
-	for {
-		buf := make([]byte, 1<<20)
-		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
-		var leaked []string
-		for _, g := range stacks[1:] { // the first is this goroutine
-			if strings.Contains(g, "tether/hub/agentapi") || strings.Contains(g, "grpc/internal/transport") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // hub is one agent service over real gRPC and TLS on 127.0.0.1.

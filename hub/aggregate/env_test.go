@@ -3,9 +3,7 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/clusters/clusterstest"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/leakcheck"
 )
 
 const waitTimeout = 20 * time.Second
@@ -24,33 +23,9 @@ const waitTimeout = 20 * time.Second
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func leakedGoroutines(wait time.Duration) string {
-	deadline := time.Now().Add(wait)
-	for {
-		buf := make([]byte, 1<<20)
-		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
-		var leaked []string
-		for _, g := range stacks[1:] {
-			if strings.Contains(g, "tether/hub/aggregate.") || strings.Contains(g, "tether/hub/store.(*Store).Watch") ||
-				strings.Contains(g, "tether/hub/clusters.(*Leases)") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
+		"tether/hub/aggregate.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
+	}}))
 }
 
 type env struct {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,41 +19,16 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/clusters/clusterstest"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/leakcheck"
 )
 
 // waitTimeout bounds every poll of the integration tests.
 const waitTimeout = 20 * time.Second
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := leakedGoroutines(5 * time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// leakedGoroutines returns the stacks of this package's goroutines (and
-// store watches) still running after wait, or "".
-func leakedGoroutines(wait time.Duration) string {
-	deadline := time.Now().Add(wait)
-	for {
-		buf := make([]byte, 1<<20)
-		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
-		var leaked []string
-		for _, g := range stacks[1:] {
-			if strings.Contains(g, "tether/hub/schedloop.") || strings.Contains(g, "tether/hub/store.(*Store).Watch") ||
-				strings.Contains(g, "tether/hub/clusters.(*Leases)") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
+		"tether/hub/schedloop.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
+	}}))
 }
 
 // env is a real embedded etcd, real leases on a fake clock, and the loop.

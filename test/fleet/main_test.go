@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/tetherproj/tether/internal/leakcheck"
 	"github.com/tetherproj/tether/test/fleet"
 )
 
@@ -19,11 +17,6 @@ var binDir string
 
 // fleetFrame marks a goroutine running code of package fleet.
 const fleetFrame = "github.com/tetherproj/tether/test/fleet."
-
-// leakDeadline is how long TestMain waits for the fleet's goroutines (one
-// reaper per process) to end after the tests; Stop waits for every process,
-// so only scheduling delay remains.
-const leakDeadline = 5 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -51,34 +44,8 @@ func runMain(m *testing.M) int {
 	return checkLeaks(m.Run())
 }
 
-// checkLeaks turns a passing run into a failure if fleet goroutines
-// survived the tests.
+// checkLeaks turns a passing run into a failure if fleet goroutines (one
+// reaper per process) survived the tests; Stop waits for every process.
 func checkLeaks(code int) int {
-	if code == 0 {
-		if leaked := fleetGoroutines(leakDeadline); leaked != "" {
-			fmt.Fprintf(os.Stderr, "fleet goroutines still running after the tests:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	return code
-}
-
-// fleetGoroutines waits up to d for no goroutine to be running the fleet's
-// code and returns the stacks of those that still are.
-func fleetGoroutines(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, fleetFrame) && !strings.Contains(g, "fleet_test.") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return leakcheck.Check(code, leakcheck.Filter{Only: []string{fleetFrame}, Ignore: []string{"fleet_test."}})
 }
