@@ -58,6 +58,16 @@
 // condition timestamps in the template status are kept, so aggregations
 // that stamp "now" (Job) do not cause writes.
 //
+// # Items after a change of assignment
+//
+// An item's health is the agent's verdict on the version it last acked or
+// reported: a report older than a later ack gives health Unknown (its
+// status is kept). When a binding's write gives a target cluster other
+// replicas (or a new target), its item counts as Unknown until the agent
+// observes a newer version than the one it held then, or the assignment
+// returns to what it was. So graceful eviction (hub/schedloop) waits for
+// the replacement replicas' own status, not for the old assignment's.
+//
 // # Stale clusters
 //
 // A cluster is stale while its lease is Unknown (hub/clusters), or when it

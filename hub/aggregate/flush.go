@@ -73,10 +73,12 @@ func (a *Aggregator) desired(ctx context.Context, key string, b *workv1alpha1.Re
 	nb := cloneBinding(b)
 	gv, _ := schema.ParseGroupVersion(b.Spec.Resource.APIVersion)
 	gvk := gv.WithKind(b.Spec.Resource.Kind)
+	obs := a.observations(key)
 	items, stale := BuildItems(nb, ItemsInput{
-		Observations: a.observations(key),
+		Observations: obs,
 		Stale:        a.stale,
 		HealthHook:   a.interp.HookEnabled(gvk, configv1alpha1.InterpreterOperationInterpretHealth),
+		Superseded:   a.supersededFor(key, nb, obs),
 	})
 	nb.Status.AggregatedStatus = items
 	setAnnotation(nb, AnnotationStaleClusters, stale)
@@ -141,6 +143,9 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	b := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return fmt.Errorf("decode binding %s: %w", key, err)
+	}
+	if cur, ok := a.run.bindings[key]; ok {
+		a.noteAssignments(key, cur.b, b)
 	}
 	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision}
 	return nil

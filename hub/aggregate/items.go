@@ -34,6 +34,12 @@ type ItemsInput struct {
 	// hook for the template's kind; without one a reported object counts
 	// as Healthy (interpreter spec §2).
 	HealthHook bool
+	// Superseded maps a cluster whose assignment (replicas) changed to the
+	// version its agent had last acked or reported then: what that version
+	// says describes the previous assignment, so the item's health is
+	// Unknown until a newer version is observed. Graceful eviction
+	// (hub/schedloop) thus waits for the replacement replicas themselves.
+	Superseded map[string]string
 }
 
 // BuildItems returns one aggregated status item per cluster the binding's
@@ -53,10 +59,14 @@ func BuildItems(b *workv1alpha1.ResourceBinding, in ItemsInput) (items []configv
 	}
 	for _, cluster := range workClusters(b) {
 		it, isStale := configv1alpha1.AggregatedStatusItem{ClusterName: cluster, Health: configv1alpha1.ResourceUnknown}, false
-		if obs, ok := in.Observations[cluster]; ok {
+		obs, observed := in.Observations[cluster]
+		if observed {
 			it = itemOf(cluster, obs, &b.Spec.Resource, in.HealthHook)
 		} else if p, ok := prev[cluster]; ok {
 			it, isStale = p, wasStale[cluster] // nothing newer: keep what was written
+		}
+		if v, ok := in.Superseded[cluster]; ok && (!observed || obs.Latest == v) {
+			it.Health = configv1alpha1.ResourceUnknown
 		}
 		if isStale || (in.Stale != nil && in.Stale(cluster)) {
 			it.Health, it.Status = configv1alpha1.ResourceUnknown, nil
@@ -93,7 +103,9 @@ func workClusters(b *workv1alpha1.ResourceBinding) []string {
 
 // itemOf builds the item of one cluster from what its agent sent. Applied
 // comes from the ack of the latest version, else from the template's
-// manifest in the report, else from an older ack.
+// manifest in the report, else from an older ack. Health comes from the
+// report only if it is of the latest version (else Unknown); its status is
+// kept either way, the last the member said.
 func itemOf(cluster string, obs Observation, res *workv1alpha1.ObjectReference, healthHook bool) configv1alpha1.AggregatedStatusItem {
 	it := configv1alpha1.AggregatedStatusItem{ClusterName: cluster, Health: configv1alpha1.ResourceUnknown}
 	m := templateManifest(obs.Report, res)
@@ -110,6 +122,9 @@ func itemOf(cluster string, obs Observation, res *workv1alpha1.ObjectReference, 
 	}
 	if raw := m.GetStatusJson(); len(raw) > 0 {
 		it.Status = &runtime.RawExtension{Raw: append([]byte(nil), raw...)}
+	}
+	if obs.Report.GetVersion() != obs.Latest {
+		return it // a newer version was acked: the report's health is about the old one
 	}
 	it.Health = health(m.GetHealth(), it.Applied, healthHook)
 	return it

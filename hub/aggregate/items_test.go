@@ -60,7 +60,10 @@ func TestBuildItems(t *testing.T) {
 			[]configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Health: configv1alpha1.ResourceUnknown}}, nil},
 		{"failed ack of the latest version wins over an older report", func() *workv1alpha1.ResourceBinding { return webBinding("m1") },
 			map[string]Observation{"m1": {Report: report("v1", healthy), Ack: &agentv1.Ack{Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_CONFLICT, Message: "exists"}, Latest: "v2"}}, nil, true,
-			[]configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Applied: false, AppliedMessage: "exists", Health: configv1alpha1.ResourceHealthy, Status: raw(st)}}, nil},
+			[]configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Applied: false, AppliedMessage: "exists", Health: configv1alpha1.ResourceUnknown, Status: raw(st)}}, nil},
+		{"applied ack newer than the report: health Unknown until the new version reports", func() *workv1alpha1.ResourceBinding { return webBinding("m1") },
+			map[string]Observation{"m1": {Report: report("v1", healthy), Ack: &agentv1.Ack{Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}, Latest: "v2"}}, nil, true,
+			[]configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Applied: true, Health: configv1alpha1.ResourceUnknown, Status: raw(st)}}, nil},
 		{"agent could not judge, no health hook: Healthy", func() *workv1alpha1.ResourceBinding { return webBinding("m1") },
 			map[string]Observation{"m1": {Report: report("v1", manifest("web", agentv1.Health_HEALTH_UNKNOWN, true, "")), Latest: "v1"}}, nil, false,
 			[]configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Applied: true, Health: configv1alpha1.ResourceHealthy}}, nil},
@@ -121,5 +124,28 @@ func TestBuildItems(t *testing.T) {
 				t.Errorf("BuildItems stale (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBuildItemsSuperseded: a cluster whose assignment changed has health
+// Unknown until a version newer than the one observed then comes.
+func TestBuildItemsSuperseded(t *testing.T) {
+	const st = `{"readyReplicas":2}`
+	healthy := manifest("web", agentv1.Health_HEALTH_HEALTHY, true, st)
+	kept := webBinding("m1", "m2", "m3")
+	kept.Status.AggregatedStatus = []configv1alpha1.AggregatedStatusItem{{ClusterName: "m3", Applied: true, Health: configv1alpha1.ResourceHealthy}}
+	obs := map[string]Observation{
+		"m1": {Report: report("v1", healthy), Latest: "v1"}, // the version observed at the change
+		"m2": {Report: report("v2", healthy), Latest: "v2"}, // a newer one came
+	}
+	superseded := map[string]string{"m1": "v1", "m2": "v1", "m3": ""}
+	items, _ := BuildItems(kept, ItemsInput{Observations: obs, HealthHook: true, Superseded: superseded})
+	want := []configv1alpha1.AggregatedStatusItem{
+		{ClusterName: "m1", Applied: true, Health: configv1alpha1.ResourceUnknown, Status: raw(st)},
+		{ClusterName: "m2", Applied: true, Health: configv1alpha1.ResourceHealthy, Status: raw(st)},
+		{ClusterName: "m3", Applied: true, Health: configv1alpha1.ResourceUnknown},
+	}
+	if diff := cmp.Diff(want, items); diff != "" {
+		t.Errorf("BuildItems items (-want +got):\n%s", diff)
 	}
 }

@@ -29,6 +29,9 @@ type runState struct {
 	states     map[string]clusters.State // lease state by cluster
 	bindings   map[string]*entry         // by binding key
 	dirty      map[string]bool           // binding keys to flush
+	// superseded: binding key → cluster → its assignment change still
+	// awaiting a newer version (ItemsInput.Superseded)
+	superseded map[string]map[string]supersession
 
 	passes atomic.Uint64 // flush passes done, for tests
 	writes atomic.Uint64 // bindings written, for tests
@@ -167,10 +170,12 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 	if ev.Type == store.EventDelete {
 		delete(a.run.bindings, key)
 		delete(a.run.dirty, key)
+		delete(a.run.superseded, key)
 		a.dropBinding(key)
 		return
 	}
-	if cur, ok := a.run.bindings[key]; ok && cur.rev >= ev.KV.Revision {
+	cur, ok := a.run.bindings[key]
+	if ok && cur.rev >= ev.KV.Revision {
 		return
 	}
 	b := &workv1alpha1.ResourceBinding{}
@@ -178,6 +183,9 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 		a.log.Warn("binding not decodable, skipped", "key", key, "error", err)
 		delete(a.run.bindings, key)
 		return
+	}
+	if ok {
+		a.noteAssignments(key, cur.b, b)
 	}
 	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision}
 	a.run.dirty[key] = true
@@ -208,4 +216,71 @@ func (a *Aggregator) stale(cluster string) bool {
 		return st == clusters.StateUnknown
 	}
 	return a.run.graceOver
+}
+
+// supersession is a target cluster whose assigned replicas changed: the
+// version its agent had last acked or reported then ("" for none) and the
+// replicas it had before (-1: it was no target).
+type supersession struct {
+	version  string
+	replicas int32
+}
+
+// noteAssignments records the target clusters of nb whose assignment
+// differs from old's, so that their items count as Unknown until their
+// agents observe a newer version (the renderer sends one: the replicas are
+// part of the work). A change back to the replicas a cluster had is
+// forgotten again: no new version may come then.
+func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceBinding) {
+	before := make(map[string]int32, len(old.Spec.Clusters))
+	for _, t := range old.Spec.Clusters {
+		before[t.Name] = t.Replicas
+	}
+	sup := a.run.superseded[key]
+	for _, t := range nb.Spec.Clusters {
+		r, targeted := before[t.Name]
+		if targeted && r == t.Replicas {
+			continue
+		}
+		if s, waiting := sup[t.Name]; waiting {
+			if s.replicas == t.Replicas {
+				delete(sup, t.Name)
+			}
+			continue
+		}
+		if !targeted {
+			r = -1
+		}
+		if sup == nil {
+			sup = make(map[string]supersession)
+			if a.run.superseded == nil {
+				a.run.superseded = make(map[string]map[string]supersession)
+			}
+			a.run.superseded[key] = sup
+		}
+		sup[t.Name] = supersession{version: a.latest(key, t.Name), replicas: r}
+	}
+}
+
+// supersededFor returns the binding's pending supersessions for
+// BuildItems, forgetting those of clusters that are no target any more or
+// whose agents observed a newer version since.
+func (a *Aggregator) supersededFor(key string, b *workv1alpha1.ResourceBinding, obs map[string]Observation) map[string]string {
+	sup := a.run.superseded[key]
+	if len(sup) == 0 {
+		return nil
+	}
+	targets := make(map[string]bool, len(b.Spec.Clusters))
+	for _, t := range b.Spec.Clusters {
+		targets[t.Name] = true
+	}
+	out := make(map[string]string, len(sup))
+	for c, s := range sup {
+		if o, seen := obs[c]; !targets[c] || (seen && o.Latest != s.version) {
+			delete(sup, c)
+			continue
+		}
+		out[c] = s.version
+	}
+	return out
 }

@@ -103,3 +103,43 @@ func TestAggregatorReportsStaleAndRestart(t *testing.T) {
 		return len(StaleClusters(b)) == 0 && readyReplicas(b) == 3 && healthOf(b, "m2") == configv1alpha1.ResourceHealthy
 	})
 }
+
+// TestAggregatorAssignmentChangeWaitsForNewVersion: when a binding's write
+// gives a cluster other replicas (a failover), that cluster's item is
+// Unknown until its agent reports a newer version, and a report older
+// than a later ack counts as Unknown too; an unchanged cluster stays
+// Healthy.
+func TestAggregatorAssignmentChangeWaitsForNewVersion(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.put(store.ObjectKey(webRef), deployment(t).Object)
+	e.put(store.BindingKey(webRef), webBinding("m1", "m2"))
+	e.heartbeat("m1", "m2")
+	a, stop := e.start(Config{})
+	defer stop()
+	report := func(cluster, version string) {
+		r := &agentv1.StatusReport{WorkKey: workKey, Version: version, Digest: version, Manifests: []*agentv1.ManifestStatus{
+			manifest("web", agentv1.Health_HEALTH_HEALTHY, true, memberStatus(3))}}
+		if err := a.Report(ctx, cluster, r); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+	}
+	report("m1", "v1")
+	report("m2", "v1")
+	healthIs := func(m1, m2 configv1alpha1.ResourceHealth) func(*workv1alpha1.ResourceBinding) bool {
+		return func(b *workv1alpha1.ResourceBinding) bool { return healthOf(b, "m1") == m1 && healthOf(b, "m2") == m2 }
+	}
+	healthy, unknown := configv1alpha1.ResourceHealthy, configv1alpha1.ResourceUnknown
+	b := e.waitBinding(webRef, "both Healthy", healthIs(healthy, healthy))
+
+	b.Spec.Clusters[0].Replicas = 6 // m1 takes over a third cluster's replicas
+	e.put(store.BindingKey(webRef), b)
+	e.waitBinding(webRef, "m1 Unknown, m2 Healthy", healthIs(unknown, healthy))
+	if err := a.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
+		t.Fatal(err)
+	}
+	report("m2", "v1") // anything that makes the binding flush again
+	e.waitBinding(webRef, "m1 still Unknown after the ack of v2", healthIs(unknown, healthy))
+	report("m1", "v2")
+	e.waitBinding(webRef, "m1 Healthy on v2", healthIs(healthy, healthy))
+}

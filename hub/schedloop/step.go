@@ -64,10 +64,29 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 		nb, out.Err = schedule(nb, members, out.Reason, len(evictions) > 0, now, opts)
 		scheduled = out.Err == nil
 	}
-	taskRecheck := AssessTasks(nb, scheduled, now, opts.EvictionTimeout)
+	// A target whose assignment this step changed has an aggregated status
+	// item about its previous assignment, not about the replacement: the
+	// tasks wait for the next look (hub/aggregate then reports it as
+	// Unknown until the new version's status comes).
+	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout)
 	out.Binding = nb
 	out.Recheck = earliest(recheck, taskRecheck)
 	return out
+}
+
+// assignmentsChanged reports whether nb targets a cluster that b did not,
+// or with other replicas.
+func assignmentsChanged(b, nb *workv1alpha1.ResourceBinding) bool {
+	before := make(map[string]int32, len(b.Spec.Clusters))
+	for _, t := range b.Spec.Clusters {
+		before[t.Name] = t.Replicas
+	}
+	for _, t := range nb.Spec.Clusters {
+		if r, ok := before[t.Name]; !ok || r != t.Replicas {
+			return true
+		}
+	}
+	return false
 }
 
 // schedule runs the scheduler and records its result. A result that

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 )
@@ -109,6 +110,44 @@ func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
 	}
 	if !out.Recheck.Equal(t0.Add(10*time.Minute + time.Millisecond)) {
 		t.Errorf("recheck = %v; want the task's timeout", out.Recheck)
+	}
+}
+
+// TestStepKeepsEvictionUntilReplacementsReport: the step that fails over
+// must not end the graceful eviction on the strength of status items that
+// describe the targets' previous assignments; a failover that changes no
+// remaining target's assignment (Duplicated) ends it at once when they are
+// healthy, as in Karmada.
+func TestStepKeepsEvictionUntilReplacementsReport(t *testing.T) {
+	added := t0.Add(-time.Second)
+	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
+	allHealthy := func(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+		for _, c := range []string{"m1", "m2", "m3"} {
+			b.Status.AggregatedStatus = append(b.Status.AggregatedStatus,
+				configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
+		}
+		return b
+	}
+	tests := []struct {
+		name      string
+		b         *workv1alpha1.ResourceBinding
+		wantTasks int
+	}{
+		{"divided: m1 and m2 get more replicas, their items are old",
+			allHealthy(scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1)))), 1},
+		{"duplicated: m1 and m2 unchanged and healthy",
+			allHealthy(scheduled(binding(duplicated(), 2, tc("m1", 2), tc("m2", 2), tc("m3", 2)))), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Step(tt.b, members, t0, Options{EvictionTimeout: 10 * time.Minute})
+			if len(out.Evicted) != 1 {
+				t.Fatalf("Step evicted %+v; want m3", out.Evicted)
+			}
+			if got := out.Binding.Spec.GracefulEvictionTasks; len(got) != tt.wantTasks {
+				t.Errorf("Step tasks = %+v; want %d", got, tt.wantTasks)
+			}
+		})
 	}
 }
 
