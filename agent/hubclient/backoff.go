@@ -1,6 +1,10 @@
 package hubclient
 
-import "time"
+import (
+	"time"
+
+	"github.com/tetherproj/tether/internal/protocol"
+)
 
 // Reconnect backoff: after a stream ends, the client waits
 // backoff(reconnectBase, reconnectMax, attempt, r) before dialing again,
@@ -9,8 +13,9 @@ const (
 	// reconnectBase is the step of the first retry (before jitter).
 	reconnectBase = time.Second
 	// reconnectMax caps the step: an edge cluster whose hub is away for
-	// hours still tries every 1–2 minutes.
-	reconnectMax = 2 * time.Minute
+	// hours still tries every 15–30 s, and reaches a restarted hub within
+	// the start-up grace the hub gives it (protocol.MaxReconnectDelay).
+	reconnectMax = protocol.MaxReconnectDelay
 	// maxRetryAfter caps a hub's Goodbye.retry_after, so a wrong value
 	// cannot park an agent for days.
 	maxRetryAfter = 15 * time.Minute

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"github.com/tetherproj/tether/internal/protocol"
 	"slices"
 	"sync"
 	"time"
@@ -48,7 +49,9 @@ type Config struct {
 	// FlushInterval coalesces writes; zero: DefaultFlushInterval.
 	FlushInterval time.Duration
 	// StartupGrace is how long after Run starts a cluster without a lease
-	// is not yet stale; zero: the lease duration.
+	// is not yet stale; zero: the lease duration plus
+	// protocol.MaxReconnectDelay, the longest an agent waits before it
+	// reconnects to a restarted hub.
 	StartupGrace time.Duration
 	// BindingOf maps a work key to the template (and so binding) it was
 	// rendered from; nil: ParseWorkKey. The renderer owns the key format.
@@ -96,7 +99,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		cfg.FlushInterval = DefaultFlushInterval
 	}
 	if cfg.StartupGrace <= 0 {
-		cfg.StartupGrace = leases.Duration()
+		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
 	}
 	if cfg.BindingOf == nil {
 		cfg.BindingOf = ParseWorkKey
@@ -216,6 +219,17 @@ func (a *Aggregator) observations(bkey string) map[string]Observation {
 		out[cluster] = r.obs
 	}
 	return out
+}
+
+// latest is the version a cluster's agent last acked or reported for the
+// binding's work; "" when none.
+func (a *Aggregator) latest(bkey, cluster string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r := a.byBinding[bkey][cluster]; r != nil {
+		return r.obs.Latest
+	}
+	return ""
 }
 
 // dropBinding forgets the records of a deleted binding.

@@ -77,7 +77,8 @@
 // lease ran out. So only tolerating policies keep scheduling there, and
 // untolerating bindings fail over. Leases are in memory: after a hub
 // start, a cluster without a lease keeps its stored taints for
-// Config.StartupGrace (the lease duration) and then counts as unreachable
+// Config.StartupGrace (the lease duration plus protocol.MaxReconnectDelay,
+// the longest an agent waits to reconnect) and then counts as unreachable
 // since the end of the grace.
 //
 // Cordon: the admin sets a NoSchedule taint on the Cluster object (e.g.
@@ -98,7 +99,11 @@
 // suppressDeletion is false, when its grace period (gracePeriodSeconds or
 // Config.GracefulEvictionTimeout, default 10 min) has passed, or when the
 // binding is scheduled and every target cluster's aggregated status item is
-// Healthy (written by hub/aggregate); suppressDeletion true keeps it.
+// Healthy (written by hub/aggregate); suppressDeletion true keeps it. The
+// step that changes a target's assignment does not count its item (it is
+// about the previous assignment; hub/aggregate then holds it Unknown until
+// the new version reports), so a Divided failover keeps the evicted copy
+// until the replacement replicas are healthy.
 //
 // Left out of Karmada's behaviour: ClusterTaintPolicy (NoExecute taints come
 // from the admin or from lease expiry), the Failover feature gate and the

@@ -3,6 +3,7 @@ package schedloop
 import (
 	"context"
 	"errors"
+	"github.com/tetherproj/tether/internal/protocol"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,8 @@ type Config struct {
 	GracefulEvictionTimeout time.Duration
 	// StartupGrace is how long after Run starts a cluster without a lease
 	// keeps its stored state before it counts as unreachable; zero: the
-	// lease duration.
+	// lease duration plus protocol.MaxReconnectDelay, the longest an agent
+	// waits before it reconnects to a restarted hub.
 	StartupGrace time.Duration
 	// KeepOnUnreachable turns off the unreachable:NoExecute taint, so that
 	// an unreachable cluster only stops new placements (Karmada's default,
@@ -102,7 +104,7 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
 	}
 	if cfg.StartupGrace <= 0 {
-		cfg.StartupGrace = leases.Duration()
+		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
 	}
 	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop")}
 }
