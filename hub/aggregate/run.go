@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,49 +48,11 @@ type entry struct {
 // relistBackoff. Its goroutines have exited when it returns.
 func (a *Aggregator) Run(ctx context.Context) error {
 	a.run.graceUntil = a.cfg.Clock.Now().Add(a.cfg.StartupGrace)
-	leaseCh := make(chan struct{}, 1)
-	lctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		followLeases(lctx, a.leases, leaseCh)
-	}()
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for {
-		err := a.session(ctx, leaseCh)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrCompacted) {
-			a.log.Info("watch revision compacted, listing again")
-			continue
-		}
-		a.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(relistBackoff):
-		}
-	}
-}
-
-// followLeases signals ch (without blocking) after every lease change.
-func followLeases(ctx context.Context, leases Leases, ch chan<- struct{}) {
-	var rev uint64
-	for {
-		var err error
-		if rev, err = leases.Wait(ctx, rev); err != nil {
-			return
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	leaseCh, stop := clusters.Changed(ctx, a.leases)
+	defer stop()
+	return store.Follow(ctx, a.log, relistBackoff, func(ctx context.Context) error {
+		return a.session(ctx, leaseCh)
+	})
 }
 
 // session lists the bindings, then flushes the dirty ones at most once

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"github.com/tetherproj/tether/internal/protocol"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -115,49 +114,11 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 // exited when it returns.
 func (l *Loop) Run(ctx context.Context) error {
 	l.graceUntil = l.clock.Now().Add(l.cfg.StartupGrace)
-	leaseCh := make(chan struct{}, 1)
-	lctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		followLeases(lctx, l.leases, leaseCh)
-	}()
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for {
-		err := l.session(ctx, leaseCh)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrCompacted) {
-			l.log.Info("watch revision compacted, listing again")
-			continue
-		}
-		l.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(relistBackoff):
-		}
-	}
-}
-
-// followLeases signals ch (without blocking) after every lease change.
-func followLeases(ctx context.Context, leases Leases, ch chan<- struct{}) {
-	var rev uint64
-	for {
-		var err error
-		if rev, err = leases.Wait(ctx, rev); err != nil {
-			return
-		}
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
+	leaseCh, stop := clusters.Changed(ctx, l.leases)
+	defer stop()
+	return store.Follow(ctx, l.log, relistBackoff, func(ctx context.Context) error {
+		return l.session(ctx, leaseCh)
+	})
 }
 
 // session lists clusters and bindings, then reconciles on every watch
