@@ -21,8 +21,8 @@ type Agent struct {
 	member *Member
 }
 
-// New checks cfg, loads the local state (state.ErrCorrupt when a file
-// does not parse) and builds the agent; it connects to nothing yet. An
+// New checks cfg, opens the local state (in --data-dir or the Secret of
+// --state-secret) and builds the agent; it connects to nothing yet. An
 // agent that registers (cfg.Token) builds its hub client in Run, once it
 // has a certificate.
 func New(cfg Config, logger hclog.Logger) (*Agent, error) {
@@ -34,9 +34,9 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	} else if _, err := cfg.tlsConfig(); err != nil {
 		return nil, err
 	}
-	store, err := state.Open(cfg.DataDir)
+	store, err := openStore(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("--data-dir: %w", err)
+		return nil, err
 	}
 	member := cfg.Member
 	if member == nil {
@@ -54,6 +54,19 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// openStore opens the state in the Secret of cfg.StateSecret, else in
+// cfg.DataDir.
+func openStore(cfg Config) (*state.Store, error) {
+	if cfg.StateSecret != "" {
+		return secretStore(cfg)
+	}
+	store, err := state.Open(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
+	return store, nil
 }
 
 // newClient builds the hub client over the certificate files of cfg. It

@@ -40,8 +40,16 @@ type Config struct {
 	// Kubeconfig reaches the member cluster (--kubeconfig); empty means the
 	// in-cluster configuration.
 	Kubeconfig string
-	// DataDir holds the local state (--data-dir).
+	// DataDir holds the local state (--data-dir), and a registered
+	// agent's credentials; required even with StateSecret, which takes
+	// only the state.
 	DataDir string
+	// StateSecret, "namespace/name", keeps the state (the works held, the
+	// hub identity, the status digests) in that Secret of the member
+	// cluster instead of DataDir, for agents without a persistent volume
+	// (--state-secret). The agent creates it; a Secret holds at most
+	// 1 MiB. Empty keeps the state in DataDir.
+	StateSecret string
 	// EvictionGrace is how long an orphaned work is kept before its
 	// objects are deleted; 0 keeps them forever (--eviction-grace).
 	EvictionGrace time.Duration
@@ -107,10 +115,40 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		return errors.New("--data-dir: required: where the agent keeps the works it holds")
 	}
+	if err := validateStateSecret(c.StateSecret); err != nil {
+		return err
+	}
 	if c.EvictionGrace < 0 {
 		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
 	}
 	return validateTopology(c.Topology)
+}
+
+// validateStateSecret checks --state-secret: empty, or namespace/name.
+func validateStateSecret(s string) error {
+	if s == "" {
+		return nil
+	}
+	ns, name, err := splitStateSecret(s)
+	if err != nil {
+		return err
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return fmt.Errorf("--state-secret %q: namespace: %s", s, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("--state-secret %q: name: %s", s, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// splitStateSecret splits --state-secret into namespace and name.
+func splitStateSecret(s string) (namespace, name string, err error) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" {
+		return "", "", fmt.Errorf("--state-secret %q: want NAMESPACE/NAME of the Secret to keep the state in", s)
+	}
+	return ns, name, nil
 }
 
 // validateTopology checks --labels (Kubernetes label syntax) and --zones.

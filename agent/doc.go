@@ -1,7 +1,7 @@
 // Package agent is the member-cluster agent's composition root:
 // agent.New(cfg, logger) then Run(ctx). It wires hubclient (the one
 // outbound stream to the hub, reconnects, the works' reconciliation),
-// state (the works held, in --data-dir), apply, status and capacity
+// state (the works held, in --data-dir or the --state-secret Secret), apply, status and capacity
 // (the member cluster through client-go). It may import internal/ and
 // api/; it never imports hub/ (test/layout enforces it).
 //

@@ -6,8 +6,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetherproj/tether/agent/apply"
 	"github.com/tetherproj/tether/agent/capacity"
+	"github.com/tetherproj/tether/agent/state"
+	"github.com/tetherproj/tether/agent/state/secret"
 	"github.com/tetherproj/tether/agent/status"
 	"github.com/tetherproj/tether/internal/interpreter"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -40,6 +43,25 @@ func kubeMember(cfg Config, logger hclog.Logger) (*Member, error) {
 		Runners:    []Runner{applier, reporter},
 		OnSettings: func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
 	}, nil
+}
+
+// secretStore is the state kept in the Secret cfg.StateSecret of the
+// cluster cfg.Kubeconfig reaches (also when cfg.Member replaces the rest
+// of the member side).
+func secretStore(cfg Config) (*state.Store, error) {
+	ns, name, err := splitStateSecret(cfg.StateSecret)
+	if err != nil {
+		return nil, err
+	}
+	restCfg, err := restConfig(cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("--state-secret %s: %w", cfg.StateSecret, err)
+	}
+	return state.New(secret.New(cs, ns, name)), nil
 }
 
 // Client-side rate limit of the agent's requests to its member API server

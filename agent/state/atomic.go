@@ -1,25 +1,13 @@
 package state
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// write stores v as JSON at path atomically: a temporary file in the same
+// writeAtomic stores data at path atomically: a temporary file in the same
 // directory, fsync, rename over path, fsync of the directory.
-func (s *Store) write(path string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("state: encode %s: %w", path, err)
-	}
-	if err := writeAtomic(path, data); err != nil {
-		return fmt.Errorf("state: write %s: %w", path, err)
-	}
-	return nil
-}
-
 func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, tempPrefix+"*")

@@ -1,8 +1,16 @@
-// Package state is the agent's local state in --data-dir (DESIGN §4): the
-// works it holds (content and version, the hub identity each came from, and
-// whether it is orphaned), the identity of the hub it last synced with, and
-// the status digests it last reported. With it, an agent restarted while the
+// Package state is the agent's local state (DESIGN §4): the works it holds
+// (content and version, the hub identity each came from, and whether it is
+// orphaned), the identity of the hub it last synced with, and the status
+// digests it last reported. With it, an agent restarted while the
 // hub is unreachable keeps reconciling what it holds.
+//
+// # Where it lives
+//
+// A Store keeps its state as named blobs in a Backend: Open keeps them as
+// files in --data-dir (below), New in any Backend, such as
+// agent/state/secret's Kubernetes Secret (--state-secret), which holds the
+// same blobs, one data key each. Credentials and keys are not state: they
+// stay in --data-dir either way.
 //
 // # Files
 //
@@ -12,13 +20,15 @@
 //
 // Every write is atomic: a temporary file in the same directory, fsync,
 // rename, fsync of the directory. A reader sees the old file or the new one,
-// never half of one. A file that does not parse is reported as ErrCorrupt
-// with its path and what to do; it is never silently ignored (that could
-// make the agent forget works, and then never delete their objects).
+// never half of one. A blob that does not parse is reported as ErrCorrupt
+// with its path (or Secret and key) and what to do; it is never silently
+// ignored (that could make the agent forget works, and then never delete
+// their objects).
 //
 // Digests are an optimization (a lost one only makes the hub ask for a
 // status again), so the client writes them in batches; works and the hub
 // identity are written before the agent acts on them.
 //
-// It imports only the generated agent protocol and the standard library.
+// It imports only the generated agent protocol and the standard library;
+// the Secret backend, which needs client-go, is its subpackage.
 package state

@@ -1,12 +1,12 @@
 package state
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,14 +17,16 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
-// ErrCorrupt is returned by Load for a state file that does not parse. The
-// error names the file; the agent refuses to start rather than forget works.
+// ErrCorrupt is returned by Load for a state blob (a file, or a key of the
+// Secret) that does not parse. The error names it; the agent refuses to
+// start rather than forget works.
 var ErrCorrupt = errors.New("state: corrupt state file")
 
 // formatVersion is the version of the file layout; Load refuses others.
 const formatVersion = 1
 
-// File and directory names under <data-dir>/state.
+// File and directory names under <data-dir>/state; the blob names are the
+// same (backend.go).
 const (
 	stateDir    = "state"
 	worksDir    = "works"
@@ -68,10 +70,11 @@ type Snapshot struct {
 	Digests map[string]Digest
 }
 
-// Store reads and writes the state under one data directory. Its methods
-// are not safe for concurrent use; the agent serializes them.
+// Store reads and writes the state through one Backend. Its methods are
+// not safe for concurrent use; the agent serializes them.
 type Store struct {
-	dir string // <data-dir>/state
+	b   Backend
+	dir string // <data-dir>/state with the directory backend, else empty
 }
 
 // Open returns the store of dataDir, creating its directories.
@@ -83,10 +86,14 @@ func Open(dataDir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, worksDir), 0o700); err != nil {
 		return nil, fmt.Errorf("state: create %s: %w", dir, err)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{b: dirBackend{dir: dir}, dir: dir}, nil
 }
 
-// Dir returns the directory the state lives in.
+// New returns the store that keeps its state in b.
+func New(b Backend) *Store { return &Store{b: b} }
+
+// Dir returns the directory the state lives in; empty when the store was
+// not opened on a directory.
 func (s *Store) Dir() string { return s.dir }
 
 type hubDoc struct {
@@ -107,67 +114,56 @@ type digestsDoc struct {
 	Digests       map[string]Digest `json:"digests"`
 }
 
-// Load reads the whole state. Missing files are an empty state; a file
+// Load reads the whole state. Missing blobs are an empty state; a blob
 // that does not parse is ErrCorrupt.
 func (s *Store) Load() (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+	defer cancel()
+	blobs, err := s.b.ReadAll(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
 	snap := Snapshot{Works: map[string]Held{}, Digests: map[string]Digest{}}
-	removeTemps(s.dir)
 	var hub hubDoc
-	if err := s.read(filepath.Join(s.dir, hubFile), &hub, func() int { return hub.FormatVersion }); err != nil {
+	if err := s.decode(blobs, hubBlob, &hub, func() int { return hub.FormatVersion }); err != nil {
 		return Snapshot{}, err
 	}
 	snap.HubIdentity = hub.HubIdentity
 	dd := digestsDoc{Digests: map[string]Digest{}}
-	if err := s.read(filepath.Join(s.dir, digestsFile), &dd, func() int { return dd.FormatVersion }); err != nil {
+	if err := s.decode(blobs, digestsBlob, &dd, func() int { return dd.FormatVersion }); err != nil {
 		return Snapshot{}, err
 	}
 	for k, d := range dd.Digests {
 		snap.Digests[k] = d
 	}
-	works, err := s.loadWorks()
-	if err != nil {
-		return Snapshot{}, err
+	names := make([]string, 0, len(blobs))
+	for name := range blobs {
+		if strings.HasPrefix(name, worksPrefix) {
+			names = append(names, name)
+		}
 	}
-	snap.Works = works
+	sort.Strings(names)
+	for _, name := range names {
+		h, err := s.loadWork(blobs, name)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap.Works[h.Work.Key] = h
+	}
 	return snap, nil
 }
 
-func (s *Store) loadWorks() (map[string]Held, error) {
-	dir := filepath.Join(s.dir, worksDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("state: read %s: %w", dir, err)
-	}
-	works := make(map[string]Held, len(entries))
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if strings.HasPrefix(e.Name(), tempPrefix) {
-			_ = os.Remove(path) // left by a write that did not finish
-			continue
-		}
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		h, err := s.loadWork(path)
-		if err != nil {
-			return nil, err
-		}
-		works[h.Work.Key] = h
-	}
-	return works, nil
-}
-
-func (s *Store) loadWork(path string) (Held, error) {
+func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 	var doc workDoc
-	if err := s.read(path, &doc, func() int { return doc.FormatVersion }); err != nil {
+	if err := s.decode(blobs, name, &doc, func() int { return doc.FormatVersion }); err != nil {
 		return Held{}, err
 	}
 	var u agentv1.WorkUpsert
 	if err := protojson.Unmarshal(doc.Upsert, &u); err != nil {
-		return Held{}, corrupt(path, err)
+		return Held{}, s.corrupt(name, err)
 	}
-	if doc.Key == "" || u.GetWorkKey() != doc.Key || filepath.Base(path) != fileName(doc.Key) {
-		return Held{}, corrupt(path, fmt.Errorf("work key %q does not match the file's content or name", doc.Key))
+	if doc.Key == "" || u.GetWorkKey() != doc.Key || name != workBlob(doc.Key) {
+		return Held{}, s.corrupt(name, fmt.Errorf("work key %q does not match the blob's content or name", doc.Key))
 	}
 	h := Held{Work: FromUpsert(&u), Hub: doc.Hub}
 	if doc.OrphanedSince != nil {
@@ -176,41 +172,42 @@ func (s *Store) loadWork(path string) (Held, error) {
 	return h, nil
 }
 
-// read decodes the JSON file at path into v; a missing file leaves v as it
+// decode decodes the JSON blob name into v; a missing blob leaves v as it
 // is. version returns the decoded format version.
-func (s *Store) read(path string, v any, version func() int) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+func (s *Store) decode(blobs map[string][]byte, name string, v any, version func() int) error {
+	data, ok := blobs[name]
+	if !ok {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("state: read %s: %w", path, err)
-	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return corrupt(path, err)
+		return s.corrupt(name, err)
 	}
 	if got := version(); got != formatVersion {
-		return corrupt(path, fmt.Errorf("format version %d, this agent reads %d", got, formatVersion))
+		return s.corrupt(name, fmt.Errorf("format version %d, this agent reads %d", got, formatVersion))
 	}
 	return nil
 }
 
-// removeTemps removes the temporary files of writes that did not finish.
-func removeTemps(dir string) {
-	temps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
-	for _, t := range temps {
-		_ = os.Remove(t)
-	}
+// corrupt is the ErrCorrupt of blob name, naming where it is.
+func (s *Store) corrupt(name string, err error) error {
+	return fmt.Errorf("%w %s: %v (the agent will not start on state it cannot read: "+
+		"restore it, or remove it to drop what it held)", ErrCorrupt, s.b.Where(name), err)
 }
 
-func corrupt(path string, err error) error {
-	return fmt.Errorf("%w %s: %v (the agent will not start on state it cannot read: "+
-		"restore the file, or move it away to drop what it held)", ErrCorrupt, path, err)
+// write stores v as JSON in the blob name.
+func (s *Store) write(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("state: encode %s: %w", s.b.Where(name), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+	defer cancel()
+	return s.b.Write(ctx, name, data)
 }
 
 // PutHub records the identity of the hub last welcomed.
 func (s *Store) PutHub(identity string) error {
-	return s.write(filepath.Join(s.dir, hubFile), hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
+	return s.write(hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
 }
 
 // PutWork records h, replacing what is held under its key.
@@ -224,21 +221,19 @@ func (s *Store) PutWork(h Held) error {
 		t := h.OrphanedSince.UTC()
 		doc.OrphanedSince = &t
 	}
-	return s.write(filepath.Join(s.dir, worksDir, fileName(h.Work.Key)), doc)
+	return s.write(workBlob(h.Work.Key), doc)
 }
 
 // DeleteWork forgets the work under key; an unknown key is not an error.
 func (s *Store) DeleteWork(key string) error {
-	path := filepath.Join(s.dir, worksDir, fileName(key))
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("state: remove %s: %w", path, err)
-	}
-	return syncDir(filepath.Dir(path))
+	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+	defer cancel()
+	return s.b.Delete(ctx, workBlob(key))
 }
 
 // PutDigests replaces the recorded status digests with d.
 func (s *Store) PutDigests(d map[string]Digest) error {
-	return s.write(filepath.Join(s.dir, digestsFile), digestsDoc{FormatVersion: formatVersion, Digests: d})
+	return s.write(digestsBlob, digestsDoc{FormatVersion: formatVersion, Digests: d})
 }
 
 // Keys returns the keys of works, sorted.

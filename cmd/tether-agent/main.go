@@ -77,7 +77,9 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	fs.StringVar(&cfg.CAHash, "ca-hash", "", "the hub CA's pin, sha256:<hex>, checked before anything is sent to the hub")
 	fs.StringVar(&cfg.ClusterName, "cluster", "", "the cluster name to register; it becomes the certificate's identity")
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "kubeconfig of the member cluster; empty: in-cluster configuration")
-	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the agent's local state (required)")
+	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the agent's local state and registered credentials (required)")
+	fs.StringVar(&cfg.StateSecret, "state-secret", "", "NAMESPACE/NAME of a member-cluster Secret to keep the state in "+
+		"(works held, hub identity, status digests; at most 1 MiB) instead of --data-dir, which still holds the credentials")
 	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,
 		"how long works no hub claims are kept before their objects are deleted; 0 keeps them")
 	topo := topologyFlags(fs)

@@ -22,6 +22,8 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"argument", []string{"extra"}, 2, "unexpected argument"},
 		{"labels without =", []string{"--hub", "h:1", "--labels", "tier", "--data-dir", "/tmp/x"}, 2, "--labels"},
 		{"bad label key", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--labels", "bad key=x", "--data-dir", "/tmp/x"}, 2, "--labels: key"},
+		{"state secret without name", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--state-secret", "ns"}, 2, "--state-secret"},
+		{"state secret bad namespace", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--state-secret", "Bad_NS/s"}, 2, "--state-secret"},
 		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 	}
 	for _, tt := range tests {
