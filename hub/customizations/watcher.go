@@ -2,7 +2,6 @@ package customizations
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -54,22 +53,7 @@ func Prefix() string { return store.ObjectsPrefix + configv1alpha1.GroupName + "
 
 // Run lists and watches until ctx ends, then returns nil.
 func (w *Watcher) Run(ctx context.Context) error {
-	for {
-		err := w.session(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrCompacted) {
-			w.log.Info("watch revision compacted, listing again")
-			continue
-		}
-		w.log.Warn("watch ended, listing again", "error", err, "backoff", relistBackoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(relistBackoff):
-		}
-	}
+	return store.Follow(ctx, w.log, relistBackoff, w.session)
 }
 
 // session loads everything, then applies changes until the watch ends.

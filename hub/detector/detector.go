@@ -95,22 +95,7 @@ func (d *Detector) Run(ctx context.Context) error {
 	if d.filterErr != nil {
 		return d.filterErr
 	}
-	for {
-		err := d.session(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrCompacted) {
-			d.log.Info("watch revision compacted, listing again")
-			continue
-		}
-		d.log.Warn("session ended, listing again", "error", err, "backoff", relistBackoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(relistBackoff):
-		}
-	}
+	return store.Follow(ctx, d.log, relistBackoff, d.session)
 }
 
 // session loads the index, then applies watch events and reconciles until

@@ -101,22 +101,7 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 // published works stay as they are meanwhile, and a new list publishes
 // only what differs.
 func (r *Renderer) Run(ctx context.Context) error {
-	for {
-		err := r.session(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrCompacted) {
-			r.log.Info("watch revision compacted, listing again")
-			continue
-		}
-		r.log.Warn("store session ended, listing again", "error", err, "backoff", relistBackoff)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(relistBackoff):
-		}
-	}
+	return store.Follow(ctx, r.log, relistBackoff, r.session)
 }
 
 // session lists everything, publishes it, then follows the watch until
