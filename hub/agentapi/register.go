@@ -46,7 +46,7 @@ func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*a
 	topo := req.GetTopology()
 	res, err := s.cfg.Registry.Register(ctx, tokens.Request{
 		Token: req.GetToken(), Cluster: req.GetClusterName(), CSRPEM: req.GetCsrPem(),
-		Provider: topo.GetProvider(), Region: topo.GetRegion(), Zones: topo.GetZones(), Labels: topo.GetLabels(),
+		Topology: topo,
 	})
 	if err != nil {
 		err = registryError(err)

@@ -198,21 +198,27 @@ func (r *Registrar) create(ctx context.Context, l clusters.Lease) (bool, error) 
 	return true, nil
 }
 
-// Record is the Cluster first stored for a lease: its name, and the
-// topology and Kubernetes version of its first heartbeat.
-func Record(l clusters.Lease) *clusterv1alpha1.Cluster {
+// NewRecord is a cluster's first record: its name, when it was created,
+// and the topology and labels its agent reported (at registration or in a
+// heartbeat). Every path that creates a Cluster record builds it here.
+func NewRecord(name string, created time.Time, topo *agentv1.Topology) *clusterv1alpha1.Cluster {
 	c := &clusterv1alpha1.Cluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1alpha1.GroupVersion.String(), Kind: "Cluster"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:              l.Cluster,
-			CreationTimestamp: metav1.NewTime(l.LastHeartbeat.UTC().Truncate(time.Second)),
+			Name:              name,
+			CreationTimestamp: metav1.NewTime(created.UTC().Truncate(time.Second)),
+			Labels:            maps.Clone(topo.GetLabels()),
 		},
 	}
+	c.Spec.Provider, c.Spec.Region, c.Spec.Zones = topo.GetProvider(), topo.GetRegion(), topo.GetZones()
+	return c
+}
+
+// Record is the Cluster first stored for a lease: its name, and the
+// topology and Kubernetes version of its first heartbeat.
+func Record(l clusters.Lease) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
-	if topo := hb.GetTopology(); topo != nil {
-		c.Spec.Provider, c.Spec.Region, c.Spec.Zones = topo.GetProvider(), topo.GetRegion(), topo.GetZones()
-		c.Labels = maps.Clone(topo.GetLabels())
-	}
+	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology())
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
 	if apis := apiEnablements(hb); len(apis) > 0 {
 		c.Status.APIEnablements = apis

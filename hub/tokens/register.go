@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/certs"
 )
@@ -25,11 +24,9 @@ type Request struct {
 	Cluster string
 	// CSRPEM is the agent's certificate request; its subject is ignored.
 	CSRPEM []byte
-	// Provider, Region, Zones and Labels are the topology the agent
-	// reported; they go into the Cluster record when Register creates it.
-	Provider, Region string
-	Zones            []string
-	Labels           map[string]string
+	// Topology is what the agent reported (provider, region, zones,
+	// labels); it goes into the Cluster record when Register creates it.
+	Topology *agentv1.Topology
 }
 
 // Result is a successful registration.
@@ -233,13 +230,7 @@ func (r *Registry) clusterExists(ctx context.Context, cluster string) (bool, err
 // createCluster writes the Cluster record of a registration unless one
 // exists; what an admin set there stays.
 func (r *Registry) createCluster(ctx context.Context, req Request) error {
-	c := &clusterv1alpha1.Cluster{
-		TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1alpha1.GroupVersion.String(), Kind: "Cluster"},
-		ObjectMeta: metav1.ObjectMeta{Name: req.Cluster, CreationTimestamp: metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second))},
-	}
-	c.Spec.Provider, c.Spec.Region, c.Spec.Zones = req.Provider, req.Region, req.Zones
-	c.Labels = maps.Clone(req.Labels)
-	data, err := json.Marshal(c)
+	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology))
 	if err != nil {
 		return err
 	}

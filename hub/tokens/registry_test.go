@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -230,8 +231,8 @@ func TestRegisterRecordsTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Token: tok, Cluster: "edge-1", CSRPEM: csr(t), Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"},
-		Labels: map[string]string{"tier": "edge"}}
+	req := Request{Token: tok, Cluster: "edge-1", CSRPEM: csr(t), Topology: &agentv1.Topology{
+		Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}, Labels: map[string]string{"tier": "edge"}}}
 	if _, err := r.Register(ctx, req); err != nil {
 		t.Fatalf("Register: %v", err)
 	}
