@@ -42,11 +42,28 @@ func newPlacement(s IO) *cobra.Command {
 }
 
 func newPlacementSimulate(s IO) *cobra.Command {
+	return offlineCommand(s, offlineSpec{
+		use: "simulate -f FILE [-o json|yaml]", short: "run the scheduler on a scheduling input file, offline",
+		long: placementSimulateLong, fileHelp: "the scheduling input",
+		run: func(input []byte) (any, error) { return offline.Simulate(input) },
+	})
+}
+
+// offlineSpec describes an offline simulation command: it reads one input
+// file, runs the hub's own code on it, and prints the result.
+type offlineSpec struct {
+	use, short, long, fileHelp string
+	// run returns what to print, or an error when the input cannot be used.
+	run func(input []byte) (any, error)
+}
+
+// offlineCommand builds the command of spec with its -f and -o flags.
+func offlineCommand(s IO, spec offlineSpec) *cobra.Command {
 	var file, output string
 	cmd := &cobra.Command{
-		Use:   "simulate -f FILE [-o json|yaml]",
-		Short: "run the scheduler on a scheduling input file, offline",
-		Long:  placementSimulateLong,
+		Use:   spec.use,
+		Short: spec.short,
+		Long:  spec.long,
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := checkOutput(output); err != nil {
@@ -56,14 +73,14 @@ func newPlacementSimulate(s IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := offline.Simulate(input)
+			res, err := spec.run(input)
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
 			return write(s.Out, output, res)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `the scheduling input, JSON or YAML ("-" for standard input)`)
+	cmd.Flags().StringVarP(&file, "filename", "f", "", spec.fileHelp+`, JSON or YAML ("-" for standard input)`)
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd

@@ -42,35 +42,25 @@ func newOverrides(s IO) *cobra.Command {
 }
 
 func newOverridesSimulate(s IO) *cobra.Command {
-	var file, output string
-	cmd := &cobra.Command{
-		Use:   "simulate -f FILE [-o json|yaml]",
-		Short: "apply override policies to an object for one cluster, offline",
-		Long:  overridesSimulateLong,
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			input, err := readInput(file, s.In)
-			if err != nil {
-				return err
-			}
-			in, err := DecodeOverrideInput(input)
-			if err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			res, err := overrides.Apply(in.Object, in.Cluster, in.ClusterOverridePolicies, in.OverridePolicies)
-			if err != nil {
-				return write(s.Out, output, map[string]any{"error": err.Error()})
-			}
-			return write(s.Out, output, map[string]any{"object": res.Object.Object})
-		},
+	return offlineCommand(s, offlineSpec{
+		use: "simulate -f FILE [-o json|yaml]", short: "apply override policies to an object for one cluster, offline",
+		long: overridesSimulateLong, fileHelp: "the override input",
+		run: simulateOverrides,
+	})
+}
+
+// simulateOverrides applies the override input's policies to its object:
+// the object as the cluster would receive it, or the error applying them.
+func simulateOverrides(input []byte) (any, error) {
+	in, err := DecodeOverrideInput(input)
+	if err != nil {
+		return nil, err
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `the override input, JSON or YAML ("-" for standard input)`)
-	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
-	_ = cmd.MarkFlagRequired("filename")
-	return cmd
+	res, err := overrides.Apply(in.Object, in.Cluster, in.ClusterOverridePolicies, in.OverridePolicies)
+	if err != nil {
+		return map[string]any{"error": err.Error()}, nil
+	}
+	return map[string]any{"object": res.Object.Object}, nil
 }
 
 // OverrideInput is a decoded override case input: what overrides.Apply
