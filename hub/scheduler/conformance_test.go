@@ -43,7 +43,7 @@ func checkCase(t *testing.T, c *schedCase, res Result, err error) {
 	if err == nil {
 		t.Fatalf("Schedule(%s) = %v; want %s %q", c.Name, res.Clusters, c.Expected.ErrorType, c.Expected.Error)
 	}
-	if got := errorType(err); got != c.Expected.ErrorType {
+	if got := ErrorType(err); got != c.Expected.ErrorType {
 		t.Errorf("Schedule(%s) error type = %s (%v); want %s", c.Name, got, err, c.Expected.ErrorType)
 	}
 	if got := withoutNames(err.Error()); got != c.Expected.Error {

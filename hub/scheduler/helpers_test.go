@@ -59,7 +59,7 @@ func runScheduleTests(t *testing.T, tests []scheduleTest) {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := Schedule(tt.in)
 			if tt.wantErr != "" {
-				if got := errorType(err); got != tt.wantErr {
+				if got := ErrorType(err); got != tt.wantErr {
 					t.Fatalf("Schedule(%s) error = %v (%s); want %s", tt.name, err, got, tt.wantErr)
 				}
 				if !containsText(err, tt.errText) {
