@@ -82,7 +82,7 @@ func (c *checker) check(v any, t reflect.Type, path *field.Path) {
 
 // expect records v unless its JSON type is want.
 func (c *checker) expect(v any, want string, path *field.Path) {
-	if jsonType(v) != want {
+	if JSONType(v) != want {
 		c.add(wrongType(path, want, v))
 	}
 }

@@ -110,7 +110,7 @@ func DecodeDocument(doc *Document) (Object, error) {
 	}
 	top, ok := v.(map[string]any)
 	if !ok {
-		derr.Errs = []error{fmt.Errorf("%w: expected an object, got %s", ErrSyntax, jsonType(v))}
+		derr.Errs = []error{fmt.Errorf("%w: expected an object, got %s", ErrSyntax, JSONType(v))}
 		return nil, derr
 	}
 	derr.Namespace, derr.Name = peekName(top)

@@ -138,7 +138,7 @@ func FieldErrors(err error) []*FieldError {
 }
 
 func wrongType(path *field.Path, want string, v any) *FieldError {
-	detail := fmt.Sprintf("expected %s, got %s", want, jsonType(v))
+	detail := fmt.Sprintf("expected %s, got %s", want, JSONType(v))
 	if _, isBool := v.(bool); isBool && want == "string" {
 		// YAML 1.1, which Kubernetes and Karmada read, makes y, n, yes,
 		// no, on and off booleans.
@@ -147,8 +147,9 @@ func wrongType(path *field.Path, want string, v any) *FieldError {
 	return &FieldError{Type: ErrorTypeWrongType, Path: path.String(), Detail: detail}
 }
 
-// jsonType names the JSON type of a value decoded with UseNumber.
-func jsonType(v any) string {
+// JSONType names the JSON type of a decoded value (null, object, array,
+// string, number, boolean), for errors that say what was found.
+func JSONType(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"

@@ -69,7 +69,7 @@ func appendObjects(out []document, v any, index int) ([]document, error) {
 		kind, _ := x["kind"].(string)
 		return append(out, document{index: len(out) + 1, js: js, obj: x, apiVersion: apiVersion, kind: kind}), nil
 	default:
-		return nil, fmt.Errorf("%w: document %d: expected an object, got %s", ErrInvalid, index, jsonTypeName(v))
+		return nil, fmt.Errorf("%w: document %d: expected an object, got %s", ErrInvalid, index, codec.JSONType(v))
 	}
 }
 
@@ -104,24 +104,7 @@ func decodeObject(js []byte) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected a JSON object, got %s", jsonTypeName(v))
+		return nil, fmt.Errorf("expected a JSON object, got %s", codec.JSONType(v))
 	}
 	return m, nil
-}
-
-func jsonTypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "object"
-	case []any:
-		return "array"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	default:
-		return "number"
-	}
 }
