@@ -11,6 +11,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Client talks to the fleet's hub as its admin over mutual TLS: the hub.v1
@@ -151,7 +152,7 @@ func servesApps(gvs []*hubv1.APIGroupVersion) bool {
 // WaitTemplate polls a template until cond accepts it (with its aggregated
 // status), or ctx ends; the error then says what cond last said.
 func (c *Client) WaitTemplate(ctx context.Context, ref *hubv1.ObjectRef, cond func(*unstructured.Unstructured) error) error {
-	err := poll(ctx, func() error {
+	err := proc.Poll(ctx, pollInterval, func(ctx context.Context) error {
 		obj, err := c.Get(ctx, ref)
 		if err != nil {
 			return err
@@ -171,7 +172,7 @@ func (c *Client) WaitTemplate(ctx context.Context, ref *hubv1.ObjectRef, cond fu
 func Rolled(obj *unstructured.Unstructured) error {
 	want, found, err := unstructured.NestedInt64(obj.Object, "spec", "replicas")
 	if err != nil {
-		return permanent{fmt.Errorf("spec.replicas: %w", err)}
+		return proc.Permanent(fmt.Errorf("spec.replicas: %w", err))
 	}
 	if !found {
 		want = 1

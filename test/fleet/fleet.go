@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/tetherproj/tether/test/kit"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Roles of the processes a Fleet starts, as Processes reports them.
@@ -114,12 +115,12 @@ type Fleet struct {
 	AdminConfig string
 
 	logger  hclog.Logger
-	spawner *spawner
+	spawner *proc.Spawner
 
 	mu      sync.Mutex // guards hub, agents and stopped
-	hub     *proc
-	agents  []*proc // in cluster order
-	stopped bool    // Stop has begun: nothing may start any more
+	hub     *process
+	agents  []*process // in cluster order
+	stopped bool       // Stop has begun: nothing may start any more
 
 	stopOnce sync.Once
 }
@@ -159,7 +160,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		HubDir:      filepath.Join(dir, "hub"),
 		AdminConfig: filepath.Join(dir, "hub", "admin.conf"),
 		logger:      opts.Logger.Named("fleet"),
-		spawner:     startSpawner(),
+		spawner:     proc.NewSpawner(),
 	}
 	begin := time.Now()
 	if err := f.start(ctx, opts, binDir); err != nil {
@@ -239,10 +240,10 @@ func (f *Fleet) Processes() []Process {
 	f.mu.Lock()
 	var out []Process
 	if f.hub != nil {
-		out = append(out, Process{RoleHub, "hub", binHub, f.hub.pid(), f.hub.logPath})
+		out = append(out, Process{RoleHub, "hub", binHub, f.hub.PID(), f.hub.LogPath()})
 	}
 	for _, a := range f.agents {
-		out = append(out, Process{RoleAgent, a.name, binAgent, a.pid(), a.logPath})
+		out = append(out, Process{RoleAgent, a.name, binAgent, a.PID(), a.LogPath()})
 	}
 	env := f.Kit
 	f.mu.Unlock()
@@ -266,9 +267,9 @@ func (f *Fleet) Exited() error {
 	if f.stopped {
 		return nil
 	}
-	for _, p := range append([]*proc{f.hub}, f.agents...) {
-		if p != nil && p.exited() {
-			return p.exitError()
+	for _, p := range append([]*process{f.hub}, f.agents...) {
+		if p != nil && p.Exited() {
+			return p.ExitError()
 		}
 	}
 	return nil
@@ -291,16 +292,16 @@ func (f *Fleet) stop() {
 
 	var wg sync.WaitGroup
 	for _, a := range agents {
-		wg.Go(func() { a.stop(stopGrace) })
+		wg.Go(func() { a.Stop(stopGrace) })
 	}
 	wg.Wait()
 	if hub != nil {
-		hub.stop(stopGrace)
+		hub.Stop(stopGrace)
 	}
 	if env != nil {
 		env.Stop()
 	}
-	f.spawner.close()
+	f.spawner.Close()
 	f.logger.Info("fleet stopped", "elapsed", time.Since(begin).Round(time.Millisecond))
 }
 
@@ -312,7 +313,7 @@ func BinDir(dir string) (string, error) {
 		dir = os.Getenv(BinEnv)
 	}
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := proc.RepoRoot()
 		if err != nil {
 			return "", fmt.Errorf("fleet: no Options.BinDir and no $%s: %w", BinEnv, err)
 		}

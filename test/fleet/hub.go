@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,26 +18,24 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/test/kit"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // pollInterval is how often start-up conditions are checked (hub.addr,
 // cluster registration), in the spirit of the kit's polls.
 const pollInterval = 50 * time.Millisecond
 
-// modulePath is the main module, whose go.mod marks the repository root.
-const modulePath = "github.com/tetherproj/tether"
-
 // errStopped is returned when a process would start after Stop.
 var errStopped = errors.New("fleet stopped")
 
 // spawn starts a process and records it, unless Stop has begun.
-func (f *Fleet) spawn(role, name, bin string, args []string, logPath string) (*proc, error) {
+func (f *Fleet) spawn(role, name, bin string, args []string, logPath string) (*process, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.stopped {
 		return nil, fmt.Errorf("start %s %s: %w", role, name, errStopped)
 	}
-	p, err := startProc(f.spawner, role, name, bin, args, logPath)
+	p, err := startProcess(f.spawner, role, name, bin, args, logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +44,7 @@ func (f *Fleet) spawn(role, name, bin string, args []string, logPath string) (*p
 	} else {
 		f.agents = append(f.agents, p)
 	}
-	f.logger.Debug("process started", "role", role, "name", name, "pid", p.pid(), "log", logPath)
+	f.logger.Debug("process started", "role", role, "name", name, "pid", p.PID(), "log", logPath)
 	return p, nil
 }
 
@@ -66,9 +63,9 @@ func (f *Fleet) startHub(bin, listen string, extra []string) error {
 // port, created its CA and written admin.conf).
 func (f *Fleet) waitHub(ctx context.Context) error {
 	path := filepath.Join(f.HubDir, "hub.addr")
-	err := poll(ctx, func() error {
-		if f.hub.exited() {
-			return permanent{f.hub.exitError()}
+	err := proc.Poll(ctx, pollInterval, func(ctx context.Context) error {
+		if f.hub.Exited() {
+			return proc.Permanent(f.hub.ExitError())
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -140,9 +137,9 @@ func (f *Fleet) waitRegistered(ctx context.Context, c *Client) error {
 	for i, cl := range f.Kit.Clusters {
 		want[i] = cl.Name
 	}
-	return poll(ctx, func() error {
+	return proc.Poll(ctx, pollInterval, func(ctx context.Context) error {
 		if err := f.Exited(); err != nil {
-			return permanent{err}
+			return proc.Permanent(err)
 		}
 		got, err := c.ReadyClusters(ctx)
 		if err != nil {
@@ -159,71 +156,6 @@ func (f *Fleet) waitRegistered(ctx context.Context, c *Client) error {
 		}
 		return nil
 	})
-}
-
-// permanent marks an error that ends a poll at once.
-type permanent struct{ err error }
-
-func (p permanent) Error() string { return p.err.Error() }
-func (p permanent) Unwrap() error { return p.err }
-
-// poll calls cond every pollInterval until it returns nil, a permanent
-// error, or ctx ends; then the error says what was last wrong.
-func poll(ctx context.Context, cond func() error) error {
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	for {
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		var p permanent
-		if errors.As(err, &p) {
-			return p.err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", context.Cause(ctx), err)
-		case <-t.C:
-		}
-	}
-}
-
-// repoRoot walks up from the working directory to the directory whose
-// go.mod declares the tether module.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for {
-		if isModuleRoot(filepath.Join(dir, "go.mod")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of module %s above the working directory", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// isModuleRoot reports whether the go.mod at path declares the tether
-// module (test/kitbin has a go.mod of its own).
-func isModuleRoot(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == modulePath
-		}
-	}
-	return false
 }
 
 // topologyArgs reports a kit cluster's labels as the agent's topology: the

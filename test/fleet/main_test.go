@@ -18,6 +18,10 @@ var binDir string
 // fleetFrame marks a goroutine running code of package fleet.
 const fleetFrame = "github.com/tetherproj/tether/test/fleet."
 
+// procFrame marks a goroutine running code of test/proc, which the fleet
+// (and its kit) start their processes with (a reaper per process).
+const procFrame = "github.com/tetherproj/tether/test/proc."
+
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
@@ -47,5 +51,5 @@ func runMain(m *testing.M) int {
 // checkLeaks turns a passing run into a failure if fleet goroutines (one
 // reaper per process) survived the tests; Stop waits for every process.
 func checkLeaks(code int) int {
-	return leakcheck.Check(code, leakcheck.Filter{Only: []string{fleetFrame}, Ignore: []string{"fleet_test."}})
+	return leakcheck.Check(code, leakcheck.Filter{Only: []string{fleetFrame, procFrame}, Ignore: []string{"fleet_test."}})
 }

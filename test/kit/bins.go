@@ -1,21 +1,18 @@
 package kit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // BinEnv names the environment variable that points the kit at a directory
 // holding its binaries, instead of <repo>/test/.cache/bin.
 const BinEnv = "TETHER_KIT_BIN"
-
-// modulePath identifies the repository root while walking up from the working
-// directory: the directory whose go.mod declares this module.
-const modulePath = "github.com/tetherproj/tether"
 
 // Names of the binaries the kit runs; `make kit-bins` builds all of them.
 const (
@@ -41,7 +38,7 @@ func BinDir(dir string) (string, error) {
 		dir = os.Getenv(BinEnv)
 	}
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := proc.RepoRoot()
 		if err != nil {
 			return "", fmt.Errorf("%w: %v; set %s or run `make kit-bins` in the repository", ErrMissingBinaries, err, BinEnv)
 		}
@@ -59,41 +56,4 @@ func BinDir(dir string) (string, error) {
 			ErrMissingBinaries, strings.Join(missing, ", "), dir, BinEnv)
 	}
 	return dir, nil
-}
-
-// repoRoot walks up from the working directory to the directory whose go.mod
-// declares the tether module.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for {
-		if isModuleRoot(filepath.Join(dir, "go.mod")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod of module %s above the working directory", modulePath)
-		}
-		dir = parent
-	}
-}
-
-// isModuleRoot reports whether the go.mod at path declares the tether module
-// (test/kitbin has a go.mod of its own, which must not stop the walk).
-func isModuleRoot(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == modulePath
-		}
-	}
-	return false
 }

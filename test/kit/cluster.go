@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Client rate limits of the configs RESTConfig returns (requests per second
@@ -129,7 +131,7 @@ func (c *Cluster) startControllers() ([]*process, error) {
 func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.apiserver != nil && !c.apiserver.exited() {
+	if c.apiserver != nil && !c.apiserver.Exited() {
 		return fmt.Errorf("cluster %s: api server already running", c.Name)
 	}
 	p, err := c.env.startProcess(c.Name, binAPIServer, c.Dir, c.apiServerArgs(c.port))
@@ -154,7 +156,7 @@ func (c *Cluster) StopAPIServer() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.apiserver != nil {
-		c.apiserver.stop(0)
+		c.apiserver.Stop(0)
 		c.apiserver = nil
 	}
 }
@@ -166,13 +168,13 @@ func (c *Cluster) waitAPIServer(ctx context.Context, p *process) error {
 		return err
 	}
 	hc.Timeout = 2 * time.Second
-	return poll(ctx, pollFast, func(ctx context.Context) error {
-		if p.exited() {
-			return stopPolling(p.exitError())
+	return proc.Poll(ctx, pollFast, func(ctx context.Context) error {
+		if p.Exited() {
+			return proc.Permanent(p.ExitError())
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Server+"/readyz", nil)
 		if err != nil {
-			return stopPolling(err)
+			return proc.Permanent(err)
 		}
 		resp, err := hc.Do(req)
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Env is a set of running member clusters and the etcd they share.
@@ -29,7 +31,7 @@ type Env struct {
 	binDir    string
 	extraArgs map[string][]string // Options.ExtraArgs
 	ownDir    bool                // Dir was created by Start, so Stop removes it
-	spawner   *spawner
+	spawner   *proc.Spawner
 
 	mu      sync.Mutex // guards procs and stopped; held while a process is spawned
 	procs   []*process // every process ever started, in start order
@@ -64,7 +66,7 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	} else if e.Dir, err = filepath.Abs(e.Dir); err != nil {
 		return nil, fmt.Errorf("kit: %w", err)
 	}
-	e.spawner = startSpawner()
+	e.spawner = proc.NewSpawner()
 
 	begin := time.Now()
 	if err := e.start(ctx, specs); err != nil {
@@ -130,7 +132,7 @@ func (e *Env) Processes() []Process {
 	defer e.mu.Unlock()
 	out := make([]Process, len(e.procs))
 	for i, p := range e.procs {
-		out[i] = Process{Cluster: p.cluster, Component: p.component, PID: p.pid(), LogPath: p.logPath}
+		out[i] = Process{Cluster: p.cluster, Component: p.component, PID: p.PID(), LogPath: p.LogPath()}
 	}
 	return out
 }
@@ -164,16 +166,16 @@ func (e *Env) stop() {
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		if p.component != binEtcd {
-			wg.Go(func() { p.stop(stopGrace) })
+			wg.Go(func() { p.Stop(stopGrace) })
 		}
 	}
 	wg.Wait()
 	for _, p := range procs {
 		if p.component == binEtcd {
-			p.stop(stopGrace)
+			p.Stop(stopGrace)
 		}
 	}
-	e.spawner.close()
+	e.spawner.Close()
 	if e.ownDir {
 		if err := os.RemoveAll(e.Dir); err != nil {
 			e.logger.Warn("remove kit directory", "dir", e.Dir, "error", err)
@@ -185,44 +187,40 @@ func (e *Env) stop() {
 // startProcess starts a binary with its output going to <dir>/<component>.log
 // (appended to, so a restarted component keeps its history) and records it.
 func (e *Env) startProcess(cluster, component, dir string, args []string, extraEnv ...string) (*process, error) {
-	p := &process{
-		cluster:   cluster,
-		component: component,
-		logPath:   filepath.Join(dir, component+".log"),
-		done:      make(chan struct{}),
+	p := &process{cluster: cluster, component: component}
+	logPath := filepath.Join(dir, component+".log")
+	cfg := proc.Config{
+		Name:    p.name(),
+		Bin:     filepath.Join(e.binDir, component),
+		Args:    append(slices.Clone(args), e.extraArgs[component]...),
+		Env:     childEnv(extraEnv),
+		LogPath: logPath,
+		OnExit:  func(pid int, err error) { e.exited(p, pid, err, logPath) },
 	}
-	logFile, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", p.name(), err)
-	}
-	defer logFile.Close() // the child has its own descriptor
-	args = append(slices.Clone(args), e.extraArgs[component]...)
-	p.cmd = newCmd(filepath.Join(e.binDir, component), args, childEnv(extraEnv), logFile)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopped {
 		return nil, fmt.Errorf("start %s: %w", p.name(), errStopped)
 	}
-	if err := e.spawner.start(p.cmd); err != nil {
+	var err error
+	if p.Process, err = proc.Start(e.spawner, cfg); err != nil {
 		return nil, fmt.Errorf("start %s: %w", p.name(), err)
 	}
 	e.procs = append(e.procs, p)
-	go e.reap(p) // ends when the process does; Stop makes sure it does
-	e.logger.Debug("process started", "process", p.name(), "pid", p.pid(), "log", p.logPath)
+	e.logger.Debug("process started", "process", p.name(), "pid", p.PID(), "log", logPath)
 	return p, nil
 }
 
-// reap waits for p to exit and reports an exit nobody asked for. It logs
-// before closing done, so nothing is logged after Stop has returned (a test
-// logger must not be used once its test has ended).
-func (e *Env) reap(p *process) {
-	p.waitErr = p.cmd.Wait()
+// exited reports an exit of p nobody asked for. It runs before p is marked
+// done, so nothing is logged after Stop has returned (a test logger must not
+// be used once its test has ended). It may run before startProcess has set
+// p.Process, so it takes what it logs as arguments.
+func (e *Env) exited(p *process, pid int, err error, logPath string) {
 	e.mu.Lock()
 	stopping := e.stopped
 	e.mu.Unlock()
 	if !stopping && !p.stopRequested.Load() {
-		e.logger.Warn("process exited", "process", p.name(), "pid", p.pid(), "error", p.waitErr, "log", p.logPath)
+		e.logger.Warn("process exited", "process", p.name(), "pid", pid, "error", err, "log", logPath)
 	}
-	close(p.done)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // portAttempts is how many times a server is started on a fresh port when the
@@ -38,7 +40,7 @@ func freePorts(n int) ([]int, error) {
 
 // diedOfPortInUse tells whether p exited because its port was taken.
 func diedOfPortInUse(p *process) bool {
-	return p.exited() && strings.Contains(p.logTail(logTailLines), "address already in use")
+	return p.Exited() && strings.Contains(proc.FileTail(p.LogPath(), proc.TailLines), "address already in use")
 }
 
 // withFreePorts runs start with n fresh ports, again with new ones if start
@@ -92,13 +94,13 @@ func (e *Env) startEtcd(ctx context.Context) error {
 // waitEtcd polls etcd's /health until it reports healthy.
 func waitEtcd(ctx context.Context, p *process, url string) error {
 	hc := &http.Client{Timeout: time.Second}
-	return poll(ctx, pollFast, func(ctx context.Context) error {
-		if p.exited() {
-			return stopPolling(p.exitError())
+	return proc.Poll(ctx, pollFast, func(ctx context.Context) error {
+		if p.Exited() {
+			return proc.Permanent(p.ExitError())
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
 		if err != nil {
-			return stopPolling(err)
+			return proc.Permanent(err)
 		}
 		resp, err := hc.Do(req)
 		if err != nil {

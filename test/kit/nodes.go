@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // AddNodes creates kwok nodes in the cluster. Quantities a spec leaves empty
@@ -68,10 +70,10 @@ func newNode(s NodeSpec) (*corev1.Node, error) {
 // at once if one of procs exits.
 func (c *Cluster) waitReady(ctx context.Context, procs []*process) error {
 	cs := c.Clientset()
-	return poll(ctx, pollAPI, func(ctx context.Context) error {
+	return proc.Poll(ctx, pollAPI, func(ctx context.Context) error {
 		for _, p := range procs {
-			if p.exited() {
-				return stopPolling(p.exitError())
+			if p.Exited() {
+				return proc.Permanent(p.ExitError())
 			}
 		}
 		if _, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{}); err != nil {
@@ -84,7 +86,7 @@ func (c *Cluster) waitReady(ctx context.Context, procs []*process) error {
 // WaitNodesReady waits until every node of the cluster is Ready and
 // free of the not-ready and unreachable taints.
 func (c *Cluster) WaitNodesReady(ctx context.Context) error {
-	return poll(ctx, pollAPI, func(ctx context.Context) error { return c.nodesReady(ctx, nil) })
+	return proc.Poll(ctx, pollAPI, func(ctx context.Context) error { return c.nodesReady(ctx, nil) })
 }
 
 // nodesReady checks the nodes of specs, or all nodes if specs is nil.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // StartTimeout bounds StartT's start-up. Three clusters start in well under
@@ -39,7 +41,7 @@ func StartT(t testing.TB, opts Options) *Env {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, p := range env.Processes() {
-				t.Logf("--- last lines of %s (pid %d) ---\n%s", p.LogPath, p.PID, fileTail(p.LogPath, failureLogLines))
+				t.Logf("--- last lines of %s (pid %d) ---\n%s", p.LogPath, p.PID, proc.FileTail(p.LogPath, failureLogLines))
 			}
 		}
 		env.Stop()

@@ -6,6 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // WaitForDeployment waits until the Deployment has rolled out: the controller
@@ -13,7 +15,7 @@ import (
 // available. ctx bounds the wait; the error then says what was still missing.
 func (c *Cluster) WaitForDeployment(ctx context.Context, namespace, name string) error {
 	deployments := c.Clientset().AppsV1().Deployments(namespace)
-	err := poll(ctx, pollAPI, func(ctx context.Context) error {
+	err := proc.Poll(ctx, pollAPI, func(ctx context.Context) error {
 		d, err := deployments.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
