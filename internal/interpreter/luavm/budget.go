@@ -51,7 +51,7 @@ const (
 	// allocation counter by the script's own goroutine. A read costs about
 	// 0.6 µs, so this adds well under 1 ns per instruction.
 	memCheckEvery = 4096
-	allocsMetric    = "/gc/heap/allocs:bytes"
+	allocsMetric  = "/gc/heap/allocs:bytes"
 )
 
 // ErrBudget is the class of errors a budget reports; the message says which.
