@@ -5,6 +5,7 @@ import (
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/guard"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -71,6 +72,9 @@ type Config struct {
 	// RegistrationRate (per second) and RegistrationBurst bound Register.
 	RegistrationRate  float64
 	RegistrationBurst int
+	// Counts tallies refused status reports (guard.KindRefused); nil
+	// counts nothing.
+	Counts *guard.Counts
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -65,13 +66,7 @@ func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessa
 			return fmt.Errorf("%w: record ack of work %q: %v", ErrUnavailable, m.Ack.GetWorkKey(), err)
 		}
 	case *agentv1.AgentMessage_StatusReport:
-		if !st.accept(func(ss *syncstate.Session) bool { return ss.AcceptStatus(m.StatusReport) }) {
-			st.log.Debug("stale status report discarded", "work", m.StatusReport.GetWorkKey(), "version", m.StatusReport.GetVersion())
-			return nil
-		}
-		if err := s.statuses.Report(ctx, st.cluster, m.StatusReport); err != nil {
-			return fmt.Errorf("%w: record status of work %q: %v", ErrUnavailable, m.StatusReport.GetWorkKey(), err)
-		}
+		return s.report(ctx, st, m.StatusReport)
 	case *agentv1.AgentMessage_Heartbeat:
 		s.leases.Heartbeat(st.cluster, m.Heartbeat)
 	case *agentv1.AgentMessage_CertificateRenewal:
@@ -80,6 +75,29 @@ func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessa
 		return fmt.Errorf("%w: Hello is allowed only as the first message of a stream", ErrProtocol)
 	default:
 		return fmt.Errorf("%w: empty or unknown agent message", ErrProtocol)
+	}
+	return nil
+}
+
+// report validates one status report at the boundary and hands it to the
+// statuses. An invalid report is refused alone: logged, counted, dropped,
+// and the stream goes on.
+func (s *Server) report(ctx context.Context, st *stream, r *agentv1.StatusReport) error {
+	if err := ValidateStatusReport(r); err != nil {
+		s.cfg.Counts.Add("agentapi", guard.KindRefused)
+		st.log.Warn("status report refused", "work", r.GetWorkKey(), "version", r.GetVersion(), "error", err)
+		return nil
+	}
+	if !st.accept(func(ss *syncstate.Session) bool { return ss.AcceptStatus(r) }) {
+		st.log.Debug("stale status report discarded", "work", r.GetWorkKey(), "version", r.GetVersion())
+		return nil
+	}
+	err := s.statuses.Report(ctx, st.cluster, r)
+	switch {
+	case errors.Is(err, ErrInvalidReport):
+		st.log.Warn("status report refused", "work", r.GetWorkKey(), "version", r.GetVersion(), "error", err)
+	case err != nil:
+		return fmt.Errorf("%w: record status of work %q: %v", ErrUnavailable, r.GetWorkKey(), err)
 	}
 	return nil
 }

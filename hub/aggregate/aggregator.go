@@ -2,7 +2,7 @@ package aggregate
 
 import (
 	"context"
-	"github.com/tetherproj/tether/internal/protocol"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -15,8 +15,10 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // DefaultFlushInterval is how long reports for one binding are coalesced
@@ -56,6 +58,9 @@ type Config struct {
 	// BindingOf maps a work key to the template (and so binding) it was
 	// rendered from; nil: ParseWorkKey. The renderer owns the key format.
 	BindingOf func(workKey string) (store.ObjectRef, bool)
+	// Counts tallies refused reports and recovered panics; nil counts
+	// nothing.
+	Counts *guard.Counts
 }
 
 // Aggregator implements agentapi.Statuses and writes the aggregated
@@ -130,8 +135,14 @@ func (a *Aggregator) Ack(ctx context.Context, cluster string, ack *agentv1.Ack) 
 	return nil
 }
 
-// Report implements agentapi.Statuses.
+// Report implements agentapi.Statuses. A report that fails
+// agentapi.ValidateStatusReport is refused (the error wraps
+// agentapi.ErrInvalidReport), counted and not recorded, whoever calls.
 func (a *Aggregator) Report(ctx context.Context, cluster string, report *agentv1.StatusReport) error {
+	if err := agentapi.ValidateStatusReport(report); err != nil {
+		a.cfg.Counts.Add("aggregate", guard.KindRefused)
+		return fmt.Errorf("cluster %q: %w", cluster, err)
+	}
 	a.observe(cluster, report.GetWorkKey(), report.GetVersion(), func(o *Observation) { o.Report = report })
 	return nil
 }

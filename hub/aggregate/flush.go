@@ -12,6 +12,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -29,7 +30,11 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		delete(a.run.dirty, key)
-		if err := a.flush(ctx, key); err != nil && ctx.Err() == nil {
+		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { return a.flush(ctx, key) })
+		if errors.Is(err, guard.ErrPanicked) {
+			continue // logged and counted; the binding's next change tries again
+		}
+		if err != nil && ctx.Err() == nil {
 			a.log.Warn("aggregated status not written, retrying", "binding", key, "error", err)
 			a.run.dirty[key] = true
 		}

@@ -9,6 +9,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/agentapi"
 )
 
 // Observation is what the hub holds for one binding's work in one
@@ -120,7 +121,9 @@ func itemOf(cluster string, obs Observation, res *workv1alpha1.ObjectReference, 
 	if m == nil {
 		return it
 	}
-	if raw := m.GetStatusJson(); len(raw) > 0 {
+	if raw := m.GetStatusJson(); len(raw) > 0 && agentapi.ValidateStatusJSON(raw) == nil {
+		// Report refuses invalid JSON; checked again because a raw
+		// extension that is not JSON makes the binding unencodable.
 		it.Status = &runtime.RawExtension{Raw: append([]byte(nil), raw...)}
 	}
 	if obs.Report.GetVersion() != obs.Latest {
