@@ -122,6 +122,8 @@ type Want struct {
 	Spec workv1alpha1.ResourceBindingSpec
 	// Keep leaves the existing policy part and claim as they are.
 	Keep bool
+	// Release removes the claim and leaves the policy part as it is.
+	Release bool
 	// RequiredBy lists the bindings that need this template as a
 	// dependency, sorted.
 	RequiredBy []workv1alpha1.BindingSnapshot
@@ -145,7 +147,10 @@ func Merge(existing *workv1alpha1.ResourceBinding, t *Template, want Want) *work
 		b.Kind = workv1alpha1.KindClusterResourceBinding
 	}
 	b.Namespace, b.Name = t.Ref.Namespace, BindingName(t.Ref.Kind, t.Ref.Name)
-	if !want.Keep {
+	switch {
+	case want.Release:
+		setClaim(b, nil)
+	case !want.Keep:
 		setClaim(b, want.Policy)
 		setOwned(b, want.Spec)
 	}

@@ -18,6 +18,16 @@ type Current struct {
 	Claim *Claim
 	// ResourceVersion is the template revision the binding was built from.
 	ResourceVersion string
+	// Released is true for a binding that has its own placement and no
+	// claim: its policy was deleted or stopped matching, and it keeps
+	// propagating (Karmada keeps the binding) until a policy takes it.
+	Released bool
+}
+
+// owned reports whether the template has a binding of its own (claimed or
+// released), as opposed to none or an attached one (a dependency only).
+func (c *Current) owned() bool {
+	return c != nil && (c.Claim != nil || c.Released)
 }
 
 // Cause says why a template is being reconciled.
@@ -39,10 +49,16 @@ const (
 	Bind
 	// Keep: leave the binding's policy part as it is.
 	Keep
+	// Release: no policy applies any more, but the template has a binding
+	// of its own: drop the claim and keep the rest (placement, clusters),
+	// so that its works and member objects stay. Karmada v1.18 does the
+	// same when a policy is deleted or stops matching; a matching policy
+	// takes the binding over later.
+	Release
 )
 
 func (v Verdict) String() string {
-	return [...]string{"Wait", "Bind", "Keep"}[v]
+	return [...]string{"Wait", "Bind", "Keep", "Release"}[v]
 }
 
 // Decision is the outcome of Decide.
@@ -73,8 +89,19 @@ type Input struct {
 // policy while it exists (unless a preemptor takes the template), else the
 // best matching policy; then dependentOverrides and Lazy may hold the
 // change back, in which case a still valid claim is kept and otherwise the
-// template waits.
+// template waits. A template that would wait but has a binding of its own
+// (its policy was deleted or stopped matching) is released: it keeps the
+// binding without a claim, and so its placement, never unbound by a
+// policy change.
 func Decide(in Input) Decision {
+	d := decide(in)
+	if d.Verdict == Wait && in.Current.owned() {
+		return Decision{Verdict: Release, Reason: d.Reason + "; binding kept without a claim"}
+	}
+	return d
+}
+
+func decide(in Input) Decision {
 	claimed := claimedPolicy(in)
 	var pre *Policy
 	if claimed != nil && in.Preemption {

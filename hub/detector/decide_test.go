@@ -34,6 +34,7 @@ func TestDecide(t *testing.T) {
 	recreated := *ppLow
 	recreated.ID = "id-new"
 	changed := Cause{Policies: map[PolicyRef]bool{ppOther.Ref: true}}
+	released := &Current{Released: true, ResourceVersion: "9"}
 
 	cases := []struct {
 		name       string
@@ -62,8 +63,16 @@ func TestDecide(t *testing.T) {
 			Current: claimOf(ppOther, "9"), PPs: []*Policy{ppOther, ppLow}}, Keep, nil},
 		{"claimed policy changed and no longer matches: released", Input{Template: dep, Cause: changed,
 			Current: claimOf(ppOther, "9"), PPs: []*Policy{ppOther, ppLow}}, Bind, ppLow},
-		{"released with nothing else: waits", Input{Template: dep, Cause: changed,
-			Current: claimOf(ppOther, "9"), PPs: []*Policy{ppOther}}, Wait, nil},
+		{"released with nothing else: binding kept without claim", Input{Template: dep, Cause: changed,
+			Current: claimOf(ppOther, "9"), PPs: []*Policy{ppOther}}, Release, nil},
+		{"claim of a deleted policy, nothing else: binding kept without claim", Input{Template: dep,
+			Current: claimOf(ppGone, "10"), PPs: []*Policy{ppGone}}, Release, nil},
+		{"released binding, still no policy: stays released", Input{Template: dep,
+			Current: released, PPs: []*Policy{ppOther}}, Release, nil},
+		{"released binding taken over by a matching policy", Input{Template: dep,
+			Current: released, PPs: []*Policy{ppOther, ppLow}}, Bind, ppLow},
+		{"released binding, lazy policy, template older: stays released", Input{Template: tmpl("apps/v1", "Deployment", "prod/web", 3, nil),
+			Current: released, PPs: []*Policy{ppLazy}}, Release, nil},
 		{"preemption off", Input{Template: dep, Current: claimOf(ppLow, "10"),
 			PPs: []*Policy{ppLow, ppHighAlways}}, Bind, ppLow},
 		{"PP preempts lower PP", Input{Template: dep, Current: claimOf(ppLow, "10"), Preemption: true,

@@ -48,7 +48,7 @@ func TestBindOnPolicyArrival(t *testing.T) {
 	e.del(widgetRef)
 	e.waitGone(widgetRef)
 	e.del(store.ObjectRef{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindPropagationPolicy, Namespace: "prod", Name: "pp"})
-	e.waitGone(webRef)
+	e.waitReleased(webRef)
 }
 
 func TestHigherPriorityDoesNotSteal(t *testing.T) {
@@ -107,20 +107,33 @@ func TestPropagationPolicyBeatsClusterPolicy(t *testing.T) {
 	}
 }
 
-func TestPolicyDeletionUnbinds(t *testing.T) {
+// TestPolicyDeletionKeepsBinding: deleting the claiming policy moves the
+// template to the next matching one; deleting the last one keeps the
+// binding, its placement and the scheduler's clusters, without a claim
+// (Karmada v1.18: the binding stays, so the works and member objects do),
+// and a new matching policy takes it over. Before, the binding was deleted
+// and every member object with it.
+func TestPolicyDeletionKeepsBinding(t *testing.T) {
 	e := newEnv(t)
 	e.start()
 	e.put(deployJSON("prod", "web", 1, `{"app":"web"}`))
 	a := e.put(ppObj("prod", "a", 5, deploys(selAll("apps/v1", "Deployment"))))
 	b := e.put(ppObj("prod", "b", 1, deploys(selAll("apps/v1", "Deployment"))))
 	e.waitClaim(webRef, ppRef("prod", "a"))
+	e.schedule(webRef, "m1")
 
 	e.del(a)
 	e.waitClaim(webRef, ppRef("prod", "b"))
 	e.del(b)
-	e.waitGone(webRef)
+	released := e.waitReleased(webRef)
+	if len(released.Spec.Clusters) != 1 || released.Spec.Clusters[0].Name != "m1" {
+		t.Errorf("clusters of the released binding = %+v; want m1 kept", released.Spec.Clusters)
+	}
 	e.put(ppObj("prod", "b", 1, deploys(selAll("apps/v1", "Deployment"))))
-	e.waitClaim(webRef, ppRef("prod", "b"))
+	taken := e.waitClaim(webRef, ppRef("prod", "b"))
+	if len(taken.Spec.Clusters) != 1 || taken.Spec.Clusters[0].Name != "m1" {
+		t.Errorf("clusters after a new policy took the binding = %+v; want m1 kept until the scheduler decides", taken.Spec.Clusters)
+	}
 
 	// A template in a skipped namespace is never bound.
 	e.put(deployJSON("kube-system", "dns", 1, `{}`))
@@ -157,8 +170,11 @@ func TestTemplateNoLongerMatches(t *testing.T) {
 		t.Errorf("binding after the labels changed: exists %v, revision %d (was %d), replicas %d; want it untouched", ok, rev2, rev, b.Spec.Replicas)
 	}
 	// Spec §2.3: a change of the policy releases the template; nothing else
-	// matches, so Tether unbinds it.
+	// matches, so the binding stays without a claim (as Karmada's).
 	e.put(ppObj("prod", "pp", 1, deploys(selLabels("apps/v1", "Deployment", map[string]string{"app": "web"}))))
+	e.waitReleased(webRef)
+	// Deleting the template is what removes the binding.
+	e.del(webRef)
 	e.waitGone(webRef)
 }
 

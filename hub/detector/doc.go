@@ -35,11 +35,13 @@
 //     ID is the etcd create revision of its key, so a policy deleted and
 //     created again under the same name is a different policy.
 //   - Deleting a policy, or changing its selectors so that a bound template
-//     no longer matches, unbinds: the template goes to the next matching
-//     policy, or its binding is deleted and it waits. (Karmada only removes
-//     the claim and leaves the binding.) A template whose own labels change
-//     so that its claiming policy no longer matches keeps its binding
-//     untouched, as in Karmada.
+//     no longer matches, releases the template: it goes to the next
+//     matching policy, or, as in Karmada, its binding stays with its
+//     placement and clusters and only loses the claim (verdict Release), so
+//     its works and member objects stay; a matching policy takes it over
+//     later. Only deleting the template deletes its binding. A template
+//     whose own labels change so that its claiming policy no longer matches
+//     keeps its binding untouched, as in Karmada.
 //   - Policies with a deletionTimestamp count as deleted.
 //   - activationPreference Lazy is evaluated on revisions: a binding of a
 //     Lazy policy is refreshed only when the template's revision differs from

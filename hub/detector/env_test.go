@@ -212,3 +212,32 @@ func (e *env) revisions() map[string]int64 {
 	}
 	return out
 }
+
+// waitReleased waits until ref's binding exists without a claim and with
+// its placement: a policy deleted or no longer matching released it.
+func (e *env) waitReleased(ref store.ObjectRef) *workv1alpha1.ResourceBinding {
+	e.t.Helper()
+	var b *workv1alpha1.ResourceBinding
+	e.waitFor("binding of "+refString(ref)+" released (kept, no claim)", func() bool {
+		var ok bool
+		b, _, ok = e.binding(ref)
+		return ok && ClaimOf(b) == nil && b.Spec.Placement != nil
+	})
+	return b
+}
+
+// schedule writes clusters into ref's binding, as the scheduler would.
+func (e *env) schedule(ref store.ObjectRef, clusters ...string) {
+	e.t.Helper()
+	b, rev, ok := e.binding(ref)
+	if !ok {
+		e.t.Fatalf("schedule %s: no binding", refString(ref))
+	}
+	b.Spec.Clusters = nil
+	for _, c := range clusters {
+		b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha1.TargetCluster{Name: c, Replicas: 1})
+	}
+	if _, err := e.st.Update(e.ctx, store.BindingKey(ref), mustJSON(e.t, b), rev); err != nil {
+		e.t.Fatalf("schedule %s: %v", refString(ref), err)
+	}
+}

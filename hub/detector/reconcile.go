@@ -74,7 +74,9 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 	}
 	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption}
 	if exists {
-		in.Current = &Current{Claim: ClaimOf(cur.B), ResourceVersion: cur.B.Spec.Resource.ResourceVersion}
+		claim := ClaimOf(cur.B)
+		in.Current = &Current{Claim: claim, ResourceVersion: cur.B.Spec.Resource.ResourceVersion,
+			Released: claim == nil && cur.B.Spec.Placement != nil}
 	}
 	in.PPs, in.CPPs = d.idx.policiesFor(t.Ref.Namespace)
 	dec := Decide(in)
@@ -92,6 +94,11 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 	case Keep:
 		want.Keep = true
 		log.Trace("keep", "reason", dec.Reason)
+	case Release:
+		want.Release = true
+		if in.Current.Claim != nil {
+			log.Info("policy no longer applies; binding kept without a claim, its works stay", "policy", in.Current.Claim.Policy.String(), "reason", dec.Reason)
+		}
 	default:
 		if len(parents) == 0 {
 			log.Trace("wait", "reason", dec.Reason)
@@ -133,8 +140,11 @@ func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding
 	log := d.log.With("template", refString(ref), "binding", b.Namespace+"/"+b.Name)
 	claim := ClaimOf(b)
 	policy := "none (dependency)"
-	if claim != nil {
+	switch {
+	case claim != nil:
 		policy = claim.Policy.String()
+	case b.Spec.Placement != nil:
+		policy = "none (released)"
 	}
 	switch {
 	case !exists:
