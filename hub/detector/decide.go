@@ -83,6 +83,10 @@ type Input struct {
 	Cause          Cause
 	// Preemption enables `preemption: Always`.
 	Preemption bool
+	// Undecodable reports whether a policy's stored value does not decode
+	// (nil: none). A claim on such a policy with no last good value is
+	// kept as it is: a decode error is never taken as a deleted policy.
+	Undecodable func(PolicyRef) bool
 }
 
 // Decide chooses the policy for a template (spec §2.2, §2.3): the claiming
@@ -103,6 +107,9 @@ func Decide(in Input) Decision {
 
 func decide(in Input) Decision {
 	claimed := claimedPolicy(in)
+	if claimed == nil && in.Current != nil && in.Current.Claim != nil && in.Undecodable != nil && in.Undecodable(in.Current.Claim.Policy) {
+		return Decision{Verdict: Keep, Reason: "claiming policy does not decode; claim and binding kept"}
+	}
 	var pre *Policy
 	if claimed != nil && in.Preemption {
 		pre = preemptor(in, claimed)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -51,6 +52,9 @@ func WithSkippedNamespaces(patterns ...string) Option {
 	return func(d *Detector) { d.skipped = patterns }
 }
 
+// WithCounts counts undecodable objects and recovered panics in c.
+func WithCounts(c *guard.Counts) Option { return func(d *Detector) { d.counts = c } }
+
 // Detector writes bindings for templates. Its state belongs to the
 // goroutine running Run; call Run once at a time.
 type Detector struct {
@@ -61,6 +65,7 @@ type Detector struct {
 	skipped    []string
 	filter     *Filter
 	filterErr  error
+	counts     *guard.Counts // nil counts nothing
 
 	// loading is true while load fills the index: policy events then skip
 	// marking their templates, since every template is marked afterwards.
@@ -148,7 +153,7 @@ func (d *Detector) batch(ev store.Event, ok bool, objects, bindings <-chan store
 		if ev.Err != nil {
 			return ev.Err
 		}
-		d.apply(ev)
+		d.applyGuarded(ev)
 		if i == maxBatch {
 			return nil
 		}
@@ -177,14 +182,17 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 	d.retries = map[store.ObjectRef]retry{}
 	d.loading = true
 	for _, kv := range objects {
-		d.apply(store.Event{Type: store.EventPut, KV: kv})
+		d.applyGuarded(store.Event{Type: store.EventPut, KV: kv})
 	}
 	for _, kv := range bindings {
-		d.apply(store.Event{Type: store.EventPut, KV: kv})
+		d.applyGuarded(store.Event{Type: store.EventPut, KV: kv})
 	}
 	d.loading = false
 	for ref := range d.idx.templates {
 		d.mark(ref, Cause{})
+	}
+	for ref := range d.idx.broken.templates {
+		d.mark(ref, Cause{}) // undecodable since before the start: report it
 	}
 	// Resolve every parent's dependencies before reconciling anything, or a
 	// dependency reconciled before its parent would look unneeded.
@@ -196,6 +204,15 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 	d.log.Debug("index loaded", "templates", len(d.idx.templates), "policies", len(d.idx.policies),
 		"bindings", len(d.idx.bindings), "revision", objRev)
 	return objRev, bindRev, nil
+}
+
+// applyGuarded applies one event; a panic on it is logged, counted and the
+// event skipped (the index keeps what it had for that key).
+func (d *Detector) applyGuarded(ev store.Event) {
+	_ = guard.Do(d.log, d.counts, "detector", ev.KV.Key, func() error {
+		d.apply(ev)
+		return nil
+	})
 }
 
 // armRetry sets timer to the earliest pending retry.

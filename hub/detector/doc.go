@@ -42,6 +42,14 @@
 //     later. Only deleting the template deletes its binding. A template
 //     whose own labels change so that its claiming policy no longer matches
 //     keeps its binding untouched, as in Karmada.
+//   - A stored template, policy, override policy or binding that does not
+//     decode is never taken as absent: the last good value stays in the
+//     index (none after a restart: the bindings it concerns are then kept
+//     as they are), the error is logged and counted (WithCounts), and every
+//     binding it concerns carries condition InputsDecoded=False naming it.
+//   - A panic while applying one event or reconciling one template is
+//     recovered (hub/guard): logged with the key, counted, and the template
+//     retried later like any failure; the others go on.
 //   - Policies with a deletionTimestamp count as deleted.
 //   - activationPreference Lazy is evaluated on revisions: a binding of a
 //     Lazy policy is refreshed only when the template's revision differs from

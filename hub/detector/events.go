@@ -31,14 +31,18 @@ func (d *Detector) apply(ev store.Event) {
 	}
 }
 
+// applyTemplate keeps the index's template. One that does not decode keeps
+// its last good value (none after a restart: its binding is then kept as
+// it is) and is reported on its binding.
 func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
+	delete(d.idx.broken.templates, ref)
 	if ev.Type == store.EventDelete {
 		delete(d.idx.templates, ref)
 	} else {
 		t, err := decodeTemplate(ref, ev.KV)
 		if err != nil {
-			d.log.Warn("undecodable template ignored", "template", refString(ref), "error", err)
-			delete(d.idx.templates, ref)
+			d.decodeFailed("template", ev.KV.Key, err)
+			d.idx.broken.templates[ref] = err.Error()
 		} else {
 			d.idx.templates[ref] = t
 		}
@@ -50,15 +54,21 @@ func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
 }
 
 // applyPolicy marks the templates the old or the new policy matches and
-// those it claims, with the policy as the cause.
+// those it claims, with the policy as the cause. A policy that does not
+// decode keeps its last good value (or, after a restart, keeps the
+// bindings it claims as they are) and is reported on those bindings.
 func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
 	pr := policyRefOf(ref)
 	old := d.idx.policies[pr]
+	delete(d.idx.broken.policies, pr)
 	var cur *Policy
 	if ev.Type == store.EventPut {
 		p, err := decodePolicy(ref, ev.KV)
 		if err != nil {
-			d.log.Warn("undecodable policy ignored", "policy", pr.String(), "error", err)
+			d.decodeFailed("policy", ev.KV.Key, err)
+			d.idx.broken.policies[pr] = err.Error()
+			d.markClaimed(pr, Cause{})
+			return
 		}
 		cur = p
 	}
@@ -76,6 +86,14 @@ func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
 			d.mark(t.Ref, cause)
 		}
 	}
+	d.markClaimed(pr, cause)
+}
+
+// markClaimed marks the templates whose bindings pr claims.
+func (d *Detector) markClaimed(pr PolicyRef, cause Cause) {
+	if d.loading {
+		return
+	}
 	for _, k := range d.idx.claimedBy(pr) {
 		d.mark(k, cause)
 	}
@@ -87,15 +105,29 @@ func matches(p *Policy, t *Template) bool {
 
 // applyOverride records whether an override policy exists and marks the
 // templates of policies that wait for dependent overrides.
+// An override policy that does not decode still exists; it is reported on
+// the bindings of the templates its last good selectors select.
 func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 	key := [2]string{ref.Namespace, ref.Name}
+	_, wasBroken := d.idx.broken.overrides[key]
+	delete(d.idx.broken.overrides, key)
 	if ev.Type == store.EventDelete {
 		delete(d.idx.overrides, key)
+		delete(d.idx.overrideSelectors, key)
 	} else {
 		d.idx.overrides[key] = true
+		if sel, err := decodeOverrideSelectors(ev.KV.Value); err != nil {
+			d.decodeFailed("override policy", ev.KV.Key, err)
+			d.idx.broken.overrides[key] = err.Error()
+		} else {
+			d.idx.overrideSelectors[key] = sel
+		}
 	}
 	if d.loading {
 		return
+	}
+	if _, isBroken := d.idx.broken.overrides[key]; isBroken || wasBroken {
+		d.markNamespace(ref.Namespace)
 	}
 	for _, p := range d.idx.policies {
 		if len(p.Spec.DependentOverrides) == 0 {
@@ -128,11 +160,24 @@ func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	}
 	b, err := decodeBinding(ev.KV.Value)
 	if err != nil {
-		d.log.Warn("undecodable binding", "binding", ev.KV.Key, "error", err)
+		// The last good copy, if any, stays; a write over it conflicts
+		// and is retried, so the undecodable value is never overwritten
+		// nor taken as absent.
+		d.decodeFailed("binding", ev.KV.Key, err)
 		return
 	}
 	d.idx.bindings[ref] = storedBinding{Revision: ev.KV.Revision, B: b}
 	d.mark(ref, Cause{})
+}
+
+// markNamespace marks the templates of namespace ns (every template when
+// ns is "").
+func (d *Detector) markNamespace(ns string) {
+	for ref := range d.idx.templates {
+		if ns == "" || ref.Namespace == ns {
+			d.mark(ref, Cause{})
+		}
+	}
 }
 
 // mark queues ref for reconciling, merging cause with any pending one.

@@ -3,6 +3,7 @@ package detector
 import (
 	"slices"
 
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -37,6 +38,11 @@ type index struct {
 	parents   map[store.ObjectRef]parentState
 	// requiredBy is the reverse of parents: dependency → parents.
 	requiredBy map[store.ObjectRef]map[store.ObjectRef]bool
+	// overrideSelectors are the last good resource selectors of each
+	// override policy, by {namespace, name}.
+	overrideSelectors map[[2]string][]policyv1alpha1.ResourceSelector
+	// broken are the stored objects that last failed to decode.
+	broken broken
 }
 
 func newIndex() *index {
@@ -47,6 +53,9 @@ func newIndex() *index {
 		bindings:   map[store.ObjectRef]storedBinding{},
 		parents:    map[store.ObjectRef]parentState{},
 		requiredBy: map[store.ObjectRef]map[store.ObjectRef]bool{},
+
+		overrideSelectors: map[[2]string][]policyv1alpha1.ResourceSelector{},
+		broken:            newBroken(),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -19,7 +20,8 @@ func (d *Detector) process(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			if err := d.reconcile(ctx, ref, batch[ref]); err != nil {
+			err := guard.Do(d.log, d.counts, "detector", refString(ref), func() error { return d.reconcile(ctx, ref, batch[ref]) })
+			if err != nil {
 				if ctx.Err() == nil {
 					d.failed(ref, batch[ref], err)
 				}
@@ -51,13 +53,22 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 		return nil
 	}
 	cur, exists := d.idx.bindings[ref]
+	if t == nil && d.idx.broken.templates[ref] != "" {
+		// Undecodable since before this start: never taken as absent.
+		if !exists {
+			return nil
+		}
+		t = &Template{Ref: ref}
+		want := Want{Keep: true, RequiredBy: cur.B.Spec.RequiredBy}
+		return d.write(ctx, ref, d.report(ref, nil, Merge(cur.B, t, want)), cur, exists)
+	}
 	want, ok, err := d.want(ctx, t, cur, exists, cause)
 	if err != nil {
 		return err
 	}
 	switch {
 	case ok:
-		err = d.write(ctx, ref, Merge(cur.B, t, want), cur, exists)
+		err = d.write(ctx, ref, d.report(ref, t, Merge(cur.B, t, want)), cur, exists)
 	case exists:
 		err = d.remove(ctx, ref, cur)
 	}
@@ -67,12 +78,20 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 	return d.refreshDeps(ctx, ref)
 }
 
+// report sets the binding's InputsDecoded condition from the inputs that
+// do not decode.
+func (d *Detector) report(ref store.ObjectRef, t *Template, b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	setDecodeCondition(b, d.idx.problems(ref, t, ClaimOf(b)))
+	return b
+}
+
 // want decides ref's binding; ok is false when it should have none.
 func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exists bool, cause Cause) (Want, bool, error) {
 	if t == nil {
 		return Want{}, false, nil
 	}
-	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption}
+	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption,
+		Undecodable: func(p PolicyRef) bool { _, ok := d.idx.broken.policies[p]; return ok }}
 	if exists {
 		claim := ClaimOf(cur.B)
 		in.Current = &Current{Claim: claim, ResourceVersion: cur.B.Spec.Resource.ResourceVersion,
