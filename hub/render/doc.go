@@ -59,6 +59,18 @@
 // cluster in a graceful eviction task, or whose dispatching is suspended,
 // keeps the version it has.
 //
+// # What never removes a work
+//
+// A stored template, binding, override policy or cluster that does not
+// decode keeps its last good value; a work whose template or binding does
+// not decode and has no last good value (after a restart) keeps whatever
+// its clusters have and is vouched gone nowhere. A panic while rendering
+// one key is recovered (hub/guard): logged, counted, the key keeps what it
+// has and is retried with backoff, the others go on. While
+// Config.Authority says the hub is not authoritative (its store lost or
+// regressed data, hub/authority), no work is removed from any cluster and
+// Gone vouches for nothing.
+//
 // It imports the store, the API packages, internal/overrides and the
 // generated agent protocol; the interpreter is consumed through the
 // Interpreter interface.

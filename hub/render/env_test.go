@@ -50,10 +50,15 @@ func newEnv(t testing.TB) *env {
 // return and for every goroutine it started to exit.
 func (e *env) start() {
 	e.t.Helper()
-	interp := testInterpreter(e.t) // built once, outlives the test
+	e.startWith(Config{}, testInterpreter(e.t)) // built once, outlives the test
+}
+
+// startWith is start with a configuration and an interpreter.
+func (e *env) startWith(cfg Config, interp Interpreter) {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: testWriter{e.t}})
-	e.r = New(e.st, interp, Config{}, logger)
+	e.r = New(e.st, interp, cfg, logger)
 	done := make(chan error, 1)
 	go func() { done <- e.r.Run(ctx) }()
 	e.t.Cleanup(func() {

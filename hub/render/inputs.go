@@ -30,6 +30,10 @@ type inputs struct {
 	clusters  map[string]*clusterv1alpha1.Cluster                  // by name
 	dirty     map[string]map[string]bool                           // work key → clusters to redo; nil: all
 	dropped   []string                                             // clusters deleted since the last flush
+	// broken holds the store keys of templates and bindings that last
+	// failed to decode: their last good values (if any) stay, and their
+	// works never lose a cluster because of it.
+	broken map[string]bool
 	// loading skips the marking that scans other objects: after a list,
 	// every work is marked anyway.
 	loading bool
@@ -43,6 +47,7 @@ func newInputs() *inputs {
 		ops:       map[string]map[string]*policyv1alpha1.OverridePolicy{},
 		clusters:  map[string]*clusterv1alpha1.Cluster{},
 		dirty:     map[string]map[string]bool{},
+		broken:    map[string]bool{},
 	}
 }
 
@@ -63,7 +68,8 @@ func (in *inputs) markCluster(key, cluster string) {
 }
 
 // apply records one stored change and marks the works it affects. A value
-// that does not decode is logged by the caller and treated as absent.
+// that does not decode is never treated as absent: the last good one is
+// kept and the error returned for the caller to log and count.
 func (in *inputs) apply(ev store.Event) error {
 	key := ev.KV.Key
 	switch {
@@ -88,6 +94,12 @@ func (in *inputs) apply(ev store.Event) error {
 	return nil
 }
 
+// undecodable reports whether the template or the binding of work key
+// last failed to decode.
+func (in *inputs) undecodable(key string) bool {
+	return in.broken[store.ObjectsPrefix+key] || in.broken[store.BindingsPrefix+key]
+}
+
 func isOverrideKey(ref store.ObjectRef) bool {
 	if ref.Group != policyv1alpha1.GroupName && ref.Group != policyv1alpha1.KarmadaGroupName {
 		return false
@@ -97,16 +109,21 @@ func isOverrideKey(ref store.ObjectRef) bool {
 
 func (in *inputs) applyTemplate(key string, ev store.Event) error {
 	in.markAll(key)
-	delete(in.templates, key)
+	delete(in.broken, ev.KV.Key)
 	if ev.Type == store.EventDelete {
+		delete(in.templates, key)
 		return nil
 	}
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(ev.KV.Value); err != nil {
-		return fmt.Errorf("decode template %s: %w", key, err)
+	err := obj.UnmarshalJSON(ev.KV.Value)
+	if err != nil {
+		err = fmt.Errorf("decode template %s: %w", key, err)
+	} else if got := KeyOf(obj); got != key {
+		err = fmt.Errorf("template stored at %s identifies itself as %s", key, got)
 	}
-	if got := KeyOf(obj); got != key {
-		return fmt.Errorf("template stored at %s identifies itself as %s", key, got)
+	if err != nil {
+		in.broken[ev.KV.Key] = true
+		return err
 	}
 	in.templates[key] = obj
 	return nil
@@ -118,15 +135,16 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 	old := in.bindings[key]
 	if ev.Type == store.EventDelete {
 		delete(in.bindings, key)
+		delete(in.broken, ev.KV.Key)
 		in.markAll(key)
 		return nil
 	}
 	b := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
-		delete(in.bindings, key)
-		in.markAll(key)
+		in.broken[ev.KV.Key] = true
 		return fmt.Errorf("decode binding of %s: %w", key, err)
 	}
+	delete(in.broken, ev.KV.Key)
 	if b.UID == "" {
 		// The create revision tells a re-created binding from the old one.
 		b.UID = types.UID(strconv.FormatInt(ev.KV.CreateRevision, 10))
@@ -142,12 +160,17 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 
 // applyOverride keeps the policy and marks the templates the old or the
 // new version selects.
+// One that does not decode keeps its last good value.
 func (in *inputs) applyOverride(ref store.ObjectRef, ev store.Event) error {
 	oldSel, hadOld := in.overrideSelectors(ref)
-	in.deleteOverride(ref)
 	var err error
 	if ev.Type == store.EventPut {
 		err = in.putOverride(ref, ev.KV.Value)
+	} else {
+		in.deleteOverride(ref)
+	}
+	if err != nil {
+		return err
 	}
 	newSel, hasNew := in.overrideSelectors(ref)
 	if in.loading {

@@ -19,15 +19,18 @@ import (
 // same replicas, the same override rules selecting them) are rendered once:
 // Render's output depends on the cluster only through those.
 func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool) *plan {
-	p := &plan{key: key, set: map[string]*agentv1.WorkUpsert{}}
 	placed := r.state.placed(key)
 	t, b := r.in.templates[key], r.in.bindings[key]
+	if (t == nil || b == nil) && r.in.undecodable(key) {
+		return r.keepPlan(key) // a decode error is never a deletion
+	}
+	p := &plan{key: key, set: map[string]*agentv1.WorkUpsert{}}
 	if t == nil || b == nil {
 		p.policy = r.state.lastPolicy(key)
 		for c := range placed {
 			p.drop = append(p.drop, c)
 		}
-		return p
+		return r.holdDrops(p)
 	}
 	p.exists, p.policy, p.vouch = true, DeletionPolicy(b), map[string]bool{}
 	r.renderTargets(ctx, p, t, b, only)
@@ -40,6 +43,33 @@ func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool
 			p.drop = append(p.drop, c)
 		}
 	}
+	return r.holdDrops(p)
+}
+
+// keepPlan leaves every cluster of key the version it has and vouches for
+// nothing (Gone reports none of its removals): for a key whose inputs do
+// not decode, or whose render panicked.
+func (r *Renderer) keepPlan(key string) *plan {
+	return &plan{key: key, policy: r.state.lastPolicy(key), exists: len(r.state.placed(key)) > 0,
+		set: map[string]*agentv1.WorkUpsert{}}
+}
+
+// holdDrops keeps the clusters p would drop while the hub is not
+// authoritative (its store lost or regressed data, hub/authority): they
+// keep the version they have until an operator accepts the store.
+func (r *Renderer) holdDrops(p *plan) *plan {
+	if len(p.drop) == 0 {
+		return p
+	}
+	ok, reason := r.authoritative()
+	if ok {
+		return p
+	}
+	r.log.Warn("work removal held back: the hub is not authoritative", "work", p.key, "clusters", p.drop, "reason", reason)
+	if p.vouch == nil {
+		p.exists = true // the key stays published where it is placed
+	}
+	p.vouch, p.drop = nil, nil
 	return p
 }
 

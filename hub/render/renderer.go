@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -54,6 +55,28 @@ type Config struct {
 	MaxRemoved int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Authority says whether the hub may remove works (nil: always). While
+	// it says no, no work is removed from a cluster and Gone vouches for
+	// nothing.
+	Authority Authority
+	// Counts tallies undecodable objects and recovered panics; nil counts
+	// nothing.
+	Counts *guard.Counts
+}
+
+// Authority is what the renderer needs from hub/authority.
+type Authority interface {
+	// Authoritative is false, with the reason, while the hub must not
+	// cause deletes.
+	Authoritative() (bool, string)
+}
+
+// authoritative asks cfg.Authority, if any.
+func (r *Renderer) authoritative() (bool, string) {
+	if r.cfg.Authority == nil {
+		return true, ""
+	}
+	return r.cfg.Authority.Authoritative()
 }
 
 // Renderer keeps every cluster's works derived from the store. Run drives
@@ -209,9 +232,13 @@ func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, las
 	}
 }
 
+// apply records one stored change. An undecodable value keeps the last
+// good one; a panic skips the event. Both are logged and counted.
 func (r *Renderer) apply(ev store.Event) {
-	if err := r.in.apply(ev); err != nil {
-		r.log.Warn("undecodable object treated as absent", "key", ev.KV.Key, "error", err)
+	err := guard.Do(r.log, r.cfg.Counts, "render", ev.KV.Key, func() error { return r.in.apply(ev) })
+	if err != nil && !errors.Is(err, guard.ErrPanicked) {
+		r.cfg.Counts.Add("render", guard.KindDecode)
+		r.log.Error("stored object does not decode; its last good value is kept", "key", ev.KV.Key, "error", err)
 	}
 }
 
@@ -222,7 +249,15 @@ func (r *Renderer) flush(ctx context.Context) {
 	}
 	plans := make([]*plan, 0, len(r.in.dirty))
 	for key, only := range r.in.dirty {
-		p := r.planKey(ctx, key, only)
+		var p *plan
+		err := guard.Do(r.log, r.cfg.Counts, "render", key, func() error {
+			p = r.planKey(ctx, key, only)
+			return nil
+		})
+		if err != nil {
+			p = r.keepPlan(key)
+			p.failed = true // retried with backoff; the other keys go on
+		}
 		plans = append(plans, p)
 		r.noteResult(key, p.failed)
 	}

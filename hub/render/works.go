@@ -89,10 +89,15 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 // Gone returns removals for the keys the renderer vouches are gone from
 // the cluster: removed while it remembers (with the deletion policy they
 // had), or works of a binding that exists and no longer places them on
-// the cluster (with the binding's policy). Other keys are left out.
+// the cluster (with the binding's policy). Other keys are left out, and
+// every key while the hub is not authoritative (Config.Authority).
 func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]syncstate.Change, error) {
 	if err := r.waitReady(ctx); err != nil {
 		return nil, err
+	}
+	if ok, reason := r.authoritative(); !ok {
+		r.log.Warn("no held work reported gone: the hub is not authoritative", "cluster", cluster, "works", len(keys), "reason", reason)
+		return nil, nil
 	}
 	s := r.state
 	s.mu.Lock()
