@@ -72,6 +72,12 @@ type Config struct {
 	// registering and renewing (they renew at about 75% of it); zero means
 	// tokens.DefaultAgentCertLifetime.
 	AgentCertLifetime time.Duration
+	// AcceptStoreReset is the operator's acceptance of the store as it is
+	// (--accept-store-reset): after hub/authority found it wiped, replaced
+	// or restored from an older snapshot, the hub causes no delete until a
+	// start with this set. It makes the store the new baseline; later
+	// starts need not repeat it.
+	AcceptStoreReset bool
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an

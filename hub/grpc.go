@@ -2,19 +2,25 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -41,13 +47,16 @@ type apiDeps struct {
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
 	registry       *tokens.Registry
+	authority      *authority.Authority
+	counts         *guard.Counts
 }
 
 // newAPI builds the gRPC server with its TLS (serving certificate for
 // d.addr, client certificates of the hub CA optional: Register comes
 // without one) and registers every service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration, Registry: d.registry}
+	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration, Registry: d.registry,
+		Authority: d.authority, Counts: d.counts}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
@@ -60,8 +69,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(agents.Streams, d.leases, d.st)
+	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
+	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)
 	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
@@ -70,6 +80,31 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	reflection.Register(a.server)
 	a.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	return a, nil
+}
+
+// recoverPanics turns a panic in a gRPC handler into codes.Internal for
+// that call alone, logged with the method and counted: one agent's or
+// client's data never takes the hub down.
+func recoverPanics(logger hclog.Logger, counts *guard.Counts) []grpc.ServerOption {
+	unary := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+		err = guard.Do(logger, counts, "grpc", info.FullMethod, func() error {
+			var herr error
+			resp, herr = h(ctx, req)
+			return herr
+		})
+		if errors.Is(err, guard.ErrPanicked) {
+			return nil, status.Error(codes.Internal, "internal error (logged by the hub)")
+		}
+		return resp, err
+	}
+	stream := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		err := guard.Do(logger, counts, "grpc", info.FullMethod, func() error { return h(srv, ss) })
+		if errors.Is(err, guard.ErrPanicked) {
+			return status.Error(codes.Internal, "internal error (logged by the hub)")
+		}
+		return err
+	}
+	return []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary), grpc.ChainStreamInterceptor(stream)}
 }
 
 // setReady flips gRPC health and /readyz.

@@ -9,9 +9,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
@@ -50,27 +52,36 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	defer lis.close()
+	// Whether this store may make agents delete: compared with what the
+	// hub recorded next to its CA (hub/authority).
+	auth, err := authority.Check(ctx, st, h.cfg.path(PKIDir), h.cfg.AcceptStoreReset, h.logger)
+	if err != nil {
+		return fmt.Errorf("store authority: %w", err)
+	}
+	counts := guard.NewCounts() // panics, decode errors, refused reports: tether_hub_controller_errors_total
 
 	interp, err := interpreter.New(interpreter.Config{}, h.logger)
 	if err != nil {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
-	works := render.New(st, interp, render.Config{}, h.logger)
-	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
+	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
+	statuses := aggregate.New(st, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry})
+		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts})
 	if err != nil {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
+	detect := detector.New(st, interp, h.logger, detector.WithCounts(counts))
 
-	g := newGroup(ctx, h.logger)
+	g := newGroup(ctx, h.logger, counts)
+	g.run("authority", auth.Run)                                                    // store revision and checkpoint → record next to the CA
 	g.run("leases", leases.Run)                                                     // heartbeats → cluster liveness
 	g.run("registration", registration.New(st, leases, h.logger).Run)               // first heartbeat → /tether/clusters/<name>
 	g.run("customizations", customizations.New(st, interp, h.logger).Run)           // stored RICs and webhooks → interpreter
-	g.run("detector", detector.New(st, interp, h.logger).Run)                       // templates × policies → bindings
+	g.run("detector", detect.Run)                                                   // templates × policies → bindings
 	g.run("scheduler", schedloop.New(st, leases, schedloop.Config{}, h.logger).Run) // bindings × clusters → placements
 	g.run("render", works.Run)                                                      // placements → works, served to agents
 	g.run("aggregate", statuses.Run)                                                // agents' statuses → binding status

@@ -15,7 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -37,7 +39,7 @@ type metrics struct {
 	ready atomic.Bool
 }
 
-func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store) *metrics {
+func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -59,8 +61,33 @@ func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store) *m
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tether_hub_agent_streams", Help: "Agent streams connected to this hub.",
 		}, func() float64 { return float64(streams()) }),
-		&stateCollector{leases: leases, st: st})
+		&stateCollector{leases: leases, st: st}, &errorCollector{counts: counts},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tether_hub_authoritative",
+			Help: "1 while the hub may cause deletes in members; 0 after its store was found wiped, replaced or restored, until an operator accepts it (--accept-store-reset).",
+		}, func() float64 {
+			if ok, _ := auth.Authoritative(); ok {
+				return 1
+			}
+			return 0
+		}))
 	return m
+}
+
+var errorsDesc = prometheus.NewDesc("tether_hub_controller_errors_total",
+	"Keys skipped after a recovered panic, stored objects that did not decode (last good value kept), and agent reports refused, by component and kind.",
+	[]string{"component", "kind"}, nil)
+
+// errorCollector reads the guard counts at scrape time.
+type errorCollector struct{ counts *guard.Counts }
+
+func (c *errorCollector) Describe(ch chan<- *prometheus.Desc) { ch <- errorsDesc }
+
+func (c *errorCollector) Collect(ch chan<- prometheus.Metric) {
+	events, counts := c.counts.Snapshot()
+	for i, e := range events {
+		ch <- prometheus.MustNewConstMetric(errorsDesc, prometheus.CounterValue, float64(counts[i]), e.Component, e.Kind)
+	}
 }
 
 // interceptors count every call and time the unary ones, and count the

@@ -89,6 +89,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return nil
 	})
 	fs.DurationVar(&cfg.AgentCertLifetime, "agent-cert-lifetime", tokens.DefaultAgentCertLifetime, "lifetime of the certificates agents get by registering and renewing; agents renew at about 75% of it (at least 1m)")
+	fs.BoolVar(&cfg.AcceptStoreReset, "accept-store-reset", false, "accept the store as it is after the hub found it wiped, replaced or restored from an older snapshot "+
+		"(it then causes no delete in any member until started once with this flag); the store becomes the new baseline, later starts need not repeat it")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")

@@ -1,6 +1,7 @@
 package agentapi
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -75,6 +76,21 @@ type Config struct {
 	// Counts tallies refused status reports (guard.KindRefused); nil
 	// counts nothing.
 	Counts *guard.Counts
+	// Authority says whether the hub may cause deletes and checks each
+	// agent's Hello against the store (hub/authority); nil: always
+	// authoritative, nothing checked.
+	Authority Authority
+}
+
+// Authority is what the service needs from hub/authority.
+type Authority interface {
+	// Authoritative is false, with the reason, while the hub must not
+	// cause deletes (its store lost or regressed data).
+	Authoritative() (bool, string)
+	// ObserveAgent is told, for each Hello, how many works the agent
+	// holds; one holding works for a cluster the store does not know
+	// makes the hub not authoritative.
+	ObserveAgent(ctx context.Context, cluster string, heldWorks int)
 }
 
 func (c Config) withDefaults() (Config, error) {

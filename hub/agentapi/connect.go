@@ -66,6 +66,9 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 		st.end(err)
 		return st.sendLoop(ctx, send) // says Goodbye when err calls for one
 	}
+	if s.cfg.Authority != nil {
+		s.cfg.Authority.ObserveAgent(ctx, st.cluster, len(hello.GetHeldWorks()))
+	}
 	s.register(st)
 	defer s.unregister(st)
 	rev, err := s.start(ctx, st, hello)

@@ -24,6 +24,8 @@
 //	/tether/tokens/<id>                                   bootstrap tokens (hashed)
 //	/tether/agents/<name>                                 the key a cluster's agent registered, pending replacement, removal
 //	/tether/meta/identity                                 the hub identity, created on first start
+//	/tether/meta/epoch                                    the store epoch: a random id written once, when the store is new
+//	/tether/meta/checkpoints/<replica>                    a counter each hub replica raises (hub/authority)
 //
 // Works are not stored: they are derived from the above (DESIGN §3), which is
 // why the key count grows with templates + clusters, not their product.

@@ -16,7 +16,13 @@ const (
 	TokensPrefix   = Root + "tokens/"
 	AgentsPrefix   = Root + "agents/"
 	identityKey    = Root + "meta/identity"
+	epochKey       = Root + "meta/epoch"
+	checkpointsKey = Root + "meta/checkpoints/"
 )
+
+// CheckpointKey is where the hub replica id writes its checkpoint counter
+// (hub/authority).
+func CheckpointKey(id string) string { return checkpointsKey + id }
 
 // clusterScope stands for the namespace of a cluster-scoped object.
 const clusterScope = "_"

@@ -134,6 +134,42 @@ func (s *Store) Identity(ctx context.Context) (string, error) {
 	return string(kv.Value), err
 }
 
+// Epoch returns the store's epoch, a random id written once when the store
+// is new; created is true when this call wrote it (the store had none:
+// it is new, wiped, or older than epochs).
+func (s *Store) Epoch(ctx context.Context) (epoch string, created bool, err error) {
+	kv, err := s.Get(ctx, epochKey)
+	if err == nil {
+		return string(kv.Value), false, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return "", false, err
+	}
+	buf := make([]byte, 16)
+	if _, err := rand.Read(buf); err != nil {
+		return "", false, err
+	}
+	id := hex.EncodeToString(buf)
+	if _, err := s.Create(ctx, epochKey, []byte(id)); err != nil {
+		if !errors.Is(err, ErrExists) {
+			return "", false, err
+		}
+		kv, err = s.Get(ctx, epochKey) // another replica won the race
+		return string(kv.Value), false, err
+	}
+	return id, true, nil
+}
+
+// Revision returns the store's current revision: etcd's, which only grows
+// unless the store is restored from a snapshot.
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, epochKey, clientv3.WithCountOnly())
+	if err != nil {
+		return 0, wrap("revision", epochKey, err)
+	}
+	return resp.Header.Revision, nil
+}
+
 // Compact discards history before rev; watches from older revisions then
 // get ErrCompacted.
 func (s *Store) Compact(ctx context.Context, rev int64) error {

@@ -1,0 +1,239 @@
+package authority
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// PersistInterval is how often Run raises the recorded revision and the
+// checkpoint (one small etcd write and one file write each time). A
+// restore to a snapshot taken within the last interval is not detected by
+// them: it loses at most that much.
+const PersistInterval = 30 * time.Second
+
+// Store is what the authority reads and writes; *store.Store satisfies it.
+type Store interface {
+	Epoch(ctx context.Context) (string, bool, error)
+	Revision(ctx context.Context) (int64, error)
+	Get(ctx context.Context, key string) (store.KV, error)
+	Put(ctx context.Context, key string, value []byte) (int64, error)
+}
+
+// Authority is the hub's answer to "may I cause deletes?". Its methods are
+// safe for concurrent use.
+type Authority struct {
+	st       Store
+	dir      string
+	log      hclog.Logger
+	accepted bool // the operator accepted the store at this start
+
+	mu     sync.Mutex // guards rec and reason
+	rec    Record
+	reason string // why not authoritative; "" when it is
+}
+
+// Check compares the store with the record in dir (the CA directory) and
+// returns the hub's authority, writing the record. With accept (the
+// operator's --accept-store-reset) the store is taken as it is and becomes
+// the new baseline. It fails only when the store or the directory cannot
+// be read or written, or when the record is unreadable and not accepted.
+func Check(ctx context.Context, st Store, dir string, accept bool, logger hclog.Logger) (*Authority, error) {
+	a := &Authority{st: st, dir: dir, log: logger.Named("authority"), accepted: accept}
+	rec, err := readRecord(dir)
+	if err != nil && !accept {
+		return nil, fmt.Errorf("%w; if the store is the right one, start once with --accept-store-reset", err)
+	}
+	obs, err := a.observe(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	reason := Decide(rec, obs.Observed)
+	a.rec = Record{Replica: obs.replica, Epoch: obs.Epoch, Revision: obs.Revision, Checkpoint: obs.Checkpoint}
+	switch {
+	case accept:
+		a.log.Warn("store accepted by the operator (--accept-store-reset): it is the new baseline", "epoch", obs.Epoch,
+			"revision", obs.Revision, "previous_state", nonEmpty(reason, "authoritative"))
+	case reason != "":
+		a.rec = *rec
+		return a, a.revoke(reason)
+	case rec != nil:
+		a.rec.Revision, a.rec.Checkpoint = max(rec.Revision, obs.Revision), max(rec.Checkpoint, obs.Checkpoint)
+	}
+	return a, a.persist(ctx)
+}
+
+// observed is Observed plus the replica id it was read for.
+type observed struct {
+	Observed
+	replica string
+}
+
+func (a *Authority) observe(ctx context.Context, rec *Record) (observed, error) {
+	obs := observed{replica: newReplicaID()}
+	if rec != nil && rec.Replica != "" {
+		obs.replica = rec.Replica
+	}
+	var err error
+	if obs.Epoch, obs.Created, err = a.st.Epoch(ctx); err != nil {
+		return obs, fmt.Errorf("read store epoch: %w", err)
+	}
+	if obs.Revision, err = a.st.Revision(ctx); err != nil {
+		return obs, fmt.Errorf("read store revision: %w", err)
+	}
+	if obs.Checkpoint, err = a.checkpoint(ctx, obs.replica); err != nil {
+		return obs, err
+	}
+	return obs, nil
+}
+
+// checkpoint reads replica's counter in the store; 0 when absent.
+func (a *Authority) checkpoint(ctx context.Context, replica string) (int64, error) {
+	kv, err := a.st.Get(ctx, store.CheckpointKey(replica))
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read store checkpoint: %w", err)
+	}
+	n, err := strconv.ParseInt(string(kv.Value), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("decode store checkpoint %s: %w", kv.Key, err)
+	}
+	return n, nil
+}
+
+// Authoritative reports whether the hub may cause deletes, and if not why.
+func (a *Authority) Authoritative() (bool, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reason == "", a.reason
+}
+
+// Run raises the recorded revision and checkpoint every PersistInterval
+// while the hub is authoritative, until ctx ends; it returns nil. Failures
+// are logged and retried at the next tick.
+func (a *Authority) Run(ctx context.Context) error {
+	tick := time.NewTicker(PersistInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := a.persist(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("store checkpoint not recorded, retrying", "error", err)
+			}
+		}
+	}
+}
+
+// persist writes the next checkpoint to the store, then the record with
+// it and the store's revision; nothing while not authoritative.
+func (a *Authority) persist(ctx context.Context) error {
+	if ok, _ := a.Authoritative(); !ok {
+		return nil
+	}
+	rev, err := a.st.Revision(ctx)
+	if err != nil {
+		return fmt.Errorf("read store revision: %w", err)
+	}
+	a.mu.Lock()
+	next := a.rec
+	a.mu.Unlock()
+	next.Checkpoint++
+	next.Revision = max(next.Revision, rev)
+	next.Updated = time.Now().UTC()
+	if _, err := a.st.Put(ctx, store.CheckpointKey(next.Replica), []byte(strconv.FormatInt(next.Checkpoint, 10))); err != nil {
+		return fmt.Errorf("write store checkpoint: %w", err)
+	}
+	// The store is ahead of the record until the file is written: a
+	// crash in between leaves a higher checkpoint in the store, which is
+	// never taken for a regression.
+	if err := writeRecord(a.dir, next); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reason == "" {
+		a.rec = next
+	}
+	return nil
+}
+
+// revoke makes the hub not authoritative for reason, logs it and records
+// it, so that a restart keeps it until an operator accepts the store.
+func (a *Authority) revoke(reason string) error {
+	a.mu.Lock()
+	if a.reason != "" {
+		a.mu.Unlock()
+		return nil
+	}
+	a.reason = reason
+	rec := a.rec
+	if rec.NotAuthoritative == "" {
+		rec.NotAuthoritative, rec.Updated = reason, time.Now().UTC()
+	}
+	a.rec = rec
+	a.mu.Unlock()
+	a.log.Error("the hub is NOT AUTHORITATIVE: it serves reads and agent streams but causes no delete in any member "+
+		"until an operator checks the store and restarts the hub once with --accept-store-reset",
+		"reason", reason, "record", a.dir+"/"+FileName)
+	return writeRecord(a.dir, rec)
+}
+
+// ObserveAgent checks one agent's Hello against the store: an agent that
+// holds works (so a hub of this CA gave it some) for a cluster the store
+// has neither a cluster nor an agent record of shows that the store lost
+// data, and the hub stops being authoritative. Not checked after the
+// operator accepted the store at this start. Store failures are logged and
+// ignored (the check is repeated at the next connection).
+func (a *Authority) ObserveAgent(ctx context.Context, cluster string, heldWorks int) {
+	if heldWorks == 0 || a.accepted {
+		return
+	}
+	if ok, _ := a.Authoritative(); !ok {
+		return
+	}
+	known, err := a.known(ctx, cluster)
+	if err != nil {
+		a.log.Warn("cluster record not checked", "cluster", cluster, "error", err)
+		return
+	}
+	if known {
+		return
+	}
+	reason := fmt.Sprintf("the agent of cluster %q holds %d works from a hub of this CA, but the store has no record of the cluster: the store lost data", cluster, heldWorks)
+	if err := a.revoke(reason); err != nil {
+		a.log.Error("not-authoritative state not recorded", "error", err)
+	}
+}
+
+// known reports whether the store has a cluster or an agent record of
+// cluster.
+func (a *Authority) known(ctx context.Context, cluster string) (bool, error) {
+	for _, key := range []string{store.ClusterKey(cluster), store.AgentKey(cluster)} {
+		_, err := a.st.Get(ctx, key)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

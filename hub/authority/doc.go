@@ -1,0 +1,45 @@
+// Package authority decides whether the hub may cause deletes in member
+// clusters (DESIGN §4: a store that lost or regressed its data never makes
+// agents delete). A hub whose store was wiped, replaced or restored from an
+// older snapshot still has its CA, so every agent trusts it; without this
+// check it would tell them that their works are gone.
+//
+// # What is detected
+//
+// A record next to the CA (pki/store-epoch.json in the data directory)
+// keeps what this hub last saw of its store:
+//
+//   - the store epoch, a random id the store gets once when it is new
+//     (store.Epoch): a store without one, or with another, was wiped or
+//     replaced;
+//   - the highest store revision seen (raised every PersistInterval while
+//     authoritative): a store whose revision is lower was restored from an
+//     older snapshot;
+//   - a checkpoint counter this replica also writes to the store
+//     (store.CheckpointKey): a store holding a lower one was restored, even
+//     with `etcdutl snapshot restore --bump-revision`;
+//   - an agent that presents a valid certificate and holds works, for a
+//     cluster the store has no record of (ObserveAgent): the store lost it.
+//
+// When one is detected the hub is not authoritative: it serves reads and
+// agent streams, but Authoritative returns false with the reason, and the
+// code that decides deletes honours it (hub/render removes no work and
+// vouches for none gone; the agent service tells agents in SyncDone). The
+// state is written to the record, so a restart does not forget it (the
+// store's revision soon passes the old one again).
+//
+// # Getting authority back
+//
+// Only an operator decides: `tether-hub --accept-store-reset` (Check with
+// accept) takes the store as it is, records its epoch, revision and
+// checkpoint as the new baseline, and skips the missing-cluster check for
+// that run (clusters the store lost are registered again by their first
+// heartbeat). Works the store no longer has are then handled by the
+// agents' grace period, as for any hub that stopped vouching for them.
+//
+//	a, err := authority.Check(ctx, st, caDir, accept, logger)
+//	ok, reason := a.Authoritative()
+//	err = a.Run(ctx) // raises the recorded revision and checkpoint
+//
+// It imports hub/store and go-hclog.
+package authority
