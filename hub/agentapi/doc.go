@@ -13,7 +13,12 @@
 // and sends upserts and deletes, coalesced per work key so a slow agent gets
 // the latest state rather than a backlog. What the agent sends goes to the
 // sinks: acks and status reports of current versions to Statuses (stale ones
-// are discarded), heartbeats to Leases.
+// are discarded), heartbeats to Leases. Every status report is validated
+// first (ValidateStatusReport: each status_json empty or one JSON object of
+// at most MaxStatusJSONBytes, a known health, a bounded message); an
+// invalid one is refused alone, logged and counted (Config.Counts), and the
+// stream goes on. After Hello, Config.Authority (hub/authority) is told how
+// many works the agent holds, to detect a store that lost its cluster.
 //
 // # Goroutines
 //

@@ -16,6 +16,12 @@
 //
 // # What the hub holds
 //
+// Report refuses (agentapi.ErrInvalidReport) a report that fails
+// agentapi.ValidateStatusReport, whoever calls it, so agent data never
+// reaches a binding's encoding unchecked; a panic while writing one
+// binding is recovered, logged, counted (Config.Counts) and that binding
+// skipped until its next change.
+//
 // Per (cluster, work key): the last ack and the last status report, and the
 // version of the newest of the two. Acks and reports of a version the work
 // already moved past are discarded (agentapi filters those too); an ack

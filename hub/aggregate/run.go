@@ -10,6 +10,7 @@ import (
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -141,7 +142,8 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 	}
 	b := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
-		a.log.Warn("binding not decodable, skipped", "key", key, "error", err)
+		a.cfg.Counts.Add("aggregate", guard.KindDecode)
+		a.log.Warn("binding not decodable, its status is not aggregated until it is", "key", key, "error", err)
 		delete(a.run.bindings, key)
 		return
 	}
