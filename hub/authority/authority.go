@@ -117,9 +117,10 @@ func (a *Authority) Authoritative() (bool, string) {
 	return a.reason == "", a.reason
 }
 
-// Run raises the recorded revision and checkpoint every PersistInterval
-// while the hub is authoritative, until ctx ends; it returns nil. Failures
-// are logged and retried at the next tick.
+// Run checks the store again (Verify) and raises the recorded revision and
+// checkpoint every PersistInterval while the hub is authoritative, until
+// ctx ends; it returns nil. Failures are logged and retried at the next
+// tick.
 func (a *Authority) Run(ctx context.Context) error {
 	tick := time.NewTicker(PersistInterval)
 	defer tick.Stop()
@@ -128,11 +129,36 @@ func (a *Authority) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if err := a.persist(ctx); err != nil && ctx.Err() == nil {
-				a.log.Warn("store checkpoint not recorded, retrying", "error", err)
+			err := a.Verify(ctx)
+			if err == nil {
+				err = a.persist(ctx)
+			}
+			if err != nil && ctx.Err() == nil {
+				a.log.Warn("store not checked, retrying", "error", err)
 			}
 		}
 	}
+}
+
+// Verify compares the store with the record again, as at start: a store
+// replaced or restored under a running hub (an external etcd) makes it not
+// authoritative. The renderer calls it before it publishes a new list of
+// the store, so that such a store's smaller contents remove nothing.
+func (a *Authority) Verify(ctx context.Context) error {
+	if ok, _ := a.Authoritative(); !ok {
+		return nil
+	}
+	a.mu.Lock()
+	rec := a.rec
+	a.mu.Unlock()
+	obs, err := a.observe(ctx, &rec)
+	if err != nil {
+		return err
+	}
+	if reason := Decide(&rec, obs.Observed); reason != "" {
+		return a.revoke(reason)
+	}
+	return nil
 }
 
 // persist writes the next checkpoint to the store, then the record with

@@ -169,3 +169,23 @@ func TestObserveAgent(t *testing.T) {
 		t.Errorf("record after the loss = %+v, %v; want the reason recorded", rec, err)
 	}
 }
+
+// TestVerifyAtRuntime: the store's data is wiped under a running hub (an
+// external etcd whose keys were deleted): Verify, which Run and the
+// renderer's relist call, finds it.
+func TestVerifyAtRuntime(t *testing.T) {
+	h := newHubDirs(t)
+	a := h.start(false)
+	defer h.stop()
+	if err := a.Verify(h.ctx); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	wantAuthority(t, a, true, "")
+	if _, err := h.st.Delete(h.ctx, store.Root+"meta/epoch", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Verify(h.ctx); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	wantAuthority(t, a, false, "wiped")
+}

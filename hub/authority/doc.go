@@ -21,6 +21,10 @@
 //   - an agent that presents a valid certificate and holds works, for a
 //     cluster the store has no record of (ObserveAgent): the store lost it.
 //
+// Check compares at start; Verify compares again, every PersistInterval
+// (Run) and before the renderer publishes a new list of the store, so that
+// a store replaced or restored under a running hub is found too.
+//
 // When one is detected the hub is not authoritative: it serves reads and
 // agent streams, but Authoritative returns false with the reason, and the
 // code that decides deletes honours it (hub/render removes no work and

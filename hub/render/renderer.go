@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,12 @@ type Authority interface {
 	// Authoritative is false, with the reason, while the hub must not
 	// cause deletes.
 	Authoritative() (bool, string)
+}
+
+// verifier is an Authority that can check the store again (hub/authority
+// can); the renderer asks it before it publishes a list.
+type verifier interface {
+	Verify(ctx context.Context) error
 }
 
 // authoritative asks cfg.Authority, if any.
@@ -176,6 +183,13 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 	kvs, rev, err := r.src.List(ctx, store.Root)
 	if err != nil {
 		return 0, err
+	}
+	if v, ok := r.cfg.Authority.(verifier); ok {
+		// A list may come from a store replaced or restored under the
+		// running hub: check before its smaller contents remove works.
+		if err := v.Verify(ctx); err != nil {
+			return 0, fmt.Errorf("verify the store before publishing its list: %w", err)
+		}
 	}
 	r.in = newInputs()
 	r.in.loading = true
