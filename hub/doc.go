@@ -8,16 +8,26 @@
 //     external cluster of EtcdEndpoints; reads the hub identity.
 //  2. Loads or creates the CA in DataDir/pki (hub/pki) and binds the gRPC
 //     port (and the metrics port), so that a port in use fails the start.
+//     Checks the store against what the hub recorded next to the CA
+//     (hub/authority, DataDir/pki/store-epoch.json): a store wiped,
+//     replaced or restored from an older snapshot makes the hub not
+//     authoritative (no work removed, nothing vouched gone, metric
+//     tether_hub_authoritative 0) until a start with AcceptStoreReset
+//     (--accept-store-reset).
 //  3. Builds the pipeline: the interpreter, cluster leases, the renderer
 //     (agentapi.Works) and the aggregator (agentapi.Statuses); one gRPC
 //     server over TLS (serving certificate for 127.0.0.1, ::1, localhost,
 //     the host name and the listen host, re-issued at every start) with
 //     AgentService, the hub.v1 client services, gRPC health and reflection.
-//  4. Starts every controller as a task of one group: leases, registration,
-//     customizations (stored RICs and webhook configurations into the
-//     interpreter), detector, scheduler, render, aggregate, the gRPC server,
-//     the metrics server. The first task to fail cancels the others; Run
-//     returns only after all have returned.
+//  4. Starts every controller as a task of one group: authority, leases,
+//     registration, customizations (stored RICs and webhook configurations
+//     into the interpreter), detector, scheduler, render, aggregate, the
+//     gRPC server, the metrics server. The first task to fail cancels the
+//     others; Run returns only after all have returned. A panic is not a
+//     failure: controllers skip the key that panics, the group starts a
+//     task that panicked again after a delay, and a gRPC handler's panic
+//     fails that call alone; each is logged and counted
+//     (tether_hub_controller_errors_total).
 //  5. Announces itself: writes DataDir/admin.conf on the first start (an
 //     admin client certificate; server is the listen address, 127.0.0.1
 //     when listening on 0.0.0.0 or ::), never overwriting an existing one;
