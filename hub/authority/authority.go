@@ -35,6 +35,9 @@ type Authority struct {
 	log      hclog.Logger
 	accepted bool // the operator accepted the store at this start
 
+	// fileMu orders the writes of the record, so that a persist racing a
+	// revoke never writes an authoritative record after it.
+	fileMu sync.Mutex
 	mu     sync.Mutex // guards rec and reason
 	rec    Record
 	reason string // why not authoritative; "" when it is
@@ -164,6 +167,8 @@ func (a *Authority) Verify(ctx context.Context) error {
 // persist writes the next checkpoint to the store, then the record with
 // it and the store's revision; nothing while not authoritative.
 func (a *Authority) persist(ctx context.Context) error {
+	a.fileMu.Lock()
+	defer a.fileMu.Unlock()
 	if ok, _ := a.Authoritative(); !ok {
 		return nil
 	}
@@ -183,6 +188,9 @@ func (a *Authority) persist(ctx context.Context) error {
 	// The store is ahead of the record until the file is written: a
 	// crash in between leaves a higher checkpoint in the store, which is
 	// never taken for a regression.
+	if ok, _ := a.Authoritative(); !ok {
+		return nil // revoked meanwhile; revoke writes the record
+	}
 	if err := writeRecord(a.dir, next); err != nil {
 		return err
 	}
@@ -212,6 +220,8 @@ func (a *Authority) revoke(reason string) error {
 	a.log.Error("the hub is NOT AUTHORITATIVE: it serves reads and agent streams but causes no delete in any member "+
 		"until an operator checks the store and restarts the hub once with --accept-store-reset",
 		"reason", reason, "record", a.dir+"/"+FileName)
+	a.fileMu.Lock()
+	defer a.fileMu.Unlock()
 	return writeRecord(a.dir, rec)
 }
 
