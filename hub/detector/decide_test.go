@@ -69,6 +69,8 @@ func TestDecide(t *testing.T) {
 			Current: claimOf(ppGone, "10"), PPs: []*Policy{ppGone}}, Release, nil},
 		{"released binding, still no policy: stays released", Input{Template: dep,
 			Current: released, PPs: []*Policy{ppOther}}, Release, nil},
+		{"claim of an undecodable policy with no last good value: kept, not moved", Input{Template: dep,
+			Current: claimOf(ppOther, "9"), PPs: []*Policy{ppLow}, Undecodable: func(p PolicyRef) bool { return p == ppOther.Ref }}, Keep, nil},
 		{"released binding taken over by a matching policy", Input{Template: dep,
 			Current: released, PPs: []*Policy{ppOther, ppLow}}, Bind, ppLow},
 		{"released binding, lazy policy, template older: stays released", Input{Template: tmpl("apps/v1", "Deployment", "prod/web", 3, nil),
