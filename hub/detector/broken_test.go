@@ -1,14 +1,18 @@
 package detector
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
 // garbage stores bytes that are not JSON at ref's key.
@@ -107,4 +111,30 @@ func TestUndecodablePolicyKeepsClaim(t *testing.T) {
 	op := e.put(`{"apiVersion":"policy.tether.io/v1alpha1","kind":"OverridePolicy","metadata":{"name":"op","namespace":"prod"},"spec":{}}`)
 	e.garbage(op)
 	e.waitReported(webRef, ppRef("prod", "a"), "OverridePolicy prod/op")
+}
+
+// panicky panics when asked the replicas of a template named api.
+type panicky struct{ Interpreter }
+
+func (p panicky) GetReplicas(ctx context.Context, obj *unstructured.Unstructured) (int32, *configv1alpha1.ReplicaRequirements, error) {
+	if obj.GetName() == "api" {
+		panic("test: bad data in api")
+	}
+	return p.Interpreter.GetReplicas(ctx, obj)
+}
+
+// TestPanickingTemplateSkipped: a template whose reconcile panics is
+// skipped (logged, counted, retried later) and the others are bound.
+func TestPanickingTemplateSkipped(t *testing.T) {
+	e := newEnv(t)
+	counts := guard.NewCounts()
+	e.startWith(panicky{WithoutContext(native.New())}, WithCounts(counts))
+	e.put(ppObj("prod", "pp", 0, deploys(selAll("apps/v1", "Deployment"))))
+	e.put(deployJSON("prod", "api", 1, `{"app":"api"}`))
+	e.put(deployJSON("prod", "web", 1, `{"app":"web"}`))
+	e.waitClaim(webRef, ppRef("prod", "pp"))
+	e.waitFor("the panic counted", func() bool { return counts.Get("detector", guard.KindPanic) > 0 })
+	if _, _, ok := e.binding(store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "api"}); ok {
+		t.Errorf("the template whose reconcile panics has a binding")
+	}
 }

@@ -47,10 +47,16 @@ func newEnv(t *testing.T) *env {
 // detector started has exited.
 func (e *env) start(opts ...Option) (stop func()) {
 	e.t.Helper()
+	return e.startWith(WithoutContext(native.New()), opts...)
+}
+
+// startWith is start with another interpreter.
+func (e *env) startWith(interp Interpreter, opts ...Option) (stop func()) {
+	e.t.Helper()
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}})
-	d := New(e.st, WithoutContext(native.New()), logger, opts...)
+	d := New(e.st, interp, logger, opts...)
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	stopped := false
