@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -164,4 +166,44 @@ func connectAgent(t *testing.T, addr string, ca *pki.CA, cluster string) agentv1
 		t.Fatalf("Send Hello: %v", err)
 	}
 	return stream
+}
+
+// panicky panics when it aggregates the status of a template named api.
+type panicky struct{ Interpreter }
+
+func (p panicky) AggregateStatus(ctx context.Context, obj *unstructured.Unstructured, items []configv1alpha1.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	if obj.GetName() == "api" {
+		panic("test: bad data in api")
+	}
+	return p.Interpreter.AggregateStatus(ctx, obj, items)
+}
+
+// TestPanickingBindingSkipped: a binding whose aggregation panics is
+// skipped (and counted); the others' statuses are written.
+func TestPanickingBindingSkipped(t *testing.T) {
+	e := newEnv(t)
+	apiRef := store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "api"}
+	api := deployment(t)
+	api.SetName("api")
+	apiBinding := webBinding("m1")
+	apiBinding.Name, apiBinding.Spec.Resource.Name = "api-deployment", "api"
+	e.put(store.ObjectKey(apiRef), api.Object)
+	e.put(store.BindingKey(apiRef), apiBinding)
+	e.put(store.ObjectKey(webRef), deployment(t).Object)
+	e.put(store.BindingKey(webRef), webBinding("m1"))
+	e.heartbeat("m1")
+	counts := guard.NewCounts()
+	a := New(e.st, panicky{newInterpreter(t)}, e.leases, Config{Clock: e.clock, Counts: counts}, hclog.NewNullLogger())
+	e.goRun("aggregate", a.Run)
+	for _, key := range []string{"apps/Deployment/prod/api", workKey} {
+		r := &agentv1.StatusReport{WorkKey: key, Version: "v1", Digest: "d", Manifests: []*agentv1.ManifestStatus{
+			manifest(strings.TrimPrefix(key, "apps/Deployment/prod/"), agentv1.Health_HEALTH_HEALTHY, true, memberStatus(3))}}
+		if err := a.Report(context.Background(), "m1", r); err != nil {
+			t.Fatalf("Report(%s): %v", key, err)
+		}
+	}
+	e.waitBinding(webRef, "web's readyReplicas 3", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 3 })
+	if got := counts.Get("aggregate", guard.KindPanic); got == 0 {
+		t.Errorf("panics counted = 0; want the api binding's")
+	}
 }
