@@ -1,12 +1,15 @@
 package schedloop
 
 import (
+	"slices"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
 )
 
 // DefaultGracefulEvictionTimeout is how long a graceful eviction task
@@ -19,8 +22,12 @@ const DefaultGracefulEvictionTimeout = 10 * time.Minute
 // suppressDeletion is false, when its grace period (gracePeriodSeconds, or
 // timeout) has passed, or when the binding is scheduled and every target
 // cluster reports the workload Healthy. suppressDeletion true keeps a task
-// forever. It returns when the next task times out (zero: none will).
-func AssessTasks(b *workv1alpha1.ResourceBinding, scheduled bool, now time.Time, timeout time.Duration) (recheck time.Time) {
+// forever. A task whose cluster is away (away: its lease is Unknown, or it
+// has none) does not time out: removing it could only delete the cluster's
+// copy when the cluster returns, and then Returned calls the eviction off;
+// only a healthy replacement ends it. It returns when the next task times
+// out (zero: none will).
+func AssessTasks(b *workv1alpha1.ResourceBinding, scheduled bool, now time.Time, timeout time.Duration, away func(cluster string) bool) (recheck time.Time) {
 	tasks := b.Spec.GracefulEvictionTasks
 	if len(tasks) == 0 {
 		return time.Time{}
@@ -37,8 +44,15 @@ func AssessTasks(b *workv1alpha1.ResourceBinding, scheduled bool, now time.Time,
 			}
 			continue
 		}
+		if healthy {
+			continue
+		}
+		if away(t.FromCluster) {
+			kept = append(kept, t)
+			continue
+		}
 		end := t.CreationTimestamp.Add(taskTimeout(&t, timeout))
-		if healthy || now.After(end) {
+		if now.After(end) {
 			continue
 		}
 		kept = append(kept, t)
@@ -82,4 +96,56 @@ func allHealthy(b *workv1alpha1.ResourceBinding) bool {
 		}
 	}
 	return true
+}
+
+// Returned calls off the taint manager's eviction of every cluster that is
+// back: its lease is Ready, it is not being deleted, and none of its
+// NoExecute taints would evict b now (TaintEvictions' rule). The cluster
+// becomes a target again with the task's replicas (unless it is one
+// already) and the task goes, so that the copy it kept all along stays; a
+// Divided binding whose replicas then add up to more than spec.replicas is
+// scaled down by the scheduler in the same step. It returns the clusters.
+func Returned(b *workv1alpha1.ResourceBinding, member func(name string) (*Member, bool), now time.Time, opts Options) []string {
+	failover := FailsOver(b, opts)
+	tolerations := Tolerations(b.Spec.Placement.ClusterTolerations, opts)
+	var back []string
+	kept := b.Spec.GracefulEvictionTasks[:0:0]
+	for _, t := range b.Spec.GracefulEvictionTasks {
+		m, ok := member(t.FromCluster)
+		if t.Producer != EvictionProducer || !ok || m.State != clusters.StateReady || m.Cluster.Deleting {
+			kept = append(kept, t)
+			continue
+		}
+		if taint, _ := untolerated(evicting(m.Cluster.Taints, failover), tolerations, now); taint != nil {
+			kept = append(kept, t)
+			continue
+		}
+		back = append(back, t.FromCluster)
+		restore(&b.Spec, t)
+	}
+	if len(back) > 0 {
+		if len(kept) == 0 {
+			kept = nil
+		}
+		b.Spec.GracefulEvictionTasks = kept
+	}
+	return back
+}
+
+// restore makes the task's cluster a target again with its replicas.
+func restore(s *workv1alpha1.ResourceBindingSpec, t workv1alpha1.GracefulEvictionTask) {
+	if slices.ContainsFunc(s.Clusters, func(c workv1alpha1.TargetCluster) bool { return c.Name == t.FromCluster }) {
+		return
+	}
+	tc := workv1alpha1.TargetCluster{Name: t.FromCluster}
+	if t.Replicas != nil {
+		tc.Replicas = *t.Replicas
+	}
+	s.Clusters = append(slices.Clone(s.Clusters), tc)
+	sort.Slice(s.Clusters, func(i, j int) bool { return s.Clusters[i].Name < s.Clusters[j].Name })
+}
+
+// reachable: the cluster's agent holds a valid lease (Ready or NotReady).
+func reachable(m *Member) bool {
+	return m.State == clusters.StateReady || m.State == clusters.StateNotReady
 }

@@ -13,6 +13,8 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 func TestBuildInput(t *testing.T) {
@@ -22,7 +24,7 @@ func TestBuildInput(t *testing.T) {
 	b.Spec.RescheduleTriggeredAt = &metav1.Time{Time: t0}
 	noAPI := ready("m3")
 	noAPI.APIs = nil
-	in := BuildInput(b, []Member{ready("m1"), ready("m2"), noAPI}, true)
+	in := BuildInput(b, []Member{ready("m1"), ready("m2"), noAPI}, Options{EmptyWorkloads: true, Full: map[string]bool{"m2": true}})
 	if got := in.Placement.ReplicaScheduling.ReplicaSchedulingType; got != policyv1alpha1.ReplicaSchedulingTypeDivided {
 		t.Errorf("placement type = %q; want Divided (defaults applied)", got)
 	}
@@ -31,6 +33,9 @@ func TestBuildInput(t *testing.T) {
 	}
 	if !in.Clusters[0].APIEnabled || in.Clusters[2].APIEnabled {
 		t.Errorf("APIEnabled = %v, %v; want true for a cluster serving apps/v1 Deployment, false otherwise", in.Clusters[0].APIEnabled, in.Clusters[2].APIEnabled)
+	}
+	if in.Clusters[0].WorksFull || !in.Clusters[1].WorksFull {
+		t.Errorf("WorksFull = %v, %v; want m2 only (Options.Full)", in.Clusters[0].WorksFull, in.Clusters[1].WorksFull)
 	}
 	w := in.Workload
 	if w.Kind != "Deployment" || w.UID != "uid-1" || w.Replicas != 3 || w.Namespace != "prod" {
@@ -89,10 +94,14 @@ func TestStepFitErrorClearsAndRecordsRejections(t *testing.T) {
 	}
 }
 
+// TestStepFailsOverUntoleratedNoExecute: a binding whose policy asks for
+// failover leaves a cluster unreachable for longer than the default
+// toleration.
 func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
-	added := t0.Add(-time.Second)
+	added := t0.Add(-DefaultUnreachableToleration)
 	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
 	b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1)))
+	b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
 	out := Step(b, members, t0, Options{EvictionTimeout: 10 * time.Minute})
 	nb := out.Binding
 	if len(out.Evicted) != 1 || out.Evicted[0].Cluster != "m3" || out.Reason != ReasonReplicasChanged {
@@ -114,13 +123,13 @@ func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
 }
 
 // TestStepKeepsEvictionUntilReplacementsReport: the step that fails over
-// must not end the graceful eviction on the strength of status items that
-// describe the targets' previous assignments; a failover that changes no
-// remaining target's assignment (Duplicated) ends it at once when they are
-// healthy, as in Karmada.
+// (here: the admin drains m3) must not end the graceful eviction on the
+// strength of status items that describe the targets' previous
+// assignments; a failover that changes no remaining target's assignment
+// (Duplicated) ends it at once when they are healthy, as in Karmada.
 func TestStepKeepsEvictionUntilReplacementsReport(t *testing.T) {
 	added := t0.Add(-time.Second)
-	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
+	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute("drain", added))}
 	allHealthy := func(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 		for _, c := range []string{"m1", "m2", "m3"} {
 			b.Status.AggregatedStatus = append(b.Status.AggregatedStatus,
@@ -159,3 +168,78 @@ func TestStepLeavesUnmanagedAlone(t *testing.T) {
 }
 
 const clusterUnreachable = "cluster.karmada.io/unreachable"
+
+// TestStepUnreachableKeepsWithoutFailover: by default a binding keeps an
+// unreachable cluster, whatever its type, and writes nothing.
+func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
+	members := []Member{ready("m1"), ready("m2"), {
+		Cluster: scheduler.Cluster{Name: "m3", Taints: []corev1.Taint{
+			{Key: clusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: t0.Add(-time.Hour)}},
+			noExecute(clusterUnreachable, t0.Add(-time.Hour)),
+		}},
+		APIs:  map[string]bool{apiKey("apps/v1", "Deployment"): true},
+		State: clusters.StateUnknown,
+	}}
+	for name, b := range map[string]*workv1alpha1.ResourceBinding{
+		"Divided":    scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1))),
+		"Duplicated": scheduled(binding(duplicated(), 2, tc("m1", 2), tc("m2", 2), tc("m3", 2))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := Step(b, members, t0, Options{})
+			if len(out.Evicted) != 0 || jsonString(out.Binding) != jsonString(b) {
+				t.Errorf("Step evicted %+v, clusters %v; want m3 kept and nothing written", out.Evicted, names(out.Binding.Spec.Clusters))
+			}
+		})
+	}
+}
+
+// TestStepReturnedClusterKeepsItsCopy: a cluster that is back while its
+// graceful eviction is pending becomes a target again and its task ends,
+// so the copy it kept is never deleted.
+func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
+	task := workv1alpha1.GracefulEvictionTask{FromCluster: "m3", Replicas: ptr(int32(2)), Producer: EvictionProducer,
+		Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Minute)}}
+	evicted := func() *workv1alpha1.ResourceBinding {
+		b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 6, tc("m1", 3), tc("m2", 3)))
+		b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
+		b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{task}
+		return b
+	}
+	away := ready("m3", noExecute(clusterUnreachable, t0.Add(-time.Hour)))
+	away.State = clusters.StateUnknown
+	notReady := ready("m3")
+	notReady.State = clusters.StateNotReady
+	tests := []struct {
+		name         string
+		m3           Member
+		wantReturned bool
+	}{
+		{"back and Ready: target again, task gone", ready("m3"), true},
+		{"still unreachable: task kept", away, false},
+		{"NotReady: task kept", notReady, false},
+		{"Ready but drained: task kept", ready("m3", noExecute("drain", t0)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Step(evicted(), []Member{ready("m1"), ready("m2"), tt.m3}, t0, Options{EvictionTimeout: time.Minute})
+			nb := out.Binding
+			on, sum := replicasOn(nb)
+			_, onM3 := on["m3"]
+			if !tt.wantReturned {
+				if onM3 || len(nb.Spec.GracefulEvictionTasks) != 1 || len(out.Returned) != 0 {
+					t.Errorf("Step: clusters %v, tasks %+v; want m3 still evicting", nb.Spec.Clusters, nb.Spec.GracefulEvictionTasks)
+				}
+				return
+			}
+			if !onM3 || on["m3"] == 0 || sum != 6 || len(nb.Spec.GracefulEvictionTasks) != 0 || !cmp.Equal(out.Returned, []string{"m3"}) {
+				t.Errorf("Step: clusters %v (sum %d), tasks %+v, returned %v; want m3 back with replicas, 6 in all, no task", nb.Spec.Clusters, sum, nb.Spec.GracefulEvictionTasks, out.Returned)
+			}
+			if out.Err != nil || !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) {
+				t.Errorf("Step err = %v; want a successful reschedule", out.Err)
+			}
+			if rej, _ := Rejections(nb); len(rej) != 0 {
+				t.Errorf("rejections = %+v; want none (m3 no longer in the process of eviction)", rej)
+			}
+		})
+	}
+}
