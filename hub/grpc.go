@@ -41,13 +41,15 @@ type apiDeps struct {
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
 	registry       *tokens.Registry
+	disrupted      func() bool // the scheduling loop's full disruption mode
 }
 
 // newAPI builds the gRPC server with its TLS (serving certificate for
 // d.addr, client certificates of the hub CA optional: Register comes
 // without one) and registers every service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration, Registry: d.registry}
+	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
+		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
@@ -60,7 +62,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(agents.Streams, d.leases, d.st)
+	m := newMetrics(agents.Streams, d.leases, d.st, d.disrupted)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
 	opts = append(opts, m.interceptors()...)
 	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m}

@@ -59,23 +59,25 @@ func (h *Hub) Run(ctx context.Context) error {
 	works := render.New(st, interp, render.Config{}, h.logger)
 	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
+	sched := schedloop.New(st, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry})
+		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, disrupted: sched.Disrupted})
 	if err != nil {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
 
 	g := newGroup(ctx, h.logger)
-	g.run("leases", leases.Run)                                                     // heartbeats → cluster liveness
-	g.run("registration", registration.New(st, leases, h.logger).Run)               // first heartbeat → /tether/clusters/<name>
-	g.run("customizations", customizations.New(st, interp, h.logger).Run)           // stored RICs and webhooks → interpreter
-	g.run("detector", detector.New(st, interp, h.logger).Run)                       // templates × policies → bindings
-	g.run("scheduler", schedloop.New(st, leases, schedloop.Config{}, h.logger).Run) // bindings × clusters → placements
-	g.run("render", works.Run)                                                      // placements → works, served to agents
-	g.run("aggregate", statuses.Run)                                                // agents' statuses → binding status
-	g.run("revocation", revoke)                                                     // agent records → revoked streams ended
-	g.run("grpc", srv.serve(lis.grpc))                                              // agents and clients, one port
+	g.run("leases", leases.Run)                                           // heartbeats → cluster liveness
+	g.run("registration", registration.New(st, leases, h.logger).Run)     // first heartbeat → /tether/clusters/<name>
+	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
+	g.run("detector", detector.New(st, interp, h.logger).Run)             // templates × policies → bindings
+	g.run("scheduler", sched.Run)                                         // bindings × clusters → placements
+	g.run("render", works.Run)                                            // placements → works, served to agents
+	g.run("aggregate", statuses.Run)                                      // agents' statuses → binding status
+	g.run("revocation", revoke)                                           // agent records → revoked streams ended
+	g.run("grpc", srv.serve(lis.grpc))                                    // agents and clients, one port
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
 	}

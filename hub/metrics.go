@@ -24,8 +24,8 @@ const storeSizeTimeout = 2 * time.Second
 
 // metrics are the hub's Prometheus metrics, in a registry of their own (no
 // global state): RPCs by method and code, works and deletions sent to
-// agents, live agent streams, clusters by lease state, and the store's key
-// count and size.
+// agents, live agent streams, clusters by lease state, full disruption and
+// pauses noticed, and the store's key count and size.
 type metrics struct {
 	registry    *prometheus.Registry
 	rpcs        *prometheus.CounterVec
@@ -37,7 +37,7 @@ type metrics struct {
 	ready atomic.Bool
 }
 
-func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store) *metrics {
+func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, disrupted func() bool) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -59,6 +59,17 @@ func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store) *m
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tether_hub_agent_streams", Help: "Agent streams connected to this hub.",
 		}, func() float64 { return float64(streams()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tether_hub_full_disruption", Help: "1 while too many clusters are unreachable at once for the hub to fail any over, else 0.",
+		}, func() float64 {
+			if disrupted() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tether_hub_pauses_total", Help: "Times the hub noticed it had not been running (SIGSTOP, VM pause) and held lease expiry for one lease.",
+		}, func() float64 { n, _ := leases.Pauses(); return float64(n) }),
 		&stateCollector{leases: leases, st: st})
 	return m
 }
