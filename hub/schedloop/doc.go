@@ -149,7 +149,10 @@
 // cluster is away (its lease Unknown, or none): removing the task then
 // could only delete the cluster's copy when it returns, before anything
 // replaced it; only a healthy replacement, or the cluster's return, ends
-// it. The step that changes a target's assignment does not count its item
+// it. When a task ends, its cluster's "in the process of eviction" reason
+// leaves the recorded rejections (a Divided binding is not rescheduled
+// then, and the reason would stay for good). The step that changes a
+// target's assignment does not count its item
 // (it is about the previous assignment; hub/aggregate then holds it Unknown
 // until the new version reports), so a Divided failover keeps the evicted
 // copy until the replacement replicas are healthy.

@@ -10,6 +10,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 // DefaultGracefulEvictionTimeout is how long a graceful eviction task
@@ -148,4 +149,38 @@ func restore(s *workv1alpha1.ResourceBindingSpec, t workv1alpha1.GracefulEvictio
 // reachable: the cluster's agent holds a valid lease (Ready or NotReady).
 func reachable(m *Member) bool {
 	return m.State == clusters.StateReady || m.State == clusters.StateNotReady
+}
+
+// pruneEvictionRejections drops the "in the process of eviction" reason
+// from the recorded rejections of the clusters whose task has ended since
+// before (the binding's tasks before this step: called off by Returned or
+// ended by AssessTasks), and the rejections left without a reason: a Divided binding is not
+// rescheduled when a task ends, and its rejections would otherwise say so
+// for good.
+func pruneEvictionRejections(b *workv1alpha1.ResourceBinding, before []workv1alpha1.GracefulEvictionTask) {
+	ended := map[string]bool{}
+	for _, t := range before {
+		ended[t.FromCluster] = true
+	}
+	for _, t := range b.Spec.GracefulEvictionTasks {
+		delete(ended, t.FromCluster)
+	}
+	rej, err := Rejections(b)
+	if len(ended) == 0 || len(rej) == 0 || err != nil {
+		return
+	}
+	kept := rej[:0]
+	for _, r := range rej {
+		if ended[r.Cluster] {
+			r.Reasons = slices.DeleteFunc(r.Reasons, func(s string) bool { return s == scheduler.ReasonEviction })
+		}
+		if len(r.Reasons) > 0 {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		delete(b.Annotations, AnnotationRejections)
+		return
+	}
+	b.Annotations[AnnotationRejections] = jsonString(kept)
 }

@@ -94,6 +94,7 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 	// Unknown until the new version's status comes).
 	away := func(name string) bool { m, ok := byName[name]; return ok && !reachable(m) }
 	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout, away)
+	pruneEvictionRejections(nb, b.Spec.GracefulEvictionTasks)
 	out.Binding = nb
 	out.Recheck = earliest(recheck, taskRecheck)
 	return out

@@ -243,3 +243,32 @@ func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestStepEndedEvictionLeavesNoStaleRejection: a Divided binding is not
+// rescheduled when its eviction task ends, so the "in the process of
+// eviction" reason recorded with the failover must go with the task.
+func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
+	b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 2, tc("m1", 1), tc("m2", 1)))
+	b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{
+		{FromCluster: "m3", Producer: EvictionProducer, CreationTimestamp: &metav1.Time{Time: t0}},
+		{FromCluster: "m4", Producer: EvictionProducer, CreationTimestamp: &metav1.Time{Time: t0}},
+	}
+	for _, c := range []string{"m1", "m2"} {
+		b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
+	}
+	b.Annotations[AnnotationRejections] = jsonString([]Rejection{
+		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", scheduler.ReasonEviction}},
+		{Cluster: "m4", Reasons: []string{scheduler.ReasonEviction}},
+	})
+	away := ready("m3", noExecute(clusterUnreachable, t0))
+	away.State = clusters.StateUnknown
+	out := Step(b, []Member{ready("m1"), ready("m2"), away, ready("m4", noExecute("drain", t0))}, t0, Options{EvictionTimeout: time.Hour})
+	if len(out.Binding.Spec.GracefulEvictionTasks) != 0 {
+		t.Fatalf("tasks = %+v; want both ended (replacement healthy)", out.Binding.Spec.GracefulEvictionTasks)
+	}
+	rej, err := Rejections(out.Binding)
+	want := []Rejection{{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}"}}}
+	if err != nil || !cmp.Equal(rej, want) {
+		t.Errorf("rejections = %+v, %v; want only m3's taint", rej, err)
+	}
+}

@@ -9,11 +9,16 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 )
 
+// ReasonEviction is the ClusterEviction filter's reason, with Karmada's
+// wording: the cluster has a graceful eviction task. Exported so that the
+// scheduling loop can drop it from recorded rejections once the task ends.
+const ReasonEviction = "cluster(s) is in the process of eviction"
+
 // Filter reasons, with Karmada's wording so that messages read the same.
 const (
 	reasonAffinity = "cluster(s) did not match the placement cluster affinity constraint"
 	reasonAPI      = "cluster(s) did not have the API resource"
-	reasonEviction = "cluster(s) is in the process of eviction"
+	reasonEviction = ReasonEviction
 	// reasonWorksFull is Tether's own.
 	reasonWorksFull = "cluster(s) had reached the hub's limit of works per cluster"
 )
