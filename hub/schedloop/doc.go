@@ -146,10 +146,10 @@
 // binding is scheduled and every target cluster's aggregated status item
 // is Healthy (written by hub/aggregate); suppressDeletion true keeps it.
 // Unlike Karmada, the grace period does not run out while the task's
-// cluster is away (its lease Unknown, or none): removing the task then
-// could only delete the cluster's copy when it returns, before anything
-// replaced it; only a healthy replacement, or the cluster's return, ends
-// it. When a task ends, its cluster's "in the process of eviction" reason
+// cluster is not Ready (its lease Unknown or NotReady, or none): removing
+// the task then would delete the cluster's copy before anything replaced
+// it; only a healthy replacement, or the cluster turning Ready (Returned),
+// ends it. The timeout thus ends only a drain's tasks. When a task ends, its cluster's "in the process of eviction" reason
 // leaves the recorded rejections (a Divided binding is not rescheduled
 // then, and the reason would stay for good). The step that changes a
 // target's assignment does not count its item

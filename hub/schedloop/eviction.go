@@ -23,11 +23,12 @@ const DefaultGracefulEvictionTimeout = 10 * time.Minute
 // suppressDeletion is false, when its grace period (gracePeriodSeconds, or
 // timeout) has passed, or when the binding is scheduled and every target
 // cluster reports the workload Healthy. suppressDeletion true keeps a task
-// forever. A task whose cluster is away (away: its lease is Unknown, or it
-// has none) does not time out: removing it could only delete the cluster's
-// copy when the cluster returns, and then Returned calls the eviction off;
-// only a healthy replacement ends it. It returns when the next task times
-// out (zero: none will).
+// forever. A task whose cluster is not Ready (away reports it: its lease
+// is Unknown or NotReady, or it has none) does not time out: the copy it
+// keeps would go before anything replaced it, and a cluster that turns
+// Ready calls its eviction off (Returned); only a healthy replacement ends
+// such a task. So the timeout ends only tasks of Ready clusters, that is of
+// a drain. It returns when the next task times out (zero: none will).
 func AssessTasks(b *workv1alpha1.ResourceBinding, scheduled bool, now time.Time, timeout time.Duration, away func(cluster string) bool) (recheck time.Time) {
 	tasks := b.Spec.GracefulEvictionTasks
 	if len(tasks) == 0 {
@@ -146,10 +147,8 @@ func restore(s *workv1alpha1.ResourceBindingSpec, t workv1alpha1.GracefulEvictio
 	sort.Slice(s.Clusters, func(i, j int) bool { return s.Clusters[i].Name < s.Clusters[j].Name })
 }
 
-// reachable: the cluster's agent holds a valid lease (Ready or NotReady).
-func reachable(m *Member) bool {
-	return m.State == clusters.StateReady || m.State == clusters.StateNotReady
-}
+// notReady: the cluster's lease is not Ready (Unknown, NotReady, or none).
+func notReady(m *Member) bool { return m.State != clusters.StateReady }
 
 // pruneEvictionRejections drops the "in the process of eviction" reason
 // from the recorded rejections of the clusters whose task has ended since

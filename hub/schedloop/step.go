@@ -92,7 +92,7 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 	// item about its previous assignment, not about the replacement: the
 	// tasks wait for the next look (hub/aggregate then reports it as
 	// Unknown until the new version's status comes).
-	away := func(name string) bool { m, ok := byName[name]; return ok && !reachable(m) }
+	away := func(name string) bool { m, ok := byName[name]; return ok && notReady(m) }
 	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout, away)
 	pruneEvictionRejections(nb, b.Spec.GracefulEvictionTasks)
 	out.Binding = nb

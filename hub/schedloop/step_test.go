@@ -195,10 +195,11 @@ func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
 
 // TestStepReturnedClusterKeepsItsCopy: a cluster that is back while its
 // graceful eviction is pending becomes a target again and its task ends,
-// so the copy it kept is never deleted.
+// so the copy it kept is never deleted; a task whose cluster is not Ready
+// outlives its timeout, a drained one does not.
 func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 	task := workv1alpha1.GracefulEvictionTask{FromCluster: "m3", Replicas: ptr(int32(2)), Producer: EvictionProducer,
-		Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Minute)}}
+		Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Hour)}}
 	evicted := func() *workv1alpha1.ResourceBinding {
 		b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 6, tc("m1", 3), tc("m2", 3)))
 		b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
@@ -213,11 +214,12 @@ func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 		name         string
 		m3           Member
 		wantReturned bool
+		wantTasks    int
 	}{
-		{"back and Ready: target again, task gone", ready("m3"), true},
-		{"still unreachable: task kept", away, false},
-		{"NotReady: task kept", notReady, false},
-		{"Ready but drained: task kept", ready("m3", noExecute("drain", t0)), false},
+		{"back and Ready: target again, task gone", ready("m3"), true, 0},
+		{"still unreachable: task kept past its timeout", away, false, 1},
+		{"NotReady: task kept past its timeout", notReady, false, 1},
+		{"Ready but drained: not back, the task times out", ready("m3", noExecute("drain", t0)), false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,14 +227,17 @@ func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 			nb := out.Binding
 			on, sum := replicasOn(nb)
 			_, onM3 := on["m3"]
+			if len(nb.Spec.GracefulEvictionTasks) != tt.wantTasks {
+				t.Errorf("Step tasks = %+v; want %d", nb.Spec.GracefulEvictionTasks, tt.wantTasks)
+			}
 			if !tt.wantReturned {
-				if onM3 || len(nb.Spec.GracefulEvictionTasks) != 1 || len(out.Returned) != 0 {
-					t.Errorf("Step: clusters %v, tasks %+v; want m3 still evicting", nb.Spec.Clusters, nb.Spec.GracefulEvictionTasks)
+				if onM3 || len(out.Returned) != 0 {
+					t.Errorf("Step: clusters %v, returned %v; want m3 not a target", nb.Spec.Clusters, out.Returned)
 				}
 				return
 			}
-			if !onM3 || on["m3"] == 0 || sum != 6 || len(nb.Spec.GracefulEvictionTasks) != 0 || !cmp.Equal(out.Returned, []string{"m3"}) {
-				t.Errorf("Step: clusters %v (sum %d), tasks %+v, returned %v; want m3 back with replicas, 6 in all, no task", nb.Spec.Clusters, sum, nb.Spec.GracefulEvictionTasks, out.Returned)
+			if !onM3 || on["m3"] == 0 || sum != 6 || !cmp.Equal(out.Returned, []string{"m3"}) {
+				t.Errorf("Step: clusters %v (sum %d), returned %v; want m3 back with replicas, 6 in all", nb.Spec.Clusters, sum, out.Returned)
 			}
 			if out.Err != nil || !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) {
 				t.Errorf("Step err = %v; want a successful reschedule", out.Err)
