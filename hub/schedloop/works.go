@@ -29,41 +29,40 @@ func worksOf(b *workv1alpha1.ResourceBinding) map[string]bool {
 // per cluster. When a full cluster gets room, every binding is marked
 // dirty: one the limit kept off it may go there now.
 func (l *Loop) setEntry(key string, e *entry) {
+	touched := map[string]bool{}
 	if old, ok := l.bindings[key]; ok {
 		for c := range worksOf(old.b) {
-			l.works[c]--
-			if l.works[c] <= 0 {
+			touched[c] = true
+			if l.works[c]--; l.works[c] <= 0 {
 				delete(l.works, c)
 			}
 		}
 	}
-	if e == nil {
-		delete(l.bindings, key)
-	} else {
+	delete(l.bindings, key)
+	if e != nil {
 		l.bindings[key] = e
 		for c := range worksOf(e.b) {
+			touched[c] = true
 			l.works[c]++
 		}
 	}
-	l.refreshFull()
+	if l.cfg.MaxWorks > 0 {
+		l.refreshFull(touched)
+	}
 }
 
-// refreshFull recomputes the full clusters from the counts.
-func (l *Loop) refreshFull() {
-	if l.cfg.MaxWorks <= 0 {
-		return
-	}
+// refreshFull updates whether each touched cluster is full.
+func (l *Loop) refreshFull(touched map[string]bool) {
 	freed := false
-	for c := range l.full {
-		if l.works[c] < l.cfg.MaxWorks {
-			delete(l.full, c)
-			freed = true
-		}
-	}
-	for c, n := range l.works {
-		if n >= l.cfg.MaxWorks && !l.full[c] {
+	for c := range touched {
+		n := l.works[c]
+		switch full := n >= l.cfg.MaxWorks; {
+		case full && !l.full[c]:
 			l.full[c] = true
 			l.log.Warn("cluster reached the limit of works per cluster; no new workload goes there", "cluster", c, "works", n, "max_works", l.cfg.MaxWorks)
+		case !full && l.full[c]:
+			delete(l.full, c)
+			freed = true
 		}
 	}
 	if freed {
