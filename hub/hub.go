@@ -55,7 +55,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("interpreter: %w", err)
 	}
-	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
+	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	works := render.New(st, interp, render.Config{}, h.logger)
 	statuses := aggregate.New(st, interp, leases, aggregate.Config{}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)

@@ -36,6 +36,6 @@
 //
 // Leases are in memory, per hub replica; persisting the last capacity under
 // /tether/clusters/<name> is the registration's business, not this
-// package's. It imports the generated agent protocol and the standard
-// library only.
+// package's. It imports the generated agent protocol, go-hclog and the
+// standard library.
 package clusters

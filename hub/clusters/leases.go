@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -68,6 +69,8 @@ type Config struct {
 	// Zero means DefaultPauseThreshold; negative turns the check off (tests
 	// that move a fake clock in jumps).
 	PauseThreshold time.Duration
+	// Logger says when a pause was noticed; nil logs nothing.
+	Logger hclog.Logger
 }
 
 // Leases holds every cluster's lease. Its methods are safe for concurrent
@@ -76,6 +79,7 @@ type Leases struct {
 	duration time.Duration
 	clock    Clock
 	pause    time.Duration // Config.PauseThreshold; negative: no check
+	log      hclog.Logger
 	kick     chan struct{} // wakes Run to re-arm its timer; buffered, 1
 
 	mu      sync.Mutex // guards the fields below
@@ -102,10 +106,14 @@ func New(cfg Config) *Leases {
 	if cfg.PauseThreshold == 0 {
 		cfg.PauseThreshold = DefaultPauseThreshold
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
 	return &Leases{
 		duration: cfg.LeaseDuration,
 		clock:    cfg.Clock,
 		pause:    cfg.PauseThreshold,
+		log:      cfg.Logger.Named("leases"),
 		kick:     make(chan struct{}, 1),
 		leases:   make(map[string]*Lease),
 		changed:  make(chan struct{}),

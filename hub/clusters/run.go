@@ -39,7 +39,10 @@ func (l *Leases) expire() (next time.Time, ok bool) {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.checkPauseLocked(now)
+	if gap := l.checkPauseLocked(now); gap > 0 {
+		l.log.Warn("the hub was not running; no lease expires before the agents had one lease to renew theirs",
+			"paused_for", gap.Round(time.Millisecond), "held_until", l.holdUntil)
+	}
 	changed := false
 	for _, cur := range l.leases {
 		if cur.State == StateUnknown {
@@ -67,13 +70,16 @@ func (l *Leases) expire() (next time.Time, ok bool) {
 // checkPauseLocked notices a gap since the last expire longer than
 // pauseTick plus the threshold: the hub was not running, so the heartbeats
 // of that time may be waiting to be read. It holds every expiry for one
-// lease duration from now. l.mu must be held.
-func (l *Leases) checkPauseLocked(now time.Time) {
+// lease duration from now and returns the gap (zero: no pause). l.mu must
+// be held.
+func (l *Leases) checkPauseLocked(now time.Time) time.Duration {
 	last := l.awake
 	l.awake = now
-	if l.pause < 0 || last.IsZero() || now.Sub(last) <= pauseTick+l.pause {
-		return
+	gap := now.Sub(last)
+	if l.pause < 0 || last.IsZero() || gap <= pauseTick+l.pause {
+		return 0
 	}
 	l.holdUntil = now.Add(l.duration)
 	l.pauses++
+	return gap
 }
