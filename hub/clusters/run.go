@@ -40,8 +40,8 @@ func (l *Leases) expire() (next time.Time, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if gap := l.checkPauseLocked(now); gap > 0 {
-		l.log.Warn("the hub was not running; no lease expires before the agents had one lease to renew theirs",
-			"paused_for", gap.Round(time.Millisecond), "held_until", l.holdUntil)
+		l.log.Warn("the hub was not running; lease expiry held for one lease so that agents can renew theirs first",
+			"paused_for", gap.Round(time.Millisecond), "held_until", l.holdUntil.Format(time.RFC3339))
 	}
 	changed := false
 	for _, cur := range l.leases {
