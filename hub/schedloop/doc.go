@@ -124,8 +124,10 @@
 //     graceful eviction is pending calls it off — Returned: it is a target
 //     again with the task's replicas, the task ends, and the copy it kept
 //     stays (a Divided binding then over its replicas is scaled down in the
-//     same step). It is schedulable again as soon as its first heartbeat
-//     arrives, well within one lease period.
+//     same step; should that drop the cluster, its task is restarted
+//     instead, so its copy still goes only gracefully). It is schedulable
+//     again as soon as its first heartbeat arrives, well within one lease
+//     period.
 //
 // Admin NoExecute taints (a drain) evict every untolerating binding, as
 // before: that is a decision, not a loss of contact.

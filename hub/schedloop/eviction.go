@@ -106,7 +106,8 @@ func allHealthy(b *workv1alpha1.ResourceBinding) bool {
 // becomes a target again with the task's replicas (unless it is one
 // already) and the task goes, so that the copy it kept all along stays; a
 // Divided binding whose replicas then add up to more than spec.replicas is
-// scaled down by the scheduler in the same step. It returns the clusters.
+// scaled down by the scheduler in the same step (keepDropped then gives a
+// cluster it drops its task back). It returns the clusters.
 func Returned(b *workv1alpha1.ResourceBinding, member func(name string) (*Member, bool), now time.Time, opts Options) []string {
 	failover := FailsOver(b, opts)
 	tolerations := Tolerations(b.Spec.Placement.ClusterTolerations, opts)
@@ -132,6 +133,29 @@ func Returned(b *workv1alpha1.ResourceBinding, member func(name string) (*Member
 		b.Spec.GracefulEvictionTasks = kept
 	}
 	return back
+}
+
+// keepDropped gives back its eviction task, restarted now, to a returned
+// cluster that the reschedule then left out (a Divided binding scaled back
+// down to spec.replicas may drop it): its copy goes only as a graceful
+// eviction does, not at once. It returns the returned clusters that stayed
+// targets.
+func keepDropped(b, nb *workv1alpha1.ResourceBinding, returned []string, now time.Time) []string {
+	var kept []string
+	for _, c := range returned {
+		if slices.ContainsFunc(nb.Spec.Clusters, func(t workv1alpha1.TargetCluster) bool { return t.Name == c }) {
+			kept = append(kept, c)
+			continue
+		}
+		i := slices.IndexFunc(b.Spec.GracefulEvictionTasks, func(t workv1alpha1.GracefulEvictionTask) bool { return t.FromCluster == c })
+		if i < 0 {
+			continue // not a cluster Returned found in b
+		}
+		task := b.Spec.GracefulEvictionTasks[i]
+		task.CreationTimestamp = &metav1.Time{Time: now}
+		nb.Spec.GracefulEvictionTasks = append(nb.Spec.GracefulEvictionTasks, task)
+	}
+	return kept
 }
 
 // restore makes the task's cluster a target again with its replicas.

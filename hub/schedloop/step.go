@@ -88,6 +88,7 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(out.Returned) > 0, now, opts)
 		scheduled = out.Err == nil
 	}
+	out.Returned = keepDropped(b, nb, out.Returned, now)
 	// A target whose assignment this step changed has an aggregated status
 	// item about its previous assignment, not about the replacement: the
 	// tasks wait for the next look (hub/aggregate then reports it as

@@ -277,3 +277,27 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 		t.Errorf("rejections = %+v, %v; want only m3's taint", rej, err)
 	}
 }
+
+// TestStepReturnedButDroppedKeepsItsTask: a returned cluster that the
+// reschedule leaves out (here the placement no longer selects it) keeps
+// its copy under a fresh graceful eviction task instead of losing it at
+// once.
+func TestStepReturnedButDroppedKeepsItsTask(t *testing.T) {
+	p := dividedStatic("m1", "m2", "m3")
+	p.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1", "m2"}}
+	b := scheduled(binding(p, 6, tc("m1", 3), tc("m2", 3)))
+	b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{{FromCluster: "m3", Replicas: ptr(int32(2)),
+		Producer: EvictionProducer, Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Hour)}}}
+	out := Step(b, []Member{ready("m1"), ready("m2"), ready("m3")}, t0, Options{EvictionTimeout: 10 * time.Minute})
+	nb := out.Binding
+	if got := names(nb.Spec.Clusters); !cmp.Equal(got, []string{"m1", "m2"}) || len(out.Returned) != 0 {
+		t.Errorf("Step: clusters %v, returned %v; want m1 m2, m3 not back", got, out.Returned)
+	}
+	tasks := nb.Spec.GracefulEvictionTasks
+	if len(tasks) != 1 || tasks[0].FromCluster != "m3" || !tasks[0].CreationTimestamp.Time.Equal(t0) {
+		t.Errorf("tasks = %+v; want m3's task restarted now", tasks)
+	}
+	if !out.Recheck.Equal(t0.Add(10*time.Minute + time.Millisecond)) {
+		t.Errorf("recheck = %v; want the restarted task's timeout", out.Recheck)
+	}
+}
