@@ -151,13 +151,14 @@
 // cluster is not Ready (its lease Unknown or NotReady, or none): removing
 // the task then would delete the cluster's copy before anything replaced
 // it; only a healthy replacement, or the cluster turning Ready (Returned),
-// ends it. The timeout thus ends only a drain's tasks. When a task ends, its cluster's "in the process of eviction" reason
+// ends it. The timeout thus ends only tasks of Ready clusters (a drain).
+// When a task ends, its cluster's "in the process of eviction" reason
 // leaves the recorded rejections (a Divided binding is not rescheduled
 // then, and the reason would stay for good). The step that changes a
-// target's assignment does not count its item
-// (it is about the previous assignment; hub/aggregate then holds it Unknown
-// until the new version reports), so a Divided failover keeps the evicted
-// copy until the replacement replicas are healthy.
+// target's assignment does not count its item (it is about the previous
+// assignment; hub/aggregate then holds it Unknown until the new version
+// reports), so a Divided failover keeps the evicted copy until the
+// replacement replicas are healthy.
 //
 // # The works limit
 //
