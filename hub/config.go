@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/tokens"
 )
 
@@ -22,6 +24,14 @@ const (
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
 	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	// DefaultMaxWorksPerCluster is the most works the hub serves to one
+	// cluster and the most the scheduler places there.
+	DefaultMaxWorksPerCluster = agentapi.DefaultMaxWorks
+	// DefaultUnreachableToleration is how long a binding that fails over
+	// (--failover-unreachable, or its policy's spec.failover.cluster)
+	// tolerates an unreachable cluster when its policy has no toleration
+	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
+	DefaultUnreachableToleration = schedloop.DefaultUnreachableToleration
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute
@@ -78,6 +88,18 @@ type Config struct {
 	// start with this set. It makes the store the new baseline; later
 	// starts need not repeat it.
 	AcceptStoreReset bool
+	// FailoverUnreachable makes every Divided binding leave a cluster that
+	// stays unreachable longer than its toleration, as if every policy set
+	// spec.failover.cluster. Off: only the policies that set it fail over.
+	FailoverUnreachable bool
+	// UnreachableToleration is the toleration of the unreachable and
+	// not-ready NoExecute taints a failing-over binding gets when its
+	// policy has none; zero means DefaultUnreachableToleration.
+	UnreachableToleration time.Duration
+	// MaxWorksPerCluster is the most works the hub serves to one cluster
+	// (the excess is withheld, never deleted) and the most the scheduler
+	// places there; zero means DefaultMaxWorksPerCluster.
+	MaxWorksPerCluster int
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an
@@ -111,6 +133,18 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxObjectBytes == 0 {
 		cfg.MaxObjectBytes = DefaultMaxObjectBytes
+	}
+	if cfg.UnreachableToleration == 0 {
+		cfg.UnreachableToleration = DefaultUnreachableToleration
+	}
+	if cfg.UnreachableToleration < 0 {
+		return cfg, fmt.Errorf("unreachable toleration %s: must be positive", cfg.UnreachableToleration)
+	}
+	if cfg.MaxWorksPerCluster == 0 {
+		cfg.MaxWorksPerCluster = DefaultMaxWorksPerCluster
+	}
+	if cfg.MaxWorksPerCluster < 0 {
+		return cfg, fmt.Errorf("max works per cluster %d: must be positive", cfg.MaxWorksPerCluster)
 	}
 	if cfg.MaxObjectBytes < 0 {
 		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)

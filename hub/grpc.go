@@ -49,14 +49,15 @@ type apiDeps struct {
 	registry       *tokens.Registry
 	authority      *authority.Authority
 	counts         *guard.Counts
+	disrupted      func() bool // the scheduling loop's full disruption mode
 }
 
 // newAPI builds the gRPC server with its TLS (serving certificate for
 // d.addr, client certificates of the hub CA optional: Register comes
 // without one) and registers every service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration, Registry: d.registry,
-		Authority: d.authority, Counts: d.counts}
+	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
+		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
@@ -69,7 +70,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority)
+	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)

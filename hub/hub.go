@@ -64,12 +64,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("interpreter: %w", err)
 	}
-	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration})
+	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
 	statuses := aggregate.New(st, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
+	sched := schedloop.New(st, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts})
+		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts,
+		disrupted: sched.Disrupted})
 	if err != nil {
 		return err
 	}
@@ -77,16 +80,16 @@ func (h *Hub) Run(ctx context.Context) error {
 	detect := detector.New(st, interp, h.logger, detector.WithCounts(counts))
 
 	g := newGroup(ctx, h.logger, counts)
-	g.run("authority", auth.Run)                                                    // store revision and checkpoint → record next to the CA
-	g.run("leases", leases.Run)                                                     // heartbeats → cluster liveness
-	g.run("registration", registration.New(st, leases, h.logger).Run)               // first heartbeat → /tether/clusters/<name>
-	g.run("customizations", customizations.New(st, interp, h.logger).Run)           // stored RICs and webhooks → interpreter
-	g.run("detector", detect.Run)                                                   // templates × policies → bindings
-	g.run("scheduler", schedloop.New(st, leases, schedloop.Config{}, h.logger).Run) // bindings × clusters → placements
-	g.run("render", works.Run)                                                      // placements → works, served to agents
-	g.run("aggregate", statuses.Run)                                                // agents' statuses → binding status
-	g.run("revocation", revoke)                                                     // agent records → revoked streams ended
-	g.run("grpc", srv.serve(lis.grpc))                                              // agents and clients, one port
+	g.run("authority", auth.Run)                                          // store revision and checkpoint → record next to the CA
+	g.run("leases", leases.Run)                                           // heartbeats → cluster liveness
+	g.run("registration", registration.New(st, leases, h.logger).Run)     // first heartbeat → /tether/clusters/<name>
+	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
+	g.run("detector", detect.Run)                                         // templates × policies → bindings
+	g.run("scheduler", sched.Run)                                         // bindings × clusters → placements
+	g.run("render", works.Run)                                            // placements → works, served to agents
+	g.run("aggregate", statuses.Run)                                      // agents' statuses → binding status
+	g.run("revocation", revoke)                                           // agent records → revoked streams ended
+	g.run("grpc", srv.serve(lis.grpc))                                    // agents and clients, one port
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
 	}

@@ -26,8 +26,8 @@ const storeSizeTimeout = 2 * time.Second
 
 // metrics are the hub's Prometheus metrics, in a registry of their own (no
 // global state): RPCs by method and code, works and deletions sent to
-// agents, live agent streams, clusters by lease state, and the store's key
-// count and size.
+// agents, live agent streams, clusters by lease state, full disruption and
+// pauses noticed, and the store's key count and size.
 type metrics struct {
 	registry    *prometheus.Registry
 	rpcs        *prometheus.CounterVec
@@ -39,7 +39,7 @@ type metrics struct {
 	ready atomic.Bool
 }
 
-func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority) *metrics {
+func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority, disrupted func() bool) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -61,7 +61,6 @@ func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, co
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tether_hub_agent_streams", Help: "Agent streams connected to this hub.",
 		}, func() float64 { return float64(streams()) }),
-		&stateCollector{leases: leases, st: st}, &errorCollector{counts: counts},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "tether_hub_authoritative",
 			Help: "1 while the hub may cause deletes in members; 0 after its store was found wiped, replaced or restored, until an operator accepts it (--accept-store-reset).",
@@ -70,7 +69,19 @@ func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, co
 				return 1
 			}
 			return 0
-		}))
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tether_hub_full_disruption", Help: "1 while too many clusters are unreachable at once for the hub to fail any over, else 0.",
+		}, func() float64 {
+			if disrupted() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tether_hub_pauses_total", Help: "Times the hub noticed it had not been running (SIGSTOP, VM pause) and held lease expiry for one lease.",
+		}, func() float64 { n, _ := leases.Pauses(); return float64(n) }),
+		&stateCollector{leases: leases, st: st}, &errorCollector{counts: counts})
 	return m
 }
 

@@ -26,7 +26,9 @@ const (
 	// (4 MiB, gRPC's own default): a status report of a work of many large
 	// objects fits.
 	DefaultMaxMessageBytes = 4 << 20
-	// DefaultMaxWorks is the most works the hub serves to one cluster.
+	// DefaultMaxWorks is the most works the hub serves to one cluster
+	// (tether-hub --max-works-per-cluster); the scheduler places no new
+	// workload on a cluster that has as many.
 	DefaultMaxWorks = 10000
 	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
 	DefaultHelloTimeout = 30 * time.Second
@@ -61,7 +63,9 @@ type Config struct {
 	StatusMinInterval time.Duration
 	// MaxMessageBytes is the largest message an agent may send, bytes.
 	MaxMessageBytes int
-	// MaxWorks is the most works one cluster may have.
+	// MaxWorks is the most works the hub serves to one cluster; the works
+	// over it are withheld (neither sent nor deleted), never a reason to
+	// refuse the stream.
 	MaxWorks int
 	// HelloTimeout bounds the wait for an agent's Hello.
 	HelloTimeout time.Duration

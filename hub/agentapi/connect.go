@@ -29,7 +29,7 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	}
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel() // ends the receiver's wait for ready
-	st := newStream(cluster, s.cfg.MaxWorks, s.log.With("cluster", cluster))
+	st := newStream(cluster, s.log.With("cluster", cluster))
 	st.setCertificate(peerCert(ss.Context()))
 	if err := s.track(st); err != nil {
 		st.end(err)
@@ -112,16 +112,18 @@ func (s *Server) awaitHello(ctx context.Context, st *stream, first <-chan receiv
 }
 
 // start computes the initial difference for hello and queues it after
-// Welcome; it returns the works revision to follow from.
+// Welcome; it returns the works revision to follow from. Works over the
+// cluster's limit are withheld (limit), never a reason to refuse the
+// stream: the stream carries the cluster's heartbeats.
 func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (int64, error) {
 	works, rev, err := s.works.Current(ctx, st.cluster)
 	if err != nil {
 		return 0, fmt.Errorf("%w: read the works of cluster %q: %v", ErrUnavailable, st.cluster, err)
 	}
-	if len(works) > s.cfg.MaxWorks {
-		return 0, fmt.Errorf("%w: cluster %q has %d works; the hub serves at most %d per cluster (Settings.limits.max_works)", ErrLimit, st.cluster, len(works), s.cfg.MaxWorks)
-	}
-	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: works}
+	lim, served := newLimit(s.cfg.MaxWorks, works, heldKeys(hello))
+	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: served}
+	// Every work, withheld ones included, counts as wanted: a withheld work
+	// the agent holds is not a delete candidate.
 	if keys := syncstate.DeleteCandidates(s.cfg.HubIdentity, hello, works); len(keys) > 0 {
 		if in.Gone, err = s.works.Gone(ctx, st.cluster, keys); err != nil {
 			return 0, fmt.Errorf("%w: look up %d works held by cluster %q: %v", ErrUnavailable, len(keys), st.cluster, err)
@@ -132,7 +134,7 @@ func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (i
 			return 0, fmt.Errorf("%w: read the status digests of cluster %q: %v", ErrUnavailable, st.cluster, err)
 		}
 	}
-	st.begin(s.cfg.welcome(), syncstate.New(in))
+	st.begin(s.cfg.welcome(), syncstate.New(in), lim)
 	return rev, nil
 }
 
@@ -148,9 +150,6 @@ func (s *Server) follow(ctx context.Context, st *stream, rev int64) {
 			return
 		}
 		rev = next
-		if err := st.apply(changes); err != nil {
-			st.end(err)
-			return
-		}
+		st.apply(changes)
 	}
 }

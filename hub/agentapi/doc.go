@@ -20,6 +20,17 @@
 // stream goes on. After Hello, Config.Authority (hub/authority) is told how
 // many works the agent holds, to detect a store that lost its cluster.
 //
+// # The works limit
+//
+// A cluster with more works than Config.MaxWorks keeps its stream, and so
+// its heartbeats and its lease: the stream serves MaxWorks of them (those
+// the agent holds first, then by key) and withholds the others, which are
+// neither sent nor deleted and are served as removals make room (limit.go);
+// the hub logs how many are withheld. The scheduler (hub/schedloop) places
+// no new workload on a full cluster and says so on the binding, so works
+// are withheld only when dependencies or a lowered limit push a cluster
+// over.
+//
 // # Goroutines
 //
 // Connect's own goroutine sends. It starts two more per stream: one follows

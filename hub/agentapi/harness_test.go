@@ -72,7 +72,7 @@ func startHub(t testing.TB, cfg agentapi.Config) *hub {
 		cfg.HubIdentity = hubIdentity
 	}
 	h := &hub{works: agentapitest.NewWorks(), statuses: agentapitest.NewStatuses(), clock: clusterstest.NewClock(t0)}
-	h.leases = clusters.New(clusters.Config{Clock: h.clock, LeaseDuration: cfg.LeaseDuration})
+	h.leases = clusters.New(clusters.Config{Clock: h.clock, LeaseDuration: cfg.LeaseDuration, PauseThreshold: -1}) // the fake clock jumps
 	var err error
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package agentapi
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"sync"
 	"time"
 
@@ -15,17 +14,19 @@ import (
 // stream is the state of one Connect call, shared by its sending,
 // receiving and following goroutines.
 type stream struct {
-	cluster  string
-	maxWorks int
-	log      hclog.Logger
-	wake     chan struct{} // buffered, 1: something to send, or the stream ends
-	ready    chan struct{} // closed once session is set: the receiver may go on
-	done     chan struct{} // closed when err is first set
+	cluster string
+	log     hclog.Logger
+	wake    chan struct{} // buffered, 1: something to send, or the stream ends
+	ready   chan struct{} // closed once session is set: the receiver may go on
+	done    chan struct{} // closed when err is first set
 
-	mu      sync.Mutex            // guards the fields below
-	session *syncstate.Session    // nil until the initial difference is known
-	control []*agentv1.HubMessage // sent before any work message: Welcome, replies
-	err     error                 // why the stream ends; nil while it runs
+	mu      sync.Mutex         // guards the fields below
+	session *syncstate.Session // nil until the initial difference is known
+	limit   *limit             // set with session: the works withheld
+	// withheld is how many works the last log line reported withheld.
+	withheld int
+	control  []*agentv1.HubMessage // sent before any work message: Welcome, replies
+	err      error                 // why the stream ends; nil while it runs
 	// cert is the agent's certificate: the verified client certificate,
 	// then the one each renewal on the stream issued (the agent holds its
 	// key and will reconnect with it).
@@ -34,14 +35,13 @@ type stream struct {
 	renewed time.Time
 }
 
-func newStream(cluster string, maxWorks int, log hclog.Logger) *stream {
+func newStream(cluster string, log hclog.Logger) *stream {
 	return &stream{
-		cluster:  cluster,
-		maxWorks: maxWorks,
-		log:      log,
-		wake:     make(chan struct{}, 1),
-		ready:    make(chan struct{}),
-		done:     make(chan struct{}),
+		cluster: cluster,
+		log:     log,
+		wake:    make(chan struct{}, 1),
+		ready:   make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 }
 
@@ -81,13 +81,14 @@ func (st *stream) setCertificate(cert *x509.Certificate) {
 	st.mu.Unlock()
 }
 
-// begin sets the session, queues welcome before it, and lets the receiver
-// go on.
-func (st *stream) begin(welcome *agentv1.HubMessage, s *syncstate.Session) {
+// begin sets the session and its limit, queues welcome before it, and
+// lets the receiver go on.
+func (st *stream) begin(welcome *agentv1.HubMessage, s *syncstate.Session, lim *limit) {
 	st.mu.Lock()
-	st.session = s
+	st.session, st.limit = s, lim
 	st.control = append(st.control, welcome)
 	st.mu.Unlock()
+	st.reportWithheld()
 	close(st.ready)
 	st.signal()
 }
@@ -142,18 +143,30 @@ func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) e
 	}
 }
 
-// apply queues changes of the cluster's works, or returns ErrLimit when
-// they exceed the cluster's limit.
-func (st *stream) apply(changes []WorkChange) error {
+// apply queues changes of the cluster's works, less those its limit
+// withholds.
+func (st *stream) apply(changes []WorkChange) {
 	st.mu.Lock()
-	st.session.Apply(changes...)
-	n := st.session.Works()
+	st.session.Apply(st.limit.filter(changes)...)
 	st.mu.Unlock()
-	if n > st.maxWorks {
-		return fmt.Errorf("%w: cluster %q has %d works; the hub serves at most %d per cluster (Settings.limits.max_works)", ErrLimit, st.cluster, n, st.maxWorks)
-	}
+	st.reportWithheld()
 	st.signal()
-	return nil
+}
+
+// reportWithheld logs how many works the limit withholds when that number
+// changed since the last report.
+func (st *stream) reportWithheld() {
+	st.mu.Lock()
+	n, served, max, was := len(st.limit.withheld), len(st.limit.served), st.limit.max, st.withheld
+	st.withheld = n
+	st.mu.Unlock()
+	switch {
+	case n > 0 && n != was:
+		st.log.Warn("works withheld: the cluster has more works than the hub serves to one cluster; they are neither sent nor deleted until there is room",
+			"withheld", n, "served", served, "max_works", max)
+	case n == 0 && was > 0:
+		st.log.Info("no work withheld any more", "served", served, "max_works", max)
+	}
 }
 
 // accept runs check (AcceptAck or AcceptStatus) on the session.

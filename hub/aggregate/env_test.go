@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := clusterstest.NewClock(t0)
-	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: clusters.New(clusters.Config{LeaseDuration: 40 * time.Second, Clock: clock})}
+	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: clusters.New(clusters.Config{LeaseDuration: 40 * time.Second, Clock: clock, PauseThreshold: -1})}
 	e.goRun("leases", e.leases.Run)
 	return e
 }

@@ -8,6 +8,16 @@
 // leases; Heartbeat renews them. Time comes from a Clock, so tests drive
 // expiry with a fake clock instead of sleeping.
 //
+// # Pauses
+//
+// A hub that was not running for a while (SIGSTOP, a VM pause, a long
+// stall) would find every lease run out at once on resuming, before it has
+// read the heartbeats its agents sent meanwhile. Run therefore wakes every
+// second; when it wakes more than Config.PauseThreshold (default 5 s) late,
+// it holds every expiry for one lease duration from the resume (Pauses
+// reports it). A lease turns Unknown with Since set to when the hub saw it
+// run out, so time the hub did not watch never counts toward a toleration.
+//
 // # Consumers
 //
 // The scheduler and the aggregator read List and block on Wait, like a
@@ -26,6 +36,6 @@
 //
 // Leases are in memory, per hub replica; persisting the last capacity under
 // /tether/clusters/<name> is the registration's business, not this
-// package's. It imports the generated agent protocol and the standard
-// library only.
+// package's. It imports the generated agent protocol, go-hclog and the
+// standard library.
 package clusters

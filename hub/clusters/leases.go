@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -13,6 +14,15 @@ import (
 // DefaultLeaseDuration is how long a cluster stays Ready after its last
 // heartbeat (DESIGN §5): four of the agent's default 10 s heartbeats.
 const DefaultLeaseDuration = 40 * time.Second
+
+// DefaultPauseThreshold is how much later than due Run may wake before it
+// concludes that the hub was not running (SIGSTOP, a VM pause, a long GC or
+// scheduling stall): 5 s, half an agent heartbeat interval, far above a
+// timer's normal lateness.
+const DefaultPauseThreshold = 5 * time.Second
+
+// pauseTick is how often Run wakes to notice a pause, whatever the leases.
+const pauseTick = time.Second
 
 // State is a cluster's liveness as the hub sees it.
 type State string
@@ -34,7 +44,9 @@ type Lease struct {
 	Cluster string
 	// State is Ready, NotReady or Unknown.
 	State State
-	// Since is when State last changed.
+	// Since is when State last changed, as this hub observed it: a lease
+	// that expired while the hub was not running turns Unknown when the hub
+	// runs again (after the pause hold), not in the past.
 	Since time.Time
 	// LastHeartbeat is when the last heartbeat arrived.
 	LastHeartbeat time.Time
@@ -50,6 +62,15 @@ type Config struct {
 	LeaseDuration time.Duration
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
+	// PauseThreshold: when Run wakes more than this later than it meant to,
+	// the hub was paused, and no lease expires until one lease duration
+	// after the resume, so that the agents' heartbeats (queued in their
+	// streams, or sent once they reconnect) get a chance to arrive first.
+	// Zero means DefaultPauseThreshold; negative turns the check off (tests
+	// that move a fake clock in jumps).
+	PauseThreshold time.Duration
+	// Logger says when a pause was noticed; nil logs nothing.
+	Logger hclog.Logger
 }
 
 // Leases holds every cluster's lease. Its methods are safe for concurrent
@@ -57,12 +78,21 @@ type Config struct {
 type Leases struct {
 	duration time.Duration
 	clock    Clock
+	pause    time.Duration // Config.PauseThreshold; negative: no check
+	log      hclog.Logger
 	kick     chan struct{} // wakes Run to re-arm its timer; buffered, 1
 
 	mu      sync.Mutex // guards the fields below
 	leases  map[string]*Lease
 	rev     uint64        // moves on every change consumers care about
 	changed chan struct{} // closed and replaced at every change
+	// awake is when expire last ran: Run wakes at least every pauseTick,
+	// so a longer gap means the hub was not running.
+	awake time.Time
+	// holdUntil: no lease expires before it (set on a pause).
+	holdUntil time.Time
+	// pauses counts the pauses noticed.
+	pauses uint64
 }
 
 // New returns empty Leases for cfg.
@@ -73,9 +103,17 @@ func New(cfg Config) *Leases {
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}
 	}
+	if cfg.PauseThreshold == 0 {
+		cfg.PauseThreshold = DefaultPauseThreshold
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
 	return &Leases{
 		duration: cfg.LeaseDuration,
 		clock:    cfg.Clock,
+		pause:    cfg.PauseThreshold,
+		log:      cfg.Logger.Named("leases"),
 		kick:     make(chan struct{}, 1),
 		leases:   make(map[string]*Lease),
 		changed:  make(chan struct{}),
@@ -84,6 +122,14 @@ func New(cfg Config) *Leases {
 
 // Duration returns the lease duration.
 func (l *Leases) Duration() time.Duration { return l.duration }
+
+// Pauses returns how many times Run noticed that the hub had not been
+// running, and until when expiry is held because of the last one.
+func (l *Leases) Pauses() (n uint64, holdUntil time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pauses, l.holdUntil
+}
 
 // Heartbeat renews cluster's lease with hb's capacity and conditions.
 func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {

@@ -38,14 +38,15 @@ func TestLeaseStates(t *testing.T) {
 		{"heartbeat without conditions is Ready", []beat{{0, &agentv1.Heartbeat{}}}, time.Second, StateReady, 0},
 		{"lease runs out at exactly the duration", []beat{{0, hbReady}}, 40 * time.Second, StateUnknown, 40 * time.Second},
 		{"heartbeats keep it Ready", []beat{{0, hbReady}, {30 * time.Second, hbReady}, {60 * time.Second, hbReady}}, 99 * time.Second, StateReady, 0},
-		{"unknown since the last heartbeat plus the duration", []beat{{0, hbReady}, {30 * time.Second, hbReady}}, 80 * time.Second, StateUnknown, 70 * time.Second},
+		// Seen late (at 80 s): Unknown since the hub saw it, not since 70 s.
+		{"unknown since the hub saw the lease run out", []beat{{0, hbReady}, {30 * time.Second, hbReady}}, 80 * time.Second, StateUnknown, 80 * time.Second},
 		{"Ready condition False is NotReady", []beat{{0, hbReady}, {10 * time.Second, hbNotReady}}, 20 * time.Second, StateNotReady, 10 * time.Second},
 		{"a heartbeat after Unknown makes it Ready again", []beat{{0, hbReady}, {50 * time.Second, hbReady}}, 60 * time.Second, StateReady, 50 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
-			l := New(Config{Clock: clock})
+			l := New(Config{Clock: clock, PauseThreshold: -1})
 			at := time.Duration(0)
 			for _, b := range tt.beats {
 				clock.Advance(b.at - at)
@@ -83,7 +84,7 @@ func waitState(t *testing.T, l *Leases, cluster string, want State) Lease {
 
 func TestRunExpiresLeasesOnTheClock(t *testing.T) {
 	clock := newFakeClock()
-	l := New(Config{Clock: clock, LeaseDuration: 40 * time.Second})
+	l := New(Config{Clock: clock, LeaseDuration: 40 * time.Second, PauseThreshold: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- l.Run(ctx) }()
@@ -100,15 +101,15 @@ func TestRunExpiresLeasesOnTheClock(t *testing.T) {
 	clock.Advance(30 * time.Second)
 	l.Heartbeat("edge-1", hbReady) // edge-1 renews, edge-2 does not
 	clock.Advance(15 * time.Second)
-	if got := waitState(t, l, "edge-2", StateUnknown); !got.Since.Equal(t0.Add(40 * time.Second)) {
-		t.Errorf("edge-2 Unknown since %s; want 40s", got.Since.Sub(t0))
+	if got := waitState(t, l, "edge-2", StateUnknown); !got.Since.Equal(t0.Add(45 * time.Second)) {
+		t.Errorf("edge-2 Unknown since %s; want 45s (when the hub saw its lease run out)", got.Since.Sub(t0))
 	}
 	if got, _ := l.Get("edge-1"); got.State != StateReady {
 		t.Errorf("edge-1 = %s after a heartbeat 15s ago; want Ready", got.State)
 	}
 	clock.Advance(30 * time.Second)
-	if got := waitState(t, l, "edge-1", StateUnknown); !got.Since.Equal(t0.Add(70 * time.Second)) {
-		t.Errorf("edge-1 Unknown since %s; want 70s (last heartbeat at 30s + 40s)", got.Since.Sub(t0))
+	if got := waitState(t, l, "edge-1", StateUnknown); !got.Since.Equal(t0.Add(75 * time.Second)) {
+		t.Errorf("edge-1 Unknown since %s; want 75s (last heartbeat at 30s + 40s, seen at 75s)", got.Since.Sub(t0))
 	}
 	l.Heartbeat("edge-2", hbReady) // back, and its lease runs again
 	waitState(t, l, "edge-2", StateReady)

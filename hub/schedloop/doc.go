@@ -5,6 +5,9 @@
 // Karmada's taint manager (NoExecute failover) and graceful eviction
 // controller for the bindings it schedules.
 //
+// Losing contact with a cluster never deletes anything by itself (DESIGN
+// §4, "What never deletes"): see "Unreachable clusters" below.
+//
 // # Usage
 //
 //	leases := clusters.New(clusters.Config{})
@@ -12,8 +15,9 @@
 //	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
 //
 // Run must run only on the leader (DESIGN §3). Pure parts, each table
-// tested: BuildMembers (clusters + leases → the scheduler's clusters and
-// their taints), NeedsSchedule (spec §3), BuildInput, TaintEvictions,
+// tested: Census and FullDisruption, BuildMembers (clusters + leases → the
+// scheduler's clusters and their taints), NeedsSchedule (spec §3),
+// BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,
 // AssessTasks, and Step, which composes them for one binding.
 //
 // # When a binding is scheduled (NeedsSchedule, scheduler spec §3)
@@ -72,42 +76,104 @@
 // Liveness becomes taints, replacing any stored taint of the same keys, as
 // Karmada's cluster controller would: lease NotReady →
 // cluster.karmada.io/not-ready:NoSchedule; lease Unknown →
-// cluster.karmada.io/unreachable:NoSchedule plus, unless
-// Config.KeepOnUnreachable, unreachable:NoExecute, timeAdded = when the
-// lease ran out. So only tolerating policies keep scheduling there, and
-// untolerating bindings fail over. Leases are in memory: after a hub
-// start, a cluster without a lease keeps its stored taints for
-// Config.StartupGrace (the lease duration plus protocol.MaxReconnectDelay,
-// the longest an agent waits to reconnect) and then counts as unreachable
-// since the end of the grace.
+// cluster.karmada.io/unreachable:NoSchedule (no new placement goes there)
+// plus unreachable:NoExecute, which only failing-over bindings heed (below).
+// timeAdded is when the hub saw the lease run out (hub/clusters). Leases are
+// in memory: after a hub start, a cluster without a lease keeps its stored
+// taints for Config.StartupGrace (the lease duration plus
+// protocol.MaxReconnectDelay, the longest an agent waits to reconnect) and
+// then counts as unreachable since the end of the grace.
 //
 // Cordon: the admin sets a NoSchedule taint on the Cluster object (e.g.
 // {key: node.tether.io/cordoned, effect: NoSchedule}); new placements avoid
 // it, bindings already there stay (scheduled clusters bypass the taint
 // filter). Drain: a NoExecute taint instead, which fails them over.
 //
+// # Unreachable clusters
+//
+// Karmada v1.18 fails nothing over by default (its taint manager and
+// NoExecute eviction are off). Tether keeps that default and makes it an
+// explicit opt-in per policy:
+//
+//   - A binding fails over from an unreachable cluster only when it is
+//     Divided with replicas and its policy sets spec.failover.cluster (in
+//     Karmada that field only picks the purge mode; here it also asks for
+//     failover), or the hub runs with --failover-unreachable
+//     (Config.FailoverUnreachable, default off) — FailsOver. Duplicated and
+//     non-workload bindings never leave a cluster for unreachability:
+//     nothing would replace what they remove.
+//   - Then only after a toleration: a placement without a toleration of
+//     the unreachable (and not-ready) NoExecute taint gets Karmada's former
+//     webhook default, {key, Exists, NoExecute, tolerationSeconds: 300}
+//     (Config.UnreachableToleration, hub flag
+//     --default-unreachable-toleration, default 5m) — Tolerations. Its own
+//     toleration, if any, wins.
+//   - Full disruption: when at least DisruptionThreshold (55 %) of the
+//     registered clusters and at least DisruptionMinClusters (2) are
+//     unreachable at once, the cause is likelier on the hub's side (its
+//     network, load balancer or certificate, a pause, a slow restart), and
+//     the loop adds no unreachable:NoExecute taint at all: nothing fails
+//     over. It logs entering and leaving the mode, and Disrupted feeds the
+//     hub's tether_hub_full_disruption gauge. When it ends, a cluster still
+//     away counts its toleration from then (Liveness.NoExecuteFloor), as the
+//     Kubernetes node lifecycle controller does.
+//   - A hub that was paused (SIGSTOP, VM pause) holds lease expiry for one
+//     lease duration after it resumes (hub/clusters), so the agents'
+//     heartbeats get in before anything turns Unknown.
+//   - A cluster that is back (lease Ready, no evicting taint) while its
+//     graceful eviction is pending calls it off — Returned: it is a target
+//     again with the task's replicas, the task ends, and the copy it kept
+//     stays (a Divided binding then over its replicas is scaled down in the
+//     same step; should that drop the cluster, its task is restarted
+//     instead, so its copy still goes only gracefully). It is schedulable
+//     again as soon as its first heartbeat arrives, well within one lease
+//     period.
+//
+// Admin NoExecute taints (a drain) evict every untolerating binding, as
+// before: that is a decision, not a loss of contact.
+//
 // # Failover and graceful eviction (spec §6.2–6.4, simplified)
 //
-// For every target cluster with a NoExecute taint the placement's
-// clusterTolerations do not tolerate — or tolerate with tolerationSeconds
-// that have run out since the taint's timeAdded (the loop rechecks at that
-// time) — the cluster is removed from spec.clusters and a graceful eviction
-// task {fromCluster, replicas, purgeMode (failover.cluster.purgeMode,
-// default Gracefully), producer TaintManager, reason TaintUntolerated,
-// creationTimestamp} is added, and the binding is rescheduled in the same
-// write (the scheduler excludes evicting clusters). A task is removed when
-// suppressDeletion is false, when its grace period (gracePeriodSeconds or
+// For every target cluster with a NoExecute taint the binding heeds and
+// the placement's clusterTolerations (plus the defaults above) do not
+// tolerate — or tolerate with tolerationSeconds that have run out since the
+// taint's timeAdded (the loop rechecks at that time) — the cluster is
+// removed from spec.clusters and a graceful eviction task {fromCluster,
+// replicas, purgeMode (failover.cluster.purgeMode, default Gracefully),
+// producer TaintManager, reason TaintUntolerated, creationTimestamp} is
+// added, and the binding is rescheduled in the same write (the scheduler
+// excludes evicting clusters). A task is removed when suppressDeletion is
+// false, when its grace period (gracePeriodSeconds or
 // Config.GracefulEvictionTimeout, default 10 min) has passed, or when the
-// binding is scheduled and every target cluster's aggregated status item is
-// Healthy (written by hub/aggregate); suppressDeletion true keeps it. The
-// step that changes a target's assignment does not count its item (it is
-// about the previous assignment; hub/aggregate then holds it Unknown until
-// the new version reports), so a Divided failover keeps the evicted copy
-// until the replacement replicas are healthy.
+// binding is scheduled and every target cluster's aggregated status item
+// is Healthy (written by hub/aggregate); suppressDeletion true keeps it.
+// Unlike Karmada, the grace period does not run out while the task's
+// cluster is not Ready (its lease Unknown or NotReady, or none): removing
+// the task then would delete the cluster's copy before anything replaced
+// it; only a healthy replacement, or the cluster turning Ready (Returned),
+// ends it. The timeout thus ends only tasks of Ready clusters (a drain).
+// When a task ends, its cluster's "in the process of eviction" reason
+// leaves the recorded rejections (a Divided binding is not rescheduled
+// then, and the reason would stay for good). The step that changes a
+// target's assignment does not count its item (it is about the previous
+// assignment; hub/aggregate then holds it Unknown until the new version
+// reports), so a Divided failover keeps the evicted copy until the
+// replacement replicas are healthy.
+//
+// # The works limit
+//
+// With Config.MaxWorks (hub flag --max-works-per-cluster, default 10000,
+// the limit hub/agentapi serves per stream), a cluster holding that many
+// works (a work per binding targeting it, requiring it as a dependency, or
+// evicting from it) is WorksFull for the scheduler: no new workload goes
+// there, and the binding's rejections and Scheduled condition say "had
+// reached the hub's limit of works per cluster". When a full cluster gets
+// room, every binding is looked at again.
 //
 // Left out of Karmada's behaviour: ClusterTaintPolicy (NoExecute taints come
-// from the admin or from lease expiry), the Failover feature gate and the
-// purge-mode flag (always on, default Gracefully), application failover
+// from the admin or from lease expiry), the Failover feature gate (the
+// opt-in above stands for it) and the purge-mode flag (Gracefully unless
+// failover.cluster.purgeMode says otherwise), application failover
 // (§6.5), preservedLabelState / clustersBeforeFailover, and
 // schedulerObservedGeneration in the health rule (bindings carry no
 // generation; "scheduled" means the loop has nothing pending for the
@@ -116,6 +182,6 @@
 // Tolerations are read from the current placement, not the applied one
 // (a placement change is rescheduled in the same pass anyway).
 //
-// It imports hub/store, hub/clusters, hub/scheduler, api/ and Kubernetes
-// API machinery.
+// It imports hub/store, hub/clusters, hub/scheduler, api/, go-hclog and
+// Kubernetes API machinery.
 package schedloop

@@ -50,7 +50,8 @@ func newEnv(t *testing.T, leaseDuration time.Duration) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	clock := clusterstest.NewClock(t0)
-	leases := clusters.New(clusters.Config{LeaseDuration: leaseDuration, Clock: clock})
+	// The fake clock moves in jumps: no pause check (hub/clusters tests it).
+	leases := clusters.New(clusters.Config{LeaseDuration: leaseDuration, Clock: clock, PauseThreshold: -1})
 	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: leases}
 	e.goRun("leases", leases.Run)
 	return e
@@ -98,6 +99,47 @@ func (e *env) heartbeat(names ...string) {
 			ResourceSummary: &agentv1.ResourceSummary{Allocatable: map[string]string{"pods": "100"}},
 			ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},
 		})
+	}
+}
+
+// keepAlive moves the clock by d in 10 s steps, renewing the leases of
+// names at every step, as their agents would.
+func (e *env) keepAlive(d time.Duration, names ...string) {
+	for step := 10 * time.Second; d > 0; d -= step {
+		e.clock.Advance(min(step, d))
+		e.heartbeat(names...)
+	}
+}
+
+// waitState polls until every cluster of names has a lease in state.
+func (e *env) waitState(state clusters.State, names ...string) {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for _, n := range names {
+		for {
+			if l, ok := e.leases.Get(n); ok && l.State == state {
+				break
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("cluster %s never %s", n, state)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// settle waits until the loop has processed the leases as they are now
+// and has no timer due on the clock as it is now.
+func (e *env) settle(l *Loop) {
+	e.t.Helper()
+	_, rev := e.leases.List()
+	now := e.clock.Now().UnixNano()
+	deadline := time.Now().Add(waitTimeout)
+	for l.settled.Load() < rev || (l.armed.Load() != 0 && l.armed.Load() <= now) {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("loop processed lease revision %d; want %d", l.settled.Load(), rev)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

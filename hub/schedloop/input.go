@@ -7,16 +7,26 @@ import (
 
 // BuildInput is the scheduler's input for a managed binding: its
 // placement with API defaults, every member (APIEnabled for the template's
-// apiVersion and kind), the workload and the binding's previous result.
-func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, emptyWorkloads bool) scheduler.Input {
+// apiVersion and kind, WorksFull from opts.Full), the workload and the
+// binding's previous result. The liveness NoExecute taints are left out
+// for a binding that does not fail over (they mean nothing to it); one
+// that does gets the default tolerations (Tolerations), as Karmada's
+// webhook would have written them into its policy.
+func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options) scheduler.Input {
 	placement := clonePlacement(b.Spec.Placement)
 	placement.SetDefaults()
+	failover := FailsOver(b, opts)
+	if failover {
+		placement.ClusterTolerations = Tolerations(placement.ClusterTolerations, opts)
+	}
 	res := b.Spec.Resource
 	key := apiKey(res.APIVersion, res.Kind)
 	cs := make([]scheduler.Cluster, len(members))
 	for i := range members {
 		cs[i] = members[i].Cluster
+		cs[i].Taints = evicting(cs[i].Taints, failover)
 		cs[i].APIEnabled = members[i].APIs[key]
+		cs[i].WorksFull = opts.Full[cs[i].Name]
 	}
 	return scheduler.Input{
 		Placement: *placement,
@@ -32,7 +42,7 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, emptyWorkload
 			Components:   len(b.Spec.Components),
 		},
 		Previous:                       previous(b),
-		EnableEmptyWorkloadPropagation: emptyWorkloads,
+		EnableEmptyWorkloadPropagation: opts.EmptyWorkloads,
 	}
 }
 

@@ -42,8 +42,9 @@ type Leases interface {
 	Duration() time.Duration
 }
 
-// Config configures a Loop. The zero value is Karmada's defaults plus
-// Tether's failover on unreachable clusters.
+// Config configures a Loop. The zero value is Karmada's defaults: an
+// unreachable cluster keeps its bindings, unless their policy asks for
+// failover (spec.failover.cluster), and no limit of works per cluster.
 type Config struct {
 	// Clock is the time source, the same as the leases'; nil: the wall
 	// clock.
@@ -56,10 +57,19 @@ type Config struct {
 	// lease duration plus protocol.MaxReconnectDelay, the longest an agent
 	// waits before it reconnects to a restarted hub.
 	StartupGrace time.Duration
-	// KeepOnUnreachable turns off the unreachable:NoExecute taint, so that
-	// an unreachable cluster only stops new placements (Karmada's default,
-	// where the taint manager is off).
-	KeepOnUnreachable bool
+	// FailoverUnreachable makes every Divided binding fail over from an
+	// unreachable cluster once its toleration has run out, as if each
+	// policy set spec.failover.cluster (hub flag --failover-unreachable).
+	FailoverUnreachable bool
+	// UnreachableToleration is the tolerationSeconds of the default
+	// tolerations of the unreachable and not-ready NoExecute taints; zero:
+	// DefaultUnreachableToleration (300 s).
+	UnreachableToleration time.Duration
+	// MaxWorks is the most works the hub serves to one cluster (hub flag
+	// --max-works-per-cluster, the same limit hub/agentapi enforces on the
+	// stream): the scheduler places no new workload on a cluster holding
+	// that many. Zero: no limit.
+	MaxWorks int
 	// EnableEmptyWorkloadPropagation is Karmada's flag of that name.
 	EnableEmptyWorkloadPropagation bool
 }
@@ -82,6 +92,23 @@ type Loop struct {
 	rechecks   map[string]time.Time // binding key → when to reconcile again
 	armedAt    time.Time            // the time timer fires at
 	timer      <-chan time.Time
+
+	// disrupted is full disruption mode (disruption.go); written by Run's
+	// goroutine, read by Disrupted.
+	disrupted atomic.Bool
+	// noExecuteFloor is when the last full disruption ended.
+	noExecuteFloor time.Time
+	// works counts each cluster's works (worksOf every cached binding);
+	// full holds the clusters with at least cfg.MaxWorks of them.
+	works map[string]int
+	full  map[string]bool
+
+	// leaseRev is the lease revision the members reflect; settled is the
+	// one the last processing pass reflected, and armed the time (Unix ns,
+	// 0: none) its timer is set to, for tests.
+	leaseRev uint64
+	settled  atomic.Uint64
+	armed    atomic.Int64
 
 	passes atomic.Uint64 // processing passes done, for tests
 	writes atomic.Uint64 // bindings written, for tests and logs

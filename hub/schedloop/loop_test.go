@@ -41,7 +41,7 @@ func TestLoopSchedulesScalesFailsOverAndRestarts(t *testing.T) {
 	dep.Spec.Resource = workv1alpha1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Namespace: "prod", Name: "cfg"}
 	e.putBinding(depRef, dep)
 	_, depRev := e.getBinding(depRef)
-	l, stop := e.start(Config{})
+	l, stop := e.start(Config{FailoverUnreachable: true})
 
 	b := e.waitBinding(webRef, "6 replicas on 3 clusters", func(b *workv1alpha1.ResourceBinding) bool {
 		on, sum := replicasOn(b)
@@ -58,10 +58,15 @@ func TestLoopSchedulesScalesFailsOverAndRestarts(t *testing.T) {
 	}
 	before, _ := replicasOn(b)
 
-	// m3 stops heartbeating: Unknown at 40s, tainted unreachable:NoExecute.
-	e.clock.Advance(30 * time.Second)
-	e.heartbeat("m1", "m2")
-	e.clock.Advance(11 * time.Second)
+	// m3 stops heartbeating: Unknown at 40s, tainted unreachable:NoExecute,
+	// which the default toleration tolerates for 300 s.
+	e.keepAlive(40*time.Second, "m1", "m2")
+	e.waitState("Unknown", "m3")
+	e.settle(l)
+	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 0 {
+		t.Fatalf("eviction tasks = %+v as m3 turned Unknown; want none before the toleration runs out", b.Spec.GracefulEvictionTasks)
+	}
+	e.keepAlive(DefaultUnreachableToleration, "m1", "m2")
 	b = e.waitBinding(webRef, "failover off m3", func(b *workv1alpha1.ResourceBinding) bool {
 		on, sum := replicasOn(b)
 		_, onM3 := on["m3"]
@@ -88,7 +93,7 @@ func TestLoopSchedulesScalesFailsOverAndRestarts(t *testing.T) {
 	// A restarted loop writes nothing.
 	stop()
 	rev := e.revision()
-	l2, _ := e.start(Config{})
+	l2, _ := e.start(Config{FailoverUnreachable: true})
 	e.waitPasses(l2, 1)
 	time.Sleep(300 * time.Millisecond)
 	if got := e.revision(); got != rev || l2.writes.Load() != 0 {

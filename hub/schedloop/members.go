@@ -34,10 +34,13 @@ type Liveness struct {
 	// stored taints; from then on it counts as unreachable since
 	// GraceUntil.
 	GraceUntil time.Time
-	// NoExecute adds unreachable:NoExecute next to unreachable:NoSchedule,
-	// which makes untolerating bindings fail over (Config.KeepOnUnreachable
-	// turns it off).
-	NoExecute bool
+	// Disrupted is full-disruption mode (FullDisruption): no
+	// unreachable:NoExecute taint at all, so nothing fails over.
+	Disrupted bool
+	// NoExecuteFloor is the earliest timeAdded of an unreachable:NoExecute
+	// taint: the end of the last full disruption, so that tolerations
+	// count only time the hub watched the cluster alone being away.
+	NoExecuteFloor time.Time
 }
 
 // BuildMembers joins the stored clusters and their leases, sorted by name.
@@ -118,22 +121,28 @@ func taints(admin []corev1.Taint, lease *clusters.Lease, now time.Time, lv Liven
 	}
 	switch {
 	case lease == nil:
-		out = append(out, unreachable(lv.GraceUntil, lv.NoExecute)...)
+		out = append(out, unreachable(lv.GraceUntil, lv)...)
 	case lease.State == clusters.StateNotReady:
 		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: lease.Since}})
 	case lease.State == clusters.StateUnknown:
-		out = append(out, unreachable(lease.Since, lv.NoExecute)...)
+		out = append(out, unreachable(lease.Since, lv)...)
 	}
 	return out
 }
 
-func unreachable(since time.Time, noExecute bool) []corev1.Taint {
-	added := &metav1.Time{Time: since}
-	out := []corev1.Taint{{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: added}}
-	if noExecute {
-		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: added})
+// unreachable is unreachable:NoSchedule since the cluster became
+// unreachable and, outside full disruption, unreachable:NoExecute since
+// then or the end of the last disruption, whichever is later. The NoExecute
+// taint moves only the bindings that opt into failover (TaintEvictions).
+func unreachable(since time.Time, lv Liveness) []corev1.Taint {
+	out := []corev1.Taint{{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: since}}}
+	if lv.Disrupted {
+		return out
 	}
-	return out
+	if since.Before(lv.NoExecuteFloor) {
+		since = lv.NoExecuteFloor
+	}
+	return append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: since}})
 }
 
 // resourceSummary converts the heartbeat's quantities; an unparsable

@@ -40,17 +40,19 @@ func TestBuildMembersTaints(t *testing.T) {
 		admin []corev1.Taint
 		want  []corev1.Taint
 	}{
-		{"Ready: admin taints only, stale liveness taint dropped", ptr(lease("m1", clusters.StateReady, since, nil)), Liveness{NoExecute: true},
+		{"Ready: admin taints only, stale liveness taint dropped", ptr(lease("m1", clusters.StateReady, since, nil)), Liveness{},
 			[]corev1.Taint{cordon, oldUnreachable}, []corev1.Taint{cordon}},
-		{"NotReady: not-ready NoSchedule", ptr(lease("m1", clusters.StateNotReady, since, nil)), Liveness{NoExecute: true}, nil,
+		{"NotReady: not-ready NoSchedule", ptr(lease("m1", clusters.StateNotReady, since, nil)), Liveness{}, nil,
 			[]corev1.Taint{{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: at(since)}}},
-		{"Unknown: unreachable NoSchedule and NoExecute", ptr(lease("m1", clusters.StateUnknown, since, nil)), Liveness{NoExecute: true},
+		{"Unknown: unreachable NoSchedule and NoExecute", ptr(lease("m1", clusters.StateUnknown, since, nil)), Liveness{},
 			[]corev1.Taint{cordon}, []corev1.Taint{cordon, unreachableNS, unreachableNE}},
-		{"Unknown, KeepOnUnreachable: NoSchedule only", ptr(lease("m1", clusters.StateUnknown, since, nil)), Liveness{}, nil,
+		{"Unknown in full disruption: NoSchedule only", ptr(lease("m1", clusters.StateUnknown, since, nil)), Liveness{Disrupted: true}, nil,
 			[]corev1.Taint{unreachableNS}},
-		{"no lease within the start-up grace: stored taints as they are", nil, Liveness{GraceUntil: t0.Add(time.Second), NoExecute: true},
+		{"Unknown after a disruption: NoExecute counts from its end", ptr(lease("m1", clusters.StateUnknown, since, nil)), Liveness{NoExecuteFloor: t0},
+			nil, []corev1.Taint{unreachableNS, {Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: at(t0)}}},
+		{"no lease within the start-up grace: stored taints as they are", nil, Liveness{GraceUntil: t0.Add(time.Second)},
 			[]corev1.Taint{cordon, oldUnreachable}, []corev1.Taint{cordon, oldUnreachable}},
-		{"no lease after the grace: unreachable since its end", nil, Liveness{GraceUntil: graceEnd, NoExecute: true},
+		{"no lease after the grace: unreachable since its end", nil, Liveness{GraceUntil: graceEnd},
 			nil, []corev1.Taint{unreachableNS, unreachableNE}},
 	}
 	for _, tt := range tests {

@@ -20,10 +20,7 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		if !ok {
 			return
 		}
-		out := Step(e.b, l.members, l.clock.Now(), Options{
-			EvictionTimeout: l.cfg.GracefulEvictionTimeout,
-			EmptyWorkloads:  l.cfg.EnableEmptyWorkloadPropagation,
-		})
+		out := Step(e.b, l.members, l.clock.Now(), l.options())
 		l.setRecheck(key, out)
 		enc := jsonString(out.Binding)
 		if out.Binding == e.b || enc == e.enc {
@@ -31,7 +28,7 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		}
 		rev, err := l.store.Update(ctx, key, []byte(enc), e.rev)
 		if err == nil {
-			l.bindings[key] = &entry{b: out.Binding, enc: enc, rev: rev}
+			l.setEntry(key, &entry{b: out.Binding, enc: enc, rev: rev})
 			l.writes.Add(1)
 			l.logWrite(key, e.b, out)
 			return
@@ -58,7 +55,7 @@ func (l *Loop) setRecheck(key string, out Outcome) {
 func (l *Loop) reread(ctx context.Context, key string) bool {
 	kv, err := l.store.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		delete(l.bindings, key)
+		l.setEntry(key, nil)
 		return false
 	}
 	if err != nil {
@@ -68,8 +65,19 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return false
 	}
-	l.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision}
+	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: kv.Revision})
 	return true
+}
+
+// options are Step's options from the config and the works counts.
+func (l *Loop) options() Options {
+	return Options{
+		EvictionTimeout:       l.cfg.GracefulEvictionTimeout,
+		EmptyWorkloads:        l.cfg.EnableEmptyWorkloadPropagation,
+		FailoverUnreachable:   l.cfg.FailoverUnreachable,
+		UnreachableToleration: l.cfg.UnreachableToleration,
+		Full:                  l.full,
+	}
 }
 
 func (l *Loop) retryLater(key string, err error) {
@@ -86,6 +94,9 @@ func (l *Loop) retryLater(key string, err error) {
 // logWrite says what a write changed.
 func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outcome) {
 	log := l.log.With("binding", key)
+	for _, c := range out.Returned {
+		log.Info("eviction called off: the cluster is back and keeps its copy", "cluster", c)
+	}
 	for _, ev := range out.Evicted {
 		log.Info("evicted from cluster", "cluster", ev.Cluster, "taint", ev.Taint.ToString())
 	}

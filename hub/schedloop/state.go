@@ -25,6 +25,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
 	l.bindings = make(map[string]*entry, len(bs))
+	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool, len(bs))
 	l.rechecks = make(map[string]time.Time)
 	for _, kv := range cs {
@@ -44,7 +45,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 func (l *Loop) applyBinding(ev store.Event) {
 	key := ev.KV.Key
 	if ev.Type == store.EventDelete {
-		delete(l.bindings, key)
+		l.setEntry(key, nil)
 		delete(l.rechecks, key)
 		delete(l.dirty, key)
 		return
@@ -55,10 +56,10 @@ func (l *Loop) applyBinding(ev store.Event) {
 	b := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
 		l.log.Warn("binding not decodable, skipped", "key", key, "error", err)
-		delete(l.bindings, key)
+		l.setEntry(key, nil)
 		return
 	}
-	l.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision}
+	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision})
 	l.dirty[key] = true
 }
 
@@ -86,9 +87,13 @@ func (l *Loop) refreshMembers() {
 	for _, c := range l.stored {
 		stored = append(stored, c)
 	}
-	leases, _ := l.leases.List()
-	lv := Liveness{GraceUntil: l.graceUntil, NoExecute: !l.cfg.KeepOnUnreachable}
-	members := BuildMembers(stored, leases, l.clock.Now(), lv)
+	leases, rev := l.leases.List()
+	l.leaseRev = rev
+	now := l.clock.Now()
+	unreachable, total := Census(stored, leases, now, l.graceUntil)
+	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
+	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
+	members := BuildMembers(stored, leases, now, lv)
 	sig := jsonString(members)
 	if sig == l.membersSig {
 		return
@@ -111,18 +116,27 @@ func (l *Loop) dueRechecks() {
 }
 
 // process reconciles every dirty binding, in key order, then arms the
-// timer for the earliest recheck (or the end of the start-up grace).
+// timer for the earliest recheck (or the end of the start-up grace). A
+// round that frees room on a full cluster marks every binding dirty again
+// (setEntry), so it runs again, at most maxRounds times.
 func (l *Loop) process(ctx context.Context) {
-	keys := make([]string, 0, len(l.dirty))
-	for key := range l.dirty {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		delete(l.dirty, key)
-		l.reconcile(ctx, key)
+	for round := 0; len(l.dirty) > 0 && round < maxRounds; round++ {
+		keys := make([]string, 0, len(l.dirty))
+		for key := range l.dirty {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			delete(l.dirty, key)
+			l.reconcile(ctx, key)
+		}
 	}
 	l.arm()
+	l.armed.Store(0)
+	if !l.armedAt.IsZero() {
+		l.armed.Store(l.armedAt.UnixNano())
+	}
+	l.settled.Store(l.leaseRev)
 	l.passes.Add(1)
 }
 

@@ -18,6 +18,27 @@ type Options struct {
 	EvictionTimeout time.Duration
 	// EmptyWorkloads is scheduler.Input.EnableEmptyWorkloadPropagation.
 	EmptyWorkloads bool
+	// FailoverUnreachable makes every Divided binding fail over from an
+	// unreachable cluster, as if its policy set spec.failover.cluster.
+	FailoverUnreachable bool
+	// UnreachableToleration is how long the default tolerations tolerate
+	// the unreachable and not-ready NoExecute taints; zero:
+	// DefaultUnreachableToleration.
+	UnreachableToleration time.Duration
+	// Full are the clusters that hold as many works as the hub serves to
+	// one cluster: no new placement goes there.
+	Full map[string]bool
+}
+
+// DefaultUnreachableToleration is the tolerationSeconds of the default
+// tolerations (Karmada's --default-unreachable-toleration-seconds=300).
+const DefaultUnreachableToleration = 300 * time.Second
+
+func (o Options) unreachableToleration() time.Duration {
+	if o.UnreachableToleration <= 0 {
+		return DefaultUnreachableToleration
+	}
+	return o.UnreachableToleration
 }
 
 // Outcome is what Step decided for one binding.
@@ -30,6 +51,9 @@ type Outcome struct {
 	Reason Reason
 	// Evicted are the clusters the taint manager took it off.
 	Evicted []Eviction
+	// Returned are the clusters whose eviction was called off because
+	// they are back (Returned).
+	Returned []string
 	// Err is the scheduling error (also in the Scheduled condition).
 	Err error
 	// Recheck is when to look at the binding again although nothing
@@ -37,9 +61,9 @@ type Outcome struct {
 	Recheck time.Time
 }
 
-// Step is the whole decision for one binding, pure: the taint manager,
-// then the §3 decision and the scheduler, then the graceful eviction
-// controller.
+// Step is the whole decision for one binding, pure: evictions called off
+// for clusters that are back, the taint manager, then the §3 decision and
+// the scheduler, then the graceful eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
 	if !Managed(b) {
 		return Outcome{Binding: b}
@@ -52,8 +76,8 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 	exists := func(name string) bool { m, ok := byName[name]; return ok && !m.Cluster.Deleting }
 
 	nb := cloneBinding(b)
-	out := Outcome{}
-	evictions, recheck := TaintEvictions(nb, lookup, now)
+	out := Outcome{Returned: Returned(nb, lookup, now, opts)}
+	evictions, recheck := TaintEvictions(nb, lookup, now, opts)
 	for _, ev := range evictions {
 		evict(&nb.Spec, ev, now)
 	}
@@ -61,14 +85,17 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 	out.Reason = NeedsSchedule(nb, exists)
 	scheduled := out.Reason == ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled)
 	if out.Reason != ReasonNone {
-		nb, out.Err = schedule(nb, members, out.Reason, len(evictions) > 0, now, opts)
+		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(out.Returned) > 0, now, opts)
 		scheduled = out.Err == nil
 	}
+	out.Returned = keepDropped(b, nb, out.Returned, now)
 	// A target whose assignment this step changed has an aggregated status
 	// item about its previous assignment, not about the replacement: the
 	// tasks wait for the next look (hub/aggregate then reports it as
 	// Unknown until the new version's status comes).
-	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout)
+	away := func(name string) bool { m, ok := byName[name]; return ok && notReady(m) }
+	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout, away)
+	pruneEvictionRejections(nb, b.Spec.GracefulEvictionTasks)
 	out.Binding = nb
 	out.Recheck = earliest(recheck, taskRecheck)
 	return out
@@ -91,15 +118,15 @@ func assignmentsChanged(b, nb *workv1alpha1.ResourceBinding) bool {
 
 // schedule runs the scheduler and records its result. A result that
 // changes nothing that matters (targets, applied placement, observed term,
-// condition) leaves the binding as it was, unless evicted says the binding
+// condition) leaves the binding as it was, unless changed says the binding
 // changed already or the reschedule was asked for, so that re-evaluations
 // (a Duplicated binding on every cluster change, a restarted loop) write
 // nothing; rejections are refreshed only with a decision that is written.
-func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, evicted bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
-	res, err := scheduler.Schedule(BuildInput(b, members, opts.EmptyWorkloads))
+func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, changed bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
+	res, err := scheduler.Schedule(BuildInput(b, members, opts))
 	nb := cloneBinding(b)
 	record(nb, res, err, now)
-	if reason != ReasonRescheduleTriggered && !evicted && !meaningfulChange(b, nb) {
+	if reason != ReasonRescheduleTriggered && !changed && !meaningfulChange(b, nb) {
 		return b, err
 	}
 	if nb.Annotations == nil {

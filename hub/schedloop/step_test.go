@@ -13,6 +13,8 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 func TestBuildInput(t *testing.T) {
@@ -22,7 +24,7 @@ func TestBuildInput(t *testing.T) {
 	b.Spec.RescheduleTriggeredAt = &metav1.Time{Time: t0}
 	noAPI := ready("m3")
 	noAPI.APIs = nil
-	in := BuildInput(b, []Member{ready("m1"), ready("m2"), noAPI}, true)
+	in := BuildInput(b, []Member{ready("m1"), ready("m2"), noAPI}, Options{EmptyWorkloads: true, Full: map[string]bool{"m2": true}})
 	if got := in.Placement.ReplicaScheduling.ReplicaSchedulingType; got != policyv1alpha1.ReplicaSchedulingTypeDivided {
 		t.Errorf("placement type = %q; want Divided (defaults applied)", got)
 	}
@@ -31,6 +33,9 @@ func TestBuildInput(t *testing.T) {
 	}
 	if !in.Clusters[0].APIEnabled || in.Clusters[2].APIEnabled {
 		t.Errorf("APIEnabled = %v, %v; want true for a cluster serving apps/v1 Deployment, false otherwise", in.Clusters[0].APIEnabled, in.Clusters[2].APIEnabled)
+	}
+	if in.Clusters[0].WorksFull || !in.Clusters[1].WorksFull {
+		t.Errorf("WorksFull = %v, %v; want m2 only (Options.Full)", in.Clusters[0].WorksFull, in.Clusters[1].WorksFull)
 	}
 	w := in.Workload
 	if w.Kind != "Deployment" || w.UID != "uid-1" || w.Replicas != 3 || w.Namespace != "prod" {
@@ -89,10 +94,14 @@ func TestStepFitErrorClearsAndRecordsRejections(t *testing.T) {
 	}
 }
 
+// TestStepFailsOverUntoleratedNoExecute: a binding whose policy asks for
+// failover leaves a cluster unreachable for longer than the default
+// toleration.
 func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
-	added := t0.Add(-time.Second)
+	added := t0.Add(-DefaultUnreachableToleration)
 	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
 	b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1)))
+	b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
 	out := Step(b, members, t0, Options{EvictionTimeout: 10 * time.Minute})
 	nb := out.Binding
 	if len(out.Evicted) != 1 || out.Evicted[0].Cluster != "m3" || out.Reason != ReasonReplicasChanged {
@@ -114,13 +123,13 @@ func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
 }
 
 // TestStepKeepsEvictionUntilReplacementsReport: the step that fails over
-// must not end the graceful eviction on the strength of status items that
-// describe the targets' previous assignments; a failover that changes no
-// remaining target's assignment (Duplicated) ends it at once when they are
-// healthy, as in Karmada.
+// (here: the admin drains m3) must not end the graceful eviction on the
+// strength of status items that describe the targets' previous
+// assignments; a failover that changes no remaining target's assignment
+// (Duplicated) ends it at once when they are healthy, as in Karmada.
 func TestStepKeepsEvictionUntilReplacementsReport(t *testing.T) {
 	added := t0.Add(-time.Second)
-	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute(clusterUnreachable, added))}
+	members := []Member{ready("m1"), ready("m2"), ready("m3", noExecute("drain", added))}
 	allHealthy := func(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 		for _, c := range []string{"m1", "m2", "m3"} {
 			b.Status.AggregatedStatus = append(b.Status.AggregatedStatus,
@@ -159,3 +168,136 @@ func TestStepLeavesUnmanagedAlone(t *testing.T) {
 }
 
 const clusterUnreachable = "cluster.karmada.io/unreachable"
+
+// TestStepUnreachableKeepsWithoutFailover: by default a binding keeps an
+// unreachable cluster, whatever its type, and writes nothing.
+func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
+	members := []Member{ready("m1"), ready("m2"), {
+		Cluster: scheduler.Cluster{Name: "m3", Taints: []corev1.Taint{
+			{Key: clusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: t0.Add(-time.Hour)}},
+			noExecute(clusterUnreachable, t0.Add(-time.Hour)),
+		}},
+		APIs:  map[string]bool{apiKey("apps/v1", "Deployment"): true},
+		State: clusters.StateUnknown,
+	}}
+	for name, b := range map[string]*workv1alpha1.ResourceBinding{
+		"Divided":    scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1))),
+		"Duplicated": scheduled(binding(duplicated(), 2, tc("m1", 2), tc("m2", 2), tc("m3", 2))),
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := Step(b, members, t0, Options{})
+			if len(out.Evicted) != 0 || jsonString(out.Binding) != jsonString(b) {
+				t.Errorf("Step evicted %+v, clusters %v; want m3 kept and nothing written", out.Evicted, names(out.Binding.Spec.Clusters))
+			}
+		})
+	}
+}
+
+// TestStepReturnedClusterKeepsItsCopy: a cluster that is back while its
+// graceful eviction is pending becomes a target again and its task ends,
+// so the copy it kept is never deleted; a task whose cluster is not Ready
+// outlives its timeout, a drained one does not.
+func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
+	task := workv1alpha1.GracefulEvictionTask{FromCluster: "m3", Replicas: ptr(int32(2)), Producer: EvictionProducer,
+		Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Hour)}}
+	evicted := func() *workv1alpha1.ResourceBinding {
+		b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 6, tc("m1", 3), tc("m2", 3)))
+		b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
+		b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{task}
+		return b
+	}
+	away := ready("m3", noExecute(clusterUnreachable, t0.Add(-time.Hour)))
+	away.State = clusters.StateUnknown
+	notReady := ready("m3")
+	notReady.State = clusters.StateNotReady
+	tests := []struct {
+		name         string
+		m3           Member
+		wantReturned bool
+		wantTasks    int
+	}{
+		{"back and Ready: target again, task gone", ready("m3"), true, 0},
+		{"still unreachable: task kept past its timeout", away, false, 1},
+		{"NotReady: task kept past its timeout", notReady, false, 1},
+		{"Ready but drained: not back, the task times out", ready("m3", noExecute("drain", t0)), false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := Step(evicted(), []Member{ready("m1"), ready("m2"), tt.m3}, t0, Options{EvictionTimeout: time.Minute})
+			nb := out.Binding
+			on, sum := replicasOn(nb)
+			_, onM3 := on["m3"]
+			if len(nb.Spec.GracefulEvictionTasks) != tt.wantTasks {
+				t.Errorf("Step tasks = %+v; want %d", nb.Spec.GracefulEvictionTasks, tt.wantTasks)
+			}
+			if !tt.wantReturned {
+				if onM3 || len(out.Returned) != 0 {
+					t.Errorf("Step: clusters %v, returned %v; want m3 not a target", nb.Spec.Clusters, out.Returned)
+				}
+				return
+			}
+			if !onM3 || on["m3"] == 0 || sum != 6 || !cmp.Equal(out.Returned, []string{"m3"}) {
+				t.Errorf("Step: clusters %v (sum %d), returned %v; want m3 back with replicas, 6 in all", nb.Spec.Clusters, sum, out.Returned)
+			}
+			if out.Err != nil || !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) {
+				t.Errorf("Step err = %v; want a successful reschedule", out.Err)
+			}
+			if rej, _ := Rejections(nb); len(rej) != 0 {
+				t.Errorf("rejections = %+v; want none (m3 no longer in the process of eviction)", rej)
+			}
+		})
+	}
+}
+
+// TestStepEndedEvictionLeavesNoStaleRejection: a Divided binding is not
+// rescheduled when its eviction task ends, so the "in the process of
+// eviction" reason recorded with the failover must go with the task.
+func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
+	b := scheduled(binding(dividedStatic("m1", "m2", "m3"), 2, tc("m1", 1), tc("m2", 1)))
+	b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{
+		{FromCluster: "m3", Producer: EvictionProducer, CreationTimestamp: &metav1.Time{Time: t0}},
+		{FromCluster: "m4", Producer: EvictionProducer, CreationTimestamp: &metav1.Time{Time: t0}},
+	}
+	for _, c := range []string{"m1", "m2"} {
+		b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
+	}
+	b.Annotations[AnnotationRejections] = jsonString([]Rejection{
+		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", scheduler.ReasonEviction}},
+		{Cluster: "m4", Reasons: []string{scheduler.ReasonEviction}},
+	})
+	away := ready("m3", noExecute(clusterUnreachable, t0))
+	away.State = clusters.StateUnknown
+	out := Step(b, []Member{ready("m1"), ready("m2"), away, ready("m4", noExecute("drain", t0))}, t0, Options{EvictionTimeout: time.Hour})
+	if len(out.Binding.Spec.GracefulEvictionTasks) != 0 {
+		t.Fatalf("tasks = %+v; want both ended (replacement healthy)", out.Binding.Spec.GracefulEvictionTasks)
+	}
+	rej, err := Rejections(out.Binding)
+	want := []Rejection{{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}"}}}
+	if err != nil || !cmp.Equal(rej, want) {
+		t.Errorf("rejections = %+v, %v; want only m3's taint", rej, err)
+	}
+}
+
+// TestStepReturnedButDroppedKeepsItsTask: a returned cluster that the
+// reschedule leaves out (here the placement no longer selects it) keeps
+// its copy under a fresh graceful eviction task instead of losing it at
+// once.
+func TestStepReturnedButDroppedKeepsItsTask(t *testing.T) {
+	p := dividedStatic("m1", "m2", "m3")
+	p.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1", "m2"}}
+	b := scheduled(binding(p, 6, tc("m1", 3), tc("m2", 3)))
+	b.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{{FromCluster: "m3", Replicas: ptr(int32(2)),
+		Producer: EvictionProducer, Reason: EvictionReason, CreationTimestamp: &metav1.Time{Time: t0.Add(-time.Hour)}}}
+	out := Step(b, []Member{ready("m1"), ready("m2"), ready("m3")}, t0, Options{EvictionTimeout: 10 * time.Minute})
+	nb := out.Binding
+	if got := names(nb.Spec.Clusters); !cmp.Equal(got, []string{"m1", "m2"}) || len(out.Returned) != 0 {
+		t.Errorf("Step: clusters %v, returned %v; want m1 m2, m3 not back", got, out.Returned)
+	}
+	tasks := nb.Spec.GracefulEvictionTasks
+	if len(tasks) != 1 || tasks[0].FromCluster != "m3" || !tasks[0].CreationTimestamp.Time.Equal(t0) {
+		t.Errorf("tasks = %+v; want m3's task restarted now", tasks)
+	}
+	if !out.Recheck.Equal(t0.Add(10*time.Minute + time.Millisecond)) {
+		t.Errorf("recheck = %v; want the restarted task's timeout", out.Recheck)
+	}
+}

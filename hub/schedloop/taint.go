@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 )
@@ -24,14 +25,20 @@ type Eviction struct {
 // or tolerates only for tolerationSeconds that have run out since the
 // taint's timeAdded. recheck is when a tolerated taint runs out next (zero
 // when none will).
-func TaintEvictions(b *workv1alpha1.ResourceBinding, member func(name string) (*Member, bool), now time.Time) (out []Eviction, recheck time.Time) {
-	tolerations := b.Spec.Placement.ClusterTolerations
+//
+// The liveness taints (cluster.karmada.io/unreachable and not-ready, which
+// the loop derives from leases) count only for a binding that fails over
+// (FailsOver), and then with the default tolerations (Tolerations). Admin
+// taints (a drain) count for every binding.
+func TaintEvictions(b *workv1alpha1.ResourceBinding, member func(name string) (*Member, bool), now time.Time, opts Options) (out []Eviction, recheck time.Time) {
+	failover := FailsOver(b, opts)
+	tolerations := Tolerations(b.Spec.Placement.ClusterTolerations, opts)
 	for _, t := range b.Spec.Clusters {
 		m, ok := member(t.Name)
 		if !ok {
 			continue
 		}
-		taint, until := untolerated(m.Cluster.Taints, tolerations, now)
+		taint, until := untolerated(evicting(m.Cluster.Taints, failover), tolerations, now)
 		if taint != nil {
 			out = append(out, Eviction{Cluster: t.Name, Taint: *taint})
 			continue
@@ -41,6 +48,57 @@ func TaintEvictions(b *workv1alpha1.ResourceBinding, member func(name string) (*
 		}
 	}
 	return out, recheck
+}
+
+// FailsOver reports whether b leaves a cluster that became unreachable: its
+// policy asks for it (spec.failover.cluster) or Options.FailoverUnreachable
+// turns it on for all, and b is Divided with replicas. Duplicated and
+// non-workload bindings never do: nothing would replace what they remove.
+func FailsOver(b *workv1alpha1.ResourceBinding, opts Options) bool {
+	p := b.Spec.Placement
+	if p == nil || b.Spec.Replicas == 0 || p.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated {
+		return false
+	}
+	return opts.FailoverUnreachable || (b.Spec.Failover != nil && b.Spec.Failover.Cluster != nil)
+}
+
+// Tolerations are the placement's cluster tolerations plus Karmada's
+// default ones (its webhook's --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds): not-ready:NoExecute and
+// unreachable:NoExecute for Options.UnreachableToleration (default 300 s),
+// each added unless a toleration of the placement already tolerates it.
+func Tolerations(placed []corev1.Toleration, opts Options) []corev1.Toleration {
+	secs := int64(opts.unreachableToleration() / time.Second)
+	out := slices.Clone(placed)
+	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
+		taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
+		if slices.ContainsFunc(placed, func(t corev1.Toleration) bool { return t.ToleratesTaint(&taint) }) {
+			continue
+		}
+		out = append(out, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs})
+	}
+	return out
+}
+
+// evicting is taints without the liveness NoExecute ones unless failover
+// is on: for a binding that does not fail over they mean nothing.
+func evicting(taints []corev1.Taint, failover bool) []corev1.Taint {
+	if failover {
+		return taints
+	}
+	out := make([]corev1.Taint, 0, len(taints))
+	for _, t := range taints {
+		if !liveness(t.Key) || t.Effect != corev1.TaintEffectNoExecute {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// liveness reports whether key is one of the taints the loop derives from
+// leases (members.go replaces any stored taint of these keys).
+func liveness(key string) bool {
+	return key == clusterv1alpha1.TaintClusterNotReady || key == clusterv1alpha1.TaintClusterUnreachable
 }
 
 // untolerated returns the first NoExecute taint that is not tolerated (or

@@ -10,10 +10,11 @@
 //
 //  1. filter — cluster affinity (or the observed clusterAffinities term
 //     and its overflow affinities), taints (NoSchedule/NoExecute against
-//     clusterTolerations), API enablement, the topology properties spread
+//     clusterTolerations), API enablement, the hub's works limit per
+//     cluster (Cluster.WorksFull), the topology properties spread
 //     constraints need, and graceful eviction. Deleting clusters are
-//     skipped; clusters already in the previous result bypass the taint
-//     and API filters.
+//     skipped; clusters already in the previous result bypass the taint,
+//     API and works limit filters.
 //  2. score and order — previously used clusters score 100, others 0;
 //     candidates sort by overflow tier, score, available replicas (free
 //     capacity estimated from the resource summary plus replicas already

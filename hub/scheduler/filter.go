@@ -9,11 +9,18 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 )
 
+// ReasonEviction is the ClusterEviction filter's reason, with Karmada's
+// wording: the cluster has a graceful eviction task. Exported so that the
+// scheduling loop can drop it from recorded rejections once the task ends.
+const ReasonEviction = "cluster(s) is in the process of eviction"
+
 // Filter reasons, with Karmada's wording so that messages read the same.
 const (
 	reasonAffinity = "cluster(s) did not match the placement cluster affinity constraint"
 	reasonAPI      = "cluster(s) did not have the API resource"
-	reasonEviction = "cluster(s) is in the process of eviction"
+	reasonEviction = ReasonEviction
+	// reasonWorksFull is Tether's own.
+	reasonWorksFull = "cluster(s) had reached the hub's limit of works per cluster"
 )
 
 // affinitySet is the cluster affinity in force: the placement's
@@ -65,7 +72,7 @@ func filterClusters(in *Input, aff affinitySet) (feasible []*Cluster, rejected [
 }
 
 // filterReasons runs the filters in a fixed order: affinity, taints, API,
-// spread-constraint properties, eviction. The first reason is the one a
+// works limit, spread-constraint properties, eviction. The first reason is the one a
 // FitError counts (Karmada runs them in map order, so it may count a
 // different one for a cluster failing several).
 func filterReasons(in *Input, aff affinitySet, c *Cluster, scheduled bool) []string {
@@ -73,13 +80,17 @@ func filterReasons(in *Input, aff affinitySet, c *Cluster, scheduled bool) []str
 	if aff.order(c) == overflowUnmatched {
 		reasons = append(reasons, reasonAffinity)
 	}
-	// Clusters already in the result bypass the taint and API filters.
+	// Clusters already in the result bypass the taint, API and works
+	// limit filters.
 	if !scheduled {
 		if t := untoleratedTaint(c.Taints, in.Placement.ClusterTolerations); t != nil {
 			reasons = append(reasons, fmt.Sprintf("cluster(s) had untolerated taint {%s}", t.ToString()))
 		}
 		if !c.APIEnabled {
 			reasons = append(reasons, reasonAPI)
+		}
+		if c.WorksFull {
+			reasons = append(reasons, reasonWorksFull)
 		}
 	}
 	if field := missingSpreadProperty(in.Placement.SpreadConstraints, c); field != "" {

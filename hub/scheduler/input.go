@@ -54,6 +54,10 @@ type Cluster struct {
 	APIEnabled bool
 	// Deleting marks a cluster being removed: it is never a candidate.
 	Deleting bool
+	// WorksFull marks a cluster that holds as many works as its hub serves
+	// to one cluster: it is a candidate only for a workload it already
+	// runs (a Tether filter; Karmada has no such limit).
+	WorksFull bool
 }
 
 // Workload identifies the template being scheduled and its size.

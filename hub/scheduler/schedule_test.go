@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -219,5 +220,30 @@ func TestFitErrorMessage(t *testing.T) {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("FitError(%s).Error() = %q; want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestScheduleWorksLimit(t *testing.T) {
+	full := func(name string) Cluster {
+		c := cl(name, 10)
+		c.WorksFull = true
+		return c
+	}
+	clusters := []Cluster{cl("a", 10), full("b"), cl("c", 10)}
+	runScheduleTests(t, []scheduleTest{
+		{name: "Duplicated: a full cluster gets no new workload",
+			in:   Input{Clusters: clusters, Workload: deployment(2)},
+			want: targets("a", 2, "c", 2)},
+		{name: "a workload the full cluster already runs stays there",
+			in:   Input{Clusters: clusters, Workload: deployment(2), Previous: Previous{Clusters: targets("b", 2)}},
+			want: targets("a", 2, "b", 2, "c", 2)},
+		{name: "every cluster full: a FitError naming the limit",
+			in:      Input{Clusters: []Cluster{full("a"), full("b")}, Workload: deployment(1)},
+			wantErr: "FitError", errText: "2 " + reasonWorksFull + " (a, b)"},
+	})
+	_, err := Schedule(Input{Clusters: []Cluster{full("a")}, Workload: deployment(1)})
+	var fit *FitError
+	if !errors.As(err, &fit) || len(fit.Rejected) != 1 || fit.Rejected[0].Reasons[0] != reasonWorksFull {
+		t.Errorf("Schedule on a full cluster = %v; want it rejected for the works limit", err)
 	}
 }
