@@ -185,6 +185,15 @@ func TestRequiredBy(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("RequiredBy (-want +got):\n%s", diff)
 	}
+	// A parent failing over from m3 keeps its dependency there until its
+	// eviction task ends.
+	leaving := b("prod", "web", "m1")
+	leaving.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{{FromCluster: "m3"}, {FromCluster: "m1"}}
+	got = RequiredBy([]*workv1alpha1.ResourceBinding{leaving})
+	want = []workv1alpha1.BindingSnapshot{{Namespace: "prod", Name: "web", Clusters: []workv1alpha1.TargetCluster{{Name: "m1"}, {Name: "m3"}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RequiredBy(parent leaving m3) (-want +got):\n%s", diff)
+	}
 	if got := RequiredBy(nil); got != nil {
 		t.Errorf("RequiredBy(nil) = %v; want nil", got)
 	}

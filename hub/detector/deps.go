@@ -89,7 +89,11 @@ func hasSelector(deps []configv1alpha1.DependentObjectReference) bool {
 
 // RequiredBy is the requiredBy list of a dependency from its parents'
 // bindings: each parent binding's namespace, name and clusters, sorted by
-// namespace and name.
+// namespace and name. A parent's clusters are its targets and then the
+// clusters it is gracefully leaving (its eviction tasks): a dependency stays
+// wherever a copy of its parent still runs, so a failover never takes a
+// ConfigMap from under a Deployment that is kept until its replacement is
+// healthy. (Karmada snapshots spec.clusters only.)
 func RequiredBy(parents []*workv1alpha1.ResourceBinding) []workv1alpha1.BindingSnapshot {
 	if len(parents) == 0 {
 		return nil
@@ -99,7 +103,7 @@ func RequiredBy(parents []*workv1alpha1.ResourceBinding) []workv1alpha1.BindingS
 		out = append(out, workv1alpha1.BindingSnapshot{
 			Namespace: p.Namespace,
 			Name:      p.Name,
-			Clusters:  slices.Clone(p.Spec.Clusters),
+			Clusters:  parentClusters(p),
 		})
 	}
 	slices.SortFunc(out, func(a, b workv1alpha1.BindingSnapshot) int {
@@ -108,6 +112,18 @@ func RequiredBy(parents []*workv1alpha1.ResourceBinding) []workv1alpha1.BindingS
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
+	return out
+}
+
+// parentClusters are p's targets, then the clusters its eviction tasks are
+// leaving, each once.
+func parentClusters(p *workv1alpha1.ResourceBinding) []workv1alpha1.TargetCluster {
+	out := slices.Clone(p.Spec.Clusters)
+	for _, t := range p.Spec.GracefulEvictionTasks {
+		if !slices.ContainsFunc(out, func(c workv1alpha1.TargetCluster) bool { return c.Name == t.FromCluster }) {
+			out = append(out, workv1alpha1.TargetCluster{Name: t.FromCluster})
+		}
+	}
 	return out
 }
 

@@ -208,6 +208,20 @@ func TestPropagateDeps(t *testing.T) {
 			b.Spec.RequiredBy[0].Clusters[0].Name == "m1"
 	})
 
+	// A failover moves the parent to m2 and keeps its copy on m1 under an
+	// eviction task: the dependencies stay on m1 too.
+	parent, rev, _ = e.binding(webRef)
+	parent.Spec.Clusters = []workv1alpha1.TargetCluster{{Name: "m2", Replicas: 3}}
+	parent.Spec.GracefulEvictionTasks = []workv1alpha1.GracefulEvictionTask{{FromCluster: "m1", Reason: "TaintUntolerated", Producer: "TaintManager"}}
+	if _, err := e.st.Update(e.ctx, store.BindingKey(webRef), mustJSON(t, parent), rev); err != nil {
+		t.Fatalf("scheduler failover update: %v", err)
+	}
+	e.waitFor("requiredBy clusters of the ConfigMap during the failover", func() bool {
+		b, _, ok := e.binding(cmRef)
+		return ok && len(b.Spec.RequiredBy) == 1 && len(b.Spec.RequiredBy[0].Clusters) == 2 &&
+			b.Spec.RequiredBy[0].Clusters[0].Name == "m2" && b.Spec.RequiredBy[0].Clusters[1].Name == "m1"
+	})
+
 	// The detector's rewrites keep the scheduler's clusters.
 	e.put(deployJSON("prod", "web", 4, `{"app":"web"}`))
 	e.waitFor("replicas 4 with clusters kept", func() bool {
