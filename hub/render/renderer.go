@@ -14,10 +14,13 @@ import (
 // Defaults of Config.
 const (
 	// DefaultRemovedRetention is how long a cluster remembers a removed
-	// work, so that an agent reconnecting within it is told to delete (or
-	// orphan) the work's objects instead of keeping them until its grace
-	// period ends. Past it, the agent's eviction grace period (DESIGN §4)
-	// takes over.
+	// work, so that an agent reconnecting within it is told the removal
+	// with its deletion policy and reason. Correctness does not rest on
+	// it: past it, or after a hub restart, the agent still deletes the
+	// work, because the hub's authoritative SyncDone lists every work of
+	// the cluster and the agent deletes what it holds from this hub that
+	// is not listed (with the work's own deletion policy, reason
+	// NOT_IN_HUB_SET).
 	DefaultRemovedRetention = 24 * time.Hour
 	// DefaultMaxRemoved is the most removed works a cluster remembers.
 	DefaultMaxRemoved = 10000

@@ -180,7 +180,7 @@ func TestBindingDropsCluster(t *testing.T) {
 			b.Spec.Clusters = b.Spec.Clusters[:1]
 			e.putBinding(web, b)
 			ch, _ := e.changes("b", revB)
-			want := []agentv1Change{{webKey, false, tc.want}}
+			want := []agentv1Change{{webKey, false, tc.want, agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED}}
 			if diff := cmp.Diff(want, summarize(ch)); diff != "" {
 				t.Errorf("Changes(b) after the binding dropped it (-want +got):\n%s", diff)
 			}
@@ -201,12 +201,13 @@ type agentv1Change struct {
 	Key    string
 	Upsert bool
 	Policy agentv1.DeletionPolicy
+	Reason agentv1.DeleteReason
 }
 
 func summarize(changes []syncstate.Change) []agentv1Change {
 	var out []agentv1Change
 	for _, c := range changes {
-		out = append(out, agentv1Change{c.Key, c.Work != nil, c.Policy})
+		out = append(out, agentv1Change{c.Key, c.Work != nil, c.Policy, c.Reason})
 	}
 	return out
 }
@@ -218,7 +219,7 @@ func TestTemplateDeletedRemovesEverywhere(t *testing.T) {
 	_, revA := e.current("a")
 	_, revB := e.current("b")
 	e.del(store.ObjectKey(templateRef(named(t, "api"))))
-	want := []agentv1Change{{apiKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}
+	want := []agentv1Change{{apiKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED}}
 	for cluster, rev := range map[string]int64{"a": revA, "b": revB} {
 		ch, _ := e.changes(cluster, rev)
 		if diff := cmp.Diff(want, summarize(ch)); diff != "" {
@@ -227,7 +228,7 @@ func TestTemplateDeletedRemovesEverywhere(t *testing.T) {
 	}
 	// Gone also vouches for a binding that never placed the work on c.
 	gone, err := e.r.Gone(e.ctx, "c", []string{webKey, apiKey})
-	wantC := []agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}
+	wantC := []agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED}}
 	if err != nil || cmp.Diff(wantC, summarize(gone)) != "" {
 		t.Errorf("Gone(c) = %v, %v; want %v", summarize(gone), err, wantC)
 	}
@@ -290,7 +291,7 @@ func TestSuspendedAndEvictingKeepTheirWork(t *testing.T) {
 	b.Spec.GracefulEvictionTasks = nil
 	e.putBinding(web, b)
 	ch, _ := e.changes("a", revA)
-	if diff := cmp.Diff([]agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}, summarize(ch)); diff != "" {
+	if diff := cmp.Diff([]agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_FAILOVER}}, summarize(ch)); diff != "" {
 		t.Errorf("Changes(a) after the eviction (-want +got):\n%s", diff)
 	}
 }

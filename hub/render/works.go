@@ -80,7 +80,7 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 		if v, ok := cw.works[k]; ok {
 			out = append(out, syncstate.Change{Key: k, Work: s.contents[v].up})
 		} else if rm, ok := cw.removed[k]; ok {
-			out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+			out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 		}
 	}
 	return out, s.rev, nil, nil
@@ -105,12 +105,12 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 				continue
 			}
 			if rm, ok := cw.removed[k]; ok {
-				out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+				out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 				continue
 			}
 		}
 		if ref := s.refs[k]; ref != nil && ref.vouch != nil && !ref.vouch[cluster] {
-			out = append(out, syncstate.Change{Key: k, Policy: ref.policy})
+			out = append(out, syncstate.Change{Key: k, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
 		}
 	}
 	return out, nil
