@@ -43,10 +43,13 @@ type ackState struct {
 
 // session is the state of one stream.
 type session struct {
-	hub       string                         // from Welcome; "" until then
-	synced    bool                           // SyncDone received
-	mentioned map[string]bool                // keys upserted before SyncDone
-	deferred  map[string]*agentv1.WorkDelete // WorkDeletes before SyncDone, by key
+	hub       string          // from Welcome; "" until then
+	synced    bool            // SyncDone received
+	mentioned map[string]bool // keys upserted before SyncDone
+	// listed are the keys Hello listed as held from its hub: the only
+	// ones a key set of that hub may delete (the hub looked them up).
+	listed   map[string]bool
+	deferred map[string]*agentv1.WorkDelete // WorkDeletes before SyncDone, by key
 }
 
 // Deletion is a decided deletion of a held work's objects: the work and
@@ -133,7 +136,7 @@ func (b *Books) Resume() []Deletion {
 // works held from the hub last welcomed (so no other hub's word can delete
 // them) and their digests at the held version.
 func (b *Books) Hello(agentVersion string) *agentv1.Hello {
-	b.s = &session{mentioned: map[string]bool{}, deferred: map[string]*agentv1.WorkDelete{}}
+	b.s = &session{mentioned: map[string]bool{}, listed: map[string]bool{}, deferred: map[string]*agentv1.WorkDelete{}}
 	h := &agentv1.Hello{AgentVersion: agentVersion, LastHubIdentity: b.hub}
 	if b.hub == "" {
 		return h
@@ -144,6 +147,7 @@ func (b *Books) Hello(agentVersion string) *agentv1.Hello {
 			continue
 		}
 		h.HeldWorks = append(h.HeldWorks, &agentv1.HeldWork{WorkKey: k, Version: w.Work.Version})
+		b.s.listed[k] = true
 		if d, ok := b.digests[k]; ok && d.Version == w.Work.Version {
 			h.ReportedStatuses = append(h.ReportedStatuses, &agentv1.ReportedStatus{
 				WorkKey: k, Version: d.Version, StatusDigest: d.Digest,

@@ -354,6 +354,12 @@ func TestBooksHubKeySet(t *testing.T) {
 				syncKeys(nil)},
 		},
 		{
+			name: "a work of the hub that Hello did not list (orphaned meanwhile) is left to the grace period",
+			snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
+			events: []event{hello(), welcome(hubA, "hub hub-a"), syncKeys(nil),
+				evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired")},
+		},
+		{
 			name:   "a hub that is not authoritative deletes nothing",
 			snap:   snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubA), syncDone(0)},

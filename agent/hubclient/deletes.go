@@ -100,9 +100,9 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 }
 
 // sweep settles every held work against the hub's SyncDone: works of
-// another hub identity are orphaned; works of this hub that an
-// authoritative key set lacks are deleted. It returns how many works of
-// this hub are kept.
+// another hub identity are orphaned; works of this hub that Hello listed
+// (so the hub looked them up) and that an authoritative key set lacks are
+// deleted. It returns how many works of this hub are kept.
 func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 	var want map[string]bool
 	if sd.GetAuthoritative() {
@@ -116,7 +116,7 @@ func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 		h := b.works[key]
 		switch {
 		case b.deleting[key]:
-		case h.Hub == b.s.hub && want != nil && !want[key] && !b.s.mentioned[key]:
+		case h.Hub == b.s.hub && want != nil && !want[key] && !b.s.mentioned[key] && b.s.listed[key]:
 			e.decide(b, h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, agentv1.DeleteReason_DELETE_REASON_NOT_IN_HUB_SET, false)
 			e.note("work %q deleted: it came from hub %q, whose authoritative list of this cluster's works does not have it", key, h.Hub)
 		case h.Hub == b.s.hub:

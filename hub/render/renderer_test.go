@@ -311,3 +311,27 @@ func TestChangesRevisionGone(t *testing.T) {
 		t.Errorf("Changes(a) after the cluster's deletion = %v; want ErrRevisionGone", err)
 	}
 }
+
+// TestGoneVouchesForWorksKeptWithoutContent: a work its binding places on
+// a cluster that has no published version of it (here: dispatching
+// suspended from the start, as after a hub restart) is Keep, so that an
+// authoritative SyncDone lists it and the agent keeps what it holds; a key
+// the hub knows nothing of is left out.
+func TestGoneVouchesForWorksKeptWithoutContent(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	b := binding(duplicated(), 6, target("a", 6))
+	b.Spec.Suspension = &workv1alpha1.Suspension{}
+	b.Spec.Suspension.DispatchingOnClusters = &policyv1alpha1.SuspendClusters{ClusterNames: []string{"a"}}
+	e.putTemplate(web)
+	e.putBinding(web, b)
+	e.start()
+	if works, _ := e.current("a"); len(works) != 0 {
+		t.Fatalf("Current(a) = %v; want none while dispatching is suspended", works)
+	}
+	gone, err := e.r.Gone(e.ctx, "a", []string{webKey, "apps/Deployment/default/unknown"})
+	if err != nil || len(gone) != 1 || gone[0].Key != webKey || !gone[0].Keep || gone[0].Work != nil {
+		t.Errorf("Gone(a) = %+v, %v; want only web, Keep", gone, err)
+	}
+}

@@ -87,9 +87,13 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 }
 
 // Gone returns removals for the keys the renderer vouches are gone from
-// the cluster: removed while it remembers (with the deletion policy they
-// had), or works of a binding that exists and no longer places them on
-// the cluster (with the binding's policy). Other keys are left out.
+// the cluster: removed while it remembers (with the deletion policy and
+// reason they had), or works of a binding that exists and no longer places
+// them on the cluster (with the binding's policy). Keys whose binding
+// still places them on the cluster without a published work (a failed
+// render, suspended dispatching, an eviction in progress) come back as
+// Keep. Other keys are left out: they are absent from the key set of an
+// authoritative SyncDone, and the agent deletes them.
 func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]syncstate.Change, error) {
 	if err := r.waitReady(ctx); err != nil {
 		return nil, err
@@ -109,7 +113,12 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 				continue
 			}
 		}
-		if ref := s.refs[k]; ref != nil && ref.vouch != nil && !ref.vouch[cluster] {
+		ref := s.refs[k]
+		switch {
+		case ref == nil || ref.vouch == nil:
+		case ref.vouch[cluster]:
+			out = append(out, syncstate.Change{Key: k, Keep: true})
+		default:
 			out = append(out, syncstate.Change{Key: k, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
 		}
 	}

@@ -8,7 +8,10 @@ import (
 
 // Change is one change to a cluster's works. Work set means create or
 // replace the work; Work nil means the hub positively knows the work is
-// gone, and Policy says what to do with its objects.
+// gone, and Policy says what to do with its objects; Keep (only in
+// Input.Gone) means the hub has no content to send but the cluster is to
+// keep the work (its render failed, its dispatching is suspended, it is
+// being evicted).
 type Change struct {
 	// Key is the work's key.
 	Key string
@@ -19,6 +22,9 @@ type Change struct {
 	// Reason is why the work was removed (when Work is nil), for the
 	// agent's log and metrics and its Namespace/CRD rule.
 	Reason agentv1.DeleteReason
+	// Keep, with Work nil, is no removal: the hub vouches that the cluster
+	// keeps the work it holds; its key goes into SyncDone's key set.
+	Keep bool
 }
 
 // Digest is the status the hub holds for one work: the version it
@@ -37,7 +43,9 @@ type Input struct {
 	// Desired is every work the cluster should hold now. Keys are unique.
 	Desired []*agentv1.WorkUpsert
 	// Gone are removals (Work nil) for keys of DeleteCandidates that the hub
-	// positively knows are gone. Others are ignored.
+	// positively knows are gone, and Keep entries for those it vouches the
+	// cluster keeps. Others are ignored. A candidate in neither is absent
+	// from SyncDone's key set: the agent deletes it.
 	Gone []Change
 	// Digests are the status digests the hub holds, by work key.
 	Digests map[string]Digest
@@ -106,10 +114,18 @@ func New(in Input) *Session {
 		}
 	}
 	for _, g := range sortedChanges(in.Gone) {
-		if _, held := s.held[g.Key]; held && g.Work == nil && s.desired[g.Key] == nil {
+		_, held := s.held[g.Key]
+		switch {
+		case !held || g.Work != nil || s.desired[g.Key] != nil:
+		case g.Keep:
+			if s.keys != nil {
+				s.keys = append(s.keys, g.Key)
+			}
+		default:
 			s.queue.Push(g.Key, op{policy: g.Policy, reason: g.Reason})
 		}
 	}
+	sort.Strings(s.keys)
 	s.barrier = s.queue.Seq()
 	if same {
 		s.request = s.missingStatuses(in.Hello.GetReportedStatuses(), in.Digests)
@@ -166,6 +182,9 @@ func (s *Session) missingStatuses(reported []*agentv1.ReportedStatus, have map[s
 // queued for it.
 func (s *Session) Apply(changes ...Change) {
 	for _, c := range changes {
+		if c.Keep {
+			continue // not a change
+		}
 		if c.Work != nil {
 			s.desired[c.Key] = c.Work
 			s.queue.Push(c.Key, op{work: c.Work})

@@ -386,3 +386,32 @@ func TestDeleteCarriesItsReason(t *testing.T) {
 		t.Errorf("WorkDeletes (-want +got):\n%s", diff)
 	}
 }
+
+// TestKeepGoesIntoTheKeySet: a held work the hub vouches the cluster keeps
+// without sending it is in SyncDone's key set and gets no delete; Apply
+// ignores Keep.
+func TestKeepGoesIntoTheKeySet(t *testing.T) {
+	s := New(Input{
+		HubIdentity: hubID,
+		Hello:       hello(hubID, "kept", "1", "zombie", "1"),
+		Desired:     works("a", "1"),
+		Gone:        []Change{{Key: "kept", Keep: true}},
+	})
+	var sd *agentv1.SyncDone
+	for m := s.Next(); m != nil; m = s.Next() {
+		if m.GetWorkDelete() != nil {
+			t.Errorf("message %s; want no delete", describe(m))
+		}
+		if m.GetSyncDone() != nil {
+			sd = m.GetSyncDone()
+		}
+	}
+	want := &agentv1.SyncDone{WorkCount: 1, WorkKeys: []string{"a", "kept"}, Authoritative: true}
+	if diff := cmp.Diff(want, sd, protocmp.Transform()); diff != "" {
+		t.Errorf("SyncDone (-want +got):\n%s", diff)
+	}
+	s.Apply(Change{Key: "a", Keep: true})
+	if m := s.Next(); m != nil {
+		t.Errorf("Next() after Apply(Keep) = %s; want nothing", describe(m))
+	}
+}
