@@ -482,3 +482,21 @@ func runScenarios(t *testing.T, tests []struct {
 		})
 	}
 }
+
+// TestBooksHubDeleteOfAnEvictionUnderWay: the hub's WorkDelete of a work
+// whose eviction is under way is acknowledged once the deletion is done.
+func TestBooksHubDeleteOfAnEvictionUnderWay(t *testing.T) {
+	runScenarios(t, []struct {
+		name   string
+		snap   state.Snapshot
+		events []event
+	}{{
+		name: "eviction, then the hub's delete",
+		snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
+		events: []event{
+			evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired"),
+			hello(), welcome(hubA, "hub hub-a"), syncDone(0), deleteWork("a", del),
+			deleted("a", "v1", true, "ack a@ APPLY_RESULT_DELETED", "forget a"),
+		},
+	}})
+}

@@ -25,6 +25,12 @@ func (b *Books) Delete(d *agentv1.WorkDelete) (Effects, error) {
 	case h.Hub != b.s.hub:
 		e.note("WorkDelete of %q ignored: the work came from hub %q, not from this hub %q", key, h.Hub, b.s.hub)
 	case b.deleting[key]:
+		if h.Removal != nil && h.Removal.Evicted {
+			r := *h.Removal // now on the hub's word too: acknowledged once done
+			r.Evicted = false
+			h.Removal = &r
+			b.works[key] = h
+		}
 		e.note("WorkDelete of %q: its deletion is already under way", key)
 	case !b.s.synced:
 		b.s.deferred[key] = d
@@ -164,7 +170,7 @@ func (b *Books) Deleted(d Deletion) (forget bool, send []*agentv1.AgentMessage) 
 		delete(b.digests, key)
 		b.dirty = true
 	}
-	if !d.Evicted && b.s != nil && b.s.hub == h.Hub {
+	if h.Removal != nil && !h.Removal.Evicted && b.s != nil && b.s.hub == h.Hub {
 		send = append(send, deletedAck(key))
 	}
 	return true, send
