@@ -70,10 +70,15 @@ type Renderer struct {
 
 	// applied is the store revision whose changes are all published.
 	applied atomic.Int64
+	// undecodable is how many stored objects do not decode now (bad has
+	// their keys); while any does, Current may lack works the hub means
+	// the clusters to keep, and Authoritative is false.
+	undecodable atomic.Int64
 
 	// Only Run's goroutine uses these.
 	in      *inputs
 	retries map[string]retry
+	bad     map[string]bool // store keys of the objects that do not decode
 }
 
 // retry is a work key whose render failed, to render again at at.
@@ -95,7 +100,7 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 		cfg.Now = time.Now
 	}
 	return &Renderer{src: src, interp: interp, cfg: cfg, log: logger.Named("render"),
-		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}}
+		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}, bad: map[string]bool{}}
 }
 
 // Run lists and watches the store and keeps the works current until ctx
@@ -158,6 +163,7 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	r.in = newInputs()
+	r.bad = map[string]bool{}
 	r.in.loading = true
 	for _, kv := range kvs {
 		r.apply(store.Event{Type: store.EventPut, KV: kv})
@@ -213,9 +219,23 @@ func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, las
 }
 
 func (r *Renderer) apply(ev store.Event) {
-	if err := r.in.apply(ev); err != nil {
-		r.log.Warn("undecodable object treated as absent", "key", ev.KV.Key, "error", err)
+	err := r.in.apply(ev)
+	if err != nil {
+		r.log.Warn("undecodable object treated as absent; agents are told the hub's view is not authoritative", "key", ev.KV.Key, "error", err)
+		r.bad[ev.KV.Key] = true
+	} else {
+		delete(r.bad, ev.KV.Key)
 	}
+	r.undecodable.Store(int64(len(r.bad)))
+}
+
+// Authoritative reports whether the renderer vouches that Current is the
+// hub's complete view of the cluster's works, so that an agent may delete
+// what it holds from this hub and the view lacks (SyncDone.authoritative):
+// false while some stored object does not decode (a template, binding or
+// cluster record that does not decode is missing from the view).
+func (r *Renderer) Authoritative(cluster string) bool {
+	return r.undecodable.Load() == 0
 }
 
 // flush renders the marked works and publishes them as one revision.

@@ -335,3 +335,23 @@ func TestGoneVouchesForWorksKeptWithoutContent(t *testing.T) {
 		t.Errorf("Gone(a) = %+v, %v; want only web, Keep", gone, err)
 	}
 }
+
+// TestNotAuthoritativeWhileAnObjectDoesNotDecode: an undecodable binding
+// is missing from the view, so the renderer does not vouch for it until
+// the binding decodes again.
+func TestNotAuthoritativeWhileAnObjectDoesNotDecode(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	e.start()
+	if !e.r.Authoritative("a") {
+		t.Fatal("Authoritative(a) = false with every object decodable; want true")
+	}
+	key := store.BindingKey(templateRef(web))
+	e.putRaw(key, []byte("{not a binding"))
+	e.waitFor("not authoritative", func() bool { return !e.r.Authoritative("a") })
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	e.waitFor("authoritative again", func() bool { return e.r.Authoritative("a") })
+}
