@@ -57,6 +57,10 @@ type Config struct {
 	MaxRemoved int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Vouch, when set, must also hold for Authoritative: the hub's own
+	// checks that its store is whole (not lost or regressed) for the
+	// cluster. Nil vouches always.
+	Vouch func(cluster string) bool
 }
 
 // Renderer keeps every cluster's works derived from the store. Run drives
@@ -233,9 +237,10 @@ func (r *Renderer) apply(ev store.Event) {
 // hub's complete view of the cluster's works, so that an agent may delete
 // what it holds from this hub and the view lacks (SyncDone.authoritative):
 // false while some stored object does not decode (a template, binding or
-// cluster record that does not decode is missing from the view).
+// cluster record that does not decode is missing from the view), or while
+// Config.Vouch says no.
 func (r *Renderer) Authoritative(cluster string) bool {
-	return r.undecodable.Load() == 0
+	return r.undecodable.Load() == 0 && (r.cfg.Vouch == nil || r.cfg.Vouch(cluster))
 }
 
 // flush renders the marked works and publishes them as one revision.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hashicorp/go-hclog"
 	"strings"
 	"testing"
 
@@ -354,4 +355,12 @@ func TestNotAuthoritativeWhileAnObjectDoesNotDecode(t *testing.T) {
 	e.waitFor("not authoritative", func() bool { return !e.r.Authoritative("a") })
 	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
 	e.waitFor("authoritative again", func() bool { return e.r.Authoritative("a") })
+}
+
+func TestVouchGatesAuthoritative(t *testing.T) {
+	whole := map[string]bool{"a": true}
+	r := New(nil, nil, Config{Vouch: func(c string) bool { return whole[c] }}, hclog.NewNullLogger())
+	if !r.Authoritative("a") || r.Authoritative("b") {
+		t.Errorf("Authoritative(a), (b) = %t, %t; want true, false as Vouch says", r.Authoritative("a"), r.Authoritative("b"))
+	}
 }
