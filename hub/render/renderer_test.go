@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
