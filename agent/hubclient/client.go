@@ -222,6 +222,9 @@ func (c *Client) carryOut(e Effects) {
 	for _, h := range e.Persist {
 		if err := c.cfg.Store.PutWork(h); err != nil {
 			unsaved[h.Work.Key] = err
+			if h.Orphaned() && h.Removal == nil {
+				c.log.Error("orphan mark not saved; the agent goes on with it in memory (a restart restarts its grace period)", "work", h.Work.Key, "error", err)
+			}
 		}
 	}
 	for _, w := range e.Apply {
