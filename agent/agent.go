@@ -19,6 +19,8 @@ type Agent struct {
 	store  *state.Store
 	client *hubclient.Client // nil until registered, when registering
 	member *Member
+	// metrics serves the registry at cfg.MetricsAddr; nil when not asked.
+	metrics *metricsServer
 }
 
 // New checks cfg, opens the local state (in --data-dir or the Secret of
@@ -38,9 +40,10 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	reg := newRegistry()
 	member := cfg.Member
 	if member == nil {
-		if member, err = kubeMember(cfg, logger); err != nil {
+		if member, err = kubeMember(cfg, reg, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -48,6 +51,9 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 		cfg.AgentVersion = version.Version
 	}
 	a := &Agent{log: logger, cfg: cfg, store: store, member: member}
+	if cfg.MetricsAddr != "" {
+		a.metrics = &metricsServer{addr: cfg.MetricsAddr, reg: reg, log: logger.Named("metrics")}
+	}
 	if !cfg.registering() {
 		if a.client, err = newClient(cfg, store, member, logger); err != nil {
 			return nil, err
@@ -115,9 +121,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make([]error, len(a.member.Runners)+1)
+	runners := a.member.Runners
+	if a.metrics != nil {
+		runners = append(runners[:len(runners):len(runners)], a.metrics)
+	}
+	errs := make([]error, len(runners)+1)
 	var wg sync.WaitGroup
-	for i, r := range a.member.Runners {
+	for i, r := range runners {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

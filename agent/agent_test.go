@@ -30,6 +30,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"no ca", func(c *agent.Config) { c.CAFile = "" }, "--ca"},
 		{"no data dir", func(c *agent.Config) { c.DataDir = "" }, "--data-dir"},
 		{"negative grace", func(c *agent.Config) { c.EvictionGrace = -time.Second }, "--eviction-grace"},
+		{"metrics address without port", func(c *agent.Config) { c.MetricsAddr = "localhost" }, "--metrics-addr"},
+		{"metrics address", func(c *agent.Config) { c.MetricsAddr = "127.0.0.1:9464" }, ""},
 		{"token", func(c *agent.Config) { c.Token = "abc.def" }, "--token"},
 	}
 	for _, tt := range tests {

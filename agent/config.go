@@ -53,6 +53,12 @@ type Config struct {
 	// EvictionGrace is how long an orphaned work is kept before its
 	// objects are deleted; 0 keeps them forever (--eviction-grace).
 	EvictionGrace time.Duration
+	// MetricsAddr, host:port, serves the agent's Prometheus metrics on
+	// /metrics (--metrics-addr), among them every object the agent deleted
+	// or orphaned in the member cluster, by reason
+	// (tether_agent_member_deletes_total, _evictions_total,
+	// _orphans_total). Empty serves none.
+	MetricsAddr string
 	// Topology says where the cluster runs and which labels it proposes
 	// for its Cluster record (--provider, --region, --zones, --labels):
 	// policies select clusters by them (fieldSelector provider/region/zone,
@@ -120,6 +126,11 @@ func (c Config) Validate() error {
 	}
 	if c.EvictionGrace < 0 {
 		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %q: want host:port: %v", c.MetricsAddr, err)
+		}
 	}
 	return validateTopology(c.Topology)
 }

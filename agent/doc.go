@@ -17,7 +17,7 @@
 //
 // # Deletion safety (DESIGN §4)
 //
-// The agent deletes the objects of a work it holds in exactly two cases:
+// The agent deletes the objects of a work it holds in exactly three cases:
 //
 //  1. A WorkDelete from the hub identity the work came from, received on a
 //     stream of that hub after its SyncDone. A WorkDelete that arrives
@@ -25,7 +25,14 @@
 //     is held until SyncDone and dropped if the stream ends first; the hub
 //     sends it again on the next stream, since the agent still lists the
 //     work in Hello.
-//  2. Eviction: the work has been orphaned for the grace period
+//  2. That hub's SyncDone is authoritative and its key set
+//     (SyncDone.work_keys: every work of the cluster) lacks the work, which
+//     the stream did not send either: the hub removed it while the agent
+//     was away, however long ago and across hub restarts (reason
+//     NOT_IN_HUB_SET, the work's own deletion policy). A SyncDone that is
+//     not authoritative (a hub that cannot vouch for its view, or one that
+//     predates the field) deletes nothing.
+//  3. Eviction: the work has been orphaned for the grace period
 //     (--eviction-grace, default 60m; 0 turns eviction off, orphans are
 //     then kept forever).
 //
@@ -37,15 +44,27 @@
 // becomes the new hub). At the new hub's SyncDone, every work still from
 // the old identity is marked "orphaned from hub X" (with the time, in the
 // state file); no word of the new hub can delete it (Hello lists only the
-// works of the identity it names, and a WorkDelete for a work of another
-// hub is ignored). An orphan is evicted after the grace period unless a
-// hub claims it first by sending it. Works from the same hub that the hub
-// mentions neither way are kept: the protocol gives no way to tell them
-// from works the hub holds unchanged, and the hub deletes what it knows
-// is gone.
+// works of the identity it names, a WorkDelete for a work of another hub
+// is ignored, and its key set applies to its own works only). An orphan is
+// evicted after the grace period unless a hub claims it first by sending
+// it.
 //
-// A deletion uses the policy of the WorkDelete (the work's own when
-// unset); an eviction uses the work's policy. A work is forgotten from the
-// state only once its deletion succeeded; until then it is retried with
-// backoff, and a new upsert of the same key cancels it.
+// A decided deletion is written to the state with the work (its policy,
+// reason and hub) before it starts; an agent restarted in the middle
+// resumes it and never applies the work again. A work the agent could not
+// write to its state (e.g. --state-secret over Kubernetes' 1 MiB) is not
+// applied and is acknowledged FAILED with the reason, and written again
+// with backoff. A deletion uses the policy of the WorkDelete (the work's
+// own when unset); the others use the work's policy. A work is forgotten
+// from the state only once its deletion succeeded; until then it is
+// retried with backoff, and a new upsert of the same key cancels it.
+//
+// Namespaces and CustomResourceDefinitions are orphaned (kept, Tether's
+// marks removed) instead of deleted unless the reason is TEMPLATE_DELETED,
+// and a Namespace is never deleted while it holds an object the work does
+// not own: un-placing one must not delete everything inside it. Every
+// object deleted or orphaned is logged (one Info line with the hub, work,
+// version, object and reason) and counted (tether_agent_member_deletes_total
+// by reason, _evictions_total, _orphans_total by reason and rule; served
+// with --metrics-addr).
 package agent

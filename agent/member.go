@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/apply"
 	"github.com/tetherproj/tether/agent/capacity"
 	"github.com/tetherproj/tether/agent/state"
@@ -18,7 +19,7 @@ import (
 // kubeMember builds the member side for the cluster cfg.Kubeconfig (or the
 // in-cluster configuration) reaches: apply (with drift repair), status and
 // capacity, sharing one interpreter.
-func kubeMember(cfg Config, logger hclog.Logger) (*Member, error) {
+func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Member, error) {
 	restCfg, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func kubeMember(cfg Config, logger hclog.Logger) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("interpreter: %w", err)
 	}
-	applier, err := apply.New(apply.Config{RESTConfig: restCfg, Interpreter: interp}, logger)
+	applier, err := apply.New(apply.Config{RESTConfig: restCfg, Interpreter: interp, Registerer: reg}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -282,8 +282,10 @@ func (c Config) store(resp *agentv1.RegisterResponse, key crypto.Signer, pinned 
 	return nil
 }
 
-// writeFileAtomic replaces path with data: a crash leaves the old file or
-// the new one.
+// writeFileAtomic replaces path with data durably: a temporary file in the
+// same directory, fsync, rename over path, fsync of the directory. A crash
+// leaves the old file or the new one, and once it returns the new one
+// survives a power loss.
 func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
@@ -305,5 +307,8 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDirs(filepath.Dir(path))
 }

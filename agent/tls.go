@@ -174,9 +174,9 @@ func commitRenewal(certFile, keyFile string) error {
 		return err
 	}
 	if filepath.Dir(certFile) == filepath.Dir(keyFile) {
-		return syncDir(filepath.Dir(certFile))
+		return syncDirs(filepath.Dir(certFile))
 	}
-	return syncDir(filepath.Dir(certFile), filepath.Dir(keyFile))
+	return syncDirs(filepath.Dir(certFile), filepath.Dir(keyFile))
 }
 
 // finishRenewal completes a renewal a crash interrupted: CERT.next with
@@ -198,7 +198,7 @@ func finishRenewal(certFile, keyFile string) error {
 		if err := os.Rename(certFile+nextSuffix, certFile); err != nil {
 			return err
 		}
-		return syncDir(filepath.Dir(certFile))
+		return syncDirs(filepath.Dir(certFile))
 	}
 	return os.Remove(certFile + nextSuffix)
 }
@@ -207,6 +207,10 @@ func matches(certPEM, keyPEM []byte) bool {
 	_, err := tls.X509KeyPair(certPEM, keyPEM)
 	return err == nil
 }
+
+// syncDirs makes the renames in dirs durable; a variable so that a test
+// can see that every credential write reaches it.
+var syncDirs = syncDir
 
 // syncDir makes the renames in dirs durable.
 func syncDir(dirs ...string) error {

@@ -186,3 +186,28 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCredentialWritesSyncTheirDirectory: every credential file written
+// (the registered key, CA and certificate, a renewal's files) is renamed
+// into place and its directory synced, so that it survives a power loss.
+func TestCredentialWritesSyncTheirDirectory(t *testing.T) {
+	var synced []string
+	syncDirs = func(dirs ...string) error {
+		synced = append(synced, dirs...)
+		return syncDir(dirs...)
+	}
+	t.Cleanup(func() { syncDirs = syncDir })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "client.key")
+	must(t, writeFileAtomic(path, []byte("secret"), 0o600))
+	if len(synced) != 1 || synced[0] != dir {
+		t.Errorf("directories synced by writeFileAtomic = %v; want [%s]", synced, dir)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "secret" {
+		t.Errorf("ReadFile(%s) = %q, %v; want the data", path, got, err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("Stat(%s) = %v, %v; want mode 0600", path, info, err)
+	}
+}

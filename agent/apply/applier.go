@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -35,6 +36,9 @@ type Config struct {
 	// CRDTimeout bounds the wait for a new CRD to be Established before
 	// its custom resources are applied; zero means DefaultCRDTimeout.
 	CRDTimeout time.Duration
+	// Registerer, when set, receives the applier's metrics (the objects it
+	// deleted and orphaned, metrics.go).
+	Registerer prometheus.Registerer
 }
 
 // DefaultCRDTimeout is how long Apply waits for a CRD to be Established. An
@@ -54,6 +58,7 @@ type Applier struct {
 
 	watch   *watcher
 	changes *notifier
+	metrics *metrics
 
 	// mu guards held and locks.
 	mu sync.Mutex
@@ -105,6 +110,7 @@ func New(cfg Config, logger hclog.Logger) (*Applier, error) {
 		interp:     cfg.Interpreter,
 		crdTimeout: cfg.CRDTimeout,
 		changes:    newNotifier(),
+		metrics:    newMetrics(cfg.Registerer),
 		held:       map[string]*held{},
 		locks:      map[string]*sync.Mutex{},
 	}

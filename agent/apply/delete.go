@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/go-hclog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -16,13 +18,21 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
-// Delete removes w's objects per policy and stops holding w: DELETE
-// deletes the objects that carry w's ownership label (in the reverse of
-// apply order, with background propagation so a Job's pods go too);
-// ORPHAN leaves them and strips Tether's labels and annotations. Objects
-// that are gone, or that Tether does not own for w, are left alone.
-func (a *Applier) Delete(ctx context.Context, w state.Work, policy agentv1.DeletionPolicy) error {
+// Delete removes w's objects per r and stops holding w: DELETE deletes the
+// objects that carry w's ownership label (in the reverse of apply order,
+// with background propagation so a Job's pods go too); ORPHAN leaves them
+// and strips Tether's labels and annotations. Objects that are gone, or
+// that Tether does not own for w, are left alone. A Namespace or CRD is
+// deleted only when its template was deleted, and a Namespace then only
+// when it holds nothing w does not own; otherwise it is orphaned. Every
+// object deleted or orphaned is logged and counted with r.
+func (a *Applier) Delete(ctx context.Context, w state.Work, r state.Removal) error {
 	defer a.lock(w.Key)()
+	rel := release{
+		key: w.Key, policy: r.Policy, cause: reasonLabel(r.Reason), evicted: r.Evicted,
+		containers: r.Reason == agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED,
+		log:        a.logger.With("hub_identity", r.Hub, "work", w.Key, "version", w.Version, "reason", reasonLabel(r.Reason)),
+	}
 	ms := applyOrder(decode(w.Manifests))
 	var errs []error
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -40,7 +50,7 @@ func (a *Applier) Delete(ctx context.Context, w state.Work, policy agentv1.Delet
 		}
 		desired := m.obj.DeepCopy()
 		ri := a.resource(mp.Resource, mp.Scope.Name() == meta.RESTScopeNameNamespace, desired)
-		if err := a.release(ctx, ri, w.Key, desired.GetName(), policy); err != nil {
+		if err := a.release(ctx, ri, desired, rel); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", describe(m.identity()), err))
 		}
 	}
@@ -55,9 +65,23 @@ func (a *Applier) Delete(ctx context.Context, w state.Work, policy agentv1.Delet
 	return nil
 }
 
-// release deletes or orphans one object if it carries key's ownership
-// label.
-func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, key, name string, policy agentv1.DeletionPolicy) error {
+// release is how the objects of one removal are released.
+type release struct {
+	key    string // the work key
+	policy agentv1.DeletionPolicy
+	// cause is the reason label: the removal's reason, or causePruned.
+	cause   string
+	evicted bool // an eviction after the grace period
+	// containers is true when Namespaces and CRDs may be deleted (their
+	// template was deleted); otherwise they are orphaned.
+	containers bool
+	log        hclog.Logger // with the hub, work, version and reason
+}
+
+// release deletes or orphans one object if it carries the work's
+// ownership label.
+func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, desired *unstructured.Unstructured, rel release) error {
+	name := desired.GetName()
 	obj, err := ri.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -65,11 +89,17 @@ func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, key
 	if err != nil {
 		return err
 	}
-	if ownerOf(obj, key) != ownerUs {
+	if ownerOf(obj, rel.key) != ownerUs {
 		return nil
 	}
-	if policy == agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN {
-		return orphan(ctx, ri, name)
+	rule := a.keep(ctx, obj, rel)
+	if rule != "" {
+		if err := orphan(ctx, ri, name); err != nil {
+			return err
+		}
+		a.metrics.orphans.WithLabelValues(rel.cause, rule).Inc()
+		rel.log.Info("object orphaned in the member cluster: Tether's marks removed, the object kept", "object", objectName(obj), "rule", rule)
+		return nil
 	}
 	background := metav1.DeletePropagationBackground
 	uid := obj.GetUID()
@@ -80,7 +110,43 @@ func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, key
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by an object that is not ours
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if rel.evicted {
+		a.metrics.evictions.Inc()
+	} else {
+		a.metrics.deletes.WithLabelValues(rel.cause).Inc()
+	}
+	rel.log.Info("object deleted in the member cluster", "object", objectName(obj), "uid", uid, "evicted", rel.evicted)
+	return nil
+}
+
+// keep returns the rule by which obj is orphaned instead of deleted, or
+// "" to delete it.
+func (a *Applier) keep(ctx context.Context, obj *unstructured.Unstructured, rel release) string {
+	if rel.policy == agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN {
+		return rulePolicy
+	}
+	gk := obj.GroupVersionKind().GroupKind()
+	if gk != crdGK && gk != namespaceGK {
+		return ""
+	}
+	if !rel.containers {
+		return ruleContainer
+	}
+	if gk == namespaceGK {
+		foreign, err := a.foreign(ctx, obj.GetName(), rel.key)
+		if err != nil {
+			rel.log.Warn("namespace kept: its content could not be listed", "namespace", obj.GetName(), "error", err)
+			return ruleNotEmpty
+		}
+		if foreign != "" {
+			rel.log.Info("namespace kept: it holds an object the work does not own", "namespace", obj.GetName(), "foreign_object", foreign)
+			return ruleNotEmpty
+		}
+	}
+	return ""
 }
 
 // orphan removes Tether's ownership labels and annotations with a merge
@@ -102,13 +168,16 @@ func orphan(ctx context.Context, ri dynamic.ResourceInterface, name string) erro
 }
 
 // prune releases, per w's deletion policy, the objects an older version of
-// w applied that the new version no longer has. Failures are logged: the
-// objects stay, labelled, and a later version or Delete retries.
+// w applied that the new version no longer has (Namespaces and CRDs are
+// orphaned). Failures are logged: the objects stay, labelled, and a later
+// version or Delete retries.
 func (a *Applier) prune(ctx context.Context, w state.Work, before, after []object) {
 	keep := map[objectKey]bool{}
 	for _, o := range after {
 		keep[keyOf(o)] = true
 	}
+	rel := release{key: w.Key, policy: w.DeletionPolicy(), cause: causePruned,
+		log: a.logger.With("work", w.Key, "version", w.Version, "reason", causePruned)}
 	for _, o := range before {
 		if o.gvr.Resource == "" || keep[keyOf(o)] {
 			continue
@@ -117,7 +186,9 @@ func (a *Applier) prune(ctx context.Context, w state.Work, before, after []objec
 		if o.namespaced {
 			ri = a.dyn.Resource(o.gvr).Namespace(o.id.GetNamespace())
 		}
-		if err := a.release(ctx, ri, w.Key, o.id.GetName(), w.DeletionPolicy()); err != nil {
+		desired := &unstructured.Unstructured{}
+		desired.SetName(o.id.GetName())
+		if err := a.release(ctx, ri, desired, rel); err != nil {
 			a.logger.Warn("object dropped from work not removed", "work", w.Key, "object", describe(o.id), "error", err)
 		}
 	}

@@ -8,10 +8,11 @@
 //
 // # Use
 //
-//	a, err := apply.New(apply.Config{RESTConfig: rc, Interpreter: interp}, logger)
+//	a, err := apply.New(apply.Config{RESTConfig: rc, Interpreter: interp, Registerer: reg}, logger)
 //	go a.Run(ctx)               // drift informers and workers; returns when ctx ends
 //	ack, err := a.Apply(ctx, w) // per work version (agent/hubclient.Applier)
-//	err = a.Delete(ctx, w, agentv1.DeletionPolicy_DELETION_POLICY_DELETE)
+//	err = a.Delete(ctx, w, state.Removal{Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
+//		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED, Hub: hubIdentity})
 //
 // agent/status reads what was applied through Snapshot, Keys and Changes.
 //
@@ -47,6 +48,25 @@
 // existing object without our work-key label is foreign: with ABORT (the
 // default) it is left alone and reported as CONFLICT; with OVERWRITE it is
 // taken over.
+//
+// # Deletion
+//
+// Delete releases a removed work's objects in the reverse of apply order:
+// deleted (background propagation, with the observed UID as a
+// precondition) or, with the ORPHAN policy, kept with Tether's labels and
+// annotations removed. A Namespace or CRD is orphaned, never deleted,
+// unless the removal's reason is TEMPLATE_DELETED, and a Namespace even
+// then when it holds an object the work does not own (foreign.go: objects
+// without an owner reference that are not being deleted, Kubernetes'
+// defaults and events aside; a namespace whose content cannot be listed is
+// kept too): deleting one deletes everything inside it. An object a new
+// version of the work no longer has is released the same way (reason
+// "pruned"). Every object deleted or orphaned is one Info line (hub
+// identity, work key and version, object, reason, rule) and counts in
+// tether_agent_member_deletes_total{reason},
+// tether_agent_member_evictions_total (the work was orphaned for the
+// grace period) or tether_agent_member_orphans_total{reason,rule}
+// (metrics.go), registered with Config.Registerer.
 //
 // # Drift
 //

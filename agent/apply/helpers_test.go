@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -28,11 +29,18 @@ const pollInterval = 50 * time.Millisecond
 // (and is waited for) when the test ends.
 func startApplier(t *testing.T) *apply.Applier {
 	t.Helper()
+	return startApplierWith(t, nil, testLogger(t))
+}
+
+// startApplierWith is startApplier with the applier's metrics registered
+// in reg (when not nil) and its log in logger.
+func startApplierWith(t *testing.T, reg prometheus.Registerer, logger hclog.Logger) *apply.Applier {
+	t.Helper()
 	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp}, testLogger(t))
+	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp, Registerer: reg}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tetherproj/tether/agent/apply"
+	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -97,7 +98,7 @@ func TestDelete(t *testing.T) {
 	mustApply(t, a, kept, applied)
 
 	gone.Manifests = append(gone.Manifests, mustJSON(t, configMap(ns, "foreign", nil)))
-	if err := a.Delete(ctx, gone, agentv1.DeletionPolicy_DELETION_POLICY_DELETE); err != nil {
+	if err := a.Delete(ctx, gone, removal(agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "deployment deleted", func(ctx context.Context) error {
@@ -111,7 +112,7 @@ func TestDelete(t *testing.T) {
 		t.Fatalf("foreign object: %v; want untouched", err)
 	}
 
-	if err := a.Delete(ctx, kept, agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN); err != nil {
+	if err := a.Delete(ctx, kept, removal(agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED)); err != nil {
 		t.Fatal(err)
 	}
 	cm, err := kube().CoreV1().ConfigMaps(ns).Get(ctx, "kept", metav1.GetOptions{})
@@ -140,6 +141,10 @@ func TestPrune(t *testing.T) {
 		}
 		return fmt.Errorf("still there: %v", err)
 	})
+}
+
+func removal(p agentv1.DeletionPolicy, r agentv1.DeleteReason) state.Removal {
+	return state.Removal{Policy: p, Reason: r, Hub: "hub-test"}
 }
 
 func mustJSON(t *testing.T, o obj) []byte {

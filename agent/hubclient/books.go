@@ -18,9 +18,11 @@ import (
 // Deletion rules (agent/doc.go): a work's objects are deleted only for a
 // WorkDelete from the hub identity the work came from, received on a stream
 // of that hub that has reached SyncDone (deletes that arrive before it wait
-// for it and are dropped if the stream ends first), or when the work has
-// been orphaned (held from a hub that does not claim it) for the grace
-// period.
+// for it and are dropped if the stream ends first); when that hub's
+// authoritative SyncDone does not list the work (and the stream did not
+// send it); or when the work has been orphaned (held from a hub that does
+// not claim it) for the grace period. A decided deletion is persisted with
+// the work (state.Held.Removal) before it starts, and resumed on start.
 type Books struct {
 	hub     string                  // the identity of the hub last welcomed
 	works   map[string]state.Held   // by key
@@ -41,24 +43,27 @@ type ackState struct {
 
 // session is the state of one stream.
 type session struct {
-	hub       string                            // from Welcome; "" until then
-	synced    bool                              // SyncDone received
-	mentioned map[string]bool                   // keys upserted before SyncDone
-	deferred  map[string]agentv1.DeletionPolicy // WorkDeletes before SyncDone
+	hub       string          // from Welcome; "" until then
+	synced    bool            // SyncDone received
+	mentioned map[string]bool // keys upserted before SyncDone
+	// listed are the keys Hello listed as held from its hub: the only
+	// ones a key set of that hub may delete (the hub looked them up).
+	listed   map[string]bool
+	deferred map[string]*agentv1.WorkDelete // WorkDeletes before SyncDone, by key
 }
 
-// Deletion is a decided deletion of a held work's objects.
+// Deletion is a decided deletion of a held work's objects: the work and
+// how, why and on whose word (Removal.Evicted is true for an eviction after
+// the grace period, false for a hub's word, acknowledged once done).
 type Deletion struct {
-	Work   state.Work
-	Policy agentv1.DeletionPolicy
-	// Evicted is true for an eviction after the grace period, false for a
-	// hub's WorkDelete (which is acknowledged once done).
-	Evicted bool
+	Work state.Work
+	state.Removal
 }
 
 // Effects are what the caller must do after an event, in this order:
-// write Persist (and Hub when set), remove Forget, then apply, delete and
-// send.
+// write Persist (and Hub when set), then apply, delete and send. Every
+// Delete has its record (the work with Removal set) in Persist: a deletion
+// whose record was not written must not start (Undecide it).
 type Effects struct {
 	Hub     string       // the new hub identity to persist; "" for no change
 	Persist []state.Held // works to write
@@ -81,6 +86,9 @@ func NewBooks(snap state.Snapshot) *Books {
 	}
 	for k, h := range snap.Works {
 		b.works[k] = h
+		if h.Removal != nil {
+			b.deleting[k] = true
+		}
 	}
 	for k, d := range snap.Digests {
 		b.digests[k] = d
@@ -100,12 +108,26 @@ func (b *Books) Held(key string) (state.Held, bool) {
 // Len returns the number of works held.
 func (b *Books) Len() int { return len(b.works) }
 
-// Start returns every held work, sorted by key: the agent applies them on
-// start, with or without a hub.
+// Start returns every held work, sorted by key, but those with a pending
+// deletion: the agent applies them on start, with or without a hub.
 func (b *Books) Start() []state.Work {
 	out := make([]state.Work, 0, len(b.works))
 	for _, k := range state.Keys(b.works) {
-		out = append(out, b.works[k].Work)
+		if !b.deleting[k] {
+			out = append(out, b.works[k].Work)
+		}
+	}
+	return out
+}
+
+// Resume returns the deletions decided before a restart and not done,
+// sorted by key: the agent carries them out on start.
+func (b *Books) Resume() []Deletion {
+	var out []Deletion
+	for _, k := range state.Keys(b.works) {
+		if h := b.works[k]; h.Removal != nil {
+			out = append(out, Deletion{Work: h.Work, Removal: *h.Removal})
+		}
 	}
 	return out
 }
@@ -114,7 +136,7 @@ func (b *Books) Start() []state.Work {
 // works held from the hub last welcomed (so no other hub's word can delete
 // them) and their digests at the held version.
 func (b *Books) Hello(agentVersion string) *agentv1.Hello {
-	b.s = &session{mentioned: map[string]bool{}, deferred: map[string]agentv1.DeletionPolicy{}}
+	b.s = &session{mentioned: map[string]bool{}, listed: map[string]bool{}, deferred: map[string]*agentv1.WorkDelete{}}
 	h := &agentv1.Hello{AgentVersion: agentVersion, LastHubIdentity: b.hub}
 	if b.hub == "" {
 		return h
@@ -125,6 +147,7 @@ func (b *Books) Hello(agentVersion string) *agentv1.Hello {
 			continue
 		}
 		h.HeldWorks = append(h.HeldWorks, &agentv1.HeldWork{WorkKey: k, Version: w.Work.Version})
+		b.s.listed[k] = true
 		if d, ok := b.digests[k]; ok && d.Version == w.Work.Version {
 			h.ReportedStatuses = append(h.ReportedStatuses, &agentv1.ReportedStatus{
 				WorkKey: k, Version: d.Version, StatusDigest: d.Digest,

@@ -2,6 +2,7 @@ package hubclient
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,6 +100,37 @@ func deleteWork(key string, policy agentv1.DeletionPolicy, want ...string) event
 	}, want}
 }
 
+// syncKeys is an authoritative SyncDone listing keys.
+func syncKeys(keys []string, want ...string) event {
+	return event{"sync done with keys", func(b *Books) (Effects, error) {
+		return b.SyncDone(&agentv1.SyncDone{WorkCount: int32(len(keys)), WorkKeys: keys, Authoritative: true}, t0)
+	}, want}
+}
+
+func deleteFor(key string, reason agentv1.DeleteReason, want ...string) event {
+	return event{"delete " + key + " for " + reason.String(), func(b *Books) (Effects, error) {
+		return b.Delete(&agentv1.WorkDelete{WorkKey: key, DeletionPolicy: del, Reason: reason})
+	}, want}
+}
+
+// restart replaces b's state with what a new process would load: the
+// works as persisted (the test persists every Persist of the steps).
+func restart() event {
+	return event{"restart", func(b *Books) (Effects, error) {
+		works := map[string]state.Held{}
+		for k, h := range b.works {
+			works[k] = h
+		}
+		*b = *NewBooks(state.Snapshot{HubIdentity: b.hub, Works: works, Digests: map[string]state.Digest{}})
+		var e Effects
+		for _, w := range b.Start() {
+			e.Apply = append(e.Apply, w)
+		}
+		e.Delete = b.Resume()
+		return e, nil
+	}, nil}
+}
+
 func syncDone(n int, want ...string) event {
 	return event{"sync done", func(b *Books) (Effects, error) {
 		return b.SyncDone(&agentv1.SyncDone{WorkCount: int32(n)}, t0)
@@ -111,13 +143,13 @@ func endStream() event {
 
 func evict(after, grace time.Duration, want ...string) event {
 	return event{"evict", func(b *Books) (Effects, error) {
-		return Effects{Delete: b.Evictions(t0.Add(after), grace)}, nil
+		return b.Evictions(t0.Add(after), grace), nil
 	}, want}
 }
 
 func deleted(key, version string, evicted bool, want ...string) event {
 	return event{"deleted " + key, func(b *Books) (Effects, error) {
-		forget, send := b.Deleted(Deletion{Work: state.Work{Key: key, Version: version}, Evicted: evicted})
+		forget, send := b.Deleted(Deletion{Work: state.Work{Key: key, Version: version}, Removal: state.Removal{Evicted: evicted}})
 		e := Effects{Send: send}
 		if forget {
 			e.Notes = []string{"forget " + key}
@@ -138,13 +170,17 @@ func summarize(e Effects) []string {
 		if h.Orphaned() {
 			s += " orphaned"
 		}
+		if h.Removal != nil {
+			s += " removal"
+		}
 		out = append(out, s)
 	}
 	for _, w := range e.Apply {
 		out = append(out, fmt.Sprintf("apply %s@%s", w.Key, w.Version))
 	}
 	for _, d := range e.Delete {
-		out = append(out, fmt.Sprintf("delete %s %s evicted=%t", d.Work.Key, d.Policy, d.Evicted))
+		out = append(out, fmt.Sprintf("delete %s %s evicted=%t %s", d.Work.Key, d.Policy, d.Evicted,
+			strings.ToLower(strings.TrimPrefix(d.Reason.String(), "DELETE_REASON_"))))
 	}
 	for _, m := range e.Send {
 		a := m.GetAck()
@@ -169,14 +205,14 @@ func TestBooksDeletionRules(t *testing.T) {
 			name: "delete after SyncDone from the same hub is carried out and acknowledged",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubA), syncDone(1),
-				deleteWork("a", orph, "delete a DELETION_POLICY_ORPHAN evicted=false"),
+				deleteWork("a", orph, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_ORPHAN evicted=false placement_changed"),
 				deleted("a", "v1", false, deleted1, "forget a")},
 		},
 		{
 			name: "delete before SyncDone waits for it",
 			snap: snapshot(hubA, held("a", "v1", hubA), held("b", "v1", hubA)),
 			events: []event{hello(), welcome(hubA), deleteWork("a", del),
-				syncDone(1, "delete a DELETION_POLICY_DELETE evicted=false")},
+				syncDone(1, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
 		},
 		{
 			name: "delete before SyncDone is dropped when the stream ends first",
@@ -188,7 +224,7 @@ func TestBooksDeletionRules(t *testing.T) {
 			name: "unset policy takes the work's",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubA), syncDone(0),
-				deleteWork("a", agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, "delete a DELETION_POLICY_DELETE evicted=false")},
+				deleteWork("a", agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
 		},
 		{
 			name: "delete from another hub identity is ignored, even after SyncDone",
@@ -210,7 +246,7 @@ func TestBooksDeletionRules(t *testing.T) {
 				upsert("a", "v1", "persist a@v1 from hub-b", "apply a@v1"),
 				syncDone(1, "persist b@v1 from hub-a orphaned"),
 				evict(59*time.Minute, time.Hour),
-				evict(time.Hour, time.Hour, "delete b DELETION_POLICY_DELETE evicted=true"),
+				evict(time.Hour, time.Hour, "persist b@v1 from hub-a orphaned removal", "delete b DELETION_POLICY_DELETE evicted=true orphan_expired"),
 				deleted("b", "v1", true, "forget b")},
 		},
 		{
@@ -230,7 +266,7 @@ func TestBooksDeletionRules(t *testing.T) {
 			name: "an upsert during a deletion keeps the work",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubA), syncDone(1),
-				deleteWork("a", del, "delete a DELETION_POLICY_DELETE evicted=false"),
+				deleteWork("a", del, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed"),
 				upsert("a", "v2", "persist a@v2 from hub-a", "apply a@v2"),
 				deleted("a", "v1", false)},
 		},
@@ -239,7 +275,7 @@ func TestBooksDeletionRules(t *testing.T) {
 			snap: snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0, "persist a@v1 from hub-a orphaned"), endStream(),
 				hello(), welcome(hubA, "hub hub-a"), syncDone(0),
-				deleteWork("a", del, "delete a DELETION_POLICY_DELETE evicted=false")},
+				deleteWork("a", del, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
 		},
 	}
 	for _, tt := range tests {
@@ -285,4 +321,182 @@ func TestBooksProtocolErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBooksHubKeySet: an authoritative SyncDone deletes the works held
+// from the same hub that its key set lacks (removed while the agent was
+// away, however long ago), and nothing else.
+func TestBooksHubKeySet(t *testing.T) {
+	tests := []struct {
+		name   string
+		snap   state.Snapshot
+		events []event
+	}{
+		{
+			name: "a work the hub no longer has is deleted at SyncDone",
+			snap: snapshot(hubA, held("a", "v1", hubA), held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubA),
+				syncKeys([]string{"b"}, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false not_in_hub_set"),
+				deleted("a", "v1", false, "ack a@ APPLY_RESULT_DELETED", "forget a")},
+		},
+		{
+			name: "the work's own deletion policy is kept",
+			snap: snapshot(hubA, state.Held{Work: state.Work{Key: "a", Version: "v1",
+				Options: &agentv1.ApplyOptions{DeletionPolicy: orph}}, Hub: hubA}),
+			events: []event{hello(), welcome(hubA),
+				syncKeys(nil, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_ORPHAN evicted=false not_in_hub_set")},
+		},
+		{
+			name: "a work sent on the stream before SyncDone is kept though the set lacks it",
+			snap: snapshot(hubA),
+			events: []event{hello(), welcome(hubA),
+				upsert("new", "v1", "persist new@v1 from hub-a", "apply new@v1"),
+				syncKeys(nil)},
+		},
+		{
+			name: "a work of the hub that Hello did not list (orphaned meanwhile) is left to the grace period",
+			snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
+			events: []event{hello(), welcome(hubA, "hub hub-a"), syncKeys(nil),
+				evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired")},
+		},
+		{
+			name:   "a hub that is not authoritative deletes nothing",
+			snap:   snapshot(hubA, held("a", "v1", hubA)),
+			events: []event{hello(), welcome(hubA), syncDone(0)},
+		},
+		{
+			name: "another hub identity's set never deletes: its works are orphaned",
+			snap: snapshot(hubA, held("a", "v1", hubA)),
+			events: []event{hello(), welcome(hubB, "hub hub-b"),
+				syncKeys([]string{"x"}, "persist a@v1 from hub-a orphaned")},
+		},
+		{
+			name: "an explicit delete before SyncDone keeps its reason",
+			snap: snapshot(hubA, held("a", "v1", hubA)),
+			events: []event{hello(), welcome(hubA),
+				deleteFor("a", agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED),
+				syncKeys(nil, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false template_deleted")},
+		},
+	}
+	runScenarios(t, tests)
+}
+
+// TestBooksPendingDeletionSurvivesRestart: a decided deletion is recorded
+// before it starts; after a restart it is resumed, not applied again, and
+// not listed in Hello (so the hub does not think the work held).
+func TestBooksPendingDeletionSurvivesRestart(t *testing.T) {
+	tests := []struct {
+		name   string
+		snap   state.Snapshot
+		events []event
+	}{
+		{
+			name: "a hub's delete",
+			snap: snapshot(hubA, held("a", "v1", hubA), held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubA), syncDone(2),
+				deleteFor("a", agentv1.DeleteReason_DELETE_REASON_FAILOVER, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false failover"),
+				restart(),
+				hello(), welcome(hubA), syncDone(1),
+				deleted("a", "v1", false, "ack a@ APPLY_RESULT_DELETED", "forget a")},
+		},
+		{
+			name: "an upsert after the restart cancels it",
+			snap: snapshot(hubA, held("a", "v1", hubA)),
+			events: []event{hello(), welcome(hubA), syncDone(1),
+				deleteWork("a", del, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed"),
+				restart(), hello(), welcome(hubA),
+				upsert("a", "v2", "persist a@v2 from hub-a", "apply a@v2"),
+				deleted("a", "v1", false)},
+		},
+	}
+	runScenarios(t, tests)
+	// What restart returns: the resumed deletion, no apply of a.
+	b := NewBooks(snapshot(hubA, held("b", "v1", hubA), state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA,
+		Removal: &state.Removal{Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_FAILOVER, Hub: hubA}}))
+	var got []string
+	for _, w := range b.Start() {
+		got = append(got, "apply "+w.Key)
+	}
+	for _, d := range b.Resume() {
+		got = append(got, "resume "+d.Work.Key+" "+d.Reason.String())
+	}
+	if want := []string{"apply b", "resume a DELETE_REASON_FAILOVER"}; !cmp.Equal(want, got) {
+		t.Errorf("Start and Resume after a restart = %v; want %v", got, want)
+	}
+	if h := b.Hello("v1"); len(h.GetHeldWorks()) != 1 || h.GetHeldWorks()[0].GetWorkKey() != "b" {
+		t.Errorf("Hello with a pending deletion of a = %v; want only b held", h)
+	}
+}
+
+// TestBooksUndecide: a deletion whose record could not be written does
+// not start, and is decided again on the hub's next word.
+func TestBooksUndecide(t *testing.T) {
+	b := NewBooks(snapshot(hubA, held("a", "v1", hubA)))
+	b.Hello("v1")
+	mustEffects(t)(b.Welcome(&agentv1.Welcome{HubIdentity: hubA}))
+	mustEffects(t)(b.SyncDone(&agentv1.SyncDone{}, t0))
+	e := mustEffects(t)(b.Delete(&agentv1.WorkDelete{WorkKey: "a"}))
+	if len(e.Delete) != 1 {
+		t.Fatalf("Delete() = %v; want one deletion", summarize(e))
+	}
+	b.Undecide("a")
+	if h, _ := b.Held("a"); h.Removal != nil {
+		t.Errorf("Held(a) after Undecide = %+v; want no removal", h)
+	}
+	if e := mustEffects(t)(b.Delete(&agentv1.WorkDelete{WorkKey: "a"})); len(e.Delete) != 1 {
+		t.Errorf("Delete() after Undecide = %v; want the deletion decided again", summarize(e))
+	}
+}
+
+func mustEffects(t *testing.T) func(Effects, error) Effects {
+	return func(e Effects, err error) Effects {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+}
+
+func runScenarios(t *testing.T, tests []struct {
+	name   string
+	snap   state.Snapshot
+	events []event
+}) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := NewBooks(tt.snap)
+			for i, ev := range tt.events {
+				e, err := ev.do(b)
+				if err != nil {
+					t.Fatalf("step %d (%s): %v", i, ev.name, err)
+				}
+				if ev.want == nil && ev.name == "restart" {
+					continue
+				}
+				if diff := cmp.Diff(ev.want, summarize(e)); diff != "" {
+					t.Errorf("step %d (%s): effects mismatch (-want +got):\n%s", i, ev.name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestBooksHubDeleteOfAnEvictionUnderWay: the hub's WorkDelete of a work
+// whose eviction is under way is acknowledged once the deletion is done.
+func TestBooksHubDeleteOfAnEvictionUnderWay(t *testing.T) {
+	runScenarios(t, []struct {
+		name   string
+		snap   state.Snapshot
+		events []event
+	}{{
+		name: "eviction, then the hub's delete",
+		snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
+		events: []event{
+			evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired"),
+			hello(), welcome(hubA, "hub hub-a"), syncDone(0), deleteWork("a", del),
+			deleted("a", "v1", true, "ack a@ APPLY_RESULT_DELETED", "forget a"),
+		},
+	}})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -113,11 +114,16 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 func (c *Client) Run(ctx context.Context) error {
 	defer func() { c.conn.Close() }() // the connection of the moment
 	c.mu.Lock()
-	held := c.books.Start()
+	held, resume := c.books.Start(), c.books.Resume()
 	c.mu.Unlock()
-	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held))
+	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held), "pending_deletions", len(resume))
 	for _, w := range held {
 		c.queue.add(w.Key, task{work: w})
+	}
+	for i := range resume {
+		d := resume[i]
+		c.log.Info("resuming a deletion decided before the restart", "work", d.Work.Key, "version", d.Work.Version, "reason", d.Reason)
+		c.queue.add(d.Work.Key, task{deletion: &d})
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -199,7 +205,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // carry out does what e says: writes the state, queues applies and
-// deletions, and queues messages for the stream. mu is held.
+// deletions, and queues messages for the stream. Nothing goes on from a
+// record that was not written: a work not persisted is not applied (it is
+// acknowledged FAILED and persisted again with backoff), a deletion not
+// persisted does not start. mu is held.
 func (c *Client) carryOut(e Effects) {
 	for _, n := range e.Notes {
 		c.log.Info(n)
@@ -209,19 +218,45 @@ func (c *Client) carryOut(e Effects) {
 			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
 		}
 	}
+	unsaved := map[string]error{}
 	for _, h := range e.Persist {
 		if err := c.cfg.Store.PutWork(h); err != nil {
-			c.log.Error("work not saved; the agent goes on with it in memory", "work", h.Work.Key, "error", err)
+			unsaved[h.Work.Key] = err
+			if h.Orphaned() && h.Removal == nil {
+				c.log.Error("orphan mark not saved; the agent goes on with it in memory (a restart restarts its grace period)", "work", h.Work.Key, "error", err)
+			}
 		}
 	}
 	for _, w := range e.Apply {
+		if err := unsaved[w.Key]; err != nil {
+			c.unsaved(w, err)
+			c.retry(w.Key, task{work: w, persist: true})
+			continue
+		}
 		c.queue.add(w.Key, task{work: w})
 	}
 	for i := range e.Delete {
 		d := e.Delete[i]
+		if err := unsaved[d.Work.Key]; err != nil {
+			c.books.Undecide(d.Work.Key)
+			c.log.Error("deletion not started: its record could not be saved", "work", d.Work.Key, "reason", d.Reason, "error", err)
+			continue
+		}
 		c.queue.add(d.Work.Key, task{deletion: &d})
 	}
 	c.post(e.Send...)
+}
+
+// unsaved reports that w could not be written to the state: it is not
+// applied, and the hub hears FAILED, never an ack of what the agent could
+// lose on a restart. mu is held.
+func (c *Client) unsaved(w state.Work, err error) {
+	c.log.Error("work not saved to the agent's state; not applied, acknowledged as failed, saved again with backoff",
+		"work", w.Key, "version", w.Version, "error", err)
+	c.post(c.books.Result(&agentv1.Ack{
+		WorkKey: w.Key, Version: w.Version, Result: agentv1.ApplyResult_APPLY_RESULT_FAILED,
+		Message: fmt.Sprintf("the agent could not save the work to its state: %v", err),
+	})...)
 }
 
 // post queues msgs for the current stream. mu is held.

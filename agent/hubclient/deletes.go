@@ -24,27 +24,63 @@ func (b *Books) Delete(d *agentv1.WorkDelete) (Effects, error) {
 		e.Send = append(e.Send, deletedAck(key))
 	case h.Hub != b.s.hub:
 		e.note("WorkDelete of %q ignored: the work came from hub %q, not from this hub %q", key, h.Hub, b.s.hub)
+	case b.deleting[key]:
+		if h.Removal != nil && h.Removal.Evicted {
+			r := *h.Removal // now on the hub's word too: acknowledged once done
+			r.Evicted = false
+			h.Removal = &r
+			b.works[key] = h
+		}
+		e.note("WorkDelete of %q: its deletion is already under way", key)
 	case !b.s.synced:
-		b.s.deferred[key] = d.GetDeletionPolicy()
+		b.s.deferred[key] = d
 		e.note("WorkDelete of %q deferred until the hub's SyncDone", key)
 	default:
-		e.Delete = append(e.Delete, b.decide(h, d.GetDeletionPolicy(), false))
+		e.decide(b, h, d.GetDeletionPolicy(), reasonOf(d), false)
 	}
 	return e, nil
 }
 
-// decide records that h's objects are to be deleted with policy.
-func (b *Books) decide(h state.Held, policy agentv1.DeletionPolicy, evicted bool) Deletion {
+// reasonOf is d's reason; a hub that predates the field said nothing,
+// which is taken as a placement change (the cautious reading: Namespaces
+// and CRDs are orphaned, not deleted).
+func reasonOf(d *agentv1.WorkDelete) agentv1.DeleteReason {
+	if r := d.GetReason(); r != agentv1.DeleteReason_DELETE_REASON_UNSPECIFIED {
+		return r
+	}
+	return agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED
+}
+
+// decide records that h's objects are to be deleted with policy for
+// reason: the deletion and its record, to persist first.
+func (e *Effects) decide(b *Books, h state.Held, policy agentv1.DeletionPolicy, reason agentv1.DeleteReason, evicted bool) {
 	if policy == agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED {
 		policy = h.Work.DeletionPolicy()
 	}
+	r := state.Removal{Policy: policy, Reason: reason, Hub: h.Hub, Evicted: evicted}
+	h.Removal = &r
+	b.works[h.Work.Key] = h
 	b.deleting[h.Work.Key] = true
-	return Deletion{Work: h.Work, Policy: policy, Evicted: evicted}
+	e.Persist = append(e.Persist, h)
+	e.Delete = append(e.Delete, Deletion{Work: h.Work, Removal: r})
+}
+
+// Undecide drops the decided deletion of key whose record could not be
+// persisted: it must not start. The work is held as before; the deletion
+// is decided again on the hub's next word (or the next eviction check).
+func (b *Books) Undecide(key string) {
+	if h, ok := b.works[key]; ok && b.deleting[key] {
+		h.Removal = nil
+		b.works[key] = h
+		delete(b.deleting, key)
+	}
 }
 
 // SyncDone ends the stream's initial sync: deferred deletes are carried
-// out, and works held from another hub identity that this hub did not send
-// are orphaned (from now, unless they already were).
+// out; when the hub is authoritative, works held from it that its key set
+// lacks and that it did not send on this stream are deleted (removed while
+// the agent was away); works held from another hub identity that this hub
+// did not send are orphaned (from now, unless they already were).
 func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 	if err := b.welcomed("SyncDone"); err != nil {
 		return Effects{}, err
@@ -55,46 +91,67 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 	b.s.synced = true
 	var e Effects
 	for _, key := range sortedKeys(b.s.deferred) {
-		if h, ok := b.works[key]; ok && h.Hub == b.s.hub {
-			e.Delete = append(e.Delete, b.decide(h, b.s.deferred[key], false))
+		if h, ok := b.works[key]; ok && h.Hub == b.s.hub && !b.deleting[key] {
+			d := b.s.deferred[key]
+			e.decide(b, h, d.GetDeletionPolicy(), reasonOf(d), false)
 		}
 	}
 	b.s.deferred = nil
-	fromHub := 0
+	kept := b.sweep(sd, now, &e)
+	if !sd.GetAuthoritative() && kept > int(sd.GetWorkCount()) {
+		e.note("the hub has %d works for this cluster and the agent holds %d from it; the hub says its view is not authoritative, so the others are kept until it deletes them", sd.GetWorkCount(), kept)
+	}
+	e.Send = append(e.Send, b.pendingAcks()...)
+	return e, nil
+}
+
+// sweep settles every held work against the hub's SyncDone: works of
+// another hub identity are orphaned; works of this hub that Hello listed
+// (so the hub looked them up) and that an authoritative key set lacks are
+// deleted. It returns how many works of this hub are kept.
+func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
+	var want map[string]bool
+	if sd.GetAuthoritative() {
+		want = make(map[string]bool, len(sd.GetWorkKeys()))
+		for _, k := range sd.GetWorkKeys() {
+			want[k] = true
+		}
+	}
+	kept := 0
 	for _, key := range state.Keys(b.works) {
 		h := b.works[key]
-		if h.Hub == b.s.hub {
-			fromHub++
-			continue
-		}
-		if !h.Orphaned() && !b.deleting[key] {
+		switch {
+		case b.deleting[key]:
+		case h.Hub == b.s.hub && want != nil && !want[key] && !b.s.mentioned[key] && b.s.listed[key]:
+			e.decide(b, h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, agentv1.DeleteReason_DELETE_REASON_NOT_IN_HUB_SET, false)
+			e.note("work %q deleted: it came from hub %q, whose authoritative list of this cluster's works does not have it", key, h.Hub)
+		case h.Hub == b.s.hub:
+			kept++
+		case !h.Orphaned():
 			h = orphan(h, now)
 			b.works[key] = h
 			e.Persist = append(e.Persist, h)
 			e.note("work %q orphaned: it came from hub %q and hub %q does not have it", key, h.Hub, b.s.hub)
 		}
 	}
-	if n := int(sd.GetWorkCount()); n < fromHub-len(e.Delete) {
-		e.note("the hub has %d works for this cluster and the agent holds %d from it: the others are kept until the hub deletes them", n, fromHub-len(e.Delete))
-	}
-	e.Send = append(e.Send, b.pendingAcks()...)
-	return e, nil
+	return kept
 }
 
 // Evictions returns the deletions of works orphaned for at least grace at
-// now; none when grace is 0 (eviction off).
-func (b *Books) Evictions(now time.Time, grace time.Duration) []Deletion {
+// now, with their records to persist first; none when grace is 0
+// (eviction off).
+func (b *Books) Evictions(now time.Time, grace time.Duration) Effects {
+	var e Effects
 	if grace <= 0 {
-		return nil
+		return e
 	}
-	var out []Deletion
 	for _, key := range state.Keys(b.works) {
 		h := b.works[key]
 		if h.Orphaned() && !b.deleting[key] && now.Sub(h.OrphanedSince) >= grace {
-			out = append(out, b.decide(h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, true))
+			e.decide(b, h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, agentv1.DeleteReason_DELETE_REASON_ORPHAN_EXPIRED, true)
 		}
 	}
-	return out
+	return e
 }
 
 // Deleted records that d was carried out. It reports whether the work is
@@ -113,7 +170,7 @@ func (b *Books) Deleted(d Deletion) (forget bool, send []*agentv1.AgentMessage) 
 		delete(b.digests, key)
 		b.dirty = true
 	}
-	if !d.Evicted && b.s != nil && b.s.hub == h.Hub {
+	if h.Removal != nil && !h.Removal.Evicted && b.s != nil && b.s.hub == h.Hub {
 		send = append(send, deletedAck(key))
 	}
 	return true, send

@@ -17,7 +17,12 @@
 // upserts and deletes, SyncDone, then changes as they happen. Every upsert
 // is persisted, then applied by a pool of workers (one task per work key
 // at a time, a newer version replacing a waiting one, failures retried with
-// backoff), and every apply result is acknowledged. Heartbeats (capacity)
+// backoff), and every apply result is acknowledged. An upsert that cannot
+// be persisted (a state Secret over 1 MiB, a full disk) is not applied: it
+// is acknowledged FAILED with the reason, logged as an error, and persisted
+// again with backoff. A decided deletion is persisted (with its policy,
+// reason and hub) before it starts; Run resumes the deletions a restart
+// interrupted, and never applies those works again. Heartbeats (capacity)
 // go every Settings.heartbeat_interval; status reports are forwarded as the
 // StatusSource produces them; StatusRequest asks it to send them again.
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)

@@ -30,13 +30,17 @@ type Applier interface {
 	// the same version may be applied again.
 	Apply(ctx context.Context, w state.Work) (*agentv1.Ack, error)
 
-	// Delete removes w's objects with policy (DELETE: delete them; ORPHAN:
+	// Delete removes w's objects per r.Policy (DELETE: delete them; ORPHAN:
 	// leave them and strip Tether's ownership labels and annotations) and
-	// stops watching them. It is called only when deletion is safe (an
-	// explicit WorkDelete from the hub the work came from, after that hub's
-	// SyncDone, or an eviction after the grace period; see agent/doc.go).
-	// policy is never UNSPECIFIED. Objects already gone are not an error.
-	Delete(ctx context.Context, w state.Work, policy agentv1.DeletionPolicy) error
+	// stops watching them; it logs and counts every object it deletes or
+	// orphans with r (the hub, the reason). It is called only when deletion
+	// is safe (an explicit WorkDelete from the hub the work came from, after
+	// that hub's SyncDone; a work that hub's authoritative SyncDone does not
+	// list; or an eviction after the grace period; see agent/doc.go), after
+	// the decision is persisted, and again after a restart until it returns
+	// nil. r.Policy is never UNSPECIFIED. Objects already gone are not an
+	// error.
+	Delete(ctx context.Context, w state.Work, r state.Removal) error
 }
 
 // StatusSource produces the status reports of the works the agent holds.

@@ -13,6 +13,9 @@ import (
 type task struct {
 	work     state.Work // to apply, when deletion is nil
 	deletion *Deletion
+	// persist is true for a work whose state write failed: it is written
+	// again before it is applied.
+	persist  bool
 	failures int // consecutive failures so far, for the retry backoff
 }
 

@@ -15,9 +15,11 @@ func (c *Client) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		if t.deletion != nil {
+		switch {
+		case t.deletion != nil:
 			c.delete(ctx, key, t)
-		} else {
+		case t.persist && !c.persist(key, t):
+		default:
 			c.apply(ctx, key, t)
 		}
 		c.queue.done(key)
@@ -53,15 +55,34 @@ func (c *Client) apply(ctx context.Context, key string, t task) {
 	c.retry(key, t)
 }
 
+// persist writes t.work to the state again after a failed write, and
+// reports whether to apply it now: it was written and is still the version
+// held. A failure is acknowledged FAILED and retried with backoff.
+func (c *Client) persist(key string, t task) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.books.Held(key)
+	if !ok || h.Work.Version != t.work.Version || h.Removal != nil {
+		return false // replaced or deleted meanwhile: that task does the rest
+	}
+	if err := c.cfg.Store.PutWork(h); err != nil {
+		c.unsaved(t.work, err)
+		c.retry(key, t)
+		return false
+	}
+	c.log.Info("work saved to the agent's state after a failed write; applying it", "work", key, "version", t.work.Version)
+	return true
+}
+
 // delete carries out t.deletion and forgets the work once it is done.
 func (c *Client) delete(ctx context.Context, key string, t task) {
 	d := *t.deletion
-	err := c.cfg.Applier.Delete(ctx, d.Work, d.Policy)
+	err := c.cfg.Applier.Delete(ctx, d.Work, d.Removal)
 	if ctx.Err() != nil {
 		return
 	}
 	if err != nil {
-		c.log.Warn("work not deleted; retrying", "work", key, "policy", d.Policy, "error", err)
+		c.log.Warn("work not deleted; retrying", "work", key, "policy", d.Policy, "reason", d.Reason, "error", err)
 		c.retry(key, t)
 		return
 	}
@@ -74,7 +95,7 @@ func (c *Client) delete(ctx context.Context, key string, t task) {
 	if err := c.cfg.Store.DeleteWork(key); err != nil {
 		c.log.Error("deleted work not removed from the state", "work", key, "error", err)
 	}
-	c.log.Info("work deleted", "work", key, "policy", d.Policy, "evicted", d.Evicted)
+	c.log.Info("work deleted", "work", key, "version", d.Work.Version, "policy", d.Policy, "reason", d.Reason, "hub_identity", d.Hub, "evicted", d.Evicted)
 	c.post(send...)
 }
 
@@ -101,11 +122,11 @@ func (c *Client) evict(ctx context.Context) {
 			return
 		}
 		c.mu.Lock()
-		ds := c.books.Evictions(c.cfg.Now(), grace)
-		for _, d := range ds {
-			c.log.Info("evicting orphaned work after the grace period", "work", d.Work.Key, "grace", grace)
+		e := c.books.Evictions(c.cfg.Now(), grace)
+		for _, d := range e.Delete {
+			c.log.Info("evicting orphaned work after the grace period", "work", d.Work.Key, "hub_identity", d.Hub, "grace", grace)
 		}
-		c.carryOut(Effects{Delete: ds})
+		c.carryOut(e)
 		c.mu.Unlock()
 	}
 }

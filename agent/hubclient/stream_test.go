@@ -206,7 +206,7 @@ func TestDeletesWaitForSyncDone(t *testing.T) {
 
 	// The same delete with SyncDone after it is carried out.
 	s.Send(t, hubtest.Welcome(hubA, beat), hubtest.Delete("a", del), hubtest.SyncDone(2))
-	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del})
+	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
 	if ack := s.Recv(t, ackOf("a")).GetAck(); ack.GetResult() != agentv1.ApplyResult_APPLY_RESULT_DELETED {
 		t.Errorf("ack of the delete = %v; want DELETED", ack)
 	}
@@ -240,7 +240,7 @@ func TestOrphansAreEvictedAfterTheGracePeriod(t *testing.T) {
 	s.Close(nil)
 	s = hub.Next(t)
 	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.Upsert("b", "v1"), hubtest.SyncDone(1))
-	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del})
+	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_ORPHAN_EXPIRED})
 	for _, c := range a.applier.Calls() {
 		if c.Op == "delete" && c.Key != "a" {
 			t.Errorf("call %+v; want only a (unclaimed) evicted", c)
@@ -288,6 +288,58 @@ func noDeletes(t *testing.T, a *agent) {
 	for _, c := range a.applier.Calls() {
 		if c.Op == "delete" {
 			t.Errorf("call %+v; want no deletion", c)
+		}
+	}
+}
+
+// TestHubKeySetDeletesWhatWasRemovedWhileAway: a work the hub removed
+// while the agent was away, and no longer remembers, is deleted when the
+// agent returns: the hub's authoritative SyncDone does not list it.
+func TestHubKeySetDeletesWhatWasRemovedWhileAway(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	hub := hubtest.Start(t, certs, "127.0.0.1:0")
+	a := startAgent(t, certs, hub.Addr, t.TempDir())
+	s := hub.Next(t)
+	syncFirst(t, s)
+	s.Close(nil)
+
+	s = hub.Next(t)
+	s.Send(t, hubtest.Welcome(hubA, beat), hubtest.SyncDoneKeys("b"))
+	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_NOT_IN_HUB_SET})
+	if ack := s.Recv(t, ackOf("a")).GetAck(); ack.GetResult() != agentv1.ApplyResult_APPLY_RESULT_DELETED {
+		t.Errorf("ack of a = %v; want DELETED", ack)
+	}
+	for _, c := range a.applier.Calls() {
+		if c.Op == "delete" && c.Key != "a" {
+			t.Errorf("call %+v; want only a deleted", c)
+		}
+	}
+}
+
+// TestPendingDeletionResumesAfterRestart: an agent that stops in the
+// middle of a deletion finishes it after a restart (the hub unreachable),
+// and never applies the work again.
+func TestPendingDeletionResumesAfterRestart(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	dir := t.TempDir()
+	hub := hubtest.Start(t, certs, "127.0.0.1:0")
+	first := startAgent(t, certs, hub.Addr, dir)
+	s := hub.Next(t)
+	syncFirst(t, s)
+	first.applier.HangDeletes()
+	s.Send(t, &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkDelete{WorkDelete: &agentv1.WorkDelete{
+		WorkKey: "a", DeletionPolicy: del, Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED}}})
+	want := hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED}
+	first.waitFor(t, want)
+	first.stop(t) // the deletion is cut short
+	hub.Stop()
+
+	second := startAgent(t, certs, hub.Addr, dir)
+	second.waitFor(t, want)
+	second.waitFor(t, apply("b", "v1"))
+	for _, c := range second.applier.Calls() {
+		if c.Op == "apply" && c.Key == "a" {
+			t.Errorf("call %+v after a restart in the middle of a's deletion; want a deleted, never applied again", c)
 		}
 	}
 }

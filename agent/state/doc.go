@@ -1,6 +1,6 @@
 // Package state is the agent's local state (DESIGN §4): the works it holds
-// (content and version, the hub identity each came from, and whether it is
-// orphaned), the identity of the hub it last synced with, and the status
+// (content and version, the hub identity each came from, whether it is
+// orphaned, and the deletion decided for it and not yet done), the identity of the hub it last synced with, and the status
 // digests it last reported. With it, an agent restarted while the
 // hub is unreachable keeps reconciling what it holds.
 //

@@ -46,6 +46,10 @@ type Held struct {
 	// initial sync. Zero while the hub claims it. An orphaned work is
 	// evicted once it has been orphaned for the grace period.
 	OrphanedSince time.Time
+	// Removal, when set, is the deletion decided for the work and not yet
+	// done: the agent carries it out (again, after a restart) and never
+	// applies this version again.
+	Removal *Removal
 }
 
 // Orphaned reports whether h is unclaimed.
@@ -106,6 +110,7 @@ type workDoc struct {
 	Key           string          `json:"work_key"`
 	Hub           string          `json:"hub_identity"`
 	OrphanedSince *time.Time      `json:"orphaned_since,omitempty"`
+	Removal       *removalDoc     `json:"removal,omitempty"`
 	Upsert        json.RawMessage `json:"upsert"` // protojson of WorkUpsert
 }
 
@@ -169,6 +174,13 @@ func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 	if doc.OrphanedSince != nil {
 		h.OrphanedSince = *doc.OrphanedSince
 	}
+	if doc.Removal != nil {
+		r, err := doc.Removal.removal()
+		if err != nil {
+			return Held{}, s.corrupt(name, err)
+		}
+		h.Removal = &r
+	}
 	return h, nil
 }
 
@@ -210,7 +222,9 @@ func (s *Store) PutHub(identity string) error {
 	return s.write(hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
 }
 
-// PutWork records h, replacing what is held under its key.
+// PutWork records h, replacing what is held under its key. With
+// h.Removal set it is the record of a pending deletion: written before the
+// deletion starts.
 func (s *Store) PutWork(h Held) error {
 	u, err := protojson.Marshal(h.Work.Upsert())
 	if err != nil {
@@ -220,6 +234,9 @@ func (s *Store) PutWork(h Held) error {
 	if h.Orphaned() {
 		t := h.OrphanedSince.UTC()
 		doc.OrphanedSince = &t
+	}
+	if h.Removal != nil {
+		doc.Removal = h.Removal.doc()
 	}
 	return s.write(workBlob(h.Work.Key), doc)
 }

@@ -138,3 +138,42 @@ func mustDo(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestPendingRemovalSurvivesRestart: a deletion recorded before it starts
+// is read back by the next agent process, so it is finished, not undone.
+func TestPendingRemovalSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := Held{Work: work("ns/job", "v1"), Hub: "hub-a", Removal: &Removal{
+		Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
+		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED,
+		Hub:    "hub-a",
+	}}
+	mustDo(t, s.PutWork(pending))
+	again, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := again.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pending, got.Works["ns/job"], protocmp.Transform()); diff != "" {
+		t.Errorf("Load() of a pending removal (-want +got):\n%s", diff)
+	}
+}
+
+func TestCorruptRemovalIsAClearError(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := workFile(s)
+	mustDo(t, os.WriteFile(path, []byte(`{"format_version":1,"work_key":"a","hub_identity":"h","removal":{"deletion_policy":"SHRED","reason":"DELETE_REASON_FAILOVER"},"upsert":{"workKey":"a","version":"v1"}}`), 0o600))
+	if _, err := s.Load(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "SHRED") {
+		t.Errorf("Load() = %v; want ErrCorrupt naming the policy", err)
+	}
+}

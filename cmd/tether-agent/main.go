@@ -82,6 +82,7 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 		"(works held, hub identity, status digests; at most 1 MiB) instead of --data-dir, which still holds the credentials")
 	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,
 		"how long works no hub claims are kept before their objects are deleted; 0 keeps them")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics on /metrics (objects deleted and orphaned in the member, by reason); empty: none")
 	topo := topologyFlags(fs)
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")

@@ -124,6 +124,9 @@ func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (i
 	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: served}
 	// Every work, withheld ones included, counts as wanted: a withheld work
 	// the agent holds is not a delete candidate.
+	if v, ok := s.works.(interface{ Authoritative(cluster string) bool }); ok && !v.Authoritative(st.cluster) {
+		in.NotAuthoritative = true // SyncDone without a key set: the agent deletes nothing for its absence
+	}
 	if keys := syncstate.DeleteCandidates(s.cfg.HubIdentity, hello, works); len(keys) > 0 {
 		if in.Gone, err = s.works.Gone(ctx, st.cluster, keys); err != nil {
 			return 0, fmt.Errorf("%w: look up %d works held by cluster %q: %v", ErrUnavailable, len(keys), st.cluster, err)

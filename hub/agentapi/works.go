@@ -23,8 +23,10 @@ type Works interface {
 	// Gone returns, of keys (works the agent holds that Current did not
 	// return), the removals (WorkChange.Work nil) for those the hub
 	// positively knows are gone from the cluster, with their deletion
-	// policy. A key it cannot vouch for (never rendered by this hub, or not
-	// renderable now) must be left out: the agent keeps it.
+	// policy and reason, and WorkChange.Keep for those the cluster is to
+	// keep though Current has no content for them (not renderable now).
+	// A key left out is absent from the authoritative SyncDone's key set,
+	// and the agent deletes it.
 	Gone(ctx context.Context, cluster string, keys []string) ([]WorkChange, error)
 }
 

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -10,6 +11,12 @@ import (
 type plan struct {
 	key    string
 	policy agentv1.DeletionPolicy
+	// reason is why the clusters in drop lose the work; failedOver are
+	// those of them whose graceful eviction just ended (FAILOVER).
+	reason     agentv1.DeleteReason
+	failedOver []string
+	// evicting are the clusters the binding is gracefully leaving.
+	evicting map[string]bool
 	// exists is false when the template or its binding is gone: every
 	// cluster loses the work and the key is forgotten.
 	exists bool
@@ -64,12 +71,17 @@ func (s *state) commitPlan(p *plan, now time.Time, touched map[*clusterWorks]boo
 	}
 	ref.policy = p.policy
 	ref.vouch = p.vouch
+	ref.evicting = p.evicting
 	for c, up := range p.set {
 		s.put(c, up, touched)
 		ref.placed[c] = up.GetVersion()
 	}
 	for _, c := range p.drop {
-		s.remove(c, p.key, p.policy, now, touched)
+		reason := p.reason
+		if slices.Contains(p.failedOver, c) {
+			reason = agentv1.DeleteReason_DELETE_REASON_FAILOVER
+		}
+		s.remove(c, p.key, removal{policy: p.policy, reason: reason, rev: s.rev, at: now}, touched)
 		delete(ref.placed, c)
 	}
 	if !p.exists && len(ref.placed) == 0 {
@@ -96,8 +108,8 @@ func (s *state) put(cluster string, up *agentv1.WorkUpsert, touched map[*cluster
 	touched[cw] = true
 }
 
-// remove takes key from cluster and remembers the removal with policy.
-func (s *state) remove(cluster, key string, policy agentv1.DeletionPolicy, now time.Time, touched map[*clusterWorks]bool) {
+// remove takes key from cluster and remembers the removal rm.
+func (s *state) remove(cluster, key string, rm removal, touched map[*clusterWorks]bool) {
 	cw := s.clusters[cluster]
 	if cw == nil {
 		return
@@ -108,7 +120,7 @@ func (s *state) remove(cluster, key string, policy agentv1.DeletionPolicy, now t
 	}
 	s.release(v)
 	delete(cw.works, key)
-	cw.removed[key] = removal{policy: policy, rev: s.rev, at: now}
+	cw.removed[key] = rm
 	cw.removals = append(cw.removals, logEntry{rev: s.rev, key: key})
 	cw.record(s.rev, key)
 	touched[cw] = true
@@ -136,6 +148,15 @@ func (s *state) dropCluster(name string) {
 func (s *state) placed(key string) map[string]string {
 	if ref := s.refs[key]; ref != nil {
 		return ref.placed
+	}
+	return nil
+}
+
+// evicting returns the clusters key was last published as gracefully
+// leaving. Only Run's goroutine calls it, without the lock.
+func (s *state) evicting(key string) map[string]bool {
+	if ref := s.refs[key]; ref != nil {
+		return ref.evicting
 	}
 	return nil
 }

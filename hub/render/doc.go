@@ -54,10 +54,15 @@
 // Changes returns the keys changed after a revision, coalesced to their
 // latest state. A removed work is remembered (Config.RemovedRetention,
 // Config.MaxRemoved) with its deletion policy, DELETE unless the binding
-// has preserveResourcesOnDeletion (ORPHAN); Gone answers from that memory
-// and from bindings that exist and no longer target the cluster. A
-// cluster in a graceful eviction task, or whose dispatching is suspended,
-// keeps the version it has.
+// has preserveResourcesOnDeletion (ORPHAN), and its reason (template
+// deleted, binding deleted, placement changed, or failover when a graceful
+// eviction from the cluster ended); Gone answers from that memory and from
+// bindings that exist and no longer target the cluster, and says Keep for
+// works a binding still places on the cluster without a published version.
+// A cluster in a graceful eviction task, or whose dispatching is
+// suspended, keeps the version it has. The memory is an optimization: an
+// agent that returns after it is gone still deletes what the hub removed,
+// from the key set of the hub's authoritative SyncDone (hub/syncstate).
 //
 // # What never removes a work
 //

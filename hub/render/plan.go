@@ -27,20 +27,31 @@ func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool
 	p := &plan{key: key, set: map[string]*agentv1.WorkUpsert{}}
 	if t == nil || b == nil {
 		p.policy = r.state.lastPolicy(key)
+		p.reason = agentv1.DeleteReason_DELETE_REASON_BINDING_DELETED
+		if t == nil {
+			p.reason = agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED
+		}
 		for c := range placed {
 			p.drop = append(p.drop, c)
 		}
 		return r.holdDrops(p)
 	}
 	p.exists, p.policy, p.vouch = true, DeletionPolicy(b), map[string]bool{}
+	p.reason, p.evicting = agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED, map[string]bool{}
 	r.renderTargets(ctx, p, t, b, only)
+	wasEvicting := r.state.evicting(key)
 	for c := range placed {
 		switch {
 		case p.vouch[c]:
-		case Evicting(b, c) || Suspended(b, c):
+		case Evicting(b, c):
+			p.vouch[c], p.evicting[c] = true, true // keeps what it has until the task ends
+		case Suspended(b, c):
 			p.vouch[c] = true // keeps what it has
 		case only == nil || only[c]:
 			p.drop = append(p.drop, c)
+			if wasEvicting[c] {
+				p.failedOver = append(p.failedOver, c)
+			}
 		}
 	}
 	return r.holdDrops(p)

@@ -16,10 +16,13 @@ import (
 // Defaults of Config.
 const (
 	// DefaultRemovedRetention is how long a cluster remembers a removed
-	// work, so that an agent reconnecting within it is told to delete (or
-	// orphan) the work's objects instead of keeping them until its grace
-	// period ends. Past it, the agent's eviction grace period (DESIGN §4)
-	// takes over.
+	// work, so that an agent reconnecting within it is told the removal
+	// with its deletion policy and reason. Correctness does not rest on
+	// it: past it, or after a hub restart, the agent still deletes the
+	// work, because the hub's authoritative SyncDone lists every work of
+	// the cluster and the agent deletes what it holds from this hub that
+	// is not listed (with the work's own deletion policy, reason
+	// NOT_IN_HUB_SET).
 	DefaultRemovedRetention = 24 * time.Hour
 	// DefaultMaxRemoved is the most removed works a cluster remembers.
 	DefaultMaxRemoved = 10000
@@ -97,10 +100,15 @@ type Renderer struct {
 
 	// applied is the store revision whose changes are all published.
 	applied atomic.Int64
+	// undecodable is how many stored objects do not decode now (bad has
+	// their keys); while any does, Current may lack works the hub means
+	// the clusters to keep, and Authoritative is false.
+	undecodable atomic.Int64
 
 	// Only Run's goroutine uses these.
 	in      *inputs
 	retries map[string]retry
+	bad     map[string]bool // store keys of the objects that do not decode
 }
 
 // retry is a work key whose render failed, to render again at at.
@@ -122,7 +130,7 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 		cfg.Now = time.Now
 	}
 	return &Renderer{src: src, interp: interp, cfg: cfg, log: logger.Named("render"),
-		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}}
+		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}, bad: map[string]bool{}}
 }
 
 // Run lists and watches the store and keeps the works current until ctx
@@ -192,6 +200,7 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 		}
 	}
 	r.in = newInputs()
+	r.bad = map[string]bool{}
 	r.in.loading = true
 	for _, kv := range kvs {
 		r.apply(store.Event{Type: store.EventPut, KV: kv})
@@ -250,10 +259,26 @@ func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, las
 // good one; a panic skips the event. Both are logged and counted.
 func (r *Renderer) apply(ev store.Event) {
 	err := guard.Do(r.log, r.cfg.Counts, "render", ev.KV.Key, func() error { return r.in.apply(ev) })
-	if err != nil && !errors.Is(err, guard.ErrPanicked) {
+	switch {
+	case err == nil:
+		delete(r.bad, ev.KV.Key)
+	case !errors.Is(err, guard.ErrPanicked):
 		r.cfg.Counts.Add("render", guard.KindDecode)
-		r.log.Error("stored object does not decode; its last good value is kept", "key", ev.KV.Key, "error", err)
+		r.log.Error("stored object does not decode; its last good value is kept and agents are told the hub's view is not authoritative", "key", ev.KV.Key, "error", err)
+		r.bad[ev.KV.Key] = true
 	}
+	r.undecodable.Store(int64(len(r.bad)))
+}
+
+// Authoritative reports whether the renderer vouches that Current is the
+// hub's complete view of the cluster's works, so that an agent may delete
+// what it holds from this hub and the view lacks (SyncDone.authoritative):
+// false while some stored object does not decode (a template, binding or
+// cluster record without a last good value is missing from the view), or
+// while Config.Authority says the store was lost or regressed.
+func (r *Renderer) Authoritative(cluster string) bool {
+	ok, _ := r.authoritative()
+	return ok && r.undecodable.Load() == 0
 }
 
 // flush renders the marked works and publishes them as one revision.

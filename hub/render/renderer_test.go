@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -180,7 +181,7 @@ func TestBindingDropsCluster(t *testing.T) {
 			b.Spec.Clusters = b.Spec.Clusters[:1]
 			e.putBinding(web, b)
 			ch, _ := e.changes("b", revB)
-			want := []agentv1Change{{webKey, false, tc.want}}
+			want := []agentv1Change{{webKey, false, tc.want, agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED}}
 			if diff := cmp.Diff(want, summarize(ch)); diff != "" {
 				t.Errorf("Changes(b) after the binding dropped it (-want +got):\n%s", diff)
 			}
@@ -201,12 +202,13 @@ type agentv1Change struct {
 	Key    string
 	Upsert bool
 	Policy agentv1.DeletionPolicy
+	Reason agentv1.DeleteReason
 }
 
 func summarize(changes []syncstate.Change) []agentv1Change {
 	var out []agentv1Change
 	for _, c := range changes {
-		out = append(out, agentv1Change{c.Key, c.Work != nil, c.Policy})
+		out = append(out, agentv1Change{c.Key, c.Work != nil, c.Policy, c.Reason})
 	}
 	return out
 }
@@ -218,7 +220,7 @@ func TestTemplateDeletedRemovesEverywhere(t *testing.T) {
 	_, revA := e.current("a")
 	_, revB := e.current("b")
 	e.del(store.ObjectKey(templateRef(named(t, "api"))))
-	want := []agentv1Change{{apiKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}
+	want := []agentv1Change{{apiKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED}}
 	for cluster, rev := range map[string]int64{"a": revA, "b": revB} {
 		ch, _ := e.changes(cluster, rev)
 		if diff := cmp.Diff(want, summarize(ch)); diff != "" {
@@ -227,7 +229,7 @@ func TestTemplateDeletedRemovesEverywhere(t *testing.T) {
 	}
 	// Gone also vouches for a binding that never placed the work on c.
 	gone, err := e.r.Gone(e.ctx, "c", []string{webKey, apiKey})
-	wantC := []agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}
+	wantC := []agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED}}
 	if err != nil || cmp.Diff(wantC, summarize(gone)) != "" {
 		t.Errorf("Gone(c) = %v, %v; want %v", summarize(gone), err, wantC)
 	}
@@ -290,7 +292,7 @@ func TestSuspendedAndEvictingKeepTheirWork(t *testing.T) {
 	b.Spec.GracefulEvictionTasks = nil
 	e.putBinding(web, b)
 	ch, _ := e.changes("a", revA)
-	if diff := cmp.Diff([]agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE}}, summarize(ch)); diff != "" {
+	if diff := cmp.Diff([]agentv1Change{{webKey, false, agentv1.DeletionPolicy_DELETION_POLICY_DELETE, agentv1.DeleteReason_DELETE_REASON_FAILOVER}}, summarize(ch)); diff != "" {
 		t.Errorf("Changes(a) after the eviction (-want +got):\n%s", diff)
 	}
 }
@@ -308,5 +310,66 @@ func TestChangesRevisionGone(t *testing.T) {
 	defer cancel()
 	if _, _, err := e.r.Changes(ctx, "a", rev); !errors.Is(err, ErrRevisionGone) {
 		t.Errorf("Changes(a) after the cluster's deletion = %v; want ErrRevisionGone", err)
+	}
+}
+
+// TestGoneVouchesForWorksKeptWithoutContent: a work its binding places on
+// a cluster that has no published version of it (here: dispatching
+// suspended from the start, as after a hub restart) is Keep, so that an
+// authoritative SyncDone lists it and the agent keeps what it holds; a key
+// the hub knows nothing of is left out.
+func TestGoneVouchesForWorksKeptWithoutContent(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	b := binding(duplicated(), 6, target("a", 6))
+	b.Spec.Suspension = &workv1alpha1.Suspension{}
+	b.Spec.Suspension.DispatchingOnClusters = &policyv1alpha1.SuspendClusters{ClusterNames: []string{"a"}}
+	e.putTemplate(web)
+	e.putBinding(web, b)
+	e.start()
+	if works, _ := e.current("a"); len(works) != 0 {
+		t.Fatalf("Current(a) = %v; want none while dispatching is suspended", works)
+	}
+	gone, err := e.r.Gone(e.ctx, "a", []string{webKey, "apps/Deployment/default/unknown"})
+	if err != nil || len(gone) != 1 || gone[0].Key != webKey || !gone[0].Keep || gone[0].Work != nil {
+		t.Errorf("Gone(a) = %+v, %v; want only web, Keep", gone, err)
+	}
+}
+
+// TestNotAuthoritativeWhileAnObjectDoesNotDecode: an undecodable binding
+// is missing from the view, so the renderer does not vouch for it until
+// the binding decodes again.
+func TestNotAuthoritativeWhileAnObjectDoesNotDecode(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	e.start()
+	if !e.r.Authoritative("a") {
+		t.Fatal("Authoritative(a) = false with every object decodable; want true")
+	}
+	key := store.BindingKey(templateRef(web))
+	e.putRaw(key, []byte("{not a binding"))
+	e.waitFor("not authoritative", func() bool { return !e.r.Authoritative("a") })
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	e.waitFor("authoritative again", func() bool { return e.r.Authoritative("a") })
+}
+
+// fixedAuthority is an Authority that says what it is told.
+type fixedAuthority struct {
+	ok     bool
+	reason string
+}
+
+func (a fixedAuthority) Authoritative() (bool, string) { return a.ok, a.reason }
+
+func TestAuthorityGatesAuthoritative(t *testing.T) {
+	for _, ok := range []bool{true, false} {
+		r := New(nil, nil, Config{Authority: fixedAuthority{ok: ok, reason: "store restored"}}, hclog.NewNullLogger())
+		if got := r.Authoritative("a"); got != ok {
+			t.Errorf("Authoritative(a) with the store authority saying %t = %t; want %t", ok, got, ok)
+		}
 	}
 }

@@ -49,6 +49,9 @@ type refState struct {
 	// vouch are the clusters the work belongs to now (targets, retained
 	// evictions and suspensions); Gone vouches for the others.
 	vouch map[string]bool
+	// evicting are the clusters the binding is gracefully leaving: when
+	// one of them loses the work, the reason is FAILOVER.
+	evicting map[string]bool
 	// placed is the version each cluster holds.
 	placed map[string]string
 }
@@ -72,6 +75,7 @@ type clusterWorks struct {
 
 type removal struct {
 	policy agentv1.DeletionPolicy
+	reason agentv1.DeleteReason
 	rev    int64
 	at     time.Time
 }

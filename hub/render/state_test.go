@@ -44,7 +44,7 @@ func TestStateHistory(t *testing.T) {
 	s.commit([]*plan{setPlan("k1", upsert("k1", "v1c"), "a")}, nil, now)
 
 	ch, _, err := r.Changes(ctx, "a", rev0)
-	want := []agentv1Change{{"k2", false, agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN}, {"k1", true, 0}}
+	want := []agentv1Change{{"k2", false, agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, 0}, {"k1", true, 0, 0}}
 	if diff := cmp.Diff(want, summarize(ch)); err != nil || diff != "" {
 		t.Fatalf("Changes(a, %d) err %v (-want +got):\n%s", rev0, err, diff)
 	}

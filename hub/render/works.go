@@ -80,17 +80,23 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 		if v, ok := cw.works[k]; ok {
 			out = append(out, syncstate.Change{Key: k, Work: s.contents[v].up})
 		} else if rm, ok := cw.removed[k]; ok {
-			out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+			out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 		}
 	}
 	return out, s.rev, nil, nil
 }
 
 // Gone returns removals for the keys the renderer vouches are gone from
-// the cluster: removed while it remembers (with the deletion policy they
-// had), or works of a binding that exists and no longer places them on
-// the cluster (with the binding's policy). Other keys are left out, and
-// every key while the hub is not authoritative (Config.Authority).
+// Gone returns removals for the keys the renderer vouches are gone from
+// the cluster: removed while it remembers (with the deletion policy and
+// reason they had), or works of a binding that exists and no longer places
+// them on the cluster (with the binding's policy). Keys whose binding
+// still places them on the cluster without a published work (a failed
+// render, suspended dispatching, an eviction in progress) come back as
+// Keep. Other keys are left out: they are absent from the key set of an
+// authoritative SyncDone, and the agent deletes them. While the hub is not
+// authoritative (Config.Authority) every key is left out, and SyncDone
+// carries no key set (Authoritative).
 func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]syncstate.Change, error) {
 	if err := r.waitReady(ctx); err != nil {
 		return nil, err
@@ -110,12 +116,17 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 				continue
 			}
 			if rm, ok := cw.removed[k]; ok {
-				out = append(out, syncstate.Change{Key: k, Policy: rm.policy})
+				out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 				continue
 			}
 		}
-		if ref := s.refs[k]; ref != nil && ref.vouch != nil && !ref.vouch[cluster] {
-			out = append(out, syncstate.Change{Key: k, Policy: ref.policy})
+		ref := s.refs[k]
+		switch {
+		case ref == nil || ref.vouch == nil:
+		case ref.vouch[cluster]:
+			out = append(out, syncstate.Change{Key: k, Keep: true})
+		default:
+			out = append(out, syncstate.Change{Key: k, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
 		}
 	}
 	return out, nil

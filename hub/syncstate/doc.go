@@ -27,6 +27,13 @@
 // whose works came from another hub identity gets every work again and no
 // deletes for what it already had.
 //
+// SyncDone carries the key set of Input.Desired and of the Keep entries of
+// Input.Gone (SyncDone.work_keys) with authoritative set, unless
+// Input.NotAuthoritative: the agent then deletes the works it listed in
+// Hello that the set lacks and that the stream did not send, which covers
+// removals the hub no longer remembers. A hub that cannot vouch for its
+// view (its store looks lost or regressed) must set NotAuthoritative. Every WorkDelete carries its removal's reason (Change.Reason).
+//
 // # Coalescing
 //
 // Outbound work messages go through a Queue keyed by work key: a newer

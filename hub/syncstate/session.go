@@ -8,7 +8,10 @@ import (
 
 // Change is one change to a cluster's works. Work set means create or
 // replace the work; Work nil means the hub positively knows the work is
-// gone, and Policy says what to do with its objects.
+// gone, and Policy says what to do with its objects; Keep (only in
+// Input.Gone) means the hub has no content to send but the cluster is to
+// keep the work (its render failed, its dispatching is suspended, it is
+// being evicted).
 type Change struct {
 	// Key is the work's key.
 	Key string
@@ -16,6 +19,12 @@ type Change struct {
 	Work *agentv1.WorkUpsert
 	// Policy is the removed work's deletion policy (when Work is nil).
 	Policy agentv1.DeletionPolicy
+	// Reason is why the work was removed (when Work is nil), for the
+	// agent's log and metrics and its Namespace/CRD rule.
+	Reason agentv1.DeleteReason
+	// Keep, with Work nil, is no removal: the hub vouches that the cluster
+	// keeps the work it holds; its key goes into SyncDone's key set.
+	Keep bool
 }
 
 // Digest is the status the hub holds for one work: the version it
@@ -34,16 +43,24 @@ type Input struct {
 	// Desired is every work the cluster should hold now. Keys are unique.
 	Desired []*agentv1.WorkUpsert
 	// Gone are removals (Work nil) for keys of DeleteCandidates that the hub
-	// positively knows are gone. Others are ignored.
+	// positively knows are gone, and Keep entries for those it vouches the
+	// cluster keeps. Others are ignored. A candidate in neither is absent
+	// from SyncDone's key set: the agent deletes it.
 	Gone []Change
 	// Digests are the status digests the hub holds, by work key.
 	Digests map[string]Digest
+	// NotAuthoritative says the hub cannot vouch that Desired is its
+	// complete view of the cluster's works (its store looks lost or
+	// regressed, or it has not rendered everything yet): SyncDone then
+	// carries no key set and the agent deletes nothing for its absence.
+	NotAuthoritative bool
 }
 
 // op is one queued outbound work message: an upsert or a removal.
 type op struct {
 	work   *agentv1.WorkUpsert // nil for a removal
 	policy agentv1.DeletionPolicy
+	reason agentv1.DeleteReason
 }
 
 // Session is the hub's state of one agent stream. It is not safe for
@@ -60,6 +77,10 @@ type Session struct {
 	barrier  uint64   // queue sequence of the last initial entry
 	synced   bool     // SyncDone was returned by Next
 	request  []string // keys for the StatusRequest after SyncDone; nil: none
+	// keys are the keys of Input.Desired, sorted, for SyncDone.work_keys;
+	// nil when the hub is not authoritative. Later changes reach the agent
+	// as their own messages.
+	keys []string
 }
 
 // New returns the session of a stream that opened with in.Hello, with the
@@ -75,6 +96,9 @@ func New(in Input) *Session {
 		deleting: make(map[string]bool),
 	}
 	same := sameHub(in.HubIdentity, in.Hello)
+	if !in.NotAuthoritative {
+		s.keys = make([]string, 0, len(in.Desired))
+	}
 	if same {
 		for _, h := range in.Hello.GetHeldWorks() {
 			s.held[h.GetWorkKey()] = h.GetVersion()
@@ -82,15 +106,26 @@ func New(in Input) *Session {
 	}
 	for _, w := range sortedWorks(in.Desired) {
 		s.desired[w.GetWorkKey()] = w
+		if s.keys != nil {
+			s.keys = append(s.keys, w.GetWorkKey())
+		}
 		if s.held[w.GetWorkKey()] != w.GetVersion() {
 			s.queue.Push(w.GetWorkKey(), op{work: w})
 		}
 	}
 	for _, g := range sortedChanges(in.Gone) {
-		if _, held := s.held[g.Key]; held && g.Work == nil && s.desired[g.Key] == nil {
-			s.queue.Push(g.Key, op{policy: g.Policy})
+		_, held := s.held[g.Key]
+		switch {
+		case !held || g.Work != nil || s.desired[g.Key] != nil:
+		case g.Keep:
+			if s.keys != nil {
+				s.keys = append(s.keys, g.Key)
+			}
+		default:
+			s.queue.Push(g.Key, op{policy: g.Policy, reason: g.Reason})
 		}
 	}
+	sort.Strings(s.keys)
 	s.barrier = s.queue.Seq()
 	if same {
 		s.request = s.missingStatuses(in.Hello.GetReportedStatuses(), in.Digests)
@@ -147,13 +182,16 @@ func (s *Session) missingStatuses(reported []*agentv1.ReportedStatus, have map[s
 // queued for it.
 func (s *Session) Apply(changes ...Change) {
 	for _, c := range changes {
+		if c.Keep {
+			continue // not a change
+		}
 		if c.Work != nil {
 			s.desired[c.Key] = c.Work
 			s.queue.Push(c.Key, op{work: c.Work})
 			continue
 		}
 		delete(s.desired, c.Key)
-		s.queue.Push(c.Key, op{policy: c.Policy})
+		s.queue.Push(c.Key, op{policy: c.Policy, reason: c.Reason})
 	}
 }
 
@@ -164,7 +202,7 @@ func (s *Session) Next() *agentv1.HubMessage {
 		if !s.synced {
 			if seq, ok := s.queue.Peek(); !ok || seq > s.barrier {
 				s.synced = true
-				return syncDone(len(s.desired))
+				return s.syncDone()
 			}
 		}
 		if s.synced && s.request != nil {
@@ -201,12 +239,18 @@ func (s *Session) take(key string, o op) *agentv1.HubMessage {
 	delete(s.unacked, key)
 	s.deleting[key] = true
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkDelete{
-		WorkDelete: &agentv1.WorkDelete{WorkKey: key, DeletionPolicy: o.policy},
+		WorkDelete: &agentv1.WorkDelete{WorkKey: key, DeletionPolicy: o.policy, Reason: o.reason},
 	}}
 }
 
-func syncDone(n int) *agentv1.HubMessage {
-	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: &agentv1.SyncDone{WorkCount: int32(n)}}}
+// syncDone ends the initial difference: with the key set of Input.Desired
+// when the hub is authoritative, so that the agent deletes what it holds
+// from this hub and the hub no longer has (removed while it was away,
+// however long ago, across hub restarts).
+func (s *Session) syncDone() *agentv1.HubMessage {
+	sd := &agentv1.SyncDone{WorkCount: int32(len(s.desired)), WorkKeys: s.keys, Authoritative: s.keys != nil}
+	s.keys = nil
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: sd}}
 }
 
 func statusRequest(keys []string) *agentv1.HubMessage {

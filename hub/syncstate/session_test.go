@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -311,5 +313,105 @@ func TestStatusOfNewVersionAcceptedOnceSent(t *testing.T) {
 	}
 	if s.Works() != 1 || !s.Synced() || s.Queued() != 0 {
 		t.Errorf("Works, Synced, Queued = %d, %v, %d; want 1, true, 0", s.Works(), s.Synced(), s.Queued())
+	}
+}
+
+// TestSyncDoneCarriesTheKeySet: an authoritative hub lists every work of
+// the cluster in SyncDone, so that the agent can delete what it holds and
+// the hub removed however long ago; a hub that cannot vouch for its view
+// lists nothing and says so.
+func TestSyncDoneCarriesTheKeySet(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+		want *agentv1.SyncDone
+	}{
+		{
+			name: "authoritative: every desired key, sorted",
+			in:   Input{HubIdentity: hubID, Hello: hello(hubID, "old", "1"), Desired: works("b", "1", "a", "1")},
+			want: &agentv1.SyncDone{WorkCount: 2, WorkKeys: []string{"a", "b"}, Authoritative: true},
+		},
+		{
+			name: "authoritative with no works: an empty set",
+			in:   Input{HubIdentity: hubID, Hello: hello(hubID, "old", "1")},
+			want: &agentv1.SyncDone{WorkCount: 0, WorkKeys: []string{}, Authoritative: true},
+		},
+		{
+			name: "not authoritative: no set",
+			in:   Input{HubIdentity: hubID, Hello: hello(hubID, "old", "1"), Desired: works("a", "1"), NotAuthoritative: true},
+			want: &agentv1.SyncDone{WorkCount: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *agentv1.SyncDone
+			s := New(tt.in)
+			for m := s.Next(); m != nil; m = s.Next() {
+				if sd := m.GetSyncDone(); sd != nil {
+					got = sd
+				}
+			}
+			if diff := cmp.Diff(tt.want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("SyncDone (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDeleteCarriesItsReason: the reason of a removal reaches the agent,
+// from the initial difference and from a later change.
+func TestDeleteCarriesItsReason(t *testing.T) {
+	s := New(Input{
+		HubIdentity: hubID,
+		Hello:       hello(hubID, "a", "1", "b", "1"),
+		Desired:     works("b", "1"),
+		Gone:        []Change{{Key: "a", Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE, Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED}},
+	})
+	var got []*agentv1.WorkDelete
+	collect := func() {
+		for m := s.Next(); m != nil; m = s.Next() {
+			if d := m.GetWorkDelete(); d != nil {
+				got = append(got, d)
+			}
+		}
+	}
+	collect()
+	s.Apply(Change{Key: "b", Policy: agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, Reason: agentv1.DeleteReason_DELETE_REASON_FAILOVER})
+	collect()
+	want := []*agentv1.WorkDelete{
+		{WorkKey: "a", DeletionPolicy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE, Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED},
+		{WorkKey: "b", DeletionPolicy: agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, Reason: agentv1.DeleteReason_DELETE_REASON_FAILOVER},
+	}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("WorkDeletes (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeepGoesIntoTheKeySet: a held work the hub vouches the cluster keeps
+// without sending it is in SyncDone's key set and gets no delete; Apply
+// ignores Keep.
+func TestKeepGoesIntoTheKeySet(t *testing.T) {
+	s := New(Input{
+		HubIdentity: hubID,
+		Hello:       hello(hubID, "kept", "1", "zombie", "1"),
+		Desired:     works("a", "1"),
+		Gone:        []Change{{Key: "kept", Keep: true}},
+	})
+	var sd *agentv1.SyncDone
+	for m := s.Next(); m != nil; m = s.Next() {
+		if m.GetWorkDelete() != nil {
+			t.Errorf("message %s; want no delete", describe(m))
+		}
+		if m.GetSyncDone() != nil {
+			sd = m.GetSyncDone()
+		}
+	}
+	want := &agentv1.SyncDone{WorkCount: 1, WorkKeys: []string{"a", "kept"}, Authoritative: true}
+	if diff := cmp.Diff(want, sd, protocmp.Transform()); diff != "" {
+		t.Errorf("SyncDone (-want +got):\n%s", diff)
+	}
+	s.Apply(Change{Key: "a", Keep: true})
+	if m := s.Next(); m != nil {
+		t.Errorf("Next() after Apply(Keep) = %s; want nothing", describe(m))
 	}
 }

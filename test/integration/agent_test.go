@@ -67,6 +67,8 @@ type stream struct {
 	welcome *agentv1.Welcome
 	// sync holds the upserts and deletes the hub sent before SyncDone.
 	sync []*agentv1.HubMessage
+	// syncDone is the SyncDone that ended the initial sync.
+	syncDone *agentv1.SyncDone
 	// msgs receives what the hub sends after SyncDone; closed when the
 	// stream ends.
 	msgs chan *agentv1.HubMessage
@@ -124,6 +126,7 @@ func (s *stream) open(ctx context.Context, client agentv1.AgentServiceClient, la
 		case msg.GetWorkUpsert() != nil || msg.GetWorkDelete() != nil:
 			s.sync = append(s.sync, msg)
 		case msg.GetSyncDone() != nil:
+			s.syncDone = msg.GetSyncDone()
 			return nil
 		}
 	}

@@ -16,6 +16,7 @@ type Call struct {
 	Key     string
 	Version string
 	Policy  agentv1.DeletionPolicy // for a delete
+	Reason  agentv1.DeleteReason   // for a delete
 }
 
 // Applier is a fake hubclient.Applier that records its calls and applies
@@ -24,6 +25,7 @@ type Applier struct {
 	mu    sync.Mutex // guards the fields below
 	calls []Call
 	fail  map[string]string // key → failure message
+	hang  bool              // deletes wait for their ctx to end
 	wake  chan struct{}
 }
 
@@ -51,9 +53,24 @@ func (a *Applier) Apply(ctx context.Context, w state.Work) (*agentv1.Ack, error)
 	return &agentv1.Ack{WorkKey: w.Key, Version: w.Version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}, nil
 }
 
-// Delete records the call.
-func (a *Applier) Delete(ctx context.Context, w state.Work, policy agentv1.DeletionPolicy) error {
-	a.record(Call{Op: "delete", Key: w.Key, Version: w.Version, Policy: policy})
+// HangDeletes makes every later Delete wait until its ctx ends and fail,
+// as a deletion cut short by a crash.
+func (a *Applier) HangDeletes() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.hang = true
+}
+
+// Delete records the call (then hangs, after HangDeletes).
+func (a *Applier) Delete(ctx context.Context, w state.Work, r state.Removal) error {
+	a.record(Call{Op: "delete", Key: w.Key, Version: w.Version, Policy: r.Policy, Reason: r.Reason})
+	a.mu.Lock()
+	hang := a.hang
+	a.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
 	return nil
 }
 

@@ -31,9 +31,18 @@ func Delete(key string, policy agentv1.DeletionPolicy) *agentv1.HubMessage {
 	}}}
 }
 
-// SyncDone is a SyncDone for n works.
+// SyncDone is a SyncDone for n works from a hub that does not vouch for
+// its key set (as one that predates SyncDone.work_keys).
 func SyncDone(n int) *agentv1.HubMessage {
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: &agentv1.SyncDone{WorkCount: int32(n)}}}
+}
+
+// SyncDoneKeys is an authoritative SyncDone: the hub has exactly keys for
+// the cluster.
+func SyncDoneKeys(keys ...string) *agentv1.HubMessage {
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: &agentv1.SyncDone{
+		WorkCount: int32(len(keys)), WorkKeys: keys, Authoritative: true,
+	}}}
 }
 
 // StatusRequest asks for the statuses of keys (all when none).

@@ -380,6 +380,79 @@ func (DeletionPolicy) EnumDescriptor() ([]byte, []int) {
 	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
+// DeleteReason says why a work's objects are released.
+type DeleteReason int32
+
+const (
+	// Not said (a hub that predates the field); treated as PLACEMENT_CHANGED.
+	DeleteReason_DELETE_REASON_UNSPECIFIED DeleteReason = 0
+	// The resource template was deleted on the hub.
+	DeleteReason_DELETE_REASON_TEMPLATE_DELETED DeleteReason = 1
+	// The binding no longer places the work on this cluster (rescheduled, a
+	// policy's placement or override changed).
+	DeleteReason_DELETE_REASON_PLACEMENT_CHANGED DeleteReason = 2
+	// The work was failed over to another cluster: its graceful eviction from
+	// this cluster ended.
+	DeleteReason_DELETE_REASON_FAILOVER DeleteReason = 3
+	// The binding was deleted while its template remains.
+	DeleteReason_DELETE_REASON_BINDING_DELETED DeleteReason = 4
+	// Set by the agent, never sent: the work came from the hub, whose
+	// authoritative SyncDone.work_keys does not list it.
+	DeleteReason_DELETE_REASON_NOT_IN_HUB_SET DeleteReason = 5
+	// Set by the agent, never sent: the work was orphaned (held from a hub
+	// identity that does not claim it) for the eviction grace period.
+	DeleteReason_DELETE_REASON_ORPHAN_EXPIRED DeleteReason = 6
+)
+
+// Enum value maps for DeleteReason.
+var (
+	DeleteReason_name = map[int32]string{
+		0: "DELETE_REASON_UNSPECIFIED",
+		1: "DELETE_REASON_TEMPLATE_DELETED",
+		2: "DELETE_REASON_PLACEMENT_CHANGED",
+		3: "DELETE_REASON_FAILOVER",
+		4: "DELETE_REASON_BINDING_DELETED",
+		5: "DELETE_REASON_NOT_IN_HUB_SET",
+		6: "DELETE_REASON_ORPHAN_EXPIRED",
+	}
+	DeleteReason_value = map[string]int32{
+		"DELETE_REASON_UNSPECIFIED":       0,
+		"DELETE_REASON_TEMPLATE_DELETED":  1,
+		"DELETE_REASON_PLACEMENT_CHANGED": 2,
+		"DELETE_REASON_FAILOVER":          3,
+		"DELETE_REASON_BINDING_DELETED":   4,
+		"DELETE_REASON_NOT_IN_HUB_SET":    5,
+		"DELETE_REASON_ORPHAN_EXPIRED":    6,
+	}
+)
+
+func (x DeleteReason) Enum() *DeleteReason {
+	p := new(DeleteReason)
+	*p = x
+	return p
+}
+
+func (x DeleteReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DeleteReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_tether_agent_v1_agent_proto_enumTypes[6].Descriptor()
+}
+
+func (DeleteReason) Type() protoreflect.EnumType {
+	return &file_tether_agent_v1_agent_proto_enumTypes[6]
+}
+
+func (x DeleteReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DeleteReason.Descriptor instead.
+func (DeleteReason) EnumDescriptor() ([]byte, []int) {
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{6}
+}
+
 // DisconnectReason is why the hub ends a stream.
 type DisconnectReason int32
 
@@ -435,11 +508,11 @@ func (x DisconnectReason) String() string {
 }
 
 func (DisconnectReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_tether_agent_v1_agent_proto_enumTypes[6].Descriptor()
+	return file_tether_agent_v1_agent_proto_enumTypes[7].Descriptor()
 }
 
 func (DisconnectReason) Type() protoreflect.EnumType {
-	return &file_tether_agent_v1_agent_proto_enumTypes[6]
+	return &file_tether_agent_v1_agent_proto_enumTypes[7]
 }
 
 func (x DisconnectReason) Number() protoreflect.EnumNumber {
@@ -448,7 +521,7 @@ func (x DisconnectReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DisconnectReason.Descriptor instead.
 func (DisconnectReason) EnumDescriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 // RegisterRequest bootstraps a cluster's identity.
@@ -2734,8 +2807,13 @@ type WorkDelete struct {
 	WorkKey string `protobuf:"bytes,1,opt,name=work_key,json=workKey,proto3" json:"work_key,omitempty"`
 	// Delete or orphan the work's objects.
 	DeletionPolicy DeletionPolicy `protobuf:"varint,2,opt,name=deletion_policy,json=deletionPolicy,proto3,enum=tether.agent.v1.DeletionPolicy" json:"deletion_policy,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Why the work is gone. The agent logs and counts every object it
+	// deletes with it, and orphans (never deletes) Namespace and
+	// CustomResourceDefinition objects unless it is TEMPLATE_DELETED, so that
+	// un-placing one does not cascade to everything inside it.
+	Reason        DeleteReason `protobuf:"varint,3,opt,name=reason,proto3,enum=tether.agent.v1.DeleteReason" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkDelete) Reset() {
@@ -2782,13 +2860,32 @@ func (x *WorkDelete) GetDeletionPolicy() DeletionPolicy {
 	return DeletionPolicy_DELETION_POLICY_UNSPECIFIED
 }
 
+func (x *WorkDelete) GetReason() DeleteReason {
+	if x != nil {
+		return x.Reason
+	}
+	return DeleteReason_DELETE_REASON_UNSPECIFIED
+}
+
 // SyncDone ends the initial difference: the agent now holds everything the
-// hub has for it, and works the hub did not mention are ones it does not
-// know (evicted after the grace period, DESIGN §4).
+// hub has for it. When authoritative, work_keys lists every work of the
+// cluster, and the agent deletes the works it holds from this hub identity
+// that are not listed (they were removed while it was away, however long
+// ago); otherwise it deletes nothing on this SyncDone. Works held from
+// another hub identity are orphaned and evicted after the grace period
+// (DESIGN §4).
 type SyncDone struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The number of works the hub has for the cluster.
-	WorkCount     int32 `protobuf:"varint,1,opt,name=work_count,json=workCount,proto3" json:"work_count,omitempty"`
+	WorkCount int32 `protobuf:"varint,1,opt,name=work_count,json=workCount,proto3" json:"work_count,omitempty"`
+	// Every work key the hub has for the cluster, sorted; set only when
+	// authoritative.
+	WorkKeys []string `protobuf:"bytes,2,rep,name=work_keys,json=workKeys,proto3" json:"work_keys,omitempty"`
+	// The hub vouches that work_keys is its complete, current view of the
+	// cluster's works (false right after a restart before its first full
+	// render, or when its store looks lost or regressed). False, as from a
+	// hub that predates the field, makes the agent keep every work it holds.
+	Authoritative bool `protobuf:"varint,3,opt,name=authoritative,proto3" json:"authoritative,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2828,6 +2925,20 @@ func (x *SyncDone) GetWorkCount() int32 {
 		return x.WorkCount
 	}
 	return 0
+}
+
+func (x *SyncDone) GetWorkKeys() []string {
+	if x != nil {
+		return x.WorkKeys
+	}
+	return nil
+}
+
+func (x *SyncDone) GetAuthoritative() bool {
+	if x != nil {
+		return x.Authoritative
+	}
+	return false
 }
 
 // StatusRequest asks the agent to send full StatusReports again,
@@ -3204,14 +3315,17 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\tmanifests\x18\x03 \x03(\fR\tmanifests\x12B\n" +
 	"\rapply_options\x18\x04 \x01(\v2\x1d.tether.agent.v1.ApplyOptionsR\fapplyOptions\x12;\n" +
-	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\"q\n" +
+	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\"\xa8\x01\n" +
 	"\n" +
 	"WorkDelete\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12H\n" +
-	"\x0fdeletion_policy\x18\x02 \x01(\x0e2\x1f.tether.agent.v1.DeletionPolicyR\x0edeletionPolicy\")\n" +
+	"\x0fdeletion_policy\x18\x02 \x01(\x0e2\x1f.tether.agent.v1.DeletionPolicyR\x0edeletionPolicy\x125\n" +
+	"\x06reason\x18\x03 \x01(\x0e2\x1d.tether.agent.v1.DeleteReasonR\x06reason\"l\n" +
 	"\bSyncDone\x12\x1d\n" +
 	"\n" +
-	"work_count\x18\x01 \x01(\x05R\tworkCount\",\n" +
+	"work_count\x18\x01 \x01(\x05R\tworkCount\x12\x1b\n" +
+	"\twork_keys\x18\x02 \x03(\tR\bworkKeys\x12$\n" +
+	"\rauthoritative\x18\x03 \x01(\bR\rauthoritative\",\n" +
 	"\rStatusRequest\x12\x1b\n" +
 	"\twork_keys\x18\x01 \x03(\tR\bworkKeys\"\xbf\x01\n" +
 	"\x12CertificateRenewed\x12'\n" +
@@ -3253,7 +3367,15 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\x0eDeletionPolicy\x12\x1f\n" +
 	"\x1bDELETION_POLICY_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16DELETION_POLICY_DELETE\x10\x01\x12\x1a\n" +
-	"\x16DELETION_POLICY_ORPHAN\x10\x02*\x8b\x02\n" +
+	"\x16DELETION_POLICY_ORPHAN\x10\x02*\xf9\x01\n" +
+	"\fDeleteReason\x12\x1d\n" +
+	"\x19DELETE_REASON_UNSPECIFIED\x10\x00\x12\"\n" +
+	"\x1eDELETE_REASON_TEMPLATE_DELETED\x10\x01\x12#\n" +
+	"\x1fDELETE_REASON_PLACEMENT_CHANGED\x10\x02\x12\x1a\n" +
+	"\x16DELETE_REASON_FAILOVER\x10\x03\x12!\n" +
+	"\x1dDELETE_REASON_BINDING_DELETED\x10\x04\x12 \n" +
+	"\x1cDELETE_REASON_NOT_IN_HUB_SET\x10\x05\x12 \n" +
+	"\x1cDELETE_REASON_ORPHAN_EXPIRED\x10\x06*\x8b\x02\n" +
 	"\x10DisconnectReason\x12!\n" +
 	"\x1dDISCONNECT_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aDISCONNECT_REASON_SHUTDOWN\x10\x01\x12 \n" +
@@ -3278,7 +3400,7 @@ func file_tether_agent_v1_agent_proto_rawDescGZIP() []byte {
 	return file_tether_agent_v1_agent_proto_rawDescData
 }
 
-var file_tether_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_tether_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(ApplyResult)(0),              // 0: tether.agent.v1.ApplyResult
@@ -3287,118 +3409,120 @@ var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(ApplyStrategy)(0),            // 3: tether.agent.v1.ApplyStrategy
 	(ConflictResolution)(0),       // 4: tether.agent.v1.ConflictResolution
 	(DeletionPolicy)(0),           // 5: tether.agent.v1.DeletionPolicy
-	(DisconnectReason)(0),         // 6: tether.agent.v1.DisconnectReason
-	(*RegisterRequest)(nil),       // 7: tether.agent.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 8: tether.agent.v1.RegisterResponse
-	(*AgentMessage)(nil),          // 9: tether.agent.v1.AgentMessage
-	(*HubMessage)(nil),            // 10: tether.agent.v1.HubMessage
-	(*Hello)(nil),                 // 11: tether.agent.v1.Hello
-	(*HeldWork)(nil),              // 12: tether.agent.v1.HeldWork
-	(*ReportedStatus)(nil),        // 13: tether.agent.v1.ReportedStatus
-	(*Ack)(nil),                   // 14: tether.agent.v1.Ack
-	(*ObjectResult)(nil),          // 15: tether.agent.v1.ObjectResult
-	(*ObjectIdentity)(nil),        // 16: tether.agent.v1.ObjectIdentity
-	(*StatusReport)(nil),          // 17: tether.agent.v1.StatusReport
-	(*ManifestStatus)(nil),        // 18: tether.agent.v1.ManifestStatus
-	(*Heartbeat)(nil),             // 19: tether.agent.v1.Heartbeat
-	(*Topology)(nil),              // 20: tether.agent.v1.Topology
-	(*ResourceSummary)(nil),       // 21: tether.agent.v1.ResourceSummary
-	(*NodeGroupSummary)(nil),      // 22: tether.agent.v1.NodeGroupSummary
-	(*AllocatableModeling)(nil),   // 23: tether.agent.v1.AllocatableModeling
-	(*APIEnablement)(nil),         // 24: tether.agent.v1.APIEnablement
-	(*APIResource)(nil),           // 25: tether.agent.v1.APIResource
-	(*Condition)(nil),             // 26: tether.agent.v1.Condition
-	(*CertificateRenewal)(nil),    // 27: tether.agent.v1.CertificateRenewal
-	(*Welcome)(nil),               // 28: tether.agent.v1.Welcome
-	(*Settings)(nil),              // 29: tether.agent.v1.Settings
-	(*Limits)(nil),                // 30: tether.agent.v1.Limits
-	(*ResourceModel)(nil),         // 31: tether.agent.v1.ResourceModel
-	(*ResourceModelRange)(nil),    // 32: tether.agent.v1.ResourceModelRange
-	(*ApplyOptions)(nil),          // 33: tether.agent.v1.ApplyOptions
-	(*BindingReference)(nil),      // 34: tether.agent.v1.BindingReference
-	(*WorkUpsert)(nil),            // 35: tether.agent.v1.WorkUpsert
-	(*WorkDelete)(nil),            // 36: tether.agent.v1.WorkDelete
-	(*SyncDone)(nil),              // 37: tether.agent.v1.SyncDone
-	(*StatusRequest)(nil),         // 38: tether.agent.v1.StatusRequest
-	(*CertificateRenewed)(nil),    // 39: tether.agent.v1.CertificateRenewed
-	(*Goodbye)(nil),               // 40: tether.agent.v1.Goodbye
-	nil,                           // 41: tether.agent.v1.Topology.LabelsEntry
-	nil,                           // 42: tether.agent.v1.ResourceSummary.AllocatableEntry
-	nil,                           // 43: tether.agent.v1.ResourceSummary.AllocatedEntry
-	nil,                           // 44: tether.agent.v1.ResourceSummary.AllocatingEntry
-	nil,                           // 45: tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	nil,                           // 46: tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	nil,                           // 47: tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	(*timestamppb.Timestamp)(nil), // 48: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 49: google.protobuf.Duration
+	(DeleteReason)(0),             // 6: tether.agent.v1.DeleteReason
+	(DisconnectReason)(0),         // 7: tether.agent.v1.DisconnectReason
+	(*RegisterRequest)(nil),       // 8: tether.agent.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 9: tether.agent.v1.RegisterResponse
+	(*AgentMessage)(nil),          // 10: tether.agent.v1.AgentMessage
+	(*HubMessage)(nil),            // 11: tether.agent.v1.HubMessage
+	(*Hello)(nil),                 // 12: tether.agent.v1.Hello
+	(*HeldWork)(nil),              // 13: tether.agent.v1.HeldWork
+	(*ReportedStatus)(nil),        // 14: tether.agent.v1.ReportedStatus
+	(*Ack)(nil),                   // 15: tether.agent.v1.Ack
+	(*ObjectResult)(nil),          // 16: tether.agent.v1.ObjectResult
+	(*ObjectIdentity)(nil),        // 17: tether.agent.v1.ObjectIdentity
+	(*StatusReport)(nil),          // 18: tether.agent.v1.StatusReport
+	(*ManifestStatus)(nil),        // 19: tether.agent.v1.ManifestStatus
+	(*Heartbeat)(nil),             // 20: tether.agent.v1.Heartbeat
+	(*Topology)(nil),              // 21: tether.agent.v1.Topology
+	(*ResourceSummary)(nil),       // 22: tether.agent.v1.ResourceSummary
+	(*NodeGroupSummary)(nil),      // 23: tether.agent.v1.NodeGroupSummary
+	(*AllocatableModeling)(nil),   // 24: tether.agent.v1.AllocatableModeling
+	(*APIEnablement)(nil),         // 25: tether.agent.v1.APIEnablement
+	(*APIResource)(nil),           // 26: tether.agent.v1.APIResource
+	(*Condition)(nil),             // 27: tether.agent.v1.Condition
+	(*CertificateRenewal)(nil),    // 28: tether.agent.v1.CertificateRenewal
+	(*Welcome)(nil),               // 29: tether.agent.v1.Welcome
+	(*Settings)(nil),              // 30: tether.agent.v1.Settings
+	(*Limits)(nil),                // 31: tether.agent.v1.Limits
+	(*ResourceModel)(nil),         // 32: tether.agent.v1.ResourceModel
+	(*ResourceModelRange)(nil),    // 33: tether.agent.v1.ResourceModelRange
+	(*ApplyOptions)(nil),          // 34: tether.agent.v1.ApplyOptions
+	(*BindingReference)(nil),      // 35: tether.agent.v1.BindingReference
+	(*WorkUpsert)(nil),            // 36: tether.agent.v1.WorkUpsert
+	(*WorkDelete)(nil),            // 37: tether.agent.v1.WorkDelete
+	(*SyncDone)(nil),              // 38: tether.agent.v1.SyncDone
+	(*StatusRequest)(nil),         // 39: tether.agent.v1.StatusRequest
+	(*CertificateRenewed)(nil),    // 40: tether.agent.v1.CertificateRenewed
+	(*Goodbye)(nil),               // 41: tether.agent.v1.Goodbye
+	nil,                           // 42: tether.agent.v1.Topology.LabelsEntry
+	nil,                           // 43: tether.agent.v1.ResourceSummary.AllocatableEntry
+	nil,                           // 44: tether.agent.v1.ResourceSummary.AllocatedEntry
+	nil,                           // 45: tether.agent.v1.ResourceSummary.AllocatingEntry
+	nil,                           // 46: tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	nil,                           // 47: tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	nil,                           // 48: tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 50: google.protobuf.Duration
 }
 var file_tether_agent_v1_agent_proto_depIdxs = []int32{
-	20, // 0: tether.agent.v1.RegisterRequest.topology:type_name -> tether.agent.v1.Topology
-	48, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
-	11, // 2: tether.agent.v1.AgentMessage.hello:type_name -> tether.agent.v1.Hello
-	14, // 3: tether.agent.v1.AgentMessage.ack:type_name -> tether.agent.v1.Ack
-	17, // 4: tether.agent.v1.AgentMessage.status_report:type_name -> tether.agent.v1.StatusReport
-	19, // 5: tether.agent.v1.AgentMessage.heartbeat:type_name -> tether.agent.v1.Heartbeat
-	27, // 6: tether.agent.v1.AgentMessage.certificate_renewal:type_name -> tether.agent.v1.CertificateRenewal
-	28, // 7: tether.agent.v1.HubMessage.welcome:type_name -> tether.agent.v1.Welcome
-	35, // 8: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
-	36, // 9: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
-	37, // 10: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
-	38, // 11: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
-	39, // 12: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
-	40, // 13: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
-	29, // 14: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
-	12, // 15: tether.agent.v1.Hello.held_works:type_name -> tether.agent.v1.HeldWork
-	13, // 16: tether.agent.v1.Hello.reported_statuses:type_name -> tether.agent.v1.ReportedStatus
+	21, // 0: tether.agent.v1.RegisterRequest.topology:type_name -> tether.agent.v1.Topology
+	49, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
+	12, // 2: tether.agent.v1.AgentMessage.hello:type_name -> tether.agent.v1.Hello
+	15, // 3: tether.agent.v1.AgentMessage.ack:type_name -> tether.agent.v1.Ack
+	18, // 4: tether.agent.v1.AgentMessage.status_report:type_name -> tether.agent.v1.StatusReport
+	20, // 5: tether.agent.v1.AgentMessage.heartbeat:type_name -> tether.agent.v1.Heartbeat
+	28, // 6: tether.agent.v1.AgentMessage.certificate_renewal:type_name -> tether.agent.v1.CertificateRenewal
+	29, // 7: tether.agent.v1.HubMessage.welcome:type_name -> tether.agent.v1.Welcome
+	36, // 8: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
+	37, // 9: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
+	38, // 10: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
+	39, // 11: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
+	40, // 12: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
+	41, // 13: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
+	30, // 14: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
+	13, // 15: tether.agent.v1.Hello.held_works:type_name -> tether.agent.v1.HeldWork
+	14, // 16: tether.agent.v1.Hello.reported_statuses:type_name -> tether.agent.v1.ReportedStatus
 	0,  // 17: tether.agent.v1.Ack.result:type_name -> tether.agent.v1.ApplyResult
-	15, // 18: tether.agent.v1.Ack.objects:type_name -> tether.agent.v1.ObjectResult
-	16, // 19: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
+	16, // 18: tether.agent.v1.Ack.objects:type_name -> tether.agent.v1.ObjectResult
+	17, // 19: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
 	0,  // 20: tether.agent.v1.ObjectResult.result:type_name -> tether.agent.v1.ApplyResult
-	18, // 21: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
-	48, // 22: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
-	16, // 23: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
+	19, // 21: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
+	49, // 22: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
+	17, // 23: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
 	1,  // 24: tether.agent.v1.ManifestStatus.health:type_name -> tether.agent.v1.Health
-	21, // 25: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
-	24, // 26: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
-	26, // 27: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
-	20, // 28: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
-	41, // 29: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
-	42, // 30: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
-	43, // 31: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
-	44, // 32: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
-	22, // 33: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
-	23, // 34: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
-	45, // 35: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	46, // 36: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	47, // 37: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	25, // 38: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
+	22, // 25: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
+	25, // 26: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
+	27, // 27: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
+	21, // 28: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
+	42, // 29: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
+	43, // 30: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
+	44, // 31: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
+	45, // 32: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
+	23, // 33: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
+	24, // 34: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
+	46, // 35: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	47, // 36: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	48, // 37: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	26, // 38: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
 	2,  // 39: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
-	48, // 40: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	29, // 41: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
-	49, // 42: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
-	49, // 43: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
-	49, // 44: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
-	30, // 45: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
-	31, // 46: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
-	32, // 47: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
+	49, // 40: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	30, // 41: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
+	50, // 42: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
+	50, // 43: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
+	50, // 44: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
+	31, // 45: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
+	32, // 46: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
+	33, // 47: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
 	3,  // 48: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
 	4,  // 49: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
 	5,  // 50: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	33, // 51: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
-	34, // 52: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
+	34, // 51: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
+	35, // 52: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
 	5,  // 53: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	48, // 54: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
-	6,  // 55: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
-	49, // 56: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
-	7,  // 57: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
-	9,  // 58: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
-	8,  // 59: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
-	10, // 60: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
-	59, // [59:61] is the sub-list for method output_type
-	57, // [57:59] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	6,  // 54: tether.agent.v1.WorkDelete.reason:type_name -> tether.agent.v1.DeleteReason
+	49, // 55: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
+	7,  // 56: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
+	50, // 57: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
+	8,  // 58: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
+	10, // 59: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
+	9,  // 60: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
+	11, // 61: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
+	60, // [60:62] is the sub-list for method output_type
+	58, // [58:60] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_tether_agent_v1_agent_proto_init() }
@@ -3428,7 +3552,7 @@ func file_tether_agent_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_agent_v1_agent_proto_rawDesc), len(file_tether_agent_v1_agent_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
