@@ -45,6 +45,11 @@ type ackState struct {
 type session struct {
 	hub       string          // from Welcome; "" until then
 	synced    bool            // SyncDone received
+	// unvouched is true when the stream's SyncDone said the hub's view is
+	// not authoritative (its store was lost, regressed or does not
+	// decode): no work is orphaned and no orphan evicted until a hub
+	// vouches again.
+	unvouched bool
 	mentioned map[string]bool // keys upserted before SyncDone
 	// listed are the keys Hello listed as held from its hub: the only
 	// ones a key set of that hub may delete (the hub looked them up).

@@ -231,7 +231,7 @@ func TestBooksDeletionRules(t *testing.T) {
 			snap: snapshot(hubA, held("a", "v1", hubA)),
 			events: []event{hello(), welcome(hubB, "hub hub-b"),
 				deleteWork("a", del),
-				syncDone(0, "persist a@v1 from hub-a orphaned"),
+				syncKeys(nil, "persist a@v1 from hub-a orphaned"),
 				deleteWork("a", del)},
 		},
 		{
@@ -244,7 +244,7 @@ func TestBooksDeletionRules(t *testing.T) {
 			snap: snapshot(hubA, held("a", "v1", hubA), held("b", "v1", hubA)),
 			events: []event{hello(), welcome(hubB, "hub hub-b"),
 				upsert("a", "v1", "persist a@v1 from hub-b", "apply a@v1"),
-				syncDone(1, "persist b@v1 from hub-a orphaned"),
+				syncKeys([]string{"a"}, "persist b@v1 from hub-a orphaned"),
 				evict(59*time.Minute, time.Hour),
 				evict(time.Hour, time.Hour, "persist b@v1 from hub-a orphaned removal", "delete b DELETION_POLICY_DELETE evicted=true orphan_expired"),
 				deleted("b", "v1", true, "forget b")},
@@ -252,13 +252,28 @@ func TestBooksDeletionRules(t *testing.T) {
 		{
 			name: "eviction off keeps orphans forever",
 			snap: snapshot(hubA, held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0, "persist b@v1 from hub-a orphaned"),
+			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
 				evict(1000*time.Hour, 0)},
+		},
+		{
+			// A hub whose store was wiped has a new identity and is not
+			// authoritative until an operator accepts the store.
+			name: "a new hub that is not authoritative orphans nothing and evicts nothing",
+			snap: snapshot(hubA, held("a", "v1", hubA)),
+			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0),
+				evict(1000*time.Hour, time.Hour)},
+		},
+		{
+			name: "an orphan is not evicted while the connected hub is not authoritative",
+			snap: snapshot(hubA, held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"), endStream(),
+				hello(), welcome(hubB), syncDone(0),
+				evict(2*time.Hour, time.Hour)},
 		},
 		{
 			name: "an orphan the new hub sends later is claimed and not evicted",
 			snap: snapshot(hubA, held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0, "persist b@v1 from hub-a orphaned"),
+			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
 				upsert("b", "v2", "persist b@v2 from hub-b", "apply b@v2"),
 				evict(2*time.Hour, time.Hour)},
 		},
@@ -273,7 +288,7 @@ func TestBooksDeletionRules(t *testing.T) {
 		{
 			name: "the old hub coming back may delete its own works, orphaned meanwhile",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0, "persist a@v1 from hub-a orphaned"), endStream(),
+			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist a@v1 from hub-a orphaned"), endStream(),
 				hello(), welcome(hubA, "hub hub-a"), syncDone(0),
 				deleteWork("a", del, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
 		},

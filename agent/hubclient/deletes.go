@@ -89,6 +89,7 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 		return Effects{}, fmt.Errorf("%w: a second SyncDone on one stream", ErrProtocol)
 	}
 	b.s.synced = true
+	b.s.unvouched = !sd.GetAuthoritative()
 	var e Effects
 	for _, key := range sortedKeys(b.s.deferred) {
 		if h, ok := b.works[key]; ok && h.Hub == b.s.hub && !b.deleting[key] {
@@ -106,9 +107,12 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 }
 
 // sweep settles every held work against the hub's SyncDone: works of
-// another hub identity are orphaned; works of this hub that Hello listed
-// (so the hub looked them up) and that an authoritative key set lacks are
-// deleted. It returns how many works of this hub are kept.
+// this hub that Hello listed (so the hub looked them up) and that an
+// authoritative key set lacks are deleted; works of another hub identity
+// are orphaned, also only when the SyncDone is authoritative: a hub whose
+// store was wiped has a new identity and is not authoritative until an
+// operator accepts the store, and must not start a mass orphaning. It
+// returns how many works of this hub are kept.
 func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 	var want map[string]bool
 	if sd.GetAuthoritative() {
@@ -127,6 +131,8 @@ func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 			e.note("work %q deleted: it came from hub %q, whose authoritative list of this cluster's works does not have it", key, h.Hub)
 		case h.Hub == b.s.hub:
 			kept++
+		case want == nil:
+			e.note("work %q of hub %q kept, not orphaned: hub %q says its view is not authoritative", key, h.Hub, b.s.hub)
 		case !h.Orphaned():
 			h = orphan(h, now)
 			b.works[key] = h
@@ -139,10 +145,11 @@ func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 
 // Evictions returns the deletions of works orphaned for at least grace at
 // now, with their records to persist first; none when grace is 0
-// (eviction off).
+// (eviction off), and none while the connected hub says its view is not
+// authoritative.
 func (b *Books) Evictions(now time.Time, grace time.Duration) Effects {
 	var e Effects
-	if grace <= 0 {
+	if grace <= 0 || (b.s != nil && b.s.unvouched) {
 		return e
 	}
 	for _, key := range state.Keys(b.works) {

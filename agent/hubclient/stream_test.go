@@ -239,12 +239,37 @@ func TestOrphansAreEvictedAfterTheGracePeriod(t *testing.T) {
 	syncFirst(t, s)
 	s.Close(nil)
 	s = hub.Next(t)
-	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.Upsert("b", "v1"), hubtest.SyncDone(1))
+	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.Upsert("b", "v1"), hubtest.SyncDoneKeys("b"))
 	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_ORPHAN_EXPIRED})
 	for _, c := range a.applier.Calls() {
 		if c.Op == "delete" && c.Key != "a" {
 			t.Errorf("call %+v; want only a (unclaimed) evicted", c)
 		}
+	}
+}
+
+// TestUnvouchedHubStartsNoOrphaning: a hub with a new identity that is not
+// authoritative (its store was wiped and no operator accepted it) makes the
+// agent orphan nothing, so nothing is evicted after the grace period.
+func TestUnvouchedHubStartsNoOrphaning(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	hub := hubtest.Start(t, certs, "127.0.0.1:0")
+	a := startAgent(t, certs, hub.Addr, t.TempDir(), withGrace(100*time.Millisecond))
+	s := hub.Next(t)
+	syncFirst(t, s)
+	s.Close(nil)
+	s = hub.Next(t)
+	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.SyncDone(0))
+	// The agent reports in after SyncDone; past several grace periods
+	// nothing may have been deleted.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		for _, c := range a.applier.Calls() {
+			if c.Op == "delete" {
+				t.Fatalf("call %+v after a SyncDone that is not authoritative; want no delete", c)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
