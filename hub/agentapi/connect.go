@@ -149,6 +149,13 @@ func (s *Server) follow(ctx context.Context, st *stream, rev int64) {
 			return
 		}
 		if err != nil {
+			// Removing a cluster revokes it, then deletes its record,
+			// which drops its works' history: the stream may get here
+			// before Recheck. The revocation is what ended it.
+			if aerr := s.authorize(ctx, st); aerr != nil {
+				st.end(aerr)
+				return
+			}
 			st.end(fmt.Errorf("%w: follow the works of cluster %q from revision %d: %v", ErrUnavailable, st.cluster, rev, err))
 			return
 		}

@@ -87,7 +87,6 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 }
 
 // Gone returns removals for the keys the renderer vouches are gone from
-// Gone returns removals for the keys the renderer vouches are gone from
 // the cluster: removed while it remembers (with the deletion policy and
 // reason they had), or works of a binding that exists and no longer places
 // them on the cluster (with the binding's policy). Keys whose binding
