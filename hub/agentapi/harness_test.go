@@ -3,7 +3,9 @@ package agentapi_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -184,9 +186,12 @@ func openStream(t testing.TB, conn *grpc.ClientConn, hello *agentv1.Hello) *agen
 	return a
 }
 
+// send sends m. io.EOF is not an error here: it means the hub already
+// ended the stream (gRPC's Send reports that only as io.EOF), and the next
+// Recv returns how it ended, which the test checks.
 func (a *agent) send(m *agentv1.AgentMessage) {
 	a.t.Helper()
-	if err := a.stream.Send(m); err != nil {
+	if err := a.stream.Send(m); err != nil && !errors.Is(err, io.EOF) {
 		a.t.Fatalf("Send: %v", err)
 	}
 }
