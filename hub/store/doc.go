@@ -4,6 +4,15 @@
 // and the mapping of etcd errors to the package's sentinel errors; it knows
 // nothing of what the values mean (callers store JSON).
 //
+// # Connecting
+//
+// An external cluster is reached over TLS when Config.TLS names files (the
+// CA of etcd's serving certificates, the hub's client certificate and key);
+// an http:// endpoint with TLS files is refused rather than dialled in
+// plaintext. Open makes a first request bounded by 10 s: an unreachable
+// cluster, or one that refuses the hub's TLS, fails the start with the
+// endpoints named instead of hanging it.
+//
 // # Durability
 //
 // A write returns only after etcd has committed it, and etcd commits only

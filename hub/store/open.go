@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,7 +27,9 @@ const (
 	// quotaBackendBytes is the embedded member's database size limit (8 GiB,
 	// etcd's recommended maximum).
 	quotaBackendBytes = 8 << 30
-	// dialTimeout bounds the first connection to an external cluster.
+	// dialTimeout bounds the first connection to etcd and the first
+	// request over it: an unreachable, misconfigured or quorum-less cluster
+	// fails the start after this long instead of hanging it.
 	dialTimeout = 10 * time.Second
 )
 
@@ -35,6 +39,8 @@ type Config struct {
 	DataDir string
 	// Endpoints of an external etcd cluster; empty means embedded.
 	Endpoints []string
+	// TLS to the external cluster; zero means none (http:// endpoints).
+	TLS TLS
 }
 
 // Store is the hub's handle on etcd. Its methods are safe for concurrent use.
@@ -49,6 +55,10 @@ type Store struct {
 func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) {
 	s := &Store{log: logger}
 	endpoints := cfg.Endpoints
+	tlsCfg, err := externalTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if len(endpoints) == 0 {
 		member, err := startEmbedded(cfg.DataDir)
 		if err != nil {
@@ -62,6 +72,7 @@ func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) 
 		Endpoints:          endpoints,
 		DialTimeout:        dialTimeout,
 		MaxCallSendMsgSize: maxRequestBytes,
+		TLS:                tlsCfg,
 		Context:            ctx,
 		Logger:             zap.NewNop(),
 	})
@@ -70,11 +81,22 @@ func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) 
 		return nil, fmt.Errorf("store: connect to etcd %v: %w", endpoints, err)
 	}
 	s.client = client
-	if err := s.ping(ctx); err != nil {
+	if err := s.ping(ctx, endpoints); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// externalTLS checks cfg's TLS against its endpoints and reads the files.
+func externalTLS(cfg Config) (*tls.Config, error) {
+	if len(cfg.Endpoints) == 0 && cfg.TLS.enabled() {
+		return nil, fmt.Errorf("store: etcd TLS files need external endpoints; the embedded etcd is local and plaintext")
+	}
+	if err := cfg.TLS.checkSchemes(cfg.Endpoints); err != nil {
+		return nil, err
+	}
+	return cfg.TLS.config()
 }
 
 // startEmbedded starts a single-member etcd in dataDir/etcd listening on
@@ -111,11 +133,18 @@ func startEmbedded(dataDir string) (*embed.Etcd, error) {
 	}
 }
 
-func (s *Store) ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
+// ping makes the first request, bounded by dialTimeout, so that an etcd
+// that cannot be reached (or refuses the hub's TLS) fails the start with
+// the endpoints named.
+func (s *Store) ping(ctx context.Context, endpoints []string) error {
+	pctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	if _, err := s.client.Get(ctx, identityKey); err != nil {
-		return fmt.Errorf("store: etcd not reachable: %w", err)
+	if _, err := s.client.Get(pctx, identityKey); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("store: connect to etcd %s: %w", strings.Join(endpoints, ","), ctx.Err())
+		}
+		return fmt.Errorf("store: etcd %s not reachable within %s (check the endpoints, that etcd runs, and its TLS): %w",
+			strings.Join(endpoints, ","), dialTimeout, err)
 	}
 	return nil
 }
