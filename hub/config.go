@@ -10,6 +10,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 )
 
@@ -62,6 +63,17 @@ type Config struct {
 	// EtcdEndpoints of an external etcd cluster; empty starts an embedded
 	// member in DataDir.
 	EtcdEndpoints []string
+	// EtcdTLS is the TLS to the external cluster (--etcd-cafile,
+	// --etcd-certfile, --etcd-keyfile); zero means plaintext.
+	EtcdTLS store.TLS
+	// CACertFile and CAKeyFile give the hub's CA as PEM files (--ca-cert,
+	// --ca-key), e.g. one Kubernetes Secret mounted into every replica;
+	// empty means DataDir/pki, created on first start.
+	CACertFile, CAKeyFile string
+	// CAEncryptionKeyFile (--ca-encryption-key-file) holds a 32-byte key,
+	// base64: the CA is created once, sealed with the key in etcd, and
+	// every replica given the key opens it. Exclusive with CACertFile.
+	CAEncryptionKeyFile string
 	// LeaseDuration: a cluster without a heartbeat for this long turns
 	// Unknown; zero means DefaultLeaseDuration.
 	LeaseDuration time.Duration
@@ -119,6 +131,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
 		return cfg, fmt.Errorf("listen %q: want host:port: %w", cfg.Listen, err)
 	}
+	if err := cfg.checkCA(); err != nil {
+		return cfg, err
+	}
 	if cfg.LeaseDuration == 0 {
 		cfg.LeaseDuration = DefaultLeaseDuration
 	}
@@ -150,6 +165,17 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)
 	}
 	return cfg, nil
+}
+
+// checkCA refuses CA settings that leave a source ambiguous or half given.
+func (cfg Config) checkCA() error {
+	switch {
+	case (cfg.CACertFile == "") != (cfg.CAKeyFile == ""):
+		return errors.New("CA files: give both the certificate (--ca-cert) and the key (--ca-key), or neither")
+	case cfg.CACertFile != "" && cfg.CAEncryptionKeyFile != "":
+		return errors.New("CA: give either the CA files (--ca-cert/--ca-key) or --ca-encryption-key-file, not both")
+	}
+	return nil
 }
 
 func (cfg Config) path(name string) string { return filepath.Join(cfg.DataDir, name) }

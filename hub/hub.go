@@ -47,7 +47,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	defer st.Close()
-	ca, lis, err := h.listen()
+	ca, err := h.openCA(ctx, st)
+	if err != nil {
+		return err
+	}
+	lis, err := h.listen()
 	if err != nil {
 		return err
 	}
@@ -110,7 +114,7 @@ func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
 	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("data dir: %w", err)
 	}
-	st, err := store.Open(ctx, store.Config{DataDir: h.cfg.DataDir, Endpoints: h.cfg.EtcdEndpoints}, h.logger)
+	st, err := store.Open(ctx, store.Config{DataDir: h.cfg.DataDir, Endpoints: h.cfg.EtcdEndpoints, TLS: h.cfg.EtcdTLS}, h.logger)
 	if err != nil {
 		return nil, "", fmt.Errorf("open store: %w", err)
 	}
@@ -135,25 +139,22 @@ func (l *listeners) close() {
 	}
 }
 
-// listen loads (or creates) the CA and binds the ports, so that a port in
-// use fails the start before anything runs.
-func (h *Hub) listen() (*pki.CA, *listeners, error) {
-	ca, err := pki.LoadOrCreateCA(h.cfg.path(PKIDir))
-	if err != nil {
-		return nil, nil, fmt.Errorf("certificate authority: %w", err)
-	}
+// listen binds the ports, so that a port in use fails the start before
+// anything runs.
+func (h *Hub) listen() (*listeners, error) {
+	var err error
 	lis := &listeners{}
 	if lis.grpc, err = net.Listen("tcp", h.cfg.Listen); err != nil {
-		return nil, nil, fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	if h.cfg.MetricsListen != "" {
 		if lis.metrics, err = net.Listen("tcp", h.cfg.MetricsListen); err != nil {
 			lis.grpc.Close()
-			return nil, nil, fmt.Errorf("metrics listen: %w", err)
+			return nil, fmt.Errorf("metrics listen: %w", err)
 		}
 		h.logger.Info("serving metrics", "address", lis.metrics.Addr().String())
 	}
-	return ca, lis, nil
+	return lis, nil
 }
 
 // announce writes admin.conf (first start only) and hub.addr, then logs

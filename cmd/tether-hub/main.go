@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/version"
@@ -79,6 +80,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the embedded etcd, the CA (pki/), admin.conf and hub.addr (required)")
 	fs.StringVar(&cfg.Listen, "listen", hub.DefaultListen, "the one gRPC address for agents and clients, host:port (port 0 picks a free port, written to DATA_DIR/hub.addr)")
 	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated URLs of an external etcd cluster; empty starts an embedded etcd in --data-dir")
+	fs.StringVar(&cfg.EtcdTLS.CAFile, "etcd-cafile", "", "PEM CA that signs the external etcd's serving certificates (with https:// --etcd-endpoints); empty: the system's roots")
+	fs.StringVar(&cfg.EtcdTLS.CertFile, "etcd-certfile", "", "PEM client certificate the hub presents to the external etcd (with --etcd-keyfile)")
+	fs.StringVar(&cfg.EtcdTLS.KeyFile, "etcd-keyfile", "", "PEM key of --etcd-certfile")
+	fs.StringVar(&cfg.CACertFile, "ca-cert", "", "PEM certificate of the hub's CA, the same for every replica (e.g. a mounted Kubernetes Secret's tls.crt; with --ca-key); empty: DATA_DIR/pki/ca.crt, created on first start")
+	fs.StringVar(&cfg.CAKeyFile, "ca-key", "", "PEM key of --ca-cert")
+	fs.StringVar(&cfg.CAEncryptionKeyFile, "ca-encryption-key-file", "", "file holding 32 random bytes, base64 (head -c 32 /dev/urandom | base64): the first replica creates the CA and stores it in etcd encrypted (AES-256-GCM) with this key, every replica given the same file uses it")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", hub.DefaultLeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
 	fs.StringVar(&maxObject, "max-object-bytes", "1.5Mi", "largest object a client may apply (a Kubernetes quantity, e.g. 1.5Mi)")
 	fs.Func("tls-san", "an extra DNS name or IP address for the hub's serving certificate, e.g. the LoadBalancer name agents dial (repeatable)", func(v string) error {
@@ -114,6 +121,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return cfg, logOpts, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	cfg.EtcdEndpoints = splitList(endpoints)
+	if len(cfg.EtcdEndpoints) == 0 && (cfg.EtcdTLS != store.TLS{}) {
+		return cfg, logOpts, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-endpoints: the embedded etcd is local and plaintext")
+	}
 	q, err := resource.ParseQuantity(maxObject)
 	if err != nil || q.Sign() <= 0 {
 		return cfg, logOpts, fmt.Errorf("--max-object-bytes %q: want a positive quantity such as 1.5Mi", maxObject)

@@ -79,8 +79,39 @@ func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: CA key: %w", err)
 	}
+	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(cert.PublicKey) {
+		return nil, fmt.Errorf("pki: CA key is not the key of CA certificate %q", cert.Subject.CommonName)
+	}
 	return &CA{Cert: cert, CertPEM: certPEM, key: key}, nil
 }
+
+// LoadCA reads a CA given as two PEM files, e.g. a Kubernetes Secret's
+// tls.crt and tls.key mounted into every hub replica.
+func LoadCA(certPath, keyPath string) (*CA, error) {
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, fmt.Errorf("pki: CA certificate: %w", err)
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("pki: CA key: %w", err)
+	}
+	ca, err := ParseCA(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%w (files %s, %s)", err, certPath, keyPath)
+	}
+	return ca, nil
+}
+
+// HasCA tells whether dir holds a CA certificate, the file LoadOrCreateCA
+// reads before it would create one.
+func HasCA(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, caCertFile))
+	return err == nil
+}
+
+// encodeKey is the CA key in PEM.
+func encodeKey(ca *CA) ([]byte, error) { return certs.EncodePrivateKey(ca.key) }
 
 func newCA() (*CA, []byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

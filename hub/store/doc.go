@@ -35,6 +35,8 @@
 //	/tether/meta/identity                                 the hub identity, created on first start
 //	/tether/meta/epoch                                    the store epoch: a random id written once, when the store is new
 //	/tether/meta/checkpoints/<replica>                    a counter each hub replica raises (hub/authority)
+//	/tether/meta/ca-hash                                  the hub CA's hash, recorded by the first replica to start
+//	/tether/meta/ca                                       the CA sealed with the replicas' encryption key, when they share it that way
 //
 // Works are not stored: they are derived from the above (DESIGN §3), which is
 // why the key count grows with templates + clusters, not their product.

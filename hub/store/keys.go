@@ -20,6 +20,18 @@ const (
 	checkpointsKey = Root + "meta/checkpoints/"
 )
 
+// Keys of the hub's CA, shared by every replica on one etcd.
+const (
+	// CAHashKey holds the hash of the hub's CA, recorded by the first
+	// replica that starts on the store; a replica with another CA refuses
+	// to start.
+	CAHashKey = Root + "meta/ca-hash"
+	// SealedCAKey holds the CA created once for every replica, its key
+	// encrypted (hub/pki.Seal), when the replicas are given an encryption
+	// key instead of the CA.
+	SealedCAKey = Root + "meta/ca"
+)
+
 // CheckpointKey is where the hub replica id writes its checkpoint counter
 // (hub/authority).
 func CheckpointKey(id string) string { return checkpointsKey + id }

@@ -1,0 +1,150 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// caStore is what opening the CA reads and writes; *store.Store satisfies
+// it.
+type caStore interface {
+	Get(ctx context.Context, key string) (store.KV, error)
+	Create(ctx context.Context, key string, value []byte) (int64, error)
+}
+
+// openCA returns the hub's CA from where the configuration says (files,
+// sealed in the store, or DataDir/pki) and checks it against the CA
+// recorded in the store, recording it if the store has none: every replica
+// on one etcd must sign with one CA, or an agent registered through one
+// could not talk to another.
+func (h *Hub) openCA(ctx context.Context, st caStore) (*pki.CA, error) {
+	recorded, err := recordedCAHash(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	ca, source, err := h.loadCA(ctx, st, recorded)
+	if err != nil {
+		return nil, fmt.Errorf("certificate authority: %w", err)
+	}
+	// DataDir/pki also holds hub/authority's record, whatever the CA's source.
+	if err := os.MkdirAll(h.cfg.path(PKIDir), 0o700); err != nil {
+		return nil, fmt.Errorf("certificate authority: %w", err)
+	}
+	if recorded == "" {
+		if recorded, err = recordCAHash(ctx, st, ca.Hash()); err != nil {
+			return nil, err
+		}
+	}
+	if recorded != ca.Hash() {
+		return nil, fmt.Errorf("certificate authority: this replica's CA %s (%s) is not the hub's CA %s, recorded in etcd (%s) by the first replica "+
+			"that started on this store, which agents pin; every replica on one etcd must use that CA: give this one the same CA "+
+			"with --ca-cert/--ca-key, or the same --ca-encryption-key-file as the others; "+
+			"only to replace the hub's CA on purpose (every agent must then register again), delete %s",
+			ca.Hash(), source, recorded, store.CAHashKey, store.CAHashKey)
+	}
+	h.logger.Info("certificate authority", "ca_hash", ca.Hash(), "source", source)
+	return ca, nil
+}
+
+// loadCA loads the CA from its configured source, which it also returns.
+// recorded is the hash in the store, "" when none.
+func (h *Hub) loadCA(ctx context.Context, st caStore, recorded string) (*pki.CA, string, error) {
+	dir := h.cfg.path(PKIDir)
+	switch {
+	case h.cfg.CACertFile != "":
+		ca, err := pki.LoadCA(h.cfg.CACertFile, h.cfg.CAKeyFile)
+		if err == nil {
+			warnUnusedCA(dir, ca, h.logger)
+		}
+		return ca, "--ca-cert " + h.cfg.CACertFile, err
+	case h.cfg.CAEncryptionKeyFile != "":
+		key, err := pki.ReadEncryptionKey(h.cfg.CAEncryptionKeyFile)
+		if err != nil {
+			return nil, "", err
+		}
+		ca, err := sealedCA(ctx, st, key, recorded)
+		if err == nil {
+			warnUnusedCA(dir, ca, h.logger)
+		}
+		return ca, "etcd " + store.SealedCAKey, err
+	case recorded != "" && !pki.HasCA(dir):
+		// Creating a CA here could only be refused: the store has one.
+		return nil, "", fmt.Errorf("no CA in %s, and the hub's CA %s is recorded in etcd (%s) by another replica: "+
+			"give this replica that CA with --ca-cert/--ca-key or the others' --ca-encryption-key-file, or copy it into %s",
+			dir, recorded, store.CAHashKey, dir)
+	default:
+		ca, err := pki.LoadOrCreateCA(dir)
+		return ca, dir, err
+	}
+}
+
+// sealedCA opens the CA sealed in the store, or creates and seals one when
+// the store has none and no CA is recorded. Of replicas racing on an empty
+// store, the first write wins and the others open it.
+func sealedCA(ctx context.Context, st caStore, key []byte, recorded string) (*pki.CA, error) {
+	kv, err := st.Get(ctx, store.SealedCAKey)
+	if err == nil {
+		return pki.OpenSealed(kv.Value, key)
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("read sealed CA: %w", err)
+	}
+	if recorded != "" {
+		return nil, fmt.Errorf("no CA sealed in etcd (%s), and the hub's CA %s is recorded (%s): the first replica was given its CA as files or "+
+			"in its data dir; give this replica that CA with --ca-cert/--ca-key instead of --ca-encryption-key-file",
+			store.SealedCAKey, recorded, store.CAHashKey)
+	}
+	ca, err := pki.NewCA()
+	if err != nil {
+		return nil, err
+	}
+	data, err := ca.Seal(key)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.Create(ctx, store.SealedCAKey, data); errors.Is(err, store.ErrExists) {
+		return sealedCA(ctx, st, key, recorded)
+	} else if err != nil {
+		return nil, fmt.Errorf("store sealed CA: %w", err)
+	}
+	return ca, nil
+}
+
+// recordedCAHash is the CA hash recorded in the store, "" when none.
+func recordedCAHash(ctx context.Context, st caStore) (string, error) {
+	kv, err := st.Get(ctx, store.CAHashKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("read recorded CA hash: %w", err)
+	}
+	return string(kv.Value), nil
+}
+
+// recordCAHash records hash if the store has none yet and returns the one
+// recorded: another replica may have recorded its own first.
+func recordCAHash(ctx context.Context, st caStore, hash string) (string, error) {
+	if _, err := st.Create(ctx, store.CAHashKey, []byte(hash)); err != nil && !errors.Is(err, store.ErrExists) {
+		return "", fmt.Errorf("record CA hash: %w", err)
+	}
+	return recordedCAHash(ctx, st)
+}
+
+// warnUnusedCA warns when dir holds another CA than the one given, which
+// the hub ignores (and `tether-hub mint-agent --data-dir` would use).
+func warnUnusedCA(dir string, ca *pki.CA, logger hclog.Logger) {
+	if !pki.HasCA(dir) {
+		return
+	}
+	if old, err := pki.LoadOrCreateCA(dir); err != nil || old.Hash() != ca.Hash() {
+		logger.Warn("the data dir holds another CA, which is not used: the CA given replaces it", "dir", dir, "given_ca_hash", ca.Hash())
+	}
+}
