@@ -5,8 +5,14 @@
 // # What Run does
 //
 //  1. Opens the store (hub/store): an embedded etcd in DataDir/etcd, or the
-//     external cluster of EtcdEndpoints; reads the hub identity.
-//  2. Loads or creates the CA in DataDir/pki (hub/pki) and binds the gRPC
+//     external cluster of EtcdEndpoints (over TLS with EtcdTLS; a first
+//     request bounded by 10 s, so an unreachable etcd fails the start
+//     naming the endpoints); reads the hub identity.
+//  2. Opens the CA (ca.go): the files CACertFile/CAKeyFile, or the CA sealed
+//     in etcd under CAEncryptionKeyFile's key (created and sealed by the
+//     first replica), or else DataDir/pki, created on first start (hub/pki).
+//     The first replica on a store records the CA's hash there; a replica
+//     whose CA differs is refused, naming both hashes. Then binds the gRPC
 //     port (and the metrics port), so that a port in use fails the start.
 //     Checks the store against what the hub recorded next to the CA
 //     (hub/authority, DataDir/pki/store-epoch.json): a store wiped,

@@ -24,8 +24,10 @@ const (
 )
 
 const mintUsage = `Usage: tether-hub mint-agent --data-dir DIR --cluster NAME --out DIR2 [--lifetime 8760h]
+       tether-hub mint-agent --ca-cert FILE --ca-key FILE --cluster NAME --out DIR2
 
-Mints an agent client certificate from the hub's CA (DIR/pki), for an admin
+Mints an agent client certificate from the hub's CA (DIR/pki, or the files
+the replicas are given with --ca-cert/--ca-key), for an admin
 who hands certificates out instead of bootstrap tokens (tetherctl token
 create). A name minted this way is bound on its first registration only
 after tetherctl cluster approve. It writes DIR2/ca.crt (the hub CA), DIR2/tls.crt and
@@ -46,7 +48,10 @@ const defaultAgentLifetime = 365 * 24 * time.Hour
 func mintAgent(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tether-hub mint-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dataDir := fs.String("data-dir", "", "the hub's data directory, holding pki/ca.crt and pki/ca.key (required)")
+	dataDir := fs.String("data-dir", "", "the hub's data directory, holding pki/ca.crt and pki/ca.key (required unless --ca-cert)")
+	var src caSource
+	fs.StringVar(&src.certFile, "ca-cert", "", "the hub CA's certificate, as given to the hub's --ca-cert (instead of --data-dir)")
+	fs.StringVar(&src.keyFile, "ca-key", "", "the hub CA's key, as given to the hub's --ca-key")
 	cluster := fs.String("cluster", "", "the member cluster's name, a DNS subdomain (required)")
 	out := fs.String("out", "", "directory to write ca.crt, tls.crt and tls.key into (required)")
 	lifetime := fs.Duration("lifetime", defaultAgentLifetime, "validity of the certificate")
@@ -57,7 +62,8 @@ func mintAgent(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	hash, err := mint(*dataDir, *cluster, *out, *lifetime)
+	src.dataDir = *dataDir
+	hash, err := mint(src, *cluster, *out, *lifetime)
 	if err != nil {
 		fmt.Fprintf(stderr, "tether-hub mint-agent: %v\n", err)
 		return 1
@@ -66,19 +72,37 @@ func mintAgent(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// mint issues the certificate and writes the files; it returns the CA hash.
-func mint(dataDir, cluster, out string, lifetime time.Duration) (string, error) {
+// caSource is where mint-agent reads the CA: the files, or the data dir.
+type caSource struct {
+	dataDir, certFile, keyFile string
+}
+
+func (c caSource) load() (*pki.CA, error) {
 	switch {
-	case dataDir == "" || cluster == "" || out == "":
-		return "", errors.New("--data-dir, --cluster and --out are required")
+	case c.certFile != "" || c.keyFile != "":
+		if c.certFile == "" || c.keyFile == "" || c.dataDir != "" {
+			return nil, errors.New("give --ca-cert and --ca-key together, without --data-dir")
+		}
+		return pki.LoadCA(c.certFile, c.keyFile)
+	case c.dataDir == "":
+		return nil, errors.New("--data-dir (or --ca-cert and --ca-key) is required")
+	}
+	pkiDir := filepath.Join(c.dataDir, hub.PKIDir)
+	if !pki.HasCA(pkiDir) {
+		return nil, fmt.Errorf("no CA in %s (start the hub once to create it; a hub given --ca-cert/--ca-key or --ca-encryption-key-file keeps none there)", pkiDir)
+	}
+	return pki.LoadOrCreateCA(pkiDir)
+}
+
+// mint issues the certificate and writes the files; it returns the CA hash.
+func mint(src caSource, cluster, out string, lifetime time.Duration) (string, error) {
+	switch {
+	case cluster == "" || out == "":
+		return "", errors.New("--cluster and --out are required")
 	case len(validation.IsDNS1123Subdomain(cluster)) > 0:
 		return "", fmt.Errorf("--cluster %q: %s", cluster, strings.Join(validation.IsDNS1123Subdomain(cluster), "; "))
 	}
-	pkiDir := filepath.Join(dataDir, hub.PKIDir)
-	if _, err := os.Stat(filepath.Join(pkiDir, "ca.crt")); err != nil {
-		return "", fmt.Errorf("no CA in %s (start the hub once to create it): %w", pkiDir, err)
-	}
-	ca, err := pki.LoadOrCreateCA(pkiDir)
+	ca, err := src.load()
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+func TestReplicaFlags(t *testing.T) {
+	cfg, _, err := parseFlags([]string{"--data-dir", "/d", "--etcd-endpoints", "https://e1:2379,https://e2:2379",
+		"--etcd-cafile", "/etc/etcd/ca.crt", "--etcd-certfile", "/etc/etcd/hub.crt", "--etcd-keyfile", "/etc/etcd/hub.key",
+		"--ca-cert", "/ca/tls.crt", "--ca-key", "/ca/tls.key"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTLS := store.TLS{CAFile: "/etc/etcd/ca.crt", CertFile: "/etc/etcd/hub.crt", KeyFile: "/etc/etcd/hub.key"}
+	if cfg.EtcdTLS != wantTLS || cfg.CACertFile != "/ca/tls.crt" || cfg.CAKeyFile != "/ca/tls.key" || len(cfg.EtcdEndpoints) != 2 {
+		t.Errorf("parseFlags = %+v; want the etcd TLS files %+v and the CA files", cfg, wantTLS)
+	}
+	cfg, _, err = parseFlags([]string{"--data-dir", "/d", "--ca-encryption-key-file", "/k/key"}, io.Discard, io.Discard)
+	if err != nil || cfg.CAEncryptionKeyFile != "/k/key" {
+		t.Errorf("parseFlags(--ca-encryption-key-file) = %q, %v; want /k/key", cfg.CAEncryptionKeyFile, err)
+	}
+	if _, _, err := parseFlags([]string{"--data-dir", "/d", "--etcd-cafile", "/ca"}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "--etcd-endpoints") {
+		t.Errorf("parseFlags(--etcd-cafile without endpoints) = %v; want an error naming --etcd-endpoints", err)
+	}
+}
+
+func TestMintFromCAFiles(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := pki.LoadOrCreateCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := caSource{certFile: filepath.Join(dir, "ca.crt"), keyFile: filepath.Join(dir, "ca.key")}
+	hash, err := mint(src, "edge-1", t.TempDir(), time.Hour)
+	if err != nil || hash != ca.Hash() {
+		t.Errorf("mint from CA files = %s, %v; want %s", hash, err, ca.Hash())
+	}
+	src.dataDir = dir
+	if _, err := mint(src, "edge-1", t.TempDir(), time.Hour); err == nil {
+		t.Error("mint with both --data-dir and --ca-cert succeeded; want an error")
+	}
+	if _, err := mint(caSource{dataDir: t.TempDir()}, "edge-1", t.TempDir(), time.Hour); err == nil {
+		t.Error("mint from a data dir without a CA succeeded; want an error")
+	}
+}
