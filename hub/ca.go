@@ -91,7 +91,12 @@ func (h *Hub) loadCA(ctx context.Context, st caStore, recorded string) (*pki.CA,
 func sealedCA(ctx context.Context, st caStore, key []byte, recorded string) (*pki.CA, error) {
 	kv, err := st.Get(ctx, store.SealedCAKey)
 	if err == nil {
-		return pki.OpenSealed(kv.Value, key)
+		ca, err := pki.OpenSealed(kv.Value, key)
+		if err != nil {
+			return nil, fmt.Errorf("open the CA sealed in etcd (%s) with --ca-encryption-key-file: give every replica the key file "+
+				"the first one was given: %w", store.SealedCAKey, err)
+		}
+		return ca, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("read sealed CA: %w", err)
