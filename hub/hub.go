@@ -47,11 +47,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	defer st.Close()
-	ca, err := h.openCA(ctx, st)
-	if err != nil {
-		return err
-	}
-	lis, err := h.listen()
+	ca, lis, err := h.listen(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -139,22 +135,25 @@ func (l *listeners) close() {
 	}
 }
 
-// listen binds the ports, so that a port in use fails the start before
-// anything runs.
-func (h *Hub) listen() (*listeners, error) {
-	var err error
+// listen opens the CA (ca.go) and binds the ports, so that a port in use
+// fails the start before anything runs.
+func (h *Hub) listen(ctx context.Context, st *store.Store) (*pki.CA, *listeners, error) {
+	ca, err := h.openCA(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
 	lis := &listeners{}
 	if lis.grpc, err = net.Listen("tcp", h.cfg.Listen); err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
+		return nil, nil, fmt.Errorf("listen: %w", err)
 	}
 	if h.cfg.MetricsListen != "" {
 		if lis.metrics, err = net.Listen("tcp", h.cfg.MetricsListen); err != nil {
 			lis.grpc.Close()
-			return nil, fmt.Errorf("metrics listen: %w", err)
+			return nil, nil, fmt.Errorf("metrics listen: %w", err)
 		}
 		h.logger.Info("serving metrics", "address", lis.metrics.Addr().String())
 	}
-	return lis, nil
+	return ca, lis, nil
 }
 
 // announce writes admin.conf (first start only) and hub.addr, then logs
