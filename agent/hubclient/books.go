@@ -43,8 +43,8 @@ type ackState struct {
 
 // session is the state of one stream.
 type session struct {
-	hub       string          // from Welcome; "" until then
-	synced    bool            // SyncDone received
+	hub    string // from Welcome; "" until then
+	synced bool   // SyncDone received
 	// unvouched is true when the stream's SyncDone said the hub's view is
 	// not authoritative (its store was lost, regressed or does not
 	// decode): no work is orphaned and no orphan evicted until a hub
