@@ -77,10 +77,15 @@ func Load(path string) (*Config, error) {
 	return &c, nil
 }
 
+// Marshal returns the file's content for c.
+func (c *Config) Marshal() ([]byte, error) {
+	c.APIVersion, c.Kind = APIVersion, Kind
+	return yaml.Marshal(c)
+}
+
 // Write stores c at path, readable only by its owner.
 func (c *Config) Write(path string) error {
-	c.APIVersion, c.Kind = APIVersion, Kind
-	data, err := yaml.Marshal(c)
+	data, err := c.Marshal()
 	if err != nil {
 		return err
 	}
