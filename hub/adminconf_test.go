@@ -8,17 +8,17 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
-	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/internal/clientconfig"
@@ -86,9 +86,10 @@ func adminCert(t *testing.T, path string) (*clientconfig.Config, *x509.Certifica
 
 // TestExpiredAdminConfRenewedAtStart: a hub started on a data directory
 // whose admin.conf certificate expired an hour ago renews it, for a year,
-// keeping the server the user wrote; a client with the file is admitted
-// (ListTokens, admin only), one with the expired certificate is not.
-// Before, admin.conf was never rewritten and stayed unusable.
+// keeping the server the user wrote; tetherctl (in-process) with the file
+// pointed at the hub lists tokens (admin only), and with the expired
+// certificate is refused. Before, admin.conf was never rewritten and
+// stayed unusable.
 func TestExpiredAdminConfRenewedAtStart(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
@@ -107,34 +108,33 @@ func TestExpiredAdminConfRenewedAtStart(t *testing.T) {
 	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
 		t.Errorf("admin.conf after renewal: %v, mode %v; want 0600", err, info.Mode().Perm())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := listTokensWith(ctx, t, c, addr); err != nil {
-		t.Errorf("ListTokens with the renewed admin.conf: %v", err)
+	if code, errOut := tetherctl(t, c, addr, "token", "list"); code != 0 {
+		t.Errorf("tetherctl token list with the renewed admin.conf = %d, %q; want 0", code, errOut)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "old.conf"), old, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	expired, _ := adminCert(t, filepath.Join(dir, "old.conf"))
-	if err := listTokensWith(ctx, t, expired, addr); err == nil {
-		t.Errorf("ListTokens with the expired certificate succeeded; want the handshake refused")
+	if code, errOut := tetherctl(t, expired, addr, "token", "list"); code == 0 || !strings.Contains(errOut, "expired at") {
+		t.Errorf("tetherctl token list with the expired certificate = %d, %q; want refused, saying it expired", code, errOut)
 	}
 }
 
-// listTokensWith calls ListTokens at addr with the credentials of c.
-func listTokensWith(ctx context.Context, t *testing.T, c *clientconfig.Config, addr string) error {
+// tetherctl runs tetherctl in-process with the credentials of c pointed at
+// addr, and returns its exit code and stderr.
+func tetherctl(t *testing.T, c *clientconfig.Config, addr string, args ...string) (int, string) {
 	t.Helper()
-	tlsCfg, err := c.TLS()
-	if err != nil {
+	conf := *c
+	conf.Server = addr
+	path := filepath.Join(t.TempDir(), "tetherctl.conf")
+	if err := conf.Write(path); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_, err = hubv1.NewTokenServiceClient(conn).ListTokens(ctx, &hubv1.ListTokensRequest{})
-	return err
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errOut bytes.Buffer
+	code := ctl.Run(ctx, append([]string{"--config", path}, args...), strings.NewReader(""), io.Discard, &errOut)
+	return code, errOut.String()
 }
 
 // TestAdminConfRenewal: at start (ensure) and while the hub runs (keep,
