@@ -85,13 +85,13 @@ func TestNewRefuses(t *testing.T) {
 }
 
 // TestRotationUnderLoad: a gRPC server serving through GetCertificate,
-// its certificate valid for 3 s and replaced after 1 s. A client
+// its certificate valid for 6 s and replaced after 2 s. A client
 // handshaking again and again sees at least three certificates, each valid
 // when it got it, and never fails a handshake. A gRPC connection made with
 // the first certificate is never redialed and still answers after that
 // certificate has expired.
 func TestRotationUnderLoad(t *testing.T) {
-	const lifetime = 3 * time.Second
+	const lifetime = 6 * time.Second
 	ca := newCA(t)
 	c, err := New(ca, Config{Hosts: []string{"127.0.0.1"}, Lifetime: lifetime,
 		RenewAfter: func(time.Duration) time.Duration { return lifetime / 3 }}, hclog.NewNullLogger())
