@@ -10,6 +10,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 )
@@ -36,6 +37,11 @@ const (
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute
+	// DefaultServingCertLifetime and MinServingCertLifetime bound the
+	// serving certificate's lifetime; it is re-issued at about two thirds
+	// of it while the hub runs (hub/serving).
+	DefaultServingCertLifetime = serving.DefaultLifetime
+	MinServingCertLifetime     = serving.MinLifetime
 	// shutdownGrace bounds a graceful stop: agents get Goodbye, in-flight
 	// RPCs finish, then the server stops hard.
 	shutdownGrace = 10 * time.Second
@@ -43,7 +49,8 @@ const (
 
 // Files the hub writes in its data directory.
 const (
-	// AdminConfFile is the admin's credentials, written on first start and
+	// AdminConfFile is the admin's credentials, written on first start, its
+	// certificate renewed before it expires (adminconf.go), otherwise
 	// never overwritten (internal/clientconfig).
 	AdminConfFile = "admin.conf"
 	// AddrFile holds the address the hub actually listens on, host:port,
@@ -94,6 +101,10 @@ type Config struct {
 	// registering and renewing (they renew at about 75% of it); zero means
 	// tokens.DefaultAgentCertLifetime.
 	AgentCertLifetime time.Duration
+	// ServingCertLifetime is the lifetime of the hub's serving certificate,
+	// re-issued at about two thirds of it without a restart
+	// (--serving-cert-lifetime); zero means DefaultServingCertLifetime.
+	ServingCertLifetime time.Duration
 	// AcceptStoreReset is the operator's acceptance of the store as it is
 	// (--accept-store-reset): after hub/authority found it wiped, replaced
 	// or restored from an older snapshot, the hub causes no delete until a
@@ -145,6 +156,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.AgentCertLifetime < MinAgentCertLifetime {
 		return cfg, fmt.Errorf("agent certificate lifetime %s: must be at least %s", cfg.AgentCertLifetime, MinAgentCertLifetime)
+	}
+	if cfg.ServingCertLifetime == 0 {
+		cfg.ServingCertLifetime = DefaultServingCertLifetime
+	}
+	if cfg.ServingCertLifetime < MinServingCertLifetime {
+		return cfg, fmt.Errorf("serving certificate lifetime %s: must be at least %s", cfg.ServingCertLifetime, MinServingCertLifetime)
 	}
 	if cfg.MaxObjectBytes == 0 {
 		cfg.MaxObjectBytes = DefaultMaxObjectBytes

@@ -23,20 +23,25 @@
 //  3. Builds the pipeline: the interpreter, cluster leases, the renderer
 //     (agentapi.Works) and the aggregator (agentapi.Statuses); one gRPC
 //     server over TLS (serving certificate for 127.0.0.1, ::1, localhost,
-//     the host name and the listen host, re-issued at every start) with
-//     AgentService, the hub.v1 client services, gRPC health and reflection.
+//     the host name, the listen host and TLSSANs, valid for
+//     ServingCertLifetime and re-issued at about two thirds of it while the
+//     hub runs, hub/serving) with AgentService, the hub.v1 client services,
+//     gRPC health and reflection.
 //  4. Starts every controller as a task of one group: authority, leases,
 //     registration, customizations (stored RICs and webhook configurations
 //     into the interpreter), detector, scheduler, render, aggregate, the
-//     gRPC server, the metrics server. The first task to fail cancels the
+//     gRPC server, the serving certificate's and admin.conf's renewals, the
+//     metrics server. The first task to fail cancels the
 //     others; Run returns only after all have returned. A panic is not a
 //     failure: controllers skip the key that panics, the group starts a
 //     task that panicked again after a delay, and a gRPC handler's panic
 //     fails that call alone; each is logged and counted
 //     (tether_hub_controller_errors_total).
 //  5. Announces itself: writes DataDir/admin.conf on the first start (an
-//     admin client certificate; server is the listen address, 127.0.0.1
-//     when listening on 0.0.0.0 or ::), never overwriting an existing one;
+//     admin client certificate for a year; server is the listen address,
+//     127.0.0.1 when listening on 0.0.0.0 or ::); of an existing one only
+//     the certificate is renewed, once two thirds of it have passed (at
+//     start and hourly while running), the rest kept;
 //     writes DataDir/hub.addr (the actual address, rewritten at every start,
 //     so --listen 127.0.0.1:0 works for tests and tools; removed on a
 //     graceful stop); logs the address and the CA hash agents pin.

@@ -1,10 +1,13 @@
 package hub
 
 import (
-	"crypto/x509"
-	"github.com/tetherproj/tether/hub/pki"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/pki"
 )
 
 func TestDialAddr(t *testing.T) {
@@ -44,13 +47,17 @@ func TestServingCertificateCarriesExtraSANs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := serverTLS(ca, "127.0.0.1:7443", []string{"hub.example.com", "203.0.113.7"})
+	h, err := New(Config{DataDir: t.TempDir(), Listen: "127.0.0.1:7443", TLSSANs: []string{"hub.example.com", "203.0.113.7"}}, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	cert, err := h.servingCert(ca, "127.0.0.1:7443")
 	if err != nil {
 		t.Fatal(err)
+	}
+	leaf := cert.Leaf()
+	if life := time.Until(leaf.NotAfter); life > DefaultServingCertLifetime || life < DefaultServingCertLifetime-time.Minute {
+		t.Errorf("serving certificate valid for %s more; want the default lifetime, %s", life.Round(time.Second), DefaultServingCertLifetime)
 	}
 	if err := leaf.VerifyHostname("hub.example.com"); err != nil {
 		t.Errorf("serving certificate for --tls-san hub.example.com: %v", err)

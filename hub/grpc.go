@@ -22,6 +22,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -35,6 +36,7 @@ type api struct {
 	health  *health.Server
 	agents  *agentapi.Server
 	metrics *metrics
+	cert    *serving.Cert // the serving certificate; its Run re-issues it
 }
 
 // apiDeps is what the services are built over.
@@ -52,9 +54,10 @@ type apiDeps struct {
 	disrupted      func() bool // the scheduling loop's full disruption mode
 }
 
-// newAPI builds the gRPC server with its TLS (serving certificate for
-// d.addr, client certificates of the hub CA optional: Register comes
-// without one) and registers every service.
+// newAPI builds the gRPC server with its TLS (a serving certificate for
+// d.addr and --tls-san, current at each handshake; client certificates of
+// the hub CA optional: Register comes without one) and registers every
+// service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts}
@@ -66,21 +69,28 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}
-	tlsConfig, err := serverTLS(d.ca, d.addr, h.cfg.TLSSANs)
+	cert, err := h.servingCert(d.ca, d.addr)
 	if err != nil {
 		return nil, err
 	}
 	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted)
-	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
+	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(serverTLS(d.ca, cert))))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m}
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
 	clients.Register(a.server)
 	healthpb.RegisterHealthServer(a.server, a.health)
 	reflection.Register(a.server)
 	a.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	return a, nil
+}
+
+// servingCert issues the serving certificate of a hub listening on addr:
+// valid for its names (servingHosts) and --tls-san, re-issued by its Run.
+func (h *Hub) servingCert(ca *pki.CA, addr string) (*serving.Cert, error) {
+	return serving.New(ca, serving.Config{Hosts: append(servingHosts(addr), h.cfg.TLSSANs...),
+		Lifetime: h.cfg.ServingCertLifetime, RenewAfter: h.servingRenewAfter}, h.logger.Named("serving"))
 }
 
 // recoverPanics turns a panic in a gRPC handler into codes.Internal for

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -27,6 +28,9 @@ import (
 type Hub struct {
 	cfg    Config
 	logger hclog.Logger
+	// servingRenewAfter, set by tests, replaces hub/serving's choice of
+	// when to re-issue the serving certificate.
+	servingRenewAfter func(life time.Duration) time.Duration
 }
 
 // New checks cfg and returns the hub; nothing starts before Run.
@@ -90,6 +94,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("aggregate", statuses.Run)                                      // agents' statuses → binding status
 	g.run("revocation", revoke)                                           // agent records → revoked streams ended
 	g.run("grpc", srv.serve(lis.grpc))                                    // agents and clients, one port
+	g.run("serving", srv.cert.Run)                                        // serving certificate re-issued before it expires
+	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr()))             // admin.conf's certificate renewed before it expires
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
 	}
@@ -156,11 +162,11 @@ func (h *Hub) listen(ctx context.Context, st *store.Store) (*pki.CA, *listeners,
 	return ca, lis, nil
 }
 
-// announce writes admin.conf (first start only) and hub.addr, then logs
+// announce writes admin.conf (or renews it) and hub.addr, then logs
 // what a user needs to connect: the address and the CA pin.
 func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
 	server := dialAddr(addr)
-	if err := writeAdminConf(h.cfg.path(AdminConfFile), ca, server, h.logger); err != nil {
+	if err := h.adminConf(ca, addr).ensure(); err != nil {
 		return err
 	}
 	if err := writeAtomic(h.cfg.path(AddrFile), []byte(server+"\n")); err != nil {

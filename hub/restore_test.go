@@ -22,6 +22,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -169,10 +170,11 @@ func reconnect(t *testing.T, ctx context.Context, d *storeDir, interp *interpret
 	if err != nil {
 		t.Fatal(err)
 	}
-	tlsCfg, err := serverTLS(ca, "127.0.0.1:0", nil)
+	servingCert, err := serving.New(ca, serving.Config{Hosts: servingHosts("127.0.0.1:0")}, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
+	tlsCfg := serverTLS(ca, servingCert)
 	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(credentials.NewTLS(tlsCfg)))...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

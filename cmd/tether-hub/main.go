@@ -96,6 +96,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return nil
 	})
 	fs.DurationVar(&cfg.AgentCertLifetime, "agent-cert-lifetime", tokens.DefaultAgentCertLifetime, "lifetime of the certificates agents get by registering and renewing; agents renew at about 75% of it (at least 1m)")
+	fs.DurationVar(&cfg.ServingCertLifetime, "serving-cert-lifetime", hub.DefaultServingCertLifetime, "lifetime of the hub's serving certificate; the hub issues a new one at about two thirds of it while it runs, "+
+		"new connections get the new one and open ones go on (at least 1m)")
 	fs.BoolVar(&cfg.AcceptStoreReset, "accept-store-reset", false, "accept the store as it is after the hub found it wiped, replaced or restored from an older snapshot "+
 		"(it then causes no delete in any member until started once with this flag); the store becomes the new baseline, later starts need not repeat it")
 	fs.BoolVar(&cfg.FailoverUnreachable, "failover-unreachable", false, "move the replicas of every Divided workload off a cluster that stays unreachable longer than its toleration; off: only policies with spec.failover.cluster fail over (Duplicated workloads never do)")

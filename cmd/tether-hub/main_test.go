@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -49,5 +50,27 @@ func TestMintFromCAFiles(t *testing.T) {
 	}
 	if _, err := mint(caSource{dataDir: t.TempDir()}, "edge-1", t.TempDir(), time.Hour); err == nil {
 		t.Error("mint from a data dir without a CA succeeded; want an error")
+	}
+}
+
+func TestServingCertLifetimeFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"--data-dir", "d"}, hub.DefaultServingCertLifetime},
+		{[]string{"--data-dir", "d", "--serving-cert-lifetime", "2h"}, 2 * time.Hour},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard, io.Discard)
+		if err != nil || cfg.ServingCertLifetime != tc.want {
+			t.Errorf("parseFlags(%q) = lifetime %s, %v; want %s", tc.args, cfg.ServingCertLifetime, err, tc.want)
+		}
+	}
+	cfg, _, err := parseFlags([]string{"--data-dir", t.TempDir(), "--serving-cert-lifetime", "30s"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.New(cfg, nil); err == nil {
+		t.Errorf("hub.New with --serving-cert-lifetime 30s succeeded; want at least %s refused", hub.MinServingCertLifetime)
 	}
 }

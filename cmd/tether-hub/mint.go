@@ -40,8 +40,7 @@ Flags:
 `
 
 // defaultAgentLifetime is how long a minted agent certificate is valid: a
-// year, the serving certificate's lifetime; renewal over the stream comes
-// with bootstrap tokens.
+// year; renewal over the stream comes with bootstrap tokens.
 const defaultAgentLifetime = 365 * 24 * time.Hour
 
 // mintAgent is the mint-agent subcommand.

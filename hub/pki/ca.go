@@ -20,9 +20,6 @@ import (
 const (
 	// CALifetime is ten years: rotating the CA means re-registering every agent.
 	CALifetime = 10 * 365 * 24 * time.Hour
-	// ServingLifetime is one year; the hub reissues its serving certificate
-	// on start when less than a third of it is left.
-	ServingLifetime = 365 * 24 * time.Hour
 	// clockSkew backdates NotBefore so that members with slightly slow
 	// clocks accept a fresh certificate.
 	clockSkew = 5 * time.Minute

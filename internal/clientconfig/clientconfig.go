@@ -10,10 +10,12 @@ package clientconfig
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -77,10 +79,15 @@ func Load(path string) (*Config, error) {
 	return &c, nil
 }
 
+// Marshal returns the file's content for c.
+func (c *Config) Marshal() ([]byte, error) {
+	c.APIVersion, c.Kind = APIVersion, Kind
+	return yaml.Marshal(c)
+}
+
 // Write stores c at path, readable only by its owner.
 func (c *Config) Write(path string) error {
-	c.APIVersion, c.Kind = APIVersion, Kind
-	data, err := yaml.Marshal(c)
+	data, err := c.Marshal()
 	if err != nil {
 		return err
 	}
@@ -102,6 +109,28 @@ func (c *Config) TLS() (*tls.Config, error) {
 		return nil, fmt.Errorf("clientCertificate/clientKey: %w", err)
 	}
 	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// CheckExpiry returns an error saying what to do when the client
+// certificate is not valid at now: a hub refuses it at the handshake, which
+// a client sees only as a broken connection.
+func (c *Config) CheckExpiry(now time.Time) error {
+	block, _ := pem.Decode([]byte(c.ClientCertificate))
+	if block == nil {
+		return fmt.Errorf("clientCertificate: no PEM certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("clientCertificate: %w", err)
+	}
+	if now.After(cert.NotAfter) {
+		return fmt.Errorf("the client certificate of user %q expired at %s: the hub renews DATA_DIR/admin.conf at start and hourly (copy it again), "+
+			"other users need a new config from an admin (tetherctl user create)", c.User, cert.NotAfter.UTC().Format(time.RFC3339))
+	}
+	if now.Before(cert.NotBefore) {
+		return fmt.Errorf("the client certificate of user %q is valid only from %s: is this machine's clock right?", c.User, cert.NotBefore.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 func (c *Config) validate() error {

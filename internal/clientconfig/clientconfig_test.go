@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tetherproj/tether/internal/certs"
@@ -79,5 +80,30 @@ func TestPathOrder(t *testing.T) {
 	t.Setenv("HOME", "/home/u")
 	if p, _ := Path(""); p != "/home/u/.tether/config" {
 		t.Errorf("Path(\"\") = %s; want ~/.tether/config", p)
+	}
+}
+
+func TestCheckExpiry(t *testing.T) {
+	ca, cert, key := selfSigned(t)
+	c := &Config{Server: "h:1", User: "alice", CertificateAuthority: ca, ClientCertificate: cert, ClientKey: key}
+	leaf, err := certs.ParseCertificate([]byte(cert))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		at   time.Time
+		want string // in the error; empty: none
+	}{
+		{"valid", leaf.NotBefore.Add(time.Second), ""},
+		{"expired", leaf.NotAfter.Add(time.Second), "expired at"},
+		{"not yet valid", leaf.NotBefore.Add(-time.Second), "is this machine's clock right"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.CheckExpiry(tc.at)
+			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("CheckExpiry(%s) = %v; want %q", tc.at, err, tc.want)
+			}
+		})
 	}
 }

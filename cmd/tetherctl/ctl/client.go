@@ -82,6 +82,9 @@ func dial(ctx context.Context) (*grpc.ClientConn, *clientconfig.Config, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	if err := cfg.CheckExpiry(time.Now()); err != nil {
+		return nil, nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	conn, err := grpc.NewClient(cfg.Server,
 		grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)),
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: connectTimeout}),
