@@ -22,14 +22,11 @@ const seqAnnotation = "faults.tether.io/seq"
 // two tries while the hub is away.
 const applyPause = 200 * time.Millisecond
 
-// applied counts applyLoop's committed applies.
-var applied atomic.Int64
-
 // applyLoop applies nginx's template with seqAnnotation 1, 2, … until stop
-// is closed, then once more, and returns the last number committed.
-// Applies that fail (the hub is down) are tried again.
-func (x *fixture) applyLoop(ctx context.Context, stop <-chan struct{}) int {
-	applied.Store(0)
+// is closed, then once more, and returns the last number committed, which
+// it also keeps in applied. Applies that fail (the hub is down) are tried
+// again.
+func (x *fixture) applyLoop(ctx context.Context, stop <-chan struct{}, applied *atomic.Int64) int {
 	seq, stopping := 1, false
 	for ctx.Err() == nil {
 		select {
@@ -74,8 +71,8 @@ func (x *fixture) applySeq(ctx context.Context, seq int) error {
 	return err
 }
 
-// waitApplies waits until n applies of applyLoop have been committed.
-func waitApplies(ctx context.Context, t *testing.T, x *fixture, n int64) {
+// waitApplies waits until applyLoop has committed n applies.
+func waitApplies(ctx context.Context, t *testing.T, applied *atomic.Int64, n int64) {
 	err := proc.Poll(ctx, applyPause, func(context.Context) error {
 		if got := applied.Load(); got < n {
 			return fmt.Errorf("%d applies committed", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,9 +48,10 @@ func hubKilledDuringApplies(t *testing.T, x *fixture) {
 	defer cancel()
 	r := x.begin(t.Name())
 	stop := make(chan struct{})
-	done := make(chan int)
-	go func() { done <- x.applyLoop(ctx, stop) }()
-	waitApplies(ctx, t, x, appliesBeforeKill)
+	done := make(chan int, 1)
+	var applied atomic.Int64
+	go func() { done <- x.applyLoop(ctx, stop, &applied) }()
+	waitApplies(ctx, t, &applied, appliesBeforeKill)
 	if err := x.fleet.Kill(fleet.RoleHub, "hub"); err != nil {
 		t.Fatal(err)
 	}
