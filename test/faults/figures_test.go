@@ -20,6 +20,13 @@ import (
 // machine.
 const convergeTimeout = 3 * time.Minute
 
+// settle is how long a scenario keeps watching once the members are back
+// as before: a lease period (the hub's default 40 s) and a margin, since
+// whatever the hub decides from a stale view of a cluster after a fault (a
+// taint, an eviction) it decides within a lease period of seeing it again.
+// Deletes during it count; the members must still be as before at its end.
+const settle = 45 * time.Second
+
 // statePoll is how often a scenario asks the hub for the clusters' states
 // while a fault lasts: the resolution of "time to Unknown".
 const statePoll = 250 * time.Millisecond
@@ -77,8 +84,9 @@ func (r *run) observeStates() {
 func (r *run) healed() { r.healAt = time.Now() }
 
 // converge waits until every cluster is Ready on the hub and the members
-// hold the objects of the baseline again, with the same replicas. A
-// failure to get there is a test error.
+// hold the objects of the baseline again, with the same replicas, then
+// watches them for settle more: they must still be so. A failure to get
+// there, or to stay there, is a test error.
 func (r *run) converge() {
 	ctx, cancel := context.WithTimeout(context.Background(), convergeTimeout)
 	defer cancel()
@@ -100,6 +108,10 @@ func (r *run) converge() {
 		return
 	}
 	r.converged = time.Since(r.healAt)
+	r.hold(settle)
+	if err := sameObjects(r.baseline, r.x.watch.Snapshot()); err != nil {
+		r.x.t.Errorf("%s: members back as before %s after the fault ended, but not %s later: %v", r.name, durFigure(r.converged), settle, err)
+	}
 }
 
 // finish prints the scenario's figures and asserts the ones that must be

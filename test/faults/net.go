@@ -47,22 +47,33 @@ type Net struct {
 }
 
 // NewNet creates the namespaces, links, routes and rules for a hub and one
-// agent per cluster name. On error everything created is removed again.
+// agent per cluster name. On error everything created is removed again. A
+// subnet another test process took between the choice and the creation
+// (a namespace or address that exists) makes it choose again.
 func NewNet(clusters []string) (*Net, error) {
 	if len(clusters) > 60 {
 		return nil, errors.New("faults: at most 60 agents per Net")
 	}
-	n, err := freeOctet()
-	if err != nil {
-		return nil, err
-	}
-	nw := &Net{prefix: fmt.Sprintf("10.231.%d.", n), tag: fmt.Sprintf("tf%d", n), Agents: clusters}
-	if err := nw.build(); err != nil {
+	var err error
+	for range netAttempts {
+		var n int
+		if n, err = freeOctet(); err != nil {
+			return nil, err
+		}
+		nw := &Net{prefix: fmt.Sprintf("10.231.%d.", n), tag: fmt.Sprintf("tf%d", n), Agents: clusters}
+		if err = nw.build(); err == nil {
+			return nw, nil
+		}
 		nw.Close()
-		return nil, err
+		if !strings.Contains(err.Error(), "exists") {
+			return nil, err
+		}
 	}
-	return nw, nil
+	return nil, err
 }
+
+// netAttempts bounds NewNet's choices of a subnet.
+const netAttempts = 5
 
 // freeOctet returns the first N in 1..250 such that no host interface has
 // an address in 10.231.N.0/24 and no namespace tfN-* exists.
@@ -125,10 +136,12 @@ func (nw *Net) build() error {
 			return err
 		}
 	}
+	// host ↔ wan; Close removes the host's end only once it is ours.
+	if err := run("ip", "link", "add", nw.tag, "type", "veth", "peer", "name", "host", "netns", wan); err != nil {
+		return err
+	}
 	nw.hostIf = nw.tag
 	steps := [][]string{
-		// host ↔ wan
-		{"ip", "link", "add", nw.hostIf, "type", "veth", "peer", "name", "host", "netns", wan},
 		{"ip", "addr", "add", nw.addr(1) + "/30", "dev", nw.hostIf},
 		{"ip", "link", "set", nw.hostIf, "up"},
 		{"ip", "-n", wan, "addr", "add", nw.addr(2) + "/30", "dev", "host"},
