@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +19,25 @@ const agentDown = 2 * time.Second
 
 // goneFor is how long the deleted objects must stay deleted once gone.
 const goneFor = 30 * time.Second
+
+// agentPaused freezes edge-1's agent (SIGSTOP) for d, which the hub sees
+// as a partition (the first demo scenario), then lets it run.
+func agentPaused(d time.Duration) func(*testing.T, *fixture) {
+	return func(t *testing.T, x *fixture) {
+		r := x.begin(t.Name())
+		if err := x.fleet.Signal(fleet.RoleAgent, "edge-1", syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		defer x.fleet.Signal(fleet.RoleAgent, "edge-1", syscall.SIGCONT) // also when the test fails
+		r.hold(d)
+		if err := x.fleet.Signal(fleet.RoleAgent, "edge-1", syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		r.healed()
+		r.converge()
+		r.finish()
+	}
+}
 
 // agentKilledDuringDelete deletes nginx's template from the hub and kills
 // edge-1's agent (SIGKILL) at once, while it deletes, then restarts it.

@@ -53,6 +53,7 @@ var scenarios = []scenario{
 	{name: "partition-one-60s", tier: smoke, run: partitionOne(60 * time.Second)},
 	{name: "hub-paused-70s", tier: smoke, run: hubPaused(70 * time.Second)},
 	{name: "malformed-status", tier: smoke, run: malformedStatus},
+	{name: "agent-paused-80s", tier: full, run: agentPaused(80 * time.Second)},
 	{name: "partition-all-60s", tier: full, run: partitionAll(60 * time.Second)},
 	{name: "hub-kill9-during-applies", tier: full, run: hubKilledDuringApplies},
 	{name: "agent-kill9-during-delete", tier: full, run: agentKilledDuringDelete},
