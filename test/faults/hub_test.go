@@ -21,7 +21,8 @@ func hubPaused(d time.Duration) func(*testing.T, *fixture) {
 			t.Fatal(err)
 		}
 		defer x.fleet.Signal(fleet.RoleHub, "hub", syscall.SIGCONT) // also when the test fails
-		time.Sleep(d)                                               // the pause itself, not a condition
+		// The pause itself, not a condition.
+		time.Sleep(d)
 		if err := x.fleet.Signal(fleet.RoleHub, "hub", syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
