@@ -141,45 +141,82 @@ func (nw *Net) build() error {
 		return err
 	}
 	nw.hostIf = nw.tag
-	steps := [][]string{
-		{"ip", "addr", "add", nw.addr(1) + "/30", "dev", nw.hostIf},
-		{"ip", "link", "set", nw.hostIf, "up"},
-		{"ip", "-n", wan, "addr", "add", nw.addr(2) + "/30", "dev", "host"},
-		{"ip", "-n", wan, "link", "set", "host", "up"},
-		{"ip", "route", "add", nw.prefix + "4/30", "via", nw.addr(2)},
-		// wan ↔ hub; the hub gets no default route.
-		{"ip", "-n", wan, "link", "add", "hub", "type", "veth", "peer", "name", "wan", "netns", hub},
-		{"ip", "-n", wan, "addr", "add", nw.addr(5) + "/30", "dev", "hub"},
-		{"ip", "-n", wan, "link", "set", "hub", "up"},
-		{"ip", "-n", hub, "addr", "add", nw.addr(6) + "/30", "dev", "wan"},
-		{"ip", "-n", hub, "link", "set", "wan", "up"},
-		// the router: forward, masquerade, refuse inbound.
-		{"ip", "netns", "exec", wan, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"},
-		{"ip", "netns", "exec", wan, "iptables", "-t", "nat", "-A", "POSTROUTING", "-o", "hub", "-j", "MASQUERADE"},
-		{"ip", "netns", "exec", wan, "iptables", "-t", "nat", "-A", "POSTROUTING", "-o", "host", "-j", "MASQUERADE"},
-		{"ip", "netns", "exec", wan, "iptables", "-A", "FORWARD", "-i", "hub", "-m", "conntrack", "--ctstate", "NEW",
-			"-m", "comment", "--comment", inboundComment, "-j", "DROP"},
-		// the hub's own count of connections it opens.
-		{"ip", "netns", "exec", hub, "iptables", "-A", "OUTPUT", "!", "-o", "lo", "-m", "conntrack", "--ctstate", "NEW",
-			"-m", "comment", "--comment", dialOutComment, "-j", "ACCEPT"},
-	}
-	for i := range nw.Agents {
-		ns, ifc := nw.AgentNS(i), nw.agentIf(i)
-		steps = append(steps,
-			[]string{"ip", "-n", wan, "link", "add", ifc, "type", "veth", "peer", "name", "wan", "netns", ns},
-			[]string{"ip", "-n", wan, "addr", "add", nw.addr(9+4*i) + "/30", "dev", ifc},
-			[]string{"ip", "-n", wan, "link", "set", ifc, "up"},
-			[]string{"ip", "-n", ns, "addr", "add", nw.AgentAddr(i) + "/30", "dev", "wan"},
-			[]string{"ip", "-n", ns, "link", "set", "wan", "up"},
-			[]string{"ip", "-n", ns, "route", "add", "default", "via", nw.addr(9 + 4*i)},
-		)
-	}
+	steps := append(append(nw.linkSteps(), nw.ruleSteps()...), nw.agentSteps()...)
 	for _, s := range steps {
 		if err := run(s...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// linkSteps address the host↔wan link and the wan↔hub one; the host gets
+// a route to the hub's link, the hub no default route.
+func (nw *Net) linkSteps() [][]string {
+	wan, hub := nw.WanNS(), nw.HubNS()
+	return [][]string{
+		{"ip", "addr", "add", nw.addr(1) + "/30", "dev", nw.hostIf},
+		{"ip", "link", "set", nw.hostIf, "up"},
+		{"ip", "-n", wan, "addr", "add", nw.addr(2) + "/30", "dev", "host"},
+		{"ip", "-n", wan, "link", "set", "host", "up"},
+		{"ip", "route", "add", nw.prefix + "4/30", "via", nw.addr(2)},
+		{"ip", "-n", wan, "link", "add", "hub", "type", "veth", "peer", "name", "wan", "netns", hub},
+		{"ip", "-n", wan, "addr", "add", nw.addr(5) + "/30", "dev", "hub"},
+		{"ip", "-n", wan, "link", "set", "hub", "up"},
+		{"ip", "-n", hub, "addr", "add", nw.addr(6) + "/30", "dev", "wan"},
+		{"ip", "-n", hub, "link", "set", "wan", "up"},
+	}
+}
+
+// ruleSteps make the router forward and masquerade, and refuse (and
+// count) what opens a connection from the hub's side; and count in the
+// hub's namespace what it opens.
+func (nw *Net) ruleSteps() [][]string {
+	wan, hub := nw.WanNS(), nw.HubNS()
+	steps := [][]string{
+		{"ip", "netns", "exec", wan, "sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"},
+		{"ip", "netns", "exec", wan, "iptables", "-t", "nat", "-A", "POSTROUTING", "-o", "hub", "-j", "MASQUERADE"},
+		{"ip", "netns", "exec", wan, "iptables", "-t", "nat", "-A", "POSTROUTING", "-o", "host", "-j", "MASQUERADE"},
+	}
+	steps = append(steps, openRules(wan, "FORWARD", []string{"-i", "hub"}, inboundComment, "DROP")...)
+	// Anything else new from the hub's side (a packet of a flow the router
+	// forgot) is dropped too, as a NAT would, but not counted: it opens
+	// nothing.
+	steps = append(steps, []string{"ip", "netns", "exec", wan, "iptables", "-A", "FORWARD", "-i", "hub", "-m", "conntrack", "--ctstate", "NEW", "-j", "DROP"})
+	return append(steps, openRules(hub, "OUTPUT", []string{"!", "-o", "lo"}, dialOutComment, "ACCEPT")...)
+}
+
+// agentSteps link and address each agent's namespace, with a default
+// route through the router.
+func (nw *Net) agentSteps() [][]string {
+	var steps [][]string
+	for i := range nw.Agents {
+		ns, ifc := nw.AgentNS(i), nw.agentIf(i)
+		steps = append(steps,
+			[]string{"ip", "-n", nw.WanNS(), "link", "add", ifc, "type", "veth", "peer", "name", "wan", "netns", ns},
+			[]string{"ip", "-n", nw.WanNS(), "addr", "add", nw.addr(9+4*i) + "/30", "dev", ifc},
+			[]string{"ip", "-n", nw.WanNS(), "link", "set", ifc, "up"},
+			[]string{"ip", "-n", ns, "addr", "add", nw.AgentAddr(i) + "/30", "dev", "wan"},
+			[]string{"ip", "-n", ns, "link", "set", "wan", "up"},
+			[]string{"ip", "-n", ns, "route", "add", "default", "via", nw.addr(9 + 4*i)},
+		)
+	}
+	return steps
+}
+
+// openRules are the rules, in chain of namespace ns, that count (with
+// comment) the packets matching match that open a connection: a TCP SYN
+// or a UDP packet in conntrack state NEW. Other packets in state NEW are
+// not openings: after a long pause, a process's kernel sends packets of
+// connections that conntrack has forgotten (a reset, a late segment).
+func openRules(ns, chain string, match []string, comment, target string) [][]string {
+	var out [][]string
+	for _, proto := range [][]string{{"-p", "tcp", "--syn"}, {"-p", "udp"}} {
+		r := append([]string{"ip", "netns", "exec", ns, "iptables", "-A", chain}, match...)
+		r = append(append(r, proto...), "-m", "conntrack", "--ctstate", "NEW", "-m", "comment", "--comment", comment, "-j", target)
+		out = append(out, r)
+	}
+	return out
 }
 
 // nsSetup brings up a new namespace's loopback and turns IPv6 off in it,

@@ -77,26 +77,28 @@ func (nw *Net) HealAll() error {
 }
 
 // HubDialOuts is the number of connections the hub's namespace has opened
-// (packets in NEW state leaving it other than on loopback). The hub only
-// accepts connections, so it must stay 0.
+// (TCP SYNs and UDP packets in state NEW leaving it other than on
+// loopback). The hub only accepts connections, so it must stay 0.
 func (nw *Net) HubDialOuts() (int64, error) {
 	return counter(nw.HubNS(), "OUTPUT", dialOutComment)
 }
 
-// InboundAttempts is the number of packets the router dropped because they
-// opened a connection from the hub's side towards an agent: 0 unless
-// something tried to reach an agent.
+// InboundAttempts is the number of packets (TCP SYNs, new UDP) the router
+// dropped because they opened a connection from the hub's side towards an
+// agent: 0 unless something tried to reach an agent.
 func (nw *Net) InboundAttempts() (int64, error) {
 	return counter(nw.WanNS(), "FORWARD", inboundComment)
 }
 
-// counter reads the packet counter of the rule with comment in chain of
+// counter sums the packet counters of the rules with comment in chain of
 // namespace ns's filter table.
 func counter(ns, chain, comment string) (int64, error) {
 	out, err := exec.Command("ip", "netns", "exec", ns, "iptables", "-L", chain, "-n", "-v", "-x").Output()
 	if err != nil {
 		return 0, fmt.Errorf("iptables -L %s in %s: %w", chain, ns, err)
 	}
+	var sum int64
+	found := false
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
@@ -108,7 +110,10 @@ func counter(ns, chain, comment string) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("iptables counter %q: %w", line, err)
 		}
-		return n, nil
+		sum, found = sum+n, true
 	}
-	return 0, fmt.Errorf("no rule %q in %s %s", comment, ns, chain)
+	if !found {
+		return 0, fmt.Errorf("no rule %q in %s %s", comment, ns, chain)
+	}
+	return sum, nil
 }
