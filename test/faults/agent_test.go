@@ -9,6 +9,7 @@ import (
 	"time"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/test/faults"
 	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/proc"
 )
@@ -39,23 +40,36 @@ func agentPaused(d time.Duration) func(*testing.T, *fixture) {
 	}
 }
 
+// answerDelay is how long the API server's answers take to reach edge-1's
+// agent in agentKilledDuringDelete: the window in which the agent has
+// deleted an object but not yet heard so, where the kill lands.
+const answerDelay = 3 * time.Second
+
 // agentKilledDuringDelete deletes nginx's template from the hub and kills
-// edge-1's agent (SIGKILL) at once, while it deletes, then restarts it.
-// The deletion must complete everywhere and nothing may come back: an
-// agent resumes a deletion it had started rather than re-creating it.
+// edge-1's agent (SIGKILL) in the middle of its deletion: its member has
+// deleted an object and the answer has not reached the agent yet (its
+// proxy holds the answers back). The agent is restarted; the deletion
+// must complete everywhere and nothing may come back: an agent that
+// persisted the deletion before starting it resumes it rather than
+// re-creating what it still holds.
 func agentKilledDuringDelete(t *testing.T, x *fixture) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	x.watch.Expect("nginx")
 	x.watch.Expect("nginx-index")
 	r := x.begin(t.Name())
+	x.proxy("edge-1").SetDelay(answerDelay)
+	defer x.proxy("edge-1").SetDelay(0)
 	if _, err := x.client.Objects.Delete(ctx, &hubv1.DeleteRequest{Ref: nginxRef}); err != nil {
 		t.Fatalf("delete nginx: %v", err)
+	}
+	if err := proc.Poll(ctx, 5*time.Millisecond, func(context.Context) error { return firstGone(x, "edge-1") }); err != nil {
+		t.Fatal(err)
 	}
 	if err := x.fleet.Kill(fleet.RoleAgent, "edge-1"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(agentDown) // the crash itself, not a condition
+	x.proxy("edge-1").SetDelay(0)
 	if err := x.fleet.Restart(ctx, fleet.RoleAgent, "edge-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +91,18 @@ func agentKilledDuringDelete(t *testing.T, x *fixture) {
 		t.Errorf("objects back in the members %s after the deletion: %v", goneFor, left)
 	}
 	r.finish()
+}
+
+// firstGone says whether one of nginx's objects has left cluster's
+// member.
+func firstGone(x *fixture, cluster string) error {
+	snap := x.watch.Snapshot()
+	for _, tr := range tracked[:2] {
+		if _, ok := snap[faults.Object{Cluster: cluster, Resource: tr.Resource, Namespace: tr.Namespace, Name: tr.Name}]; !ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("nginx's objects all still in %s", cluster)
 }
 
 // copyDir copies directory src to dst (which must not exist), keeping

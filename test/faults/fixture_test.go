@@ -65,6 +65,9 @@ type fixture struct {
 	client *fleet.Client
 	watch  *faults.Watcher
 	names  []string // cluster names
+
+	mu      sync.Mutex               // guards proxies
+	proxies map[string]*faults.Proxy // by cluster: the agents' way to their members
 }
 
 // setup says what a scenario changes in its fleet.
@@ -120,10 +123,11 @@ func newFixture(t *testing.T, s setup) *fixture {
 // reaching its member API server through a Proxy on the host.
 func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s setup) *fleet.Fleet {
 	t, nw := x.t, x.net
-	var mu sync.Mutex
-	var proxies []*faults.Proxy
+	x.proxies = map[string]*faults.Proxy{}
 	t.Cleanup(func() {
-		for _, p := range proxies {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		for _, p := range x.proxies {
 			p.Close()
 		}
 	})
@@ -149,9 +153,9 @@ func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s set
 			if err != nil {
 				return "", err
 			}
-			mu.Lock()
-			proxies = append(proxies, p)
-			mu.Unlock()
+			x.mu.Lock()
+			x.proxies[c.Name] = p
+			x.mu.Unlock()
 			return faults.AgentKubeconfig(c, p.Addr())
 		},
 	})
@@ -165,6 +169,13 @@ func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s set
 		f.Stop()
 	})
 	return f
+}
+
+// proxy returns the proxy between cluster's agent and its member.
+func (x *fixture) proxy(cluster string) *faults.Proxy {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.proxies[cluster]
 }
 
 // applyExamples applies the demo's workloads.

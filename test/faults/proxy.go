@@ -3,11 +3,12 @@ package faults
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -21,6 +22,7 @@ import (
 type Proxy struct {
 	ln     net.Listener
 	target string
+	delay  atomic.Int64 // nanoseconds each chunk towards the agent waits
 
 	mu     sync.Mutex // guards conns and closed
 	conns  map[net.Conn]struct{}
@@ -59,8 +61,8 @@ func (p *Proxy) accept() {
 			return
 		}
 		p.wg.Add(2)
-		go p.pipe(c, up)
-		go p.pipe(up, c)
+		go p.pipe(c, up, true)
+		go p.pipe(up, c, false)
 	}
 }
 
@@ -78,10 +80,34 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 	return !p.closed
 }
 
+// SetDelay makes every chunk the API server sends towards the agent wait d
+// (0: none): the agent's requests reach the server at once, their answers
+// late, which holds the agent between a change in its member and the
+// answer to it, as long as a test needs to act there.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// proxyChunk is the size of the buffer the proxy copies with, in bytes.
+const proxyChunk = 32 << 10
+
 // pipe copies one way, then closes both ends (the other pipe ends too).
-func (p *Proxy) pipe(dst, src net.Conn) {
+// Towards the agent (delayed), each chunk waits SetDelay's duration.
+func (p *Proxy) pipe(dst, src net.Conn, delayed bool) {
 	defer p.wg.Done()
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, proxyChunk)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := time.Duration(p.delay.Load()); delayed && d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
