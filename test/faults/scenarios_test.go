@@ -59,6 +59,7 @@ var scenarios = []scenario{
 	{name: "agent-kill9-during-delete", tier: full, run: agentKilledDuringDelete},
 	{name: "apiserver-stopped-60s", tier: full, run: apiServerStopped(60 * time.Second)},
 	{name: "policy-deleted-recreated", tier: full, run: policyRecreated},
+	{name: "binding-undecodable", tier: full, run: bindingUndecodable},
 	{name: "store-wiped-ca-kept", tier: full, s: setup{agentArgs: shortGrace}, run: storeWiped},
 	{name: "flapping-60s", tier: long, run: flapping(60*time.Second, time.Second)},
 	{name: "partition-one-10m", tier: long, run: partitionOne(10 * time.Minute)},
