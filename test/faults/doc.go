@@ -21,6 +21,8 @@
 //     cannot reach; a Proxy in the test process forwards from the host's
 //     address on the router's link, and the agent's kubeconfig names it
 //     (verified as "localhost", a name of the kit's certificate).
+//     SetDelay holds the member's answers back, to land a fault between a
+//     change in a member and the agent hearing of it.
 //   - Watcher: a list+watch per member and tracked resource, counting
 //     spurious deletes (a DELETED event, a changed UID, or an object
 //     missing when it lists again after its watch broke) and, where a
@@ -39,7 +41,11 @@
 //
 // A smoke subset runs in every `go test ./...` (so in `make test`):
 // one cluster partitioned for 60 s, the hub paused for 70 s, a malformed
-// status. TETHER_FAULTS=full adds the other short scenarios, and
+// status, and TestHubNeverDialsOut. TETHER_FAULTS=full adds the other
+// short scenarios (an agent paused 80 s, every cluster partitioned, kill -9
+// of the hub during applies and of an agent during a delete, a member API
+// server stopped, a policy deleted and re-created, an undecodable binding,
+// the store wiped with the CA kept), and
 // TETHER_FAULTS=all (`make faults`) the long ones too (10 min partition,
 // 15 min hub pause, a flapping link, a store restored from an older copy).
 //
