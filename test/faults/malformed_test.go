@@ -37,13 +37,13 @@ func malformedStatus(t *testing.T, x *fixture) {
 	if err := x.fleet.Kill(fleet.RoleAgent, "edge-2"); err != nil {
 		t.Fatal(err)
 	}
-	works, err := sendMalformed(ctx, x, "edge-2")
+	works, closeRaw, err := sendMalformed(ctx, x, "edge-2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("sent a malformed status for %d works as edge-2", works)
 	err = proc.Poll(ctx, time.Second, func(ctx context.Context) error {
-		if err := x.fleet.Exited(); err != nil {
+		if err := x.fleet.Running(fleet.RoleHub, "hub"); err != nil {
 			return proc.Permanent(err)
 		}
 		if time.Since(r.faultAt) < hubSurvives {
@@ -51,6 +51,7 @@ func malformedStatus(t *testing.T, x *fixture) {
 		}
 		return nil
 	})
+	closeRaw() // the raw stream stayed open while the hub had its reports
 	if err != nil {
 		t.Errorf("the hub did not survive a malformed status: %v", err)
 		if err := x.fleet.Restart(ctx, fleet.RoleHub, "hub"); err != nil {
@@ -68,20 +69,31 @@ func malformedStatus(t *testing.T, x *fixture) {
 // sendMalformed connects to the hub as cluster's agent, waits for the
 // initial works (SyncDone), acknowledges each as applied and reports a
 // status that is not JSON for each. It returns how many works it
-// reported, once the reports are sent.
-func sendMalformed(ctx context.Context, x *fixture, cluster string) (int, error) {
+// reported, once the reports are sent, and a function that closes the
+// stream (on error, the stream is closed already).
+func sendMalformed(ctx context.Context, x *fixture, cluster string) (int, func(), error) {
 	creds, err := agentTLS(x, cluster)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	conn, err := grpc.NewClient(x.fleet.HubAddr, grpc.WithTransportCredentials(credentials.NewTLS(creds)))
 	if err != nil {
-		return 0, fmt.Errorf("dial hub: %w", err)
+		return 0, nil, fmt.Errorf("dial hub: %w", err)
 	}
-	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := agentv1.NewAgentServiceClient(conn).Connect(ctx)
+	closeRaw := func() { cancel(); conn.Close() }
+	n, err := reportMalformed(ctx, agentv1.NewAgentServiceClient(conn))
+	if err != nil {
+		closeRaw()
+		return 0, nil, err
+	}
+	return n, closeRaw, nil
+}
+
+// reportMalformed runs sendMalformed's exchange on a new stream, which
+// stays open until ctx ends.
+func reportMalformed(ctx context.Context, client agentv1.AgentServiceClient) (int, error) {
+	stream, err := client.Connect(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("connect: %w", err)
 	}
@@ -108,8 +120,6 @@ func sendMalformed(ctx context.Context, x *fixture, cluster string) (int, error)
 			}
 		}
 	}
-	// Give the hub the reports before the stream ends.
-	time.Sleep(2 * time.Second)
 	return len(upserts), nil
 }
 

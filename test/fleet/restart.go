@@ -102,3 +102,16 @@ func (f *Fleet) Restart(ctx context.Context, role, name string) error {
 	}
 	return nil
 }
+
+// Running returns nil while the hub (role RoleHub) or the agent of cluster
+// name runs, else why it ended (ExitError, quoting its log).
+func (f *Fleet) Running(role, name string) error {
+	p, err := f.lookup(role, name)
+	if err != nil {
+		return err
+	}
+	if p.Exited() {
+		return p.ExitError()
+	}
+	return nil
+}
