@@ -47,6 +47,15 @@
 // process. Processes lists them all with their role, for `.demo/pids` and
 // for tests that check none survives.
 //
+// # Faults
+//
+// Fault tests (test/faults) run the hub and the agents in network
+// namespaces: Options.Wrap prefixes their command lines (ip netns exec NS)
+// and Options.AgentKubeconfig gives each agent a kubeconfig it can reach
+// its member with from there. Signal (SIGSTOP, SIGCONT), Kill (SIGKILL)
+// and Restart (the same command line again, the log appended to) act on
+// the hub or one agent.
+//
 // # Binaries
 //
 // tether-hub and tether-agent are taken from Options.BinDir, else

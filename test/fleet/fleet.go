@@ -92,6 +92,19 @@ type Options struct {
 	// command line (e.g. "-log-level", "debug").
 	HubArgs, AgentArgs []string
 
+	// Wrap, when set, returns a command prefix for the hub (role RoleHub,
+	// name "hub") or an agent (RoleAgent, its cluster's name), e.g.
+	// {"ip", "netns", "exec", NS} to run it in a network namespace. The
+	// prefix must exec the binary in place, so that the process's PID
+	// stays the hub's or the agent's. Nil runs them directly.
+	Wrap func(role, name string) []string
+
+	// AgentKubeconfig, when set, returns the kubeconfig an agent uses for
+	// its member cluster (e.g. one reaching the API server through an
+	// address visible from the agent's network namespace). Nil means the
+	// kit's admin kubeconfig.
+	AgentKubeconfig func(c *kit.Cluster) (string, error)
+
 	// Logger receives the fleet's and the kit's progress messages; nil
 	// discards them.
 	Logger hclog.Logger
@@ -116,6 +129,7 @@ type Fleet struct {
 
 	logger  hclog.Logger
 	spawner *proc.Spawner
+	wrap    func(role, name string) []string
 
 	mu      sync.Mutex // guards hub, agents and stopped
 	hub     *process
@@ -161,6 +175,7 @@ func Start(ctx context.Context, opts Options) (*Fleet, error) {
 		AdminConfig: filepath.Join(dir, "hub", "admin.conf"),
 		logger:      opts.Logger.Named("fleet"),
 		spawner:     proc.NewSpawner(),
+		wrap:        opts.Wrap,
 	}
 	begin := time.Now()
 	if err := f.start(ctx, opts, binDir); err != nil {
@@ -216,7 +231,13 @@ func (f *Fleet) start(ctx context.Context, opts Options, binDir string) error {
 			return err
 		}
 		how, f.Registration = used, used // every agent the same way
-		if err := f.startAgent(filepath.Join(binDir, binAgent), c, creds, opts.AgentArgs); err != nil {
+		kubeconfig := c.KubeconfigPath
+		if opts.AgentKubeconfig != nil {
+			if kubeconfig, err = opts.AgentKubeconfig(c); err != nil {
+				return fmt.Errorf("agent kubeconfig of %s: %w", c.Name, err)
+			}
+		}
+		if err := f.startAgent(filepath.Join(binDir, binAgent), c, kubeconfig, creds, opts.AgentArgs); err != nil {
 			return err
 		}
 	}

@@ -35,15 +35,16 @@ func (f *Fleet) spawn(role, name, bin string, args []string, logPath string) (*p
 	if f.stopped {
 		return nil, fmt.Errorf("start %s %s: %w", role, name, errStopped)
 	}
+	if f.wrap != nil {
+		if prefix := f.wrap(role, name); len(prefix) > 0 {
+			bin, args = prefix[0], append(append(prefix[1:len(prefix):len(prefix)], bin), args...)
+		}
+	}
 	p, err := startProcess(f.spawner, role, name, bin, args, logPath)
 	if err != nil {
 		return nil, err
 	}
-	if role == RoleHub {
-		f.hub = p
-	} else {
-		f.agents = append(f.agents, p)
-	}
+	f.record(p)
 	f.logger.Debug("process started", "role", role, "name", name, "pid", p.PID(), "log", logPath)
 	return p, nil
 }
@@ -83,10 +84,10 @@ func (f *Fleet) waitHub(ctx context.Context) error {
 
 // startAgent starts the agent of cluster c with the credentials args
 // that register it (see credentials).
-func (f *Fleet) startAgent(agentBin string, c *kit.Cluster, creds, extra []string) error {
+func (f *Fleet) startAgent(agentBin string, c *kit.Cluster, kubeconfig string, creds, extra []string) error {
 	dir := filepath.Join(f.Dir, "agents", c.Name)
 	args := append(append(append(creds,
-		"--kubeconfig", c.KubeconfigPath,
+		"--kubeconfig", kubeconfig,
 		"--data-dir", filepath.Join(dir, "state"),
 	), topologyArgs(c.Labels)...), extra...)
 	_, err := f.spawn(RoleAgent, c.Name, agentBin, args, filepath.Join(dir, "agent.log"))

@@ -13,10 +13,14 @@ import (
 // it exits in well under a second. The margin is for a loaded machine.
 const stopGrace = 15 * time.Second
 
-// process is one hub or agent process.
+// process is one hub or agent process, with its command line so that
+// Restart can start it again.
 type process struct {
 	*proc.Process
 	role, name string
+	bin        string
+	args       []string
+	logPath    string
 }
 
 // startProcess starts bin with args, its output appended to logPath.
@@ -25,7 +29,7 @@ func startProcess(sp *proc.Spawner, role, name, bin string, args []string, logPa
 	if err != nil {
 		return nil, fmt.Errorf("start %s %s: %w", role, name, err)
 	}
-	return &process{Process: p, role: role, name: name}, nil
+	return &process{Process: p, role: role, name: name, bin: bin, args: args, logPath: logPath}, nil
 }
 
 // LogTail returns the last n lines of a log file, or why it could not be

@@ -1,0 +1,53 @@
+package faults_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/tetherproj/tether/internal/leakcheck"
+	"github.com/tetherproj/tether/test/fleet"
+)
+
+// binDir holds the tether-hub and tether-agent TestMain built from this
+// tree, or $TETHER_BIN when set.
+var binDir string
+
+// Frames of goroutines that must end with the tests: this package's
+// watchers and proxies, the fleet's and the kit's process reapers.
+var ownFrames = []string{
+	"github.com/tetherproj/tether/test/faults.",
+	"github.com/tetherproj/tether/test/fleet.",
+	"github.com/tetherproj/tether/test/proc.",
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if dir := os.Getenv(fleet.BinEnv); dir != "" {
+		binDir = dir
+		return checkLeaks(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "tether-faults-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/tether-hub", "./cmd/tether-agent")
+	build.Dir = "../.."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "build tether-hub and tether-agent: %v\n", err)
+		return 1
+	}
+	binDir = dir
+	return checkLeaks(m.Run())
+}
+
+func checkLeaks(code int) int {
+	return leakcheck.Check(code, leakcheck.Filter{Only: ownFrames, Ignore: []string{"faults_test.TestMain", "faults_test.runMain"}})
+}
