@@ -72,7 +72,7 @@ type fixture struct {
 
 // setup says what a scenario changes in its fleet.
 type setup struct {
-	agentArgs []string
+	agentArgs, hubArgs []string
 }
 
 // requireNet skips the test when the machine cannot create network
@@ -137,6 +137,7 @@ func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s set
 		HubListen: nw.HubListen(),
 		BinDir:    binDir,
 		AgentArgs: s.agentArgs,
+		HubArgs:   s.hubArgs,
 		Logger:    kit.TestLogger(t),
 		Wrap: func(role, name string) []string {
 			if role == fleet.RoleHub {
