@@ -45,7 +45,8 @@
 // short scenarios (an agent paused 80 s, every cluster partitioned, kill -9
 // of the hub during applies and of an agent during a delete, a member API
 // server stopped, a policy deleted and re-created, an undecodable binding,
-// the store wiped with the CA kept), and
+// the store wiped with the CA kept, every cluster pushed over the hub's
+// works limit), and
 // TETHER_FAULTS=all (`make faults`) the long ones too (10 min partition,
 // 15 min hub pause, a flapping link, a store restored from an older copy).
 //
