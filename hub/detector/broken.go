@@ -34,10 +34,38 @@ type broken struct {
 	templates map[store.ObjectRef]string
 	policies  map[PolicyRef]string
 	overrides map[[2]string]string // {namespace, name}; namespace "" for a ClusterOverridePolicy
+	// bindings are the stored bindings that do not decode, by {namespace,
+	// binding name} as a requiredBy snapshot names them.
+	bindings map[[2]string]string
 }
 
 func newBroken() broken {
-	return broken{templates: map[store.ObjectRef]string{}, policies: map[PolicyRef]string{}, overrides: map[[2]string]string{}}
+	return broken{templates: map[store.ObjectRef]string{}, policies: map[PolicyRef]string{}, overrides: map[[2]string]string{},
+		bindings: map[[2]string]string{}}
+}
+
+// keepBrokenParents adds to fresh (from the parents the index knows) the
+// snapshots of cur, a dependency's stored requiredBy, whose parent binding
+// does not decode: that parent is not known to need the dependency any
+// more only because its binding cannot be read, which never removes the
+// dependency from a cluster. The result is sorted as RequiredBy sorts.
+func (x *index) keepBrokenParents(fresh, cur []workv1alpha1.BindingSnapshot) []workv1alpha1.BindingSnapshot {
+	out := fresh
+	for _, s := range cur {
+		if _, broken := x.broken.bindings[[2]string{s.Namespace, s.Name}]; !broken {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(f workv1alpha1.BindingSnapshot) bool { return f.Namespace == s.Namespace && f.Name == s.Name }) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b workv1alpha1.BindingSnapshot) int {
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
 }
 
 // decodeFailed logs and counts a stored object that does not decode.

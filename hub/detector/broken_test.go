@@ -138,3 +138,49 @@ func TestPanickingTemplateSkipped(t *testing.T) {
 		t.Errorf("the template whose reconcile panics has a binding")
 	}
 }
+
+// TestDependencyStaysWithItsParent: a dependency stays required on the
+// parent's clusters when the parent's policy is deleted (its binding is
+// released and keeps its placement) and when the parent's binding does not
+// decode, also after a restart with no last good value: neither removes a
+// ConfigMap from under a Deployment that stays.
+func TestDependencyStaysWithItsParent(t *testing.T) {
+	e := newEnv(t)
+	stop := e.start()
+	cmRef := e.put(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"web-config","namespace":"prod"}}`)
+	pp := ppObj("prod", "pp", 0, deploys(selAll("apps/v1", "Deployment")))
+	pp.Spec.PropagateDeps = true
+	ppr := e.put(pp)
+	e.put(deploymentJSON)
+	e.waitClaim(webRef, ppRef("prod", "pp"))
+	e.schedule(webRef, "m1")
+	requiredOnM1 := func() bool {
+		b, _, ok := e.binding(cmRef)
+		return ok && len(b.Spec.RequiredBy) == 1 && b.Spec.RequiredBy[0].Name == "web-deployment" &&
+			len(b.Spec.RequiredBy[0].Clusters) == 1 && b.Spec.RequiredBy[0].Clusters[0].Name == "m1"
+	}
+	e.waitFor("the ConfigMap required by web on m1", requiredOnM1)
+
+	e.del(ppr)
+	e.waitReleased(webRef)
+	e.probe("prod", 1)
+	if !requiredOnM1() {
+		b, _, _ := e.binding(cmRef)
+		t.Fatalf("ConfigMap binding after web's policy was deleted = %+v; want it still required by web on m1", b)
+	}
+
+	if _, err := e.st.Put(e.ctx, store.BindingKey(webRef), []byte(`{"apiVersion": "broken`)); err != nil {
+		t.Fatal(err)
+	}
+	e.probe("prod", 2)
+	if !requiredOnM1() {
+		t.Fatalf("ConfigMap binding after web's binding stopped decoding: not required by web on m1 any more")
+	}
+	stop()
+	e.start() // no last good value of web's binding now
+	e.probe("prod", 3)
+	if !requiredOnM1() {
+		b, _, _ := e.binding(cmRef)
+		t.Fatalf("ConfigMap binding after a restart with web's binding undecodable = %+v; want it still required by web on m1", b)
+	}
+}

@@ -16,11 +16,14 @@ import (
 )
 
 // propagatesDeps reports whether the binding b of template t makes t a
-// parent whose dependencies get attached bindings: a claimed binding of a
+// parent whose dependencies get attached bindings: a binding of a
 // namespaced template with propagateDeps (Karmada's dependencies
-// distributor handles ResourceBindings only).
+// distributor handles ResourceBindings only), claimed or released. A
+// binding its policy released keeps its placement and so its
+// dependencies: unbinding never takes a ConfigMap from under a workload
+// that stays.
 func propagatesDeps(t *Template, b *workv1alpha1.ResourceBinding) bool {
-	return t != nil && b != nil && t.Ref.Namespace != "" && b.Spec.PropagateDeps && ClaimOf(b) != nil
+	return t != nil && b != nil && t.Ref.Namespace != "" && b.Spec.PropagateDeps
 }
 
 // dependencies asks the interpreter what t depends on; none when the kind

@@ -148,6 +148,7 @@ func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	cur, ok := d.idx.bindings[ref]
 	if ev.Type == store.EventDelete {
+		delete(d.idx.broken.bindings, [2]string{ref.Namespace, BindingName(ref.Kind, ref.Name)})
 		if !ok || cur.Revision > ev.KV.Revision {
 			return
 		}
@@ -158,14 +159,18 @@ func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	if ok && cur.Revision >= ev.KV.Revision {
 		return
 	}
+	name := [2]string{ref.Namespace, BindingName(ref.Kind, ref.Name)}
 	b, err := decodeBinding(ev.KV.Value)
 	if err != nil {
 		// The last good copy, if any, stays; a write over it conflicts
 		// and is retried, so the undecodable value is never overwritten
-		// nor taken as absent.
+		// nor taken as absent. Its dependencies keep it in their
+		// requiredBy (keepBrokenParents).
 		d.decodeFailed("binding", ev.KV.Key, err)
+		d.idx.broken.bindings[name] = err.Error()
 		return
 	}
+	delete(d.idx.broken.bindings, name)
 	d.idx.bindings[ref] = storedBinding{Revision: ev.KV.Revision, B: b}
 	d.mark(ref, Cause{})
 }

@@ -101,6 +101,9 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 	dec := Decide(in)
 	parents := d.idx.parentBindings(t.Ref)
 	want := Want{RequiredBy: RequiredBy(parents)}
+	if exists {
+		want.RequiredBy = d.idx.keepBrokenParents(want.RequiredBy, cur.B.Spec.RequiredBy)
+	}
 	log := d.log.With("template", refString(t.Ref))
 	switch dec.Verdict {
 	case Bind:
@@ -119,9 +122,13 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 			log.Info("policy no longer applies; binding kept without a claim, its works stay", "policy", in.Current.Claim.Policy.String(), "reason", dec.Reason)
 		}
 	default:
-		if len(parents) == 0 {
+		if len(want.RequiredBy) == 0 {
 			log.Trace("wait", "reason", dec.Reason)
 			return Want{}, false, nil
+		}
+		if len(parents) == 0 {
+			want.Keep = true // only parents whose binding does not decode need it
+			break
 		}
 		want.Spec = AttachedSpec(t, parents)
 	}
