@@ -100,6 +100,10 @@ type Config struct {
 	// (the excess is withheld, never deleted) and the most the scheduler
 	// places there; zero means DefaultMaxWorksPerCluster.
 	MaxWorksPerCluster int
+	// LeaderTTL is the lease of the replica's leadership session
+	// (hub/leader): a dead leader is replaced, and a leader cut off from
+	// etcd stops its controllers, within it; zero means leader.DefaultTTL.
+	LeaderTTL time.Duration
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an

@@ -14,6 +14,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
@@ -65,11 +66,16 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	// Controllers that write decisions do so through fenced, which lets a
+	// write through only while this replica leads (hub/leader).
+	fence := &store.Fence{}
+	fenced := st.Fenced(fence)
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
-	statuses := aggregate.New(st, interp, leases, aggregate.Config{Counts: counts}, h.logger)
+	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
-	sched := schedloop.New(st, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
+	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: lis.grpc.Addr().String()}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
 		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts,
 		disrupted: sched.Disrupted})
@@ -77,19 +83,23 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
-	detect := detector.New(st, interp, h.logger, detector.WithCounts(counts))
+	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
+		t := newGroup(ctx, h.logger, counts)
+		t.run("registration", registration.New(fenced, leases, h.logger).Run)                      // first heartbeat → /tether/clusters/<name>
+		t.run("detector", detector.New(fenced, interp, h.logger, detector.WithCounts(counts)).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                              // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                                           // agents' statuses → binding status
+		return t.wait()
+	}
 
 	g := newGroup(ctx, h.logger, counts)
 	g.run("authority", auth.Run)                                          // store revision and checkpoint → record next to the CA
 	g.run("leases", leases.Run)                                           // heartbeats → cluster liveness
-	g.run("registration", registration.New(st, leases, h.logger).Run)     // first heartbeat → /tether/clusters/<name>
 	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
-	g.run("detector", detect.Run)                                         // templates × policies → bindings
-	g.run("scheduler", sched.Run)                                         // bindings × clusters → placements
-	g.run("render", works.Run)                                            // placements → works, served to agents
-	g.run("aggregate", statuses.Run)                                      // agents' statuses → binding status
-	g.run("revocation", revoke)                                           // agent records → revoked streams ended
-	g.run("grpc", srv.serve(lis.grpc))                                    // agents and clients, one port
+	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
+	g.run("render", works.Run)         // placements → works, served to agents (every replica)
+	g.run("revocation", revoke)        // agent records → revoked streams ended
+	g.run("grpc", srv.serve(lis.grpc)) // agents and clients, one port
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
 	}
