@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/tokens"
 )
@@ -24,6 +25,8 @@ const (
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
 	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	// DefaultLeaderTTL is the lease of a replica's leadership session.
+	DefaultLeaderTTL = leader.DefaultTTL
 	// DefaultMaxWorksPerCluster is the most works the hub serves to one
 	// cluster and the most the scheduler places there.
 	DefaultMaxWorksPerCluster = agentapi.DefaultMaxWorks

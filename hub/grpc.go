@@ -46,6 +46,7 @@ type apiDeps struct {
 	works          agentapi.Works
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
+	heartbeats     agentapi.Leases // where agents' heartbeats go: the liveness publisher
 	registry       *tokens.Registry
 	authority      *authority.Authority
 	counts         *guard.Counts
@@ -58,7 +59,7 @@ type apiDeps struct {
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts}
-	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
+	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.heartbeats, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}

@@ -66,6 +66,10 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	// Heartbeats go to etcd and come back to every replica's leases, so the
+	// leader knows every cluster whichever replica holds its stream.
+	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: lis.grpc.Addr().String(),
+		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
 	fence := &store.Fence{}
@@ -77,7 +81,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: lis.grpc.Addr().String()}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts,
+		interp: interp, works: works, statuses: statuses, leases: leases, heartbeats: heartbeats, registry: registry, authority: auth, counts: counts,
 		disrupted: sched.Disrupted})
 	if err != nil {
 		return err
@@ -93,8 +97,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 
 	g := newGroup(ctx, h.logger, counts)
-	g.run("authority", auth.Run)                                          // store revision and checkpoint → record next to the CA
-	g.run("leases", leases.Run)                                           // heartbeats → cluster liveness
+	g.run("authority", auth.Run)      // store revision and checkpoint → record next to the CA
+	g.run("leases", leases.Run)       // liveness records → cluster liveness
+	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
+	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
 	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
 	g.run("render", works.Run)         // placements → works, served to agents (every replica)

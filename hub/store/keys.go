@@ -15,10 +15,17 @@ const (
 	ClustersPrefix = Root + "clusters/"
 	TokensPrefix   = Root + "tokens/"
 	AgentsPrefix   = Root + "agents/"
+	// LivenessPrefix holds one record per cluster whose agent is streaming
+	// to some replica (hub/clusters), attached to that replica's etcd lease.
+	LivenessPrefix = Root + "liveness/"
 	identityKey    = Root + "meta/identity"
 	epochKey       = Root + "meta/epoch"
 	checkpointsKey = Root + "meta/checkpoints/"
 )
+
+// LivenessKey is where the replica holding cluster's stream publishes its
+// liveness (hub/clusters).
+func LivenessKey(cluster string) string { return LivenessPrefix + cluster }
 
 // CheckpointKey is where the hub replica id writes its checkpoint counter
 // (hub/authority).

@@ -1,0 +1,138 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// pollTimeout bounds every poll of these tests.
+const pollTimeout = 30 * time.Second
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// runAll runs tasks until the returned stop is called; stop waits for them.
+func runAll(t *testing.T, tasks ...func(context.Context) error) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, task := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := task(ctx); err != nil {
+				t.Errorf("task: %v", err)
+			}
+		}()
+	}
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); wg.Wait() }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+func pollState(t *testing.T, l *Leases, cluster string, want State) {
+	t.Helper()
+	deadline := time.Now().Add(pollTimeout)
+	for time.Now().Before(deadline) {
+		if got, ok := l.Get(cluster); ok && got.State == want {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, _ := l.Get(cluster)
+	t.Fatalf("lease of %s = %s after %s; want %s", cluster, got.State, pollTimeout, want)
+}
+
+// TestLivenessAcrossReplicas: heartbeats received by two replicas reach a
+// third replica's leases through etcd; unchanged heartbeats are not written
+// again before the refresh; a replica stopping removes its records without
+// changing any lease.
+func TestLivenessAcrossReplicas(t *testing.T) {
+	st := openStore(t)
+	a := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Hour})
+	b := NewPublisher(st, PublisherConfig{Replica: "b", Refresh: time.Hour})
+	view := New(Config{})
+	stopA := runAll(t, a.Run)
+	runAll(t, b.Run, view.Run, func(ctx context.Context) error { return Follow(ctx, st, view, hclog.NewNullLogger()) })
+
+	a.Heartbeat("c1", hbReady)
+	b.Heartbeat("c2", hbNotReady)
+	pollState(t, view, "c1", StateReady)
+	pollState(t, view, "c2", StateNotReady)
+
+	for range 50 {
+		a.Heartbeat("c1", hbReady) // renewals only: nothing due before the refresh
+	}
+	a.Heartbeat("c1", hbNotReady) // a state change: written at once
+	pollState(t, view, "c1", StateNotReady)
+	if _, puts := a.Counts(); puts != 2 {
+		t.Errorf("replica a wrote %d records for 52 heartbeats of one cluster; want 2 (its two states)", puts)
+	}
+
+	stopA() // revokes a's lease: its record goes
+	deadline := time.Now().Add(pollTimeout)
+	for {
+		_, err := st.Get(context.Background(), store.LivenessKey("c1"))
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record of c1 still there %s after its replica stopped: %v", pollTimeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, _ := view.Get("c1"); got.State != StateNotReady {
+		t.Errorf("lease of c1 after its record went = %s; want NotReady until the lease runs out", got.State)
+	}
+}
+
+// TestListedRecordAge: a record found by listing renews the lease from
+// when its publisher received the heartbeat, and not at all when that is
+// a lease duration ago.
+func TestListedRecordAge(t *testing.T) {
+	clock := newFakeClock()
+	l := New(Config{Clock: clock, PauseThreshold: -1})
+	log := hclog.NewNullLogger()
+	for _, tc := range []struct {
+		cluster string
+		age     time.Duration
+		want    bool
+	}{
+		{"fresh", time.Second, true},
+		{"future", -time.Hour, true}, // clamped to now
+		{"old", DefaultLeaseDuration, false},
+	} {
+		value, err := encodeRecord("r", clock.Now().Add(-tc.age), hbReady)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.apply(log, store.KV{Key: store.LivenessKey(tc.cluster), Value: value}, true)
+		got, ok := l.Get(tc.cluster)
+		if ok != tc.want {
+			t.Errorf("listed record %s old: lease found = %v; want %v", tc.age, ok, tc.want)
+			continue
+		}
+		wantLast := clock.Now().Add(-max(tc.age, 0)).Truncate(time.Millisecond)
+		if ok && !got.LastHeartbeat.Equal(wantLast) {
+			t.Errorf("listed record %s old: LastHeartbeat = %s; want %s", tc.age, got.LastHeartbeat, wantLast)
+		}
+	}
+	l.apply(log, store.KV{Key: store.LivenessKey("bad"), Value: []byte("{")}, false)
+	if _, ok := l.Get("bad"); ok {
+		t.Errorf("an undecodable record made a lease")
+	}
+}
