@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,8 +21,9 @@ import (
 const haTimeout = 30 * time.Second
 
 // startEtcdCluster starts an n-member etcd cluster from the kit's etcd
-// binary and returns its client URLs. The members are killed with the test.
-func startEtcdCluster(t *testing.T, n int) []string {
+// binary and returns its client URLs and processes. The members are killed
+// with the test.
+func startEtcdCluster(t *testing.T, n int) ([]string, []*exec.Cmd) {
 	t.Helper()
 	bin := filepath.Join(os.Getenv("TETHER_KIT_BIN"), "etcd")
 	if _, err := os.Stat(bin); err != nil {
@@ -29,6 +31,7 @@ func startEtcdCluster(t *testing.T, n int) []string {
 	}
 	ports := freeTCPPorts(t, 2*n)
 	var clients, peers []string
+	var members []*exec.Cmd
 	for i := range n {
 		clients = append(clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
 		peers = append(peers, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
@@ -49,13 +52,14 @@ func startEtcdCluster(t *testing.T, n int) []string {
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start etcd: %v", err)
 		}
+		members = append(members, cmd)
 		t.Cleanup(func() {
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			_ = cmd.Wait()
 			logf.Close()
 		})
 	}
-	return clients
+	return clients, members
 }
 
 func freeTCPPorts(t *testing.T, n int) []int {
@@ -120,7 +124,8 @@ func clusterState(ctx context.Context, a *admin, cluster string) (hubv1.ClusterS
 // another replica within the leader TTL, and the agent keeps its cluster
 // Ready and gets the next change.
 func TestReplicas(t *testing.T) {
-	endpoints := strings.Join(startEtcdCluster(t, 3), ",")
+	clients, _ := startEtcdCluster(t, 3)
+	endpoints := strings.Join(clients, ",")
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	hubs := []*hubProc{startHub(t, dirs[0], "--etcd-endpoints", endpoints)}
 	for _, d := range dirs[1:] {
@@ -264,4 +269,44 @@ func waitClusterState(ctx context.Context, t *testing.T, a *admin, cluster strin
 		got, err := clusterState(ctx, a, cluster)
 		return err == nil && got == want, fmt.Sprintf("%s, %v", got, err)
 	})
+}
+
+// TestPartitionedLeaderStepsDown gives each of three hubs one etcd member
+// and freezes the leader's member (SIGSTOP): the leader cannot keep its
+// session alive, so it stops its controllers within the leader TTL, and
+// a replica on the other two members (which keep a quorum) takes over.
+func TestPartitionedLeaderStepsDown(t *testing.T) {
+	clients, members := startEtcdCluster(t, 3)
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	hubs := []*hubProc{startHub(t, dirs[0], "--etcd-endpoints", clients[0])}
+	for i, d := range dirs[1:] {
+		copyCA(t, dirs[0], d)
+		hubs = append(hubs, startHub(t, d, "--etcd-endpoints", clients[i+1]))
+	}
+	var lead *hubProc
+	poll(t, haTimeout, "one leader", func() (bool, string) {
+		l := leaders(hubs, nil)
+		if len(l) == 1 {
+			lead = l[0]
+		}
+		return len(l) == 1, fmt.Sprintf("%d leaders", len(l))
+	})
+	idx := slices.Index(hubs, lead)
+	began := time.Now()
+	if err := members[idx].Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = members[idx].Process.Signal(syscall.SIGCONT) })
+	poll(t, haTimeout, "the cut-off leader stepping down", func() (bool, string) {
+		return lead.logContains("lost leadership"), ""
+	})
+	t.Logf("cut-off leader stopped its controllers %s after its etcd member froze", time.Since(began).Round(time.Millisecond))
+	var next *hubProc
+	poll(t, haTimeout, "a new leader", func() (bool, string) {
+		for _, h := range leaders(hubs, map[*hubProc]bool{lead: true}) {
+			next = h
+		}
+		return next != nil, ""
+	})
+	t.Logf("new leader %s %s after the freeze", next.addr, time.Since(began).Round(time.Millisecond))
 }
