@@ -2,8 +2,8 @@ package registration
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
