@@ -25,10 +25,18 @@ var errWatchClosed = errors.New("clusters: liveness watch closed")
 // it, and one older than the lease duration renews nothing. A record
 // deleted (its replica stopped or died) only stops the renewals: the lease
 // runs out in l by itself, with l's pause protection, and nothing is
-// deleted because of it.
+// deleted because of it. While the watch is broken (etcd unreachable, this
+// member cut off) and for one lease duration after it works again, no
+// lease runs out in l: renewals were written that l could not see, as
+// during a pause.
 func Follow(ctx context.Context, st *store.Store, l *Leases, logger hclog.Logger) error {
 	log := logger.Named("liveness")
+	blind := false // the last session failed: renewals may have been missed
 	return store.Follow(ctx, log, relistBackoff, func(ctx context.Context) error {
+		if blind {
+			l.holdExpiry() // no lease runs out for want of renewals this replica could not see
+		}
+		blind = true
 		kvs, rev, err := st.List(ctx, store.LivenessPrefix)
 		if err != nil {
 			return err
@@ -36,8 +44,12 @@ func Follow(ctx context.Context, st *store.Store, l *Leases, logger hclog.Logger
 		for _, kv := range kvs {
 			l.apply(log, kv, true)
 		}
-		for ev := range st.Watch(ctx, store.LivenessPrefix, rev+1) {
+		events := st.Watch(ctx, store.LivenessPrefix, rev+1)
+		blind = false
+		for ev := range events {
 			if ev.Err != nil {
+				blind = true
+				l.holdExpiry()
 				return ev.Err
 			}
 			if ev.Type == store.EventPut {
@@ -47,6 +59,8 @@ func Follow(ctx context.Context, st *store.Store, l *Leases, logger hclog.Logger
 		if ctx.Err() != nil {
 			return nil
 		}
+		blind = true
+		l.holdExpiry()
 		return errWatchClosed
 	})
 }

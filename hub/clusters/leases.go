@@ -179,6 +179,18 @@ func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time)
 	}
 }
 
+// holdExpiry keeps every lease from running out until one lease duration
+// from now (or later, if already held longer): Follow's view of the
+// renewals has a gap.
+func (l *Leases) holdExpiry() {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := now.Add(l.duration); until.After(l.holdUntil) {
+		l.holdUntil = until
+	}
+}
+
 // stateOf is the state a heartbeat puts a cluster in.
 func stateOf(hb *agentv1.Heartbeat) State {
 	for _, c := range hb.GetConditions() {

@@ -136,3 +136,45 @@ func TestListedRecordAge(t *testing.T) {
 		t.Errorf("an undecodable record made a lease")
 	}
 }
+
+// TestBrokenWatchHoldsExpiry: while Follow cannot watch the records (here:
+// its etcd connection closed), renewals may be written that it cannot see,
+// so no lease runs out while it is broken (each failed relist holds expiry
+// for one more lease duration) nor for one lease duration after it works
+// again.
+func TestBrokenWatchHoldsExpiry(t *testing.T) {
+	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	defer st.Close()
+	clock := newFakeClock()
+	l := New(Config{Clock: clock, PauseThreshold: -1})
+	runAll(t, func(ctx context.Context) error { return Follow(ctx, st, l, hclog.NewNullLogger()) })
+	value, err := encodeRecord("r", clock.Now(), hbReady)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Put(context.Background(), store.LivenessKey("edge-1"), value); err != nil {
+		t.Fatal(err)
+	}
+	pollState(t, l, "edge-1", StateReady)
+	clock.Advance(30 * time.Second)
+	st.Client().Close() // the watch breaks; relisting fails from now on
+	deadline := time.Now().Add(pollTimeout)
+	for {
+		if _, hold := l.Pauses(); hold.Equal(t0.Add(70 * time.Second)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_, hold := l.Pauses()
+			t.Fatalf("expiry held until %s after the watch broke; want 70s", hold.Sub(t0))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	clock.Advance(20 * time.Second) // 50s after the heartbeat
+	l.expire()
+	if got, _ := l.Get("edge-1"); got.State != StateReady {
+		t.Errorf("lease 50s after its heartbeat, 20s after the watch broke = %s; want Ready (held)", got.State)
+	}
+}
