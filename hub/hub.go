@@ -68,7 +68,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
-	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: lis.grpc.Addr().String(),
+	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
 		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
@@ -79,7 +79,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
-	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: lis.grpc.Addr().String()}, h.logger)
+	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
 		interp: interp, works: works, statuses: statuses, leases: leases, heartbeats: heartbeats, registry: registry, authority: auth, counts: counts,
 		disrupted: sched.Disrupted})
@@ -185,4 +185,14 @@ func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
 	h.logger.Info("hub serving", "address", addr, "ca_hash", ca.Hash(), "hub_identity", identity,
 		"admin_conf", h.cfg.path(AdminConfFile), "data_dir", h.cfg.DataDir, "external_etcd", len(h.cfg.EtcdEndpoints) > 0)
 	return nil
+}
+
+// replicaName names this replica in etcd (leader key, liveness records)
+// for operators: host name and listen address.
+func replicaName(addr string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		return addr
+	}
+	return host + "/" + addr
 }
