@@ -51,6 +51,7 @@ type apiDeps struct {
 	authority      *authority.Authority
 	counts         *guard.Counts
 	disrupted      func() bool // the scheduling loop's full disruption mode
+	leader         leadership  // this replica's election
 }
 
 // newAPI builds the gRPC server with its TLS (serving certificate for
@@ -71,7 +72,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted)
+	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted, d.leader)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(tlsConfig)))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)

@@ -3,10 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -127,10 +130,10 @@ func TestReplicas(t *testing.T) {
 	clients, _ := startEtcdCluster(t, 3)
 	endpoints := strings.Join(clients, ",")
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	hubs := []*hubProc{startHub(t, dirs[0], "--etcd-endpoints", endpoints)}
+	hubs := []*hubProc{startHub(t, dirs[0], "--etcd-endpoints", endpoints, "--metrics-listen", "127.0.0.1:0")}
 	for _, d := range dirs[1:] {
 		copyCA(t, dirs[0], d)
-		hubs = append(hubs, startHub(t, d, "--etcd-endpoints", endpoints))
+		hubs = append(hubs, startHub(t, d, "--etcd-endpoints", endpoints, "--metrics-listen", "127.0.0.1:0"))
 	}
 	dead := map[*hubProc]bool{}
 	var lead *hubProc
@@ -144,6 +147,16 @@ func TestReplicas(t *testing.T) {
 		}
 		return len(l) == 1, fmt.Sprintf("%d leaders", len(l))
 	})
+	for _, h := range hubs {
+		want := "tether_hub_leader 0"
+		if h == lead {
+			want = "tether_hub_leader 1"
+		}
+		poll(t, haTimeout, h.addr+" "+want, func() (bool, string) {
+			body, err := scrape(h)
+			return err == nil && strings.Contains(body, want+"\n"), fmt.Sprint(err)
+		})
+	}
 	var follower *hubProc
 	for _, h := range hubs {
 		if h != lead {
@@ -309,4 +322,23 @@ func TestPartitionedLeaderStepsDown(t *testing.T) {
 		return next != nil, ""
 	})
 	t.Logf("new leader %s %s after the freeze", next.addr, time.Since(began).Round(time.Millisecond))
+}
+
+// scrape returns the hub's /metrics, its address read from the log.
+func scrape(h *hubProc) (string, error) {
+	data, err := os.ReadFile(h.log)
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`serving metrics: address=(\S+)`).FindSubmatch(data)
+	if m == nil {
+		return "", fmt.Errorf("the log names no metrics address")
+	}
+	resp, err := http.Get("http://" + string(m[1]) + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
