@@ -236,6 +236,17 @@ func TestReplicas(t *testing.T) {
 	if err != nil || strings.Join(placedOn(p), ",") != "cluster-a" {
 		t.Errorf("placement of web after the takeover = %v, %v; want cluster-a", placedOn(p), err)
 	}
+
+	// A leader stopped on purpose (SIGTERM) resigns: the last replica leads
+	// at once, without waiting for the TTL.
+	s.close()
+	began = time.Now()
+	next.kill()
+	dead[next] = true
+	poll(t, haTimeout, "the last replica leading", func() (bool, string) {
+		return len(leaders(hubs, dead)) == 1, ""
+	})
+	t.Logf("leader change after SIGTERM of the leader: %s (including its graceful stop)", time.Since(began).Round(time.Millisecond))
 }
 
 const onlyAPolicy = `apiVersion: policy.karmada.io/v1alpha1
