@@ -39,15 +39,15 @@
 // An agent streams to one hub replica, but the leader's scheduler and
 // every replica's API need every cluster's liveness. So the heartbeats do
 // not go to Leases directly: hub/agentapi hands them to the replica's
-// Publisher, which writes one record per cluster to etcd
-// (/tether/liveness/<cluster>, under an etcd lease of the replica), and
-// every replica's Leases is fed by Follow, a watch of those records. The
-// Publisher writes a cluster at once when its state changes, within a
-// second when the heartbeat's content changes, and otherwise only every
-// PublisherConfig.Refresh (default a quarter of the lease duration), in
-// batched transactions, so 10,000 clusters cost about 500-1,000 small puts
-// a second in a few transactions, not one write per heartbeat. A single
-// hub does the same through its embedded etcd.
+// Publisher, which writes them to etcd (/tether/liveness/, under an etcd
+// lease of the replica), and every replica's Leases is fed by Follow, a
+// watch of those records. The heartbeat's content is written only when it
+// changes; a renewal of under 150 bytes is written at once when the
+// cluster's state changes and otherwise every PublisherConfig.Refresh
+// (default a quarter of the lease duration), in batched transactions, so
+// 10,000 clusters cost about 500-1,000 small puts (about 100 KB) a second
+// in 5-10 transactions, not one write per heartbeat. A single hub does the
+// same through its embedded etcd.
 //
 // Leases themselves stay in memory: expiry, the pause hold and Since are
 // each replica's own, by its own clock. A record going away (its replica

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -100,13 +101,31 @@ func TestLivenessAcrossReplicas(t *testing.T) {
 	}
 }
 
-// TestListedRecordAge: a record found by listing renews the lease from
+// putHeartbeat returns the events of a publisher writing hb received at.
+func heartbeatEvents(t *testing.T, cluster string, hb *agentv1.Heartbeat, at time.Time) []store.Event {
+	t.Helper()
+	enc, err := encodeHeartbeat(hb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeBeat("r", at, enc.digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []store.Event{
+		{Type: store.EventPut, KV: store.KV{Key: store.HeartbeatKey(cluster), Value: enc.content}},
+		{Type: store.EventPut, KV: store.KV{Key: store.LivenessKey(cluster), Value: b}},
+	}
+}
+
+// TestListedRecordAge: a renewal found by listing renews the lease from
 // when its publisher received the heartbeat, and not at all when that is
-// a lease duration ago.
+// a lease duration ago; a renewal naming a heartbeat not seen, or one that
+// does not decode, renews nothing.
 func TestListedRecordAge(t *testing.T) {
 	clock := newFakeClock()
 	l := New(Config{Clock: clock, PauseThreshold: -1})
-	log := hclog.NewNullLogger()
+	f := &follower{l: l, log: hclog.NewNullLogger(), contents: map[string]followed{}}
 	for _, tc := range []struct {
 		cluster string
 		age     time.Duration
@@ -116,11 +135,9 @@ func TestListedRecordAge(t *testing.T) {
 		{"future", -time.Hour, true}, // clamped to now
 		{"old", DefaultLeaseDuration, false},
 	} {
-		value, err := encodeRecord("r", clock.Now().Add(-tc.age), hbReady)
-		if err != nil {
-			t.Fatal(err)
+		for _, ev := range heartbeatEvents(t, tc.cluster, hbReady, clock.Now().Add(-tc.age)) {
+			f.apply(ev, true)
 		}
-		l.apply(log, store.KV{Key: store.LivenessKey(tc.cluster), Value: value}, true)
 		got, ok := l.Get(tc.cluster)
 		if ok != tc.want {
 			t.Errorf("listed record %s old: lease found = %v; want %v", tc.age, ok, tc.want)
@@ -131,9 +148,54 @@ func TestListedRecordAge(t *testing.T) {
 			t.Errorf("listed record %s old: LastHeartbeat = %s; want %s", tc.age, got.LastHeartbeat, wantLast)
 		}
 	}
-	l.apply(log, store.KV{Key: store.LivenessKey("bad"), Value: []byte("{")}, false)
-	if _, ok := l.Get("bad"); ok {
-		t.Errorf("an undecodable record made a lease")
+	evs := heartbeatEvents(t, "unseen", hbReady, clock.Now())
+	f.apply(evs[1], false) // the renewal without its heartbeat
+	f.apply(store.Event{Type: store.EventPut, KV: store.KV{Key: store.HeartbeatKey("bad"), Value: []byte("{")}}, false)
+	f.apply(store.Event{Type: store.EventPut, KV: store.KV{Key: store.LivenessKey("bad"), Value: []byte("{")}}, false)
+	for _, c := range []string{"unseen", "bad"} {
+		if _, ok := l.Get(c); ok {
+			t.Errorf("records of %s made a lease; want none", c)
+		}
+	}
+}
+
+// TestRenewalsAreSmall: an unchanged heartbeat due for a refresh rewrites
+// the renewal only, not the heartbeat record.
+func TestRenewalsAreSmall(t *testing.T) {
+	st := openStore(t)
+	p := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Nanosecond})
+	runAll(t, p.Run)
+	ctx := context.Background()
+	p.Heartbeat("c1", hbReady)
+	var first store.KV
+	deadline := time.Now().Add(pollTimeout)
+	for {
+		var err error
+		if first, err = st.Get(ctx, store.HeartbeatKey("c1")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat record after %s: %v", pollTimeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	beat0, err := st.Get(ctx, store.LivenessKey("c1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p.Heartbeat("c1", hbReady) // due at once (refresh 1ns): written at the next flush
+		b, err := st.Get(ctx, store.LivenessKey("c1"))
+		if err == nil && b.Revision > beat0.Revision {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no renewal within %s: %v", pollTimeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if hb, err := st.Get(ctx, store.HeartbeatKey("c1")); err != nil || hb.Revision != first.Revision {
+		t.Errorf("heartbeat record after a renewal of the same content: revision %d → %d, %v; want unchanged", first.Revision, hb.Revision, err)
 	}
 }
 
@@ -151,12 +213,10 @@ func TestBrokenWatchHoldsExpiry(t *testing.T) {
 	clock := newFakeClock()
 	l := New(Config{Clock: clock, PauseThreshold: -1})
 	runAll(t, func(ctx context.Context) error { return Follow(ctx, st, l, hclog.NewNullLogger()) })
-	value, err := encodeRecord("r", clock.Now(), hbReady)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Put(context.Background(), store.LivenessKey("edge-1"), value); err != nil {
-		t.Fatal(err)
+	for _, ev := range heartbeatEvents(t, "edge-1", hbReady, clock.Now()) {
+		if _, err := st.Put(context.Background(), ev.KV.Key, ev.KV.Value); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pollState(t, l, "edge-1", StateReady)
 	clock.Advance(30 * time.Second)
@@ -176,5 +236,44 @@ func TestBrokenWatchHoldsExpiry(t *testing.T) {
 	l.expire()
 	if got, _ := l.Get("edge-1"); got.State != StateReady {
 		t.Errorf("lease 50s after its heartbeat, 20s after the watch broke = %s; want Ready (held)", got.State)
+	}
+}
+
+// TestStreamMovesBack: a cluster whose stream goes to another replica and
+// back gets renewed again, although the first replica's last heartbeat of
+// it has the same content as now (the record was rewritten meanwhile, and
+// renewals name the content they renew).
+func TestStreamMovesBack(t *testing.T) {
+	st := openStore(t)
+	a := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Nanosecond})
+	b := NewPublisher(st, PublisherConfig{Replica: "b", Refresh: time.Nanosecond})
+	runAll(t, a.Run, b.Run)
+	ctx := context.Background()
+	lease := func() int64 {
+		kv, err := st.Client().Get(ctx, store.HeartbeatKey("c1"))
+		if err != nil || len(kv.Kvs) == 0 {
+			return 0
+		}
+		return kv.Kvs[0].Lease
+	}
+	waitLease := func(p *Publisher, hb *agentv1.Heartbeat, other int64) int64 {
+		t.Helper()
+		deadline := time.Now().Add(pollTimeout)
+		for {
+			p.Heartbeat("c1", hb)
+			if l := lease(); l != 0 && l != other {
+				return l
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("heartbeat record not rewritten by the replica holding the stream within %s", pollTimeout)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	la := waitLease(a, hbReady, 0)  // a holds the stream
+	lb := waitLease(b, hbReady, la) // the stream moves to b
+	_ = waitLease(a, hbReady, lb)   // and back to a, same content as a last wrote: a's record must come back
+	if got := lease(); got != la {
+		t.Errorf("heartbeat record under lease %x; want a's %x", got, la)
 	}
 }

@@ -29,20 +29,25 @@ const (
 )
 
 // Publisher writes the heartbeats agents send on this replica's streams
-// to etcd (/tether/liveness/<cluster>), so that every replica's Leases
-// (Follow) knows every cluster's liveness whichever replica holds its
-// stream. It is what hub/agentapi calls Heartbeat on.
+// to etcd, so that every replica's Leases (Follow) knows every cluster's
+// liveness whichever replica holds its stream. It is what hub/agentapi
+// calls Heartbeat on.
 //
-// Writes are coalesced: a cluster's record is written at once when it is
-// new to this replica or its state (Ready, NotReady) changes, at the next
-// flush (within flushInterval) when the heartbeat's content changes, and
-// otherwise only once its last write is Config.Refresh old (default a
-// quarter of the lease duration): with 10 s heartbeats and a 40 s lease,
-// one write per cluster every 10-20 s, in batches of up to maxBatch per
-// transaction. The records are attached to one etcd lease per replica
-// (TTL the lease duration), so a dead replica's records go away by
-// themselves; a record going away only stops renewals, it never turns a
-// cluster Unknown before its lease runs out in Leases.
+// Two records per cluster, both under one etcd lease of the replica (TTL
+// the lease duration), so a dead replica's records go away by themselves:
+// the heartbeat itself (/tether/liveness/hb/<cluster>, with the agent's
+// capacity and API enablements, which can take tens of kilobytes), written
+// only when its content changes or another replica wrote it since; and a
+// renewal (/tether/liveness/beat/<cluster>, under 150 bytes: replica,
+// time, digest of the heartbeat). A renewal is written at once when the
+// cluster is new to this replica or its state (Ready, NotReady) changes,
+// at the next flush (within flushInterval) when the content changes, and
+// otherwise once the last one is Config.Refresh old (default a quarter of
+// the lease duration): with 10 s heartbeats and a 40 s lease, one small
+// put per cluster every 10-20 s, in transactions of up to maxBatch puts.
+// For 10,000 clusters that is about 500-1,000 puts (about 100 KB) and 5-10
+// transactions a second. A record going away only stops renewals; it never
+// turns a cluster Unknown before its lease runs out in Leases.
 type Publisher struct {
 	client  *clientv3.Client
 	replica string
@@ -61,8 +66,9 @@ type Publisher struct {
 
 // published is what was last written for a cluster.
 type published struct {
-	hb *agentv1.Heartbeat
-	at time.Time
+	hb     *agentv1.Heartbeat
+	at     time.Time
+	digest string // of hb, in the content record
 }
 
 // pendingHB is a heartbeat waiting for the next flush.
@@ -210,36 +216,42 @@ func (p *Publisher) revoke(id clientv3.LeaseID, ctx context.Context) {
 	}
 }
 
-// flush writes the pending heartbeats in batches. A batch that fails goes
-// back to pending unless a newer heartbeat came meanwhile.
+// flush writes the pending heartbeats in batches: a renewal for each, and
+// the heartbeat itself when its content differs from the one last
+// written. A batch that fails goes back to pending unless a newer
+// heartbeat came meanwhile.
 func (p *Publisher) flush(ctx context.Context, lease clientv3.LeaseID) error {
 	p.mu.Lock()
 	batch := p.pending
 	p.pending = make(map[string]pendingHB)
+	digests := make(map[string]string, len(batch))
+	for c := range batch {
+		digests[c] = p.written[c].digest
+	}
 	p.mu.Unlock()
 	var ops []clientv3.Op
-	var clusters []string
+	var done []written
 	var firstErr error
 	commit := func() {
 		if len(ops) == 0 {
 			return
 		}
 		_, err := p.client.Txn(ctx).Then(ops...).Commit()
-		p.done(batch, clusters, err)
+		p.done(batch, done, err)
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("put %d liveness records: %w", len(ops), err)
 		}
-		ops, clusters = ops[:0], clusters[:0]
+		ops, done = ops[:0], done[:0]
 	}
 	for cluster, h := range batch {
-		value, err := encodeRecord(p.replica, h.at, h.hb)
+		cops, digest, err := p.ops(cluster, h, digests[cluster], lease)
 		if err != nil {
 			p.log.Warn("skip heartbeat", "cluster", cluster, "error", err)
 			continue
 		}
-		ops = append(ops, clientv3.OpPut(store.LivenessKey(cluster), string(value), clientv3.WithLease(lease)))
-		clusters = append(clusters, cluster)
-		if len(ops) == maxBatch {
+		ops = append(ops, cops...)
+		done = append(done, written{cluster: cluster, digest: digest})
+		if len(ops) >= maxBatch-1 {
 			commit()
 		}
 	}
@@ -247,22 +259,51 @@ func (p *Publisher) flush(ctx context.Context, lease clientv3.LeaseID) error {
 	return firstErr
 }
 
+// written is one cluster of a batch and the digest its renewal names.
+type written struct {
+	cluster, digest string
+}
+
+// ops are the writes of one cluster's heartbeat: its content first, then
+// the renewal (a watcher sees them in this order). The content goes when it
+// changed since last, and also when the record is not under this replica's
+// lease (another replica wrote it since, or it is gone): the renewal names
+// the content by digest, and must name what etcd holds.
+func (p *Publisher) ops(cluster string, h pendingHB, last string, lease clientv3.LeaseID) ([]clientv3.Op, string, error) {
+	enc, err := encodeHeartbeat(h.hb)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := encodeBeat(p.replica, h.at, enc.digest)
+	if err != nil {
+		return nil, "", err
+	}
+	hbKey := store.HeartbeatKey(cluster)
+	putContent := clientv3.OpPut(hbKey, string(enc.content), clientv3.WithLease(lease))
+	putBeat := clientv3.OpPut(store.LivenessKey(cluster), string(b), clientv3.WithLease(lease))
+	if enc.digest != last {
+		return []clientv3.Op{putContent, putBeat}, enc.digest, nil
+	}
+	ours := clientv3.Compare(clientv3.LeaseValue(hbKey), "=", lease)
+	return []clientv3.Op{clientv3.OpTxn([]clientv3.Cmp{ours}, []clientv3.Op{putBeat}, []clientv3.Op{putContent, putBeat})}, enc.digest, nil
+}
+
 // done records a committed batch as written, or puts a failed one back.
-func (p *Publisher) done(batch map[string]pendingHB, clusters []string, err error) {
+func (p *Publisher) done(batch map[string]pendingHB, clusters []written, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
 		p.flushes++
 		p.puts += uint64(len(clusters))
 	}
-	for _, c := range clusters {
-		h := batch[c]
+	for _, w := range clusters {
+		h := batch[w.cluster]
 		if err == nil {
-			p.written[c] = published(h)
+			p.written[w.cluster] = published{hb: h.hb, at: h.at, digest: w.digest}
 			continue
 		}
-		if _, newer := p.pending[c]; !newer {
-			p.pending[c] = h
+		if _, newer := p.pending[w.cluster]; !newer {
+			p.pending[w.cluster] = h
 		}
 	}
 }
