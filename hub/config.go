@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
@@ -26,6 +27,8 @@ const (
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
 	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	// DefaultLeaderTTL is the lease of a replica's leadership session.
+	DefaultLeaderTTL = leader.DefaultTTL
 	// DefaultMaxWorksPerCluster is the most works the hub serves to one
 	// cluster and the most the scheduler places there.
 	DefaultMaxWorksPerCluster = agentapi.DefaultMaxWorks
@@ -123,6 +126,10 @@ type Config struct {
 	// (the excess is withheld, never deleted) and the most the scheduler
 	// places there; zero means DefaultMaxWorksPerCluster.
 	MaxWorksPerCluster int
+	// LeaderTTL is the lease of the replica's leadership session
+	// (hub/leader): a dead leader is replaced, and a leader cut off from
+	// etcd stops its controllers, within it; zero means leader.DefaultTTL.
+	LeaderTTL time.Duration
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an

@@ -27,11 +27,19 @@
 //     ServingCertLifetime and re-issued at about two thirds of it while the
 //     hub runs, hub/serving) with AgentService, the hub.v1 client services,
 //     gRPC health and reflection.
-//  4. Starts every controller as a task of one group: authority, leases,
-//     registration, customizations (stored RICs and webhook configurations
-//     into the interpreter), detector, scheduler, render, aggregate, the
-//     gRPC server, the serving certificate's and admin.conf's renewals, the
-//     metrics server. The first task to fail cancels the
+//  4. Starts every task of one group: authority, leases, the liveness
+//     publisher and follower (hub/clusters: agents' heartbeats go to etcd
+//     and come back to every replica's leases), customizations (stored RICs
+//     and webhook configurations into the interpreter), the leader election
+//     (hub/leader), render, revocation, the gRPC server, the serving
+//     certificate's and admin.conf's renewals, the metrics server. While
+//     this replica leads, a group of its own runs the controllers that
+//     write decisions: registration, detector, scheduler (with eviction)
+//     and aggregate, all writing through a store view fenced by the
+//     leadership (store.Fenced); it ends as soon as leadership is lost. A
+//     single hub on its embedded etcd wins the election at once. Every
+//     replica renders works from etcd watches and serves agents and
+//     clients. The first task to fail cancels the
 //     others; Run returns only after all have returned. A panic is not a
 //     failure: controllers skip the key that panics, the group starts a
 //     task that panicked again after a delay, and a gRPC handler's panic

@@ -48,10 +48,12 @@ type apiDeps struct {
 	works          agentapi.Works
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
+	heartbeats     agentapi.Leases // where agents' heartbeats go: the liveness publisher
 	registry       *tokens.Registry
 	authority      *authority.Authority
 	counts         *guard.Counts
 	disrupted      func() bool // the scheduling loop's full disruption mode
+	leader         leadership  // this replica's election
 }
 
 // newAPI builds the gRPC server with its TLS (a serving certificate for
@@ -61,7 +63,7 @@ type apiDeps struct {
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts}
-	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.leases, h.logger)
+	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.heartbeats, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
@@ -73,7 +75,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted)
+	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted, d.leader)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(serverTLS(d.ca, cert))))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
@@ -69,33 +70,48 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	// Heartbeats go to etcd and come back to every replica's leases, so the
+	// leader knows every cluster whichever replica holds its stream.
+	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
+		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	// Controllers that write decisions do so through fenced, which lets a
+	// write through only while this replica leads (hub/leader).
+	fence := &store.Fence{}
+	fenced := st.Fenced(fence)
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
-	statuses := aggregate.New(st, interp, leases, aggregate.Config{Counts: counts}, h.logger)
+	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
-	sched := schedloop.New(st, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
+	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
-		interp: interp, works: works, statuses: statuses, leases: leases, registry: registry, authority: auth, counts: counts,
-		disrupted: sched.Disrupted})
+		interp: interp, works: works, statuses: statuses, leases: leases, heartbeats: heartbeats, registry: registry, authority: auth, counts: counts,
+		disrupted: func() bool { return elector.IsLeader() && sched.Disrupted() }, leader: elector})
 	if err != nil {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
-	detect := detector.New(st, interp, h.logger, detector.WithCounts(counts))
+	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
+		t := newGroup(ctx, h.logger, counts)
+		t.run("registration", registration.New(fenced, leases, h.logger).Run)                      // first heartbeat → /tether/clusters/<name>
+		t.run("detector", detector.New(fenced, interp, h.logger, detector.WithCounts(counts)).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                              // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                                           // agents' statuses → binding status
+		return t.wait()
+	}
 
 	g := newGroup(ctx, h.logger, counts)
-	g.run("authority", auth.Run)                                          // store revision and checkpoint → record next to the CA
-	g.run("leases", leases.Run)                                           // heartbeats → cluster liveness
-	g.run("registration", registration.New(st, leases, h.logger).Run)     // first heartbeat → /tether/clusters/<name>
+	g.run("authority", auth.Run)      // store revision and checkpoint → record next to the CA
+	g.run("leases", leases.Run)       // liveness records → cluster liveness
+	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
+	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
 	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
-	g.run("detector", detect.Run)                                         // templates × policies → bindings
-	g.run("scheduler", sched.Run)                                         // bindings × clusters → placements
-	g.run("render", works.Run)                                            // placements → works, served to agents
-	g.run("aggregate", statuses.Run)                                      // agents' statuses → binding status
-	g.run("revocation", revoke)                                           // agent records → revoked streams ended
-	g.run("grpc", srv.serve(lis.grpc))                                    // agents and clients, one port
-	g.run("serving", srv.cert.Run)                                        // serving certificate re-issued before it expires
-	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr()))             // admin.conf's certificate renewed before it expires
+	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
+	g.run("render", works.Run)                                // placements → works, served to agents (every replica)
+	g.run("revocation", revoke)                               // agent records → revoked streams ended
+	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
+	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
+	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires
 	if lis.metrics != nil {
 		g.run("metrics", srv.metrics.serveHTTP(lis.metrics)) // /healthz, /readyz, /metrics
 	}
@@ -175,4 +191,14 @@ func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
 	h.logger.Info("hub serving", "address", addr, "ca_hash", ca.Hash(), "hub_identity", identity,
 		"admin_conf", h.cfg.path(AdminConfFile), "data_dir", h.cfg.DataDir, "external_etcd", len(h.cfg.EtcdEndpoints) > 0)
 	return nil
+}
+
+// replicaName names this replica in etcd (leader key, liveness records)
+// for operators: host name and listen address.
+func replicaName(addr string) string {
+	host, err := os.Hostname()
+	if err != nil {
+		return addr
+	}
+	return host + "/" + addr
 }

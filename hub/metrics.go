@@ -39,7 +39,7 @@ type metrics struct {
 	ready atomic.Bool
 }
 
-func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority, disrupted func() bool) *metrics {
+func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority, disrupted func() bool, lead leadership) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -78,11 +78,28 @@ func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, co
 			}
 			return 0
 		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "tether_hub_leader", Help: "1 while this replica leads (runs the controllers that write decisions), else 0.",
+		}, func() float64 {
+			if lead.IsLeader() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tether_hub_leader_terms_total", Help: "Times this replica was elected leader.",
+		}, func() float64 { return float64(lead.Terms()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "tether_hub_pauses_total", Help: "Times the hub noticed it had not been running (SIGSTOP, VM pause) and held lease expiry for one lease.",
 		}, func() float64 { n, _ := leases.Pauses(); return float64(n) }),
 		&stateCollector{leases: leases, st: st}, &errorCollector{counts: counts})
 	return m
+}
+
+// leadership is what the metrics read of hub/leader's Elector.
+type leadership interface {
+	IsLeader() bool
+	Terms() uint64
 }
 
 var errorsDesc = prometheus.NewDesc("tether_hub_controller_errors_total",

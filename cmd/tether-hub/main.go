@@ -103,6 +103,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.BoolVar(&cfg.FailoverUnreachable, "failover-unreachable", false, "move the replicas of every Divided workload off a cluster that stays unreachable longer than its toleration; off: only policies with spec.failover.cluster fail over (Duplicated workloads never do)")
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")
 	fs.IntVar(&cfg.MaxWorksPerCluster, "max-works-per-cluster", hub.DefaultMaxWorksPerCluster, "most works the hub serves to one cluster: the scheduler places no new workload on a cluster holding that many, and a stream withholds the excess (never deletes it)")
+	fs.DurationVar(&cfg.LeaderTTL, "leader-ttl", hub.DefaultLeaderTTL, "lease of this replica's leadership session: with several replicas on one etcd, a dead leader is replaced, and a leader cut off from etcd stops its controllers, within it (whole seconds)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")

@@ -34,8 +34,26 @@
 // carries different capacity or conditions; a heartbeat that only renews the
 // lease does not wake anyone.
 //
-// Leases are in memory, per hub replica; persisting the last capacity under
-// /tether/clusters/<name> is the registration's business, not this
-// package's. It imports the generated agent protocol, go-hclog and the
-// standard library.
+// # Several replicas
+//
+// An agent streams to one hub replica, but the leader's scheduler and
+// every replica's API need every cluster's liveness. So the heartbeats do
+// not go to Leases directly: hub/agentapi hands them to the replica's
+// Publisher, which writes them to etcd (/tether/liveness/, under an etcd
+// lease of the replica), and every replica's Leases is fed by Follow, a
+// watch of those records. The heartbeat's content is written only when it
+// changes; a renewal of under 150 bytes is written at once when the
+// cluster's state changes and otherwise every PublisherConfig.Refresh
+// (default a quarter of the lease duration), in batched transactions, so
+// 10,000 clusters cost about 500-1,000 small puts (about 100 KB) a second
+// in 5-10 transactions, not one write per heartbeat. A single hub does the
+// same through its embedded etcd.
+//
+// Leases themselves stay in memory: expiry, the pause hold and Since are
+// each replica's own, by its own clock. A record going away (its replica
+// stopped or died) only stops the renewals; the lease then runs out as
+// above, and nothing is deleted because of it. Persisting the last
+// capacity under /tether/clusters/<name> is the registration's business.
+// It imports the generated agent protocol, hub/store, the etcd client,
+// go-hclog and the standard library.
 package clusters

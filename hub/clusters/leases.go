@@ -134,6 +134,26 @@ func (l *Leases) Pauses() (n uint64, holdUntil time.Time) {
 // Heartbeat renews cluster's lease with hb's capacity and conditions.
 func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
 	now := l.clock.Now()
+	l.renew(cluster, hb, now, now)
+}
+
+// heartbeatAt renews cluster's lease with a heartbeat received at (by
+// another replica's clock): as if it had arrived then, never later than
+// now, and not at all when it is a lease duration old.
+func (l *Leases) heartbeatAt(cluster string, hb *agentv1.Heartbeat, at time.Time) {
+	now := l.clock.Now()
+	if at.After(now) {
+		at = now
+	}
+	if now.Sub(at) >= l.duration {
+		return
+	}
+	l.renew(cluster, hb, at, now)
+}
+
+// renew records hb, received at, as cluster's last heartbeat; a state
+// change is dated now, when this hub sees it.
+func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time) {
 	state := stateOf(hb)
 	l.mu.Lock()
 	cur, ok := l.leases[cluster]
@@ -146,13 +166,28 @@ func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
 	if cur.State != state {
 		cur.State, cur.Since = state, now
 	}
-	cur.LastHeartbeat, cur.Heartbeat = now, hb
+	if at.After(cur.LastHeartbeat) {
+		cur.LastHeartbeat = at
+	}
+	cur.Heartbeat = hb
 	if changed {
 		l.bumpLocked()
 	}
 	l.mu.Unlock()
 	if !wasValid {
 		l.wake() // Run has no timer for this lease yet
+	}
+}
+
+// holdExpiry keeps every lease from running out until one lease duration
+// from now (or later, if already held longer): Follow's view of the
+// renewals has a gap.
+func (l *Leases) holdExpiry() {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if until := now.Add(l.duration); until.After(l.holdUntil) {
+		l.holdUntil = until
 	}
 }
 

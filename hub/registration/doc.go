@@ -14,6 +14,13 @@
 // scheduler (which reads the lease) sees. Liveness and capacity are
 // hub/clusters' leases, not this record.
 //
+// Only the leader registers (hub/leader), and only on a heartbeat received
+// after its registrar started: leases outlive their clusters (a removed
+// cluster's lease stays in every replica's memory, and a new leader's
+// leases come from liveness records up to a lease old), so a new leader
+// must not re-create the record of a cluster an admin removed. A live
+// cluster is renewed within a quarter of a lease and registered then.
+//
 //	r := registration.New(st, leases, logger)
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records
 //

@@ -37,6 +37,15 @@ type Registrar struct {
 	// goroutine touches them.
 	known map[string]bool
 	apis  map[string]string
+	// since is when Run started: only a heartbeat received after it
+	// creates a record. Leases outlive what they describe (a removed
+	// cluster's lease stays, Unknown, in every replica, and a new leader's
+	// leases come from liveness records up to a lease old), so a registrar
+	// starting (a new leader's) must not take them for clusters it met.
+	since time.Time
+	// waiting: the last sync skipped a cluster not met yet, so Run looks
+	// again after retryInterval (a renewal does not wake Leases.Wait).
+	waiting bool
 }
 
 // New returns a registrar over st and leases.
@@ -46,10 +55,11 @@ func New(st *store.Store, leases Leases, logger hclog.Logger) *Registrar {
 
 // Run creates records as clusters appear until ctx ends, then returns nil.
 func (r *Registrar) Run(ctx context.Context) error {
+	r.since = time.Now()
 	var rev uint64
 	for {
 		wctx, cancel := ctx, context.CancelFunc(func() {})
-		if err := r.sync(ctx); err != nil {
+		if err := r.sync(ctx); err != nil || r.waiting {
 			wctx, cancel = context.WithTimeout(ctx, retryInterval)
 		}
 		next, err := r.leases.Wait(wctx, rev)
@@ -68,6 +78,7 @@ func (r *Registrar) Run(ctx context.Context) error {
 // trying every cluster.
 func (r *Registrar) sync(ctx context.Context) error {
 	leases, _ := r.leases.List()
+	r.waiting = false
 	var last error
 	for _, l := range leases {
 		if err := r.syncOne(ctx, l); err != nil {
@@ -80,6 +91,10 @@ func (r *Registrar) sync(ctx context.Context) error {
 
 func (r *Registrar) syncOne(ctx context.Context, l clusters.Lease) error {
 	if !r.known[l.Cluster] {
+		if !l.LastHeartbeat.After(r.since) {
+			r.waiting = r.waiting || l.State != clusters.StateUnknown
+			return nil // not met yet: its next heartbeat registers it
+		}
 		created, err := r.create(ctx, l)
 		if err != nil {
 			return err

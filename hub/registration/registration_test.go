@@ -3,6 +3,7 @@ package registration
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -121,5 +122,45 @@ func TestRecordTakesTopology(t *testing.T) {
 	hb.Topology.Labels["tier"] = "changed"
 	if c.Labels["tier"] != "edge" {
 		t.Errorf("Record shares the heartbeat's label map; want a copy")
+	}
+}
+
+// TestNewLeaderDoesNotRevive: a registrar that starts (a new leader's)
+// does not re-create the record of a cluster an admin removed, whose lease
+// the replica still holds; a heartbeat after its start registers as usual.
+func TestNewLeaderDoesNotRevive(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("store.Open: %v", err)
+	}
+	defer st.Close()
+	leases := clusters.New(clusters.Config{})
+	leases.Heartbeat("removed", heartbeat()) // its record was removed; its lease stays
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- New(st, leases, hclog.NewNullLogger()).Run(rctx) }()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	// A cluster heartbeating after the start is registered; once it is,
+	// the registrar has looked at the removed one too.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		leases.Heartbeat("live", heartbeat())
+		if _, err := st.Get(ctx, store.ClusterKey("live")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a cluster heartbeating after the registrar started was not registered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := st.Get(ctx, store.ClusterKey("removed")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("record of the removed cluster = %v; want ErrNotFound (not re-created from a leftover lease)", err)
 	}
 }

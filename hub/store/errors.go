@@ -16,6 +16,9 @@ var (
 	ErrConflict  = errors.New("store: revision conflict")
 	ErrCompacted = errors.New("store: revision compacted")
 	ErrTooLarge  = errors.New("store: value too large")
+	// ErrNotLeader: a write through a fenced view (Store.Fenced) whose
+	// leadership is released or lost; nothing was written.
+	ErrNotLeader = errors.New("store: not the leader, write fenced")
 )
 
 // wrap maps an etcd client error to the package's errors, with the key.

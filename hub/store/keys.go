@@ -15,6 +15,12 @@ const (
 	ClustersPrefix = Root + "clusters/"
 	TokensPrefix   = Root + "tokens/"
 	AgentsPrefix   = Root + "agents/"
+	// LivenessPrefix holds two records per cluster whose agent is streaming
+	// to some replica (hub/clusters), attached to that replica's etcd lease:
+	// a small renewal (LivenessKey) and the last heartbeat (HeartbeatKey).
+	LivenessPrefix = Root + "liveness/"
+	livenessBeats  = LivenessPrefix + "beat/"
+	livenessHBs    = LivenessPrefix + "hb/"
 	identityKey    = Root + "meta/identity"
 	epochKey       = Root + "meta/epoch"
 	checkpointsKey = Root + "meta/checkpoints/"
@@ -31,6 +37,26 @@ const (
 	// key instead of the CA.
 	SealedCAKey = Root + "meta/ca"
 )
+
+// LivenessKey is where the replica holding cluster's stream renews its
+// liveness (hub/clusters).
+func LivenessKey(cluster string) string { return livenessBeats + cluster }
+
+// HeartbeatKey is where the replica holding cluster's stream writes its
+// last heartbeat when its content changes (hub/clusters).
+func HeartbeatKey(cluster string) string { return livenessHBs + cluster }
+
+// ParseLivenessKey tells which of the two records of which cluster key is;
+// ok is false for any other key.
+func ParseLivenessKey(key string) (cluster string, heartbeat, ok bool) {
+	if c, found := strings.CutPrefix(key, livenessBeats); found && c != "" {
+		return c, false, true
+	}
+	if c, found := strings.CutPrefix(key, livenessHBs); found && c != "" {
+		return c, true, true
+	}
+	return "", false, false
+}
 
 // CheckpointKey is where the hub replica id writes its checkpoint counter
 // (hub/authority).

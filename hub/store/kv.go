@@ -35,9 +35,16 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 
 // Put writes value at key whatever is there and returns the new revision.
 func (s *Store) Put(ctx context.Context, key string, value []byte) (int64, error) {
-	resp, err := s.client.Put(ctx, key, string(value))
+	if s.fence == nil {
+		resp, err := s.client.Put(ctx, key, string(value))
+		if err != nil {
+			return 0, wrap("put", key, err)
+		}
+		return resp.Header.Revision, nil
+	}
+	resp, err := s.write(ctx, "put", key, nil, clientv3.OpPut(key, string(value)))
 	if err != nil {
-		return 0, wrap("put", key, err)
+		return 0, err
 	}
 	return resp.Header.Revision, nil
 }
@@ -54,9 +61,9 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, rev int64)
 }
 
 func (s *Store) txnPut(ctx context.Context, op, key string, value []byte, cmp clientv3.Cmp, failed error) (int64, error) {
-	resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(value))).Else(clientv3.OpGet(key)).Commit()
+	resp, err := s.write(ctx, op, key, []clientv3.Cmp{cmp}, clientv3.OpPut(key, string(value)))
 	if err != nil {
-		return 0, wrap(op, key, err)
+		return 0, err
 	}
 	if !resp.Succeeded {
 		if failed == ErrConflict && len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
@@ -75,9 +82,9 @@ func (s *Store) Delete(ctx context.Context, key string, rev int64) (int64, error
 	if rev > 0 {
 		cmp, failed = clientv3.Compare(clientv3.ModRevision(key), "=", rev), ErrConflict
 	}
-	resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpDelete(key)).Else(clientv3.OpGet(key)).Commit()
+	resp, err := s.write(ctx, "delete", key, []clientv3.Cmp{cmp}, clientv3.OpDelete(key))
 	if err != nil {
-		return 0, wrap("delete", key, err)
+		return 0, err
 	}
 	if !resp.Succeeded {
 		if len(resp.Responses[0].GetResponseRange().Kvs) == 0 {

@@ -48,6 +48,8 @@ type Store struct {
 	client *clientv3.Client
 	member *embed.Etcd // nil with an external cluster
 	log    hclog.Logger
+	fence  *Fence // nil: writes are not fenced (Fenced)
+	view   bool   // a view of another Store: Close does nothing
 }
 
 // Open connects to the external cluster of cfg, or starts the embedded member
@@ -151,6 +153,9 @@ func (s *Store) ping(ctx context.Context, endpoints []string) error {
 
 // Close disconnects and stops the embedded member, if any.
 func (s *Store) Close() error {
+	if s.view {
+		return nil
+	}
 	var err error
 	if s.client != nil {
 		err = s.client.Close()
