@@ -3,7 +3,6 @@ package fleet_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -27,23 +26,12 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	if dir := os.Getenv(fleet.BinEnv); dir != "" {
-		binDir = dir
-		return checkLeaks(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "tether-fleet-bin-")
+	dir, remove, err := fleet.TestBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/tether-hub", "./cmd/tether-agent")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build tether-hub and tether-agent: %v\n", err)
-		return 1
-	}
+	defer remove()
 	binDir = dir
 	return checkLeaks(m.Run())
 }
