@@ -11,20 +11,11 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 )
 
 // pollTimeout bounds every poll of these tests.
 const pollTimeout = 30 * time.Second
-
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // runAll runs tasks until the returned stop is called; stop waits for them.
 func runAll(t *testing.T, tasks ...func(context.Context) error) (stop func()) {
@@ -63,7 +54,7 @@ func pollState(t *testing.T, l *Leases, cluster string, want State) {
 // again before the refresh; a replica stopping removes its records without
 // changing any lease.
 func TestLivenessAcrossReplicas(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	a := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Hour})
 	b := NewPublisher(st, PublisherConfig{Replica: "b", Refresh: time.Hour})
 	view := New(Config{})
@@ -162,7 +153,7 @@ func TestListedRecordAge(t *testing.T) {
 // TestRenewalsAreSmall: an unchanged heartbeat due for a refresh rewrites
 // the renewal only, not the heartbeat record.
 func TestRenewalsAreSmall(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	p := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Nanosecond})
 	runAll(t, p.Run)
 	ctx := context.Background()
@@ -244,7 +235,7 @@ func TestBrokenWatchHoldsExpiry(t *testing.T) {
 // it has the same content as now (the record was rewritten meanwhile, and
 // renewals name the content they renew).
 func TestStreamMovesBack(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	a := NewPublisher(st, PublisherConfig{Replica: "a", Refresh: time.Nanosecond})
 	b := NewPublisher(st, PublisherConfig{Replica: "b", Refresh: time.Nanosecond})
 	runAll(t, a.Run, b.Run)

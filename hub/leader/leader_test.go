@@ -11,20 +11,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 )
 
 // waitTimeout bounds every poll; a takeover needs at most one TTL (1 s).
 const waitTimeout = 30 * time.Second
-
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // replica is one Elector running in the background with a lead function
 // that records its terms and blocks until its term ends.
@@ -91,7 +82,7 @@ func leaderOf(t *testing.T, rs ...*replica) *replica {
 }
 
 func TestOneLeaderAndHandOver(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	rs := []*replica{start(t, st, "a"), start(t, st, "b"), start(t, st, "c")}
 	first := leaderOf(t, rs...)
 	ctx := context.Background()
@@ -123,7 +114,7 @@ func TestOneLeaderAndHandOver(t *testing.T) {
 // term's context ends, another replica leads, and the deposed one campaigns
 // again.
 func TestLostSessionEndsTheTerm(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	a, b := start(t, st, "a"), start(t, st, "b")
 	first := leaderOf(t, a, b)
 	term := <-first.terms
@@ -177,7 +168,7 @@ func leaderKey(st *store.Store) (*struct {
 // TestLeadErrorEndsRun: a controller failing during a term is fatal, as it
 // was before elections.
 func TestLeadErrorEndsRun(t *testing.T) {
-	st := openStore(t)
+	st := etcdtest.Embedded(t)
 	boom := errors.New("boom")
 	el := New(st.Client(), &store.Fence{}, Config{TTL: time.Second}, hclog.NewNullLogger())
 	err := el.Run(context.Background(), func(context.Context) error { return boom })

@@ -7,8 +7,11 @@
 //	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
 //	store.Open(ctx, store.Config{Endpoints: e.Endpoints, TLS: store.TLS{CAFile: e.CAFile, CertFile: e.CertFile, KeyFile: e.KeyFile}}, logger)
 //
-// It imports the etcd client, test/proc (the repository root) and the
-// standard library.
+// Embedded opens a store on an embedded etcd instead, for tests that need
+// no process of their own.
+//
+// It imports the etcd client, hub/store, test/proc (the repository root)
+// and the standard library.
 package etcdtest
 
 import (
