@@ -115,7 +115,7 @@ func taints(admin []corev1.Taint, lease *clusters.Lease, now time.Time, lv Liven
 	}
 	out := make([]corev1.Taint, 0, len(admin)+2)
 	for _, t := range admin {
-		if t.Key != clusterv1alpha1.TaintClusterNotReady && t.Key != clusterv1alpha1.TaintClusterUnreachable {
+		if !liveness(t.Key) {
 			out = append(out, t)
 		}
 	}
