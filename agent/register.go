@@ -41,8 +41,12 @@ const (
 
 // Registration timing.
 const (
-	// registerTimeout bounds one attempt: the TLS probe and Register.
+	// registerTimeout bounds one attempt: the TLS probes and Register.
 	registerTimeout = 30 * time.Second
+	// probeTimeout bounds the TLS probe of one hub address, so that a
+	// replica that accepts connections and never answers leaves time in
+	// the attempt for the next address.
+	probeTimeout = 10 * time.Second
 	// registerRetryBase and registerRetryMax are the backoff of attempts
 	// that may succeed later (hub unreachable, rate-limited, awaiting an
 	// admin's approval), with equal jitter.
@@ -174,7 +178,8 @@ func registerError(err error) error {
 }
 
 // fetchPinnedCA returns the hub CA whose hash is pin, from the first of
-// addrs, tried in a random order, that answers (fetchPinnedCAAt). A hub
+// addrs, tried in a random order, that answers within probeTimeout
+// (fetchPinnedCAAt). A hub
 // that answers with another CA refuses the registration at once: every
 // address of the hub must serve the pinned CA.
 func fetchPinnedCA(ctx context.Context, addrs []string, pin string) (*x509.Certificate, error) {
@@ -195,6 +200,8 @@ func fetchPinnedCA(ctx context.Context, addrs []string, pin string) (*x509.Certi
 // Nothing is sent before the check: the handshake itself fails on a
 // mismatch.
 func fetchPinnedCAAt(ctx context.Context, addr, pin string) (*x509.Certificate, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	host, _, _ := net.SplitHostPort(addr)
 	var ca *x509.Certificate
 	var mismatch error
