@@ -109,7 +109,8 @@ func agentConfigOf(t *testing.T, command string) agent.Config {
 		t.Fatalf("command %q: want tether-agent and flag/value pairs", command)
 	}
 	var c agent.Config
-	targets := map[string]*string{"--hub": &c.HubAddr, "--token": &c.Token, "--ca-hash": &c.CAHash,
+	var hub string
+	targets := map[string]*string{"--hub": &hub, "--token": &c.Token, "--ca-hash": &c.CAHash,
 		"--cluster": &c.ClusterName, "--kubeconfig": &c.Kubeconfig, "--data-dir": &c.DataDir}
 	for i := 1; i < len(fields); i += 2 {
 		p, ok := targets[fields[i]]
@@ -118,6 +119,7 @@ func agentConfigOf(t *testing.T, command string) agent.Config {
 		}
 		*p = fields[i+1]
 	}
+	c.HubAddrs = agent.SplitHubAddrs(hub)
 	return c
 }
 
@@ -135,7 +137,7 @@ func TestJoinCommand(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("the printed command %q does not validate: %v", line[1], err)
 	}
-	got := [6]string{c.HubAddr, c.Token, c.CAHash, c.ClusterName, c.Kubeconfig, c.DataDir}
+	got := [6]string{strings.Join(c.HubAddrs, ","), c.Token, c.CAHash, c.ClusterName, c.Kubeconfig, c.DataDir}
 	want := [6]string{h.addr, c.Token, h.ca.Hash(), "edge-1", "~/.kube/config", "/var/lib/tether-agent"}
 	if c.Token == "" || got != want {
 		t.Errorf("command %q = %q; want %q", line[1], got, want)
