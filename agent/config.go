@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/hubaddr"
 )
 
 // DefaultEvictionGrace is how long works the hub no longer claims are kept
@@ -24,7 +24,7 @@ const DefaultEvictionGrace = 60 * time.Minute
 // messages name the flag of a field.
 type Config struct {
 	// HubAddrs are the hub's addresses, host:port each (--hub, comma-
-	// separated; SplitHubAddrs): one address (a hub, or a load balancer in
+	// separated; internal/hubaddr): one address (a hub, or a load balancer in
 	// front of its replicas), or the address of each replica of one hub
 	// (one etcd, one CA). With several, the agent streams to one replica,
 	// chosen in an order shuffled per agent, and moves to the next that
@@ -115,7 +115,7 @@ func (c Config) Validate() error {
 		}
 		c = c.withCredentialsIn()
 	}
-	if err := validateHubAddrs(c.HubAddrs); err != nil {
+	if err := hubaddr.Validate("--hub", c.HubAddrs); err != nil {
 		return err
 	}
 	for _, f := range []struct{ flag, value string }{{"--cert", c.CertFile}, {"--key", c.KeyFile}, {"--ca", c.CAFile}} {
@@ -138,64 +138,6 @@ func (c Config) Validate() error {
 		}
 	}
 	return validateTopology(c.Topology)
-}
-
-// SplitHubAddrs reads --hub: addresses separated by commas, spaces around
-// each trimmed. Empty entries are kept, for Validate to name them.
-func SplitHubAddrs(s string) []string {
-	if strings.TrimSpace(s) == "" {
-		return nil
-	}
-	addrs := strings.Split(s, ",")
-	for i := range addrs {
-		addrs[i] = strings.TrimSpace(addrs[i])
-	}
-	return addrs
-}
-
-// validateHubAddrs checks --hub: at least one address, each host:port
-// (a host, and a port from 1 to 65535), none twice; an error names the
-// bad entry.
-func validateHubAddrs(addrs []string) error {
-	if len(addrs) == 0 {
-		return errors.New("--hub: required: the hub's address, host:port, or its replicas' addresses separated by commas")
-	}
-	seen := make(map[string]int, len(addrs))
-	for i, addr := range addrs {
-		if err := checkHostPort(addr); err != nil {
-			return fmt.Errorf("--hub %s: want host:port: %v", hubEntry(addrs, i), err)
-		}
-		if first, dup := seen[addr]; dup {
-			return fmt.Errorf("--hub %s: the same address as entry %d", hubEntry(addrs, i), first+1)
-		}
-		seen[addr] = i
-	}
-	return nil
-}
-
-// hubEntry names entry i of --hub in an error: the address alone when it
-// is the only one.
-func hubEntry(addrs []string, i int) string {
-	if len(addrs) == 1 {
-		return fmt.Sprintf("%q", addrs[i])
-	}
-	return fmt.Sprintf("entry %d of %d, %q", i+1, len(addrs), addrs[i])
-}
-
-// checkHostPort checks that addr is host:port with a host and a numeric
-// port.
-func checkHostPort(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if host == "" {
-		return errors.New("no host")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q: want a number from 1 to 65535", port)
-	}
-	return nil
 }
 
 // validateStateSecret checks --state-secret: empty, or namespace/name.

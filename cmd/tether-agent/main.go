@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/tetherproj/tether/agent"
+	"github.com/tetherproj/tether/internal/hubaddr"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/version"
 )
@@ -95,7 +96,7 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	if fs.NArg() > 0 {
 		return cfg, opts, false, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
 	}
-	cfg.HubAddrs = agent.SplitHubAddrs(*hub)
+	cfg.HubAddrs = hubaddr.Split(*hub)
 	var err error
 	if cfg.Topology, err = topo(); err != nil {
 		return cfg, opts, false, err
