@@ -44,6 +44,10 @@ func (w *Watcher) load(kvs []store.KV) {
 		}
 	}
 	w.feed.publish(changed)
+	if !w.loaded {
+		w.loaded = true
+		close(w.synced)
+	}
 	w.log.Info("loaded", "customizations", len(rics), "webhook_configurations", len(w.webhooks))
 }
 

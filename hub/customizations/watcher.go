@@ -46,6 +46,10 @@ type Watcher struct {
 	// configurations that vanished. Only Run's goroutine touches them.
 	rics     map[string]applied
 	webhooks map[string]applied
+	// synced is closed once the first list is loaded (Synced); loaded says
+	// it is. Only Run's goroutine closes it.
+	synced chan struct{}
+	loaded bool
 }
 
 // applied is the stored version of an object applied to the target and
@@ -58,8 +62,14 @@ type applied struct {
 // New returns a watcher of st feeding target.
 func New(st *store.Store, target Target, logger hclog.Logger) *Watcher {
 	return &Watcher{store: st, target: target, log: logger.Named("customizations"),
-		rics: map[string]applied{}, webhooks: map[string]applied{}}
+		rics: map[string]applied{}, webhooks: map[string]applied{}, synced: make(chan struct{})}
 }
+
+// Synced is closed once the watcher has loaded what the store held when it
+// started: from then on the target interprets with every stored
+// customization, so that what is derived with it (works, bindings) need
+// not be derived again at start-up.
+func (w *Watcher) Synced() <-chan struct{} { return w.synced }
 
 // Subscribe returns a subscription to the scopes of the changes the
 // watcher applies from now on (a customization or webhook configuration

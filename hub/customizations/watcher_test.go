@@ -155,6 +155,14 @@ func TestWatcherTellsWhatAChangeConcerns(t *testing.T) {
 	done := make(chan error, 1)
 	rctx, stop := context.WithCancel(ctx)
 	go func() { done <- w.Run(rctx) }()
+	select {
+	case <-w.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Synced not closed within 10s of Run")
+	}
+	if !tg.has("load first") {
+		t.Fatalf("Synced before the target had the stored customization (it has %v)", tg.log)
+	}
 
 	steps := []struct {
 		name   string

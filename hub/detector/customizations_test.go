@@ -3,6 +3,7 @@ package detector
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,6 +60,44 @@ func TestCustomizationChangeReinterpretsItsKind(t *testing.T) {
 	e.del(ric)
 	e.waitFor("the widget binding back to 0 replicas", func() bool { b, _, _ := e.binding(widget); return b.Spec.Replicas == 0 })
 	e.waitGone(config)
+}
+
+// TestNothingDetectedBeforeCustomizationsLoad: the detector writes no
+// binding until the stored customizations are loaded, so that the first
+// binding already has the replicas they interpret.
+func TestNothingDetectedBeforeCustomizationsLoad(t *testing.T) {
+	e := newEnv(t)
+	e.put(ppObj("default", "widgets", 0, []policyv1alpha1.ResourceSelector{selAll("example.com/v1", "Widget")}))
+	widget := e.put(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"size":3}}`)
+	e.put(widgetRIC)
+	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	e.startWith(interp, WithCustomizations(w))
+	// Absence cannot be polled for; 200 ms is many store round trips.
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if b, _, ok := e.binding(widget); ok {
+			t.Fatalf("binding written before the customizations are loaded, with %d replicas", b.Spec.Replicas)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.runWatcher(w)
+	b := e.waitClaim(widget, &PolicyRef{Namespace: "default", Name: "widgets"})
+	if _, rev, _ := e.binding(widget); b.Spec.Replicas != 3 || rev != e.createRevision(widget) {
+		t.Errorf("first binding has %d replicas (written more than once: %v); want 3, written once", b.Spec.Replicas, rev != e.createRevision(widget))
+	}
+}
+
+func (e *env) createRevision(ref store.ObjectRef) int64 {
+	e.t.Helper()
+	kv, err := e.st.Get(e.ctx, store.BindingKey(ref))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return kv.CreateRevision
 }
 
 // TestMarkScopeMarksOnlyItsKind: a customization change marks the

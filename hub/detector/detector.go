@@ -59,12 +59,14 @@ func WithCounts(c *guard.Counts) Option { return func(d *Detector) { d.counts = 
 // Customizations is what the detector needs from hub/customizations.
 type Customizations interface {
 	Subscribe() *customizations.Subscription
+	Synced() <-chan struct{}
 }
 
 // WithCustomizations reconciles again the templates of the kinds a
 // changed, created or deleted interpreter customization or webhook
 // configuration concerns (hub/customizations' Watcher), so that their
-// replicas, requirements and dependencies follow it. Without it they are
+// replicas, requirements and dependencies follow it; Run reconciles
+// nothing before the stored ones are loaded. Without it templates are
 // interpreted again only when they or their policies change.
 func WithCustomizations(c Customizations) Option { return func(d *Detector) { d.customizations = c } }
 
@@ -123,6 +125,11 @@ func (d *Detector) Run(ctx context.Context) error {
 		sub := d.customizations.Subscribe()
 		defer sub.Close()
 		d.reinterpreted = sub
+		select {
+		case <-d.customizations.Synced():
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	return store.Follow(ctx, d.log, relistBackoff, d.session)
 }

@@ -66,6 +66,8 @@
 // the kinds it concerns (its target, or its rules), once the hub's
 // interpreter has it: their replicas, requirements and dependencies follow
 // it without waiting for a template change. Other kinds are not touched.
+// Run reconciles nothing before the stored customizations are loaded, so
+// that no binding is written with replicas interpreted without them.
 //
 // It imports the store, api/ packages, hub/customizations' Subscription
 // and Kubernetes API machinery; the interpreter is consumed through the

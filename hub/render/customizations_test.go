@@ -3,7 +3,9 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -75,6 +77,35 @@ func TestCustomizationChangeRendersItsKindAgain(t *testing.T) {
 	if back[webKey].GetVersion() != before[webKey].GetVersion() {
 		t.Errorf("web on m1 after deleting the customization has version %s (revised-by %q); want the original %s",
 			back[webKey].GetVersion(), revisedBy(t, back[webKey]), before[webKey].GetVersion())
+	}
+}
+
+// TestNothingRenderedBeforeCustomizationsLoad: the renderer publishes
+// nothing until the stored customizations are loaded, so that the first
+// work an agent gets is already rendered with them.
+func TestNothingRenderedBeforeCustomizationsLoad(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("m1", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(divided(), 6, target("m1", 6)))
+	e.putRaw(ricKey, []byte(reviseRIC))
+	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	e.startWith(Config{Customizations: w}, interp)
+	// Absence cannot be polled for; 200 ms is many store round trips.
+	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	defer cancel()
+	if works, _, err := e.r.Current(ctx, "m1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Current(m1) before the customizations are loaded = %d works, %v; want to wait", len(works), err)
+	}
+	e.runWatcher(w)
+	works, _ := e.current("m1")
+	if works[webKey] == nil || revisedBy(t, works[webKey]) != "ric" {
+		t.Errorf("first published web on m1 = %v; want it revised by the stored customization", works[webKey])
 	}
 }
 

@@ -46,8 +46,9 @@
 // policy selects; an interpreter customization or webhook configuration
 // created, changed or deleted (Config.Customizations, after the hub's
 // interpreter has it): the templates of the kinds its target or rules
-// name, and no other; status-only writes of bindings and clusters:
-// nothing. A render that gives the version a cluster already has changes
+// name, and no other (with Config.Customizations, nothing is rendered
+// before the stored customizations are loaded); status-only writes of
+// bindings and clusters: nothing. A render that gives the version a cluster already has changes
 // nothing for it. A failed render leaves the cluster its current version
 // and is retried with backoff.
 //

@@ -70,14 +70,17 @@ type Config struct {
 	// Customizations, when set, says which kinds a changed, created or
 	// deleted interpreter customization or webhook configuration concerns
 	// (hub/customizations' Watcher): the templates of those kinds are
-	// rendered again, the others are not. Nil: they render again only when
-	// their own inputs change.
+	// rendered again, the others are not. Nothing is rendered before it
+	// has loaded the stored ones, so that no agent gets a work rendered
+	// without them. Nil: templates render again only when their own inputs
+	// change.
 	Customizations Customizations
 }
 
 // Customizations is what the renderer needs from hub/customizations.
 type Customizations interface {
 	Subscribe() *customizations.Subscription
+	Synced() <-chan struct{}
 }
 
 // Authority is what the renderer needs from hub/authority.
@@ -154,12 +157,17 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 // published works stay as they are meanwhile, and a new list publishes
 // only what differs.
 func (r *Renderer) Run(ctx context.Context) error {
-	if r.cfg.Customizations != nil {
+	if c := r.cfg.Customizations; c != nil {
 		// Subscribed before the first list: a change the list's render
 		// did not see yet is handed over after it.
-		sub := r.cfg.Customizations.Subscribe()
+		sub := c.Subscribe()
 		defer sub.Close()
 		r.reinterpreted = sub
+		select {
+		case <-c.Synced():
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	return store.Follow(ctx, r.log, relistBackoff, r.session)
 }
