@@ -78,7 +78,9 @@ func (h *Hub) Run(ctx context.Context) error {
 	// write through only while this replica leads (hub/leader).
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
-	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
+	rics := customizations.New(st, interp, h.logger) // also tells render and detector which kinds a change concerns
+	detectorCountsAndRICOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics)}
+	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
 	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
@@ -94,7 +96,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
 		t.run("registration", registration.New(fenced, leases, h.logger).Run)                      // first heartbeat → /tether/clusters/<name>
-		t.run("detector", detector.New(fenced, interp, h.logger, detector.WithCounts(counts)).Run) // templates × policies → bindings
+		t.run("detector", detector.New(fenced, interp, h.logger, detectorCountsAndRICOpts...).Run) // templates × policies → bindings
 		t.run("scheduler", sched.Run)                                                              // bindings × clusters → placements, eviction
 		t.run("aggregate", statuses.Run)                                                           // agents' statuses → binding status
 		return t.wait()
@@ -105,7 +107,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("leases", leases.Run)       // liveness records → cluster liveness
 	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
 	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
-	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
+	g.run("customizations", rics.Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
 	g.run("render", works.Run)                                // placements → works, served to agents (every replica)
 	g.run("revocation", revoke)                               // agent records → revoked streams ended
