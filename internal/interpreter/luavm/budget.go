@@ -106,6 +106,39 @@ func (b *budget) Done() <-chan struct{} {
 	return b.Context.Done()
 }
 
+// charge counts n units of work a library function did on the script's
+// goroutine (pattern matcher steps) as n instructions, and returns the
+// budget error once a budget ran out, or the deadline's error once it
+// passed: the function stops there, as the VM would at its next
+// instruction. It also reads the allocation counter, so a function that
+// charges regularly cannot outgrow the memory budget by more than what it
+// allocates between two charges.
+func (b *budget) charge(n int) error {
+	b.instructions += int64(n)
+	if b.maxInstructions > 0 && b.instructions > b.maxInstructions {
+		b.trip(fmt.Sprintf("lua: instruction budget of %d exceeded", b.maxInstructions))
+	}
+	b.checkMemory()
+	return b.Err()
+}
+
+// reserve is called before a library function allocates a result of n
+// bytes in one piece: if that would take the call past its memory budget,
+// the budget trips and its error, naming the size, is returned, and
+// nothing is allocated.
+func (b *budget) reserve(what string, n int64) error {
+	if b.maxMemory <= 0 {
+		return nil
+	}
+	used := int64(heapAllocs() - b.startAllocs)
+	if used+n <= b.maxMemory {
+		return nil
+	}
+	b.trip(fmt.Sprintf("lua: memory budget of %d bytes exceeded", b.maxMemory))
+	return fmt.Errorf("lua: memory budget of %d bytes exceeded: %s would allocate %d bytes with %d already allocated",
+		b.maxMemory, what, n, used)
+}
+
 // Err reports the budget that ran out, else the deadline's error.
 // gopher-lua calls it once the deadline's channel is closed: the last read
 // of the allocation counter happens here, so memory that ran out before the
@@ -182,12 +215,13 @@ func heapAllocs() uint64 {
 }
 
 // IsBudgetError reports whether err came from a call that ran out of time,
-// instructions or memory.
+// instructions or memory, or was abandoned stuck past its deadline.
 func IsBudgetError(err error) bool {
 	if err == nil {
 		return false
 	}
 	msg := err.Error()
 	return strings.Contains(msg, context.DeadlineExceeded.Error()) ||
-		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of")
+		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of") ||
+		strings.Contains(msg, errAbandoned)
 }
