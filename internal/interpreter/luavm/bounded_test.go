@@ -120,7 +120,7 @@ func TestAllocationsReservedFirst(t *testing.T) {
 			"table.concat would allocate 4194304000 bytes"},
 		"table.concat separator": {`local t = {} for i = 1, 1000 do t[i] = "a" end local r = table.concat(t, s)`,
 			"table.concat would allocate 4190110696 bytes"},
-		"string.format widths": {`local f = "" for i = 1, 1000 do f = f .. "%999999d" end local r = string.format(f, 1)`,
+		"string.format widths": {`local f, a = "", {} for i = 1, 200 do f = f .. "%999999s" a[i] = "x" end local r = string.format(f, unpack(a))`,
 			"string.format would allocate"},
 		"string.format %s": {`local r = string.format("%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s)`,
 			"string.format would allocate"},
