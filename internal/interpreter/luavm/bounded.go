@@ -27,9 +27,9 @@ func budgetOf(L *lua.LState) *budget {
 	return b
 }
 
-// reserve raises the memory budget's error, before anything is allocated,
+// reserveResult raises the memory budget's error, before anything is allocated,
 // when a result of size bytes built by what would exceed it.
-func reserve(L *lua.LState, what string, size int) {
+func reserveResult(L *lua.LState, what string, size int) {
 	if size < smallResultBytes {
 		return
 	}
@@ -141,7 +141,7 @@ func boundedTableConcat(orig lua.LGFunction) lua.LGFunction {
 			for k := i; k <= j; k++ {
 				size += len(lua.LVAsString(tbl.RawGetInt(k)))
 			}
-			reserve(L, "table.concat", size)
+			reserveResult(L, "table.concat", size)
 		}
 		return orig(L)
 	}

@@ -38,6 +38,11 @@ import (
 //     counter itself every memCheckEvery instructions, and once more when
 //     the deadline has passed (Err), so a budget that ran out is reported
 //     as such even when the watcher was never scheduled on a loaded machine.
+//   - Library functions: the pattern matcher charges its steps as
+//     instructions (charge), which also reads the allocation counter and
+//     the deadline; functions that build one large value reserve its size
+//     first (reserve), so that one call cannot allocate past the budget
+//     between two of its checks.
 //   - Time: the wrapped context's deadline, as in Karmada. When time and
 //     memory have both run out by the instruction that notices, the error
 //     names memory: the script's own allocation is what stopped it, and the

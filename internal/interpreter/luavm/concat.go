@@ -188,7 +188,7 @@ func joinReserved(L *lua.LState, what string, from, to int, last string) string 
 		size += len(p)
 		parts = append(parts, p)
 	}
-	reserve(L, what, size)
+	reserveResult(L, what, size)
 	var b strings.Builder
 	b.Grow(size)
 	for _, p := range parts {

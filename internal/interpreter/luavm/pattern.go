@@ -108,6 +108,11 @@ func findPattern(p, src string, offset, limit int, meter meterFunc) ([]*matchDat
 			break
 		}
 	}
+	if m.steps > 0 { // the last partial chunk counts too
+		if err := m.meter(m.steps); err != nil {
+			return nil, err
+		}
+	}
 	return matches, nil
 }
 

@@ -171,7 +171,7 @@ func strFormat(L *lua.LState) int {
 	}
 	npat := strings.Count(str, "%") - strings.Count(str, "%%")
 	args = args[:max(min(npat, len(args)), 0)]
-	reserve(L, "string.format", formatBound(str, args))
+	reserveResult(L, "string.format", formatBound(str, args))
 	L.Push(lua.LString(fmt.Sprintf(str, args...)))
 	return 1
 }
