@@ -117,6 +117,8 @@ type VM struct {
 	// protos caches compiled scripts (or their syntax error) by SHA-256.
 	protos map[[sha256.Size]byte]compiled
 
+	// workers run the calls (watchdog.go).
+	workers workers
 	// stuck counts the calls abandoned by guard whose goroutine has not
 	// returned yet.
 	stuck atomic.Int64
@@ -148,9 +150,10 @@ func New(opts Options) *VM {
 		limits.RegistryMaxSize = d.RegistryMaxSize
 	}
 	return &VM{
-		limits: limits,
-		kube:   kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
-		protos: make(map[[sha256.Size]byte]compiled),
+		limits:  limits,
+		kube:    kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
+		protos:  make(map[[sha256.Size]byte]compiled),
+		workers: workers{jobs: make(chan func())},
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 // matcher step, but a Go function that never returns (a library bug, a
 // path this package failed to meter) would hold its caller — the
 // renderer's or the aggregator's single loop, or a client's Simulate —
-// for ever. So every call runs on a goroutine of its own (guard) and the
+// for ever. So every call runs on a worker goroutine (guard, workers) and the
 // caller waits for it until the call's deadline plus abandonGrace. Past
 // that the call is abandoned: the caller gets an error that
 // IsBudgetError recognises (the customization fails like one that ran out
@@ -61,13 +61,13 @@ func guard[T any](ctx context.Context, vm *VM, body func(c *call) (T, error)) (T
 	defer cancel()
 	var state atomic.Int32
 	done := make(chan outcome[T], 1)
-	go func() {
+	vm.workers.run(func() {
 		v, err := runCall(ctx, vm, body)
 		done <- outcome[T]{v, err}
 		if !state.CompareAndSwap(callRunning, callFinished) {
 			vm.stuck.Add(-1)
 		}
-	}()
+	})
 	select {
 	case r := <-done:
 		return r.v, r.err
@@ -88,6 +88,40 @@ func guard[T any](ctx context.Context, vm *VM, body func(c *call) (T, error)) (T
 	}
 	return zero, &budgetError{msg: fmt.Sprintf("%s %s after its deadline (%v): a Go library function did not return; its state is discarded",
 		errAbandoned, abandonGrace, ctx.Err())}
+}
+
+// workers are the goroutines that run calls. A call goes to an idle
+// worker when there is one, else to a new one; a worker with no call for
+// workerLinger exits. Reusing them saves growing a fresh goroutine's stack
+// to what gopher-lua needs on every call (about a quarter of a short
+// call's cost). A worker stuck in an abandoned call is simply not idle.
+type workers struct {
+	// jobs hands a call to an idle worker; unbuffered.
+	jobs chan func()
+}
+
+// workerLinger is how long an idle worker waits for the next call.
+const workerLinger = time.Second
+
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.loop(job)
+	}
+}
+
+func (w *workers) loop(job func()) {
+	for {
+		job()
+		idle := time.NewTimer(workerLinger)
+		select {
+		case job = <-w.jobs:
+			idle.Stop()
+		case <-idle.C:
+			return
+		}
+	}
 }
 
 // runCall is one call on the guard's goroutine. A panic there would end
