@@ -124,6 +124,8 @@ func TestAllocationsReservedFirst(t *testing.T) {
 			"string.format would allocate"},
 		"string.format %s": {`local r = string.format("%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s)`,
 			"string.format would allocate"},
+		"os.date": {`local f = "%c" for i = 1, 22 do f = f .. f end local r = os.date(f)`,
+			"os.date would allocate 134217728 bytes"},
 		"string.rep": {`local r = string.rep(s, 1000)`, "string.rep is not supported"},
 	}
 	for name, tt := range tests {
