@@ -171,3 +171,21 @@ function ReflectStatus(obj) return {v = "a" .. {}} end`
 		t.Fatalf("ReflectStatus(__concat) = %s, %v; want {\"v\":\"meta\"}", status.Raw, err)
 	}
 }
+
+// TestResultReservedFirst: a result whose JSON would be far larger than
+// the table (one 4 MiB string referenced 20 times) is refused before it is
+// encoded, with the memory budget's error; the script itself stays well
+// under the budget.
+func TestResultReservedFirst(t *testing.T) {
+	vm := New(Options{Limits: untimed()})
+	script := `function ReflectStatus(obj)
+  local s = "x" for i = 1, 22 do s = s .. s end
+  local t = {}
+  for i = 1, 20 do t[i] = s end
+  return {items = t}
+end`
+	_, err := vm.ReflectStatus(context.Background(), probe(), script)
+	if err == nil || !strings.Contains(err.Error(), "convert lua result: lua: memory budget of 67108864 bytes exceeded: the result's JSON would allocate") {
+		t.Fatalf("ReflectStatus(large result) error = %v; want the memory budget error before encoding", err)
+	}
+}

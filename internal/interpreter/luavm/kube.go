@@ -57,7 +57,7 @@ func (k kubeLib) accuratePodRequirements(L *lua.LState) int {
 	}
 	v := L.CheckTable(1)
 	tmpl := &corev1.PodTemplateSpec{}
-	if err := convertResult(v, tmpl); err != nil {
+	if err := convertResult(budgetOf(L), v, tmpl); err != nil {
 		L.RaiseError("fail to convert lua value %#v to PodTemplateSpec: %v", v, err)
 		return 0
 	}
@@ -83,7 +83,7 @@ func getPodDependencies(L *lua.LState) int {
 	v := L.CheckTable(1)
 	namespace := checkNamespace(L, 2)
 	tmpl := &corev1.PodTemplateSpec{}
-	if err := convertResult(v, tmpl); err != nil {
+	if err := convertResult(budgetOf(L), v, tmpl); err != nil {
 		L.RaiseError("fail to convert lua value %#v to corev1.PodTemplateSpec: %v", v, err)
 		return 0
 	}

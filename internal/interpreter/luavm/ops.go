@@ -36,7 +36,7 @@ func (vm *VM) GetReplicas(ctx context.Context, obj *unstructured.Unstructured, s
 		switch req := rets[1].(type) {
 		case *lua.LTable:
 			requires := &configv1alpha1.ReplicaRequirements{}
-			if err := convertResult(req, requires); err != nil {
+			if err := c.convert(req, requires); err != nil {
 				return replicas{}, err
 			}
 			return replicas{replica, requires}, nil
@@ -91,7 +91,7 @@ func (vm *VM) objectOp(ctx context.Context, script, fn string, args, refs []any)
 			return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
 		}
 		out := &unstructured.Unstructured{}
-		if err := convertResult(t, out, refs...); err != nil {
+		if err := c.convert(t, out, refs...); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -111,7 +111,7 @@ func (vm *VM) ReflectStatus(ctx context.Context, obj *unstructured.Unstructured,
 			return nil, fmt.Errorf("expect the returned replica type is table but got %s", rets[0].Type())
 		}
 		status := &runtime.RawExtension{}
-		if err := convertResult(t, status); err != nil {
+		if err := c.convert(t, status); err != nil {
 			return status, err
 		}
 		return status, nil
@@ -160,7 +160,7 @@ func (vm *VM) getDependencies(ctx context.Context, obj *unstructured.Unstructure
 			return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
 		}
 		var deps []configv1alpha1.DependentObjectReference
-		if err := convertResult(t, &deps); err != nil {
+		if err := c.convert(t, &deps); err != nil {
 			return nil, err
 		}
 		if err := VerifyDependencies(deps); err != nil {
@@ -243,7 +243,7 @@ func (vm *VM) GetComponents(ctx context.Context, obj *unstructured.Unstructured,
 			return nil, nil
 		case *lua.LTable:
 			var comps []configv1alpha1.Component
-			if err := convertResult(t, &comps); err != nil {
+			if err := c.convert(t, &comps); err != nil {
 				return nil, fmt.Errorf("failed to convert lua table for components: %w", err)
 			}
 			if comps == nil {
