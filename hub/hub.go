@@ -79,7 +79,12 @@ func (h *Hub) Run(ctx context.Context) error {
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
-	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
+	// Agents' acks and reports are relayed through etcd, unfenced (any
+	// replica writes them), and followed back by every replica, so the
+	// leader's aggregator sees every cluster's and any replica knows what
+	// is held.
+	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
+		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
@@ -97,6 +102,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		t.run("detector", detector.New(fenced, interp, h.logger, detector.WithCounts(counts)).Run) // templates × policies → bindings
 		t.run("scheduler", sched.Run)                                                              // bindings × clusters → placements, eviction
 		t.run("aggregate", statuses.Run)                                                           // agents' statuses → binding status
+		t.run("reports-prune", statuses.Prune)                                                     // removed clusters' relayed reports → deleted
 		return t.wait()
 	}
 
@@ -105,6 +111,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("leases", leases.Run)       // liveness records → cluster liveness
 	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
 	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
+	g.run("reports", statuses.Relay)                                      // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
 	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
 	g.run("render", works.Run)                                // placements → works, served to agents (every replica)
