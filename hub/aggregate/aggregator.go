@@ -93,7 +93,7 @@ type Aggregator struct {
 	relayKick chan struct{}
 
 	mu        sync.Mutex                    // guards the fields below
-	records   map[workRef]*record           // what agents reported, as relayed
+	records   map[string]map[string]*record // cluster → work key → what its agent reported, as relayed
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
 	queue     relayQueue                    // updates received here, not yet relayed
@@ -143,7 +143,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		store: st, relay: cfg.Relay, interp: interp, leases: leases, cfg: cfg, log: logger.Named("aggregate"),
 		kick:      make(chan struct{}, 1),
 		relayKick: make(chan struct{}, 1),
-		records:   make(map[workRef]*record),
+		records:   make(map[string]map[string]*record),
 		byBinding: make(map[string]map[string]*record),
 		pending:   make(map[string]bool),
 		queue:     relayQueue{deltas: make(map[workRef]*delta)},
@@ -218,9 +218,9 @@ func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]sy
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(map[string]syncstate.Digest)
-	for ref, r := range a.records {
-		if ref.cluster == cluster && r.h.obs.Report != nil {
-			out[ref.key] = syncstate.Digest{Version: r.h.obs.Report.GetVersion(), Digest: r.h.obs.Report.GetDigest()}
+	for key, r := range a.records[cluster] {
+		if r.h.obs.Report != nil {
+			out[key] = syncstate.Digest{Version: r.h.obs.Report.GetVersion(), Digest: r.h.obs.Report.GetDigest()}
 		}
 	}
 	return out, nil
@@ -237,13 +237,16 @@ func (a *Aggregator) hold(cluster, key string, h held, rev int64) {
 	bkey := store.BindingKey(ref)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := a.records[workRef{cluster, key}]
+	r := a.records[cluster][key]
 	if r != nil && r.rev >= rev {
 		return
 	}
 	if r == nil {
 		r = &record{binding: bkey, key: key}
-		a.records[workRef{cluster, key}] = r
+		if a.records[cluster] == nil {
+			a.records[cluster] = make(map[string]*record)
+		}
+		a.records[cluster][key] = r
 		if a.byBinding[bkey] == nil {
 			a.byBinding[bkey] = make(map[string]*record)
 		}
@@ -263,14 +266,11 @@ func (a *Aggregator) forget(cluster, key string, rev int64) {
 // forgetLocked drops a work unless its record is newer than rev; a.mu
 // must be held.
 func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
-	r := a.records[ref]
+	r := a.records[ref.cluster][ref.key]
 	if r == nil || r.rev > rev {
 		return
 	}
-	delete(a.records, ref)
-	if a.byBinding[r.binding][ref.cluster] == r {
-		delete(a.byBinding[r.binding], ref.cluster)
-	}
+	a.deleteRecordLocked(ref.cluster, r)
 	a.touchLocked(r.binding)
 }
 
@@ -278,7 +278,7 @@ func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
 func (a *Aggregator) held(ref workRef) (h held, rev int64, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if r := a.records[ref]; r != nil {
+	if r := a.records[ref.cluster][ref.key]; r != nil {
 		return r.h, r.rev, true
 	}
 	return held{}, 0, false
@@ -320,11 +320,26 @@ func (a *Aggregator) dropBinding(bkey string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for cluster, r := range a.byBinding[bkey] {
-		if a.records[workRef{cluster, r.key}] == r {
-			delete(a.records, workRef{cluster, r.key})
-		}
+		a.deleteRecordLocked(cluster, r)
 	}
 	delete(a.byBinding, bkey)
+}
+
+// deleteRecordLocked drops r, cluster's record, from both indexes; a.mu
+// must be held.
+func (a *Aggregator) deleteRecordLocked(cluster string, r *record) {
+	if a.records[cluster][r.key] == r {
+		delete(a.records[cluster], r.key)
+		if len(a.records[cluster]) == 0 {
+			delete(a.records, cluster)
+		}
+	}
+	if a.byBinding[r.binding][cluster] == r {
+		delete(a.byBinding[r.binding], cluster)
+		if len(a.byBinding[r.binding]) == 0 {
+			delete(a.byBinding, r.binding)
+		}
+	}
 }
 
 // takePending returns and clears the bindings touched since the last call.

@@ -75,9 +75,11 @@ func (a *Aggregator) replaceHeld(kvs []store.KV, rev int64) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for ref := range a.records {
-		if !listed[ref] {
-			a.forgetLocked(ref, rev)
+	for cluster, keys := range a.records {
+		for key := range keys {
+			if ref := (workRef{cluster, key}); !listed[ref] {
+				a.forgetLocked(ref, rev)
+			}
 		}
 	}
 }

@@ -162,3 +162,39 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestFollowListsAgain: a follower that lists again (after a compacted
+// watch, or restarted) holds what the store holds: records deleted or
+// written while it was not watching are forgotten or held.
+func TestFollowListsAgain(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, start := e.relayOnly(Config{})
+	stop := start()
+	for _, c := range []string{"m1", "m2"} {
+		if err := a.Report(ctx, c, report("v1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitDigests(a, "m2", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+	stop()
+	if _, err := e.st.Delete(ctx, store.ReportKey("m2", workKey), 0); err != nil {
+		t.Fatal(err)
+	}
+	m3, err := encodeHeld(held{obs: Observation{Latest: "v3", Report: report("v3")}, reportAt: 1, latestAt: 1}, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Put(ctx, store.ReportKey("m3", workKey), m3); err != nil {
+		t.Fatal(err)
+	}
+	rev := e.revision()
+	if err := e.st.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	e.goRun("relay again", a.Relay)
+	e.waitDigests(a, "m3", map[string]syncstate.Digest{workKey: {Version: "v3", Digest: "d-v3"}})
+	e.waitDigests(a, "m2", map[string]syncstate.Digest{})
+	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+}
