@@ -125,6 +125,10 @@ func (a *Aggregator) requeue(ref workRef, d *delta) {
 	}
 	q.deltas[ref] = d
 	q.bytes += d.bytes
+	select {
+	case a.relayKick <- struct{}{}:
+	default:
+	}
 }
 
 // Relay writes the acks and reports this replica's agents send to the
@@ -179,8 +183,8 @@ func (a *Aggregator) writeRelayed(ctx context.Context) {
 // revision it replaces (0: none).
 type pendingWrite struct {
 	ref    workRef
-	d      *delta
-	value  []byte // nil: delete
+	h      held   // what the record will hold, when exists
+	value  []byte // h encoded
 	base   int64
 	exists bool
 }
@@ -276,7 +280,7 @@ func (a *Aggregator) prepare(ref workRef, d *delta, b base) (pendingWrite, bool,
 	if !changed {
 		return pendingWrite{}, false, nil
 	}
-	w := pendingWrite{ref: ref, d: d, base: b.rev, exists: exists}
+	w := pendingWrite{ref: ref, h: h, base: b.rev, exists: exists}
 	if !exists {
 		return w, true, nil
 	}
@@ -327,12 +331,9 @@ func (a *Aggregator) commitRelayed(ctx context.Context, batch []pendingWrite, ba
 // written holds a record this replica just wrote at rev.
 func (a *Aggregator) written(w pendingWrite, rev int64) {
 	if !w.exists {
-		return // the watch forgets it; holding nothing here would let an older event back in
+		return // the watch forgets it; forgetting here would let an older event back in
 	}
-	h, err := decodeHeld(w.value)
-	if err == nil {
-		a.hold(w.ref.cluster, w.ref.key, h, rev)
-	}
+	a.hold(w.ref.cluster, w.ref.key, w.h, rev)
 }
 
 // storedBase decodes the record a failed compare read back.
