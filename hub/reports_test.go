@@ -109,6 +109,29 @@ func TestReportsReachTheLeader(t *testing.T) {
 		}
 		stop()
 	}
+
+	// Removing the cluster deletes its relayed records.
+	adminTLS, err := first.adminConf(t).TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hubv1.NewClusterServiceClient(dial(t, follower.addr, adminTLS)).Remove(ctx, &hubv1.RemoveRequest{Name: reportsCluster}); err != nil {
+		t.Fatalf("Remove %s: %v", reportsCluster, err)
+	}
+	for {
+		n, err := st.Count(ctx, store.ReportsOf(reportsCluster))
+		if err != nil {
+			t.Fatalf("count relayed records: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%d relayed records of removed cluster %s left", n, reportsCluster)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // openStore opens a client of the test's etcd.
