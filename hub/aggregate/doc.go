@@ -23,9 +23,9 @@
 // etcd, one record per (cluster, work) at
 // /tether/reports/<cluster>/<work key> holding the last ack and the last
 // report (with the version of the newest, the superseded versions, and
-// when each was received). Relay also follows that prefix (list, then
-// watch from the list's revision; a compacted watch lists again) into
-// memory on every replica, so the leader's Run aggregates every cluster
+// when each was received). Relay also follows that prefix (a list in
+// pages of 256 records at one revision, then a watch from it; a compacted
+// watch lists again) into memory on every replica, so the leader's Run aggregates every cluster
 // and Digests on any replica, restarted or not, knows what is held: a
 // reconnecting agent is asked only for statuses the hub lacks. A single
 // hub does the same through its embedded etcd: one path.

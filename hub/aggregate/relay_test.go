@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/guard"
@@ -189,6 +191,18 @@ func TestFollowListsAgain(t *testing.T) {
 	if _, err := e.st.Put(ctx, store.ReportKey("m3", workKey), m3); err != nil {
 		t.Fatal(err)
 	}
+	// More records than one list page, of another cluster.
+	var ops []clientv3.Op
+	for i := range relayListPage + 10 {
+		key := fmt.Sprintf("apps/Deployment/prod/w%03d", i)
+		ops = append(ops, clientv3.OpPut(store.ReportKey("m4", key), string(m3)))
+		if len(ops) == 100 || i == relayListPage+9 {
+			if _, err := e.st.Client().Txn(ctx).Then(ops...).Commit(); err != nil {
+				t.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
 	rev := e.revision()
 	if err := e.st.Compact(ctx, rev); err != nil {
 		t.Fatal(err)
@@ -197,4 +211,8 @@ func TestFollowListsAgain(t *testing.T) {
 	e.waitDigests(a, "m3", map[string]syncstate.Digest{workKey: {Version: "v3", Digest: "d-v3"}})
 	e.waitDigests(a, "m2", map[string]syncstate.Digest{})
 	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+	waitFor(t, fmt.Sprintf("m4's %d records (more than one list page) held", relayListPage+10), func() bool {
+		d, _ := a.Digests(ctx, "m4")
+		return len(d) == relayListPage+10
+	})
 }
