@@ -162,11 +162,11 @@ func ParseWorkKey(key string) (store.ObjectRef, bool) {
 // (ErrQueueFull) only when the relay queue is full.
 func (a *Aggregator) Ack(ctx context.Context, cluster string, ack *agentv1.Ack) error {
 	key := ack.GetWorkKey()
+	if _, ok := a.bindingOf(cluster, key); !ok {
+		return nil // no record can exist for it either
+	}
 	if ack.GetResult() == agentv1.ApplyResult_APPLY_RESULT_DELETED {
 		return a.enqueue(cluster, key, update{gone: true})
-	}
-	if _, ok := a.bindingOf(cluster, key); !ok {
-		return nil
 	}
 	t := trimAck(ack)
 	if n := proto.Size(t); n > maxRelayedBytes {

@@ -7,7 +7,7 @@
 // # Usage
 //
 //	agg := aggregate.New(fenced, interp, leases, aggregate.Config{Relay: st, Replica: name}, logger)
-//	srv := agentapi.NewServer(..., agg /* Statuses */, leases, ...)
+//	srv, err := agentapi.New(cfg, works, agg /* Statuses */, heartbeats, logger)
 //	go agg.Relay(ctx) // every replica: acks and reports → etcd → every replica's memory
 //	go agg.Run(ctx)   // leader only: memory → bindings; returns nil when ctx ends
 //	go agg.Prune(ctx) // leader only: removed clusters' relayed records deleted
@@ -25,10 +25,11 @@
 // report (with the version of the newest, the superseded versions, and
 // when each was received). Relay also follows that prefix (a list in
 // pages of 256 records at one revision, then a watch from it; a compacted
-// watch lists again) into memory on every replica, so the leader's Run aggregates every cluster
-// and Digests on any replica, restarted or not, knows what is held: a
-// reconnecting agent is asked only for statuses the hub lacks. A single
-// hub does the same through its embedded etcd: one path.
+// watch lists again) into memory on every replica, so the leader's Run
+// aggregates every cluster and Digests on any replica, restarted or not,
+// knows what is held: a reconnecting agent is asked only for statuses the
+// hub lacks. A single hub does the same through its embedded etcd: one
+// path.
 //
 // These records are agents' data, not decisions: Relay writes them
 // unfenced (Config.Relay), whichever replica holds the stream. Updates
@@ -43,6 +44,11 @@
 // cluster's stream moved between replicas while one of them had not
 // written yet: the clocks must agree within the agents' shortest reconnect
 // delay (about a second).
+//
+// Cost: agents report on change, so etcd gets one put (a few KiB for a
+// Deployment) per work whose ack or status changed, at most one per work
+// per 100 ms, batched; every replica holds every record in memory, as the
+// leader's aggregator must.
 //
 // Bounds: a relayed report keeps only the template's manifest (what the
 // items read) and an ack no per-object results and a message of at most
