@@ -261,7 +261,8 @@ func (a *Aggregator) writeOnce(ctx context.Context, refs []workRef, queued map[w
 			continue
 		}
 		if !ok {
-			continue // nothing newer than what is stored
+			a.log.Debug("relayed updates older than the stored record, discarded", "cluster", ref.cluster, "work", ref.key)
+			continue
 		}
 		if len(batch) == relayBatch || size+len(w.value) > relayBatchBytes {
 			commit()
