@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"time"
 
@@ -130,6 +131,11 @@ type Config struct {
 	// (hub/leader): a dead leader is replaced, and a leader cut off from
 	// etcd stops its controllers, within it; zero means leader.DefaultTTL.
 	LeaderTTL time.Duration
+	// WebhookAllowCIDRs are addresses interpreter webhooks may be called at
+	// although the webhook policy denies them: loopback, link-local and
+	// cloud metadata (internal/interpreter/webhook.Policy;
+	// --webhook-allow-cidrs). Empty: all of those are denied.
+	WebhookAllowCIDRs []netip.Prefix
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an

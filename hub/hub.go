@@ -65,7 +65,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	counts := guard.NewCounts() // panics, decode errors, refused reports: tether_hub_controller_errors_total
 
-	interp, err := interpreter.New(interpreter.Config{}, h.logger)
+	interp, err := interpreter.New(interpreter.Config{WebhookAllowCIDRs: h.cfg.WebhookAllowCIDRs}, h.logger)
 	if err != nil {
 		return fmt.Errorf("interpreter: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -104,6 +105,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")
 	fs.IntVar(&cfg.MaxWorksPerCluster, "max-works-per-cluster", hub.DefaultMaxWorksPerCluster, "most works the hub serves to one cluster: the scheduler places no new workload on a cluster holding that many, and a stream withholds the excess (never deletes it)")
 	fs.DurationVar(&cfg.LeaderTTL, "leader-ttl", hub.DefaultLeaderTTL, "lease of this replica's leadership session: with several replicas on one etcd, a dead leader is replaced, and a leader cut off from etcd stops its controllers, within it (whole seconds)")
+	fs.Func("webhook-allow-cidrs", "comma-separated CIDRs interpreter webhooks may be called at although the default policy denies them "+
+		"(loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a webhook on the hub's host (repeatable)", func(v string) error {
+		return addCIDRs(&cfg.WebhookAllowCIDRs, v)
+	})
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
@@ -137,6 +142,18 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return cfg, logOpts, errors.New("--data-dir is required")
 	}
 	return cfg, logOpts, nil
+}
+
+// addCIDRs appends the comma-separated CIDRs of v to list.
+func addCIDRs(list *[]netip.Prefix, v string) error {
+	for _, item := range splitList(v) {
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			return fmt.Errorf("CIDR %q: %w", item, err)
+		}
+		*list = append(*list, p.Masked())
+	}
+	return nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

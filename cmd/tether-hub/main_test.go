@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +74,21 @@ func TestServingCertLifetimeFlag(t *testing.T) {
 	}
 	if _, err := hub.New(cfg, nil); err == nil {
 		t.Errorf("hub.New with --serving-cert-lifetime 30s succeeded; want at least %s refused", hub.MinServingCertLifetime)
+	}
+}
+
+func TestWebhookAllowCIDRsFlag(t *testing.T) {
+	cfg, _, err := parseFlags([]string{"--data-dir", "/d", "--webhook-allow-cidrs", "127.0.0.1/8, ::1/128",
+		"--webhook-allow-cidrs", "169.254.169.254/32"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("169.254.169.254/32")}
+	if !slices.Equal(cfg.WebhookAllowCIDRs, want) {
+		t.Errorf("parseFlags(--webhook-allow-cidrs) = %v; want %v", cfg.WebhookAllowCIDRs, want)
+	}
+	if _, _, err := parseFlags([]string{"--data-dir", "/d", "--webhook-allow-cidrs", "localhost"}, io.Discard, io.Discard); err == nil {
+		t.Error("parseFlags(--webhook-allow-cidrs localhost) succeeded; want an error")
 	}
 }

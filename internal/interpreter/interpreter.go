@@ -3,6 +3,7 @@ package interpreter
 import (
 	"context"
 	"errors"
+	"net/netip"
 
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -51,6 +52,10 @@ type Config struct {
 	// ThirdParty are the built-in customizations; nil loads the embedded
 	// ones (see builtin.go).
 	ThirdParty []configv1alpha1.ResourceInterpreterCustomization
+	// WebhookAllowCIDRs are addresses webhooks may be called at although
+	// the webhook policy denies them (loopback, link-local, cloud
+	// metadata); see webhook.Policy.
+	WebhookAllowCIDRs []netip.Prefix
 }
 
 // Interpreter answers the interpreter operations with Karmada's precedence:
@@ -87,7 +92,7 @@ func New(cfg Config, logger hclog.Logger) (*Interpreter, error) {
 		logger:         logger.Named("interpreter"),
 		vm:             vm,
 		customizations: NewLuaInterpreter(vm),
-		webhooks:       webhook.New(),
+		webhooks:       webhook.New(webhook.Options{Policy: webhook.Policy{Allow: cfg.WebhookAllowCIDRs}}),
 		thirdParty:     NewLuaInterpreter(vm),
 		native:         native.New(),
 	}

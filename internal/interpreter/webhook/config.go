@@ -8,6 +8,26 @@
 //
 // For an object and operation only the first matching webhook is called,
 // webhooks sorted by "<configName>/<webhookName>", as in Karmada.
+//
+// The hub is shared, so a webhook is called under bounds Karmada lacks:
+//
+//   - https only (as Karmada), no proxy, and redirects are not followed: a
+//     3xx answer is a failed call;
+//   - every connection's resolved address is checked against a Policy
+//     (policy.go), which denies loopback, link-local (where clouds serve
+//     instance metadata, 169.254.169.254), unspecified and known cloud
+//     metadata addresses unless Options.Policy.Allow holds them (tether-hub
+//     --webhook-allow-cidrs); the webhook then receives nothing;
+//   - errors never quote the response body: a failed call reports its
+//     HTTP status code and Go's text for it, an undecodable answer where it
+//     broke, and the webhook's own status message at most 256 bytes,
+//     non-printable characters replaced;
+//   - each webhook has a circuit breaker (breaker.go): after
+//     BreakerFailures (5) failed calls in a row it fails calls at once with
+//     ErrBreakerOpen for BreakerCooldown (30 s), then lets one probe call
+//     through, so a dead or slow webhook costs the controller that calls it
+//     at most 5 timeouts (each 1 to 30 s, timeoutSeconds) per cool-down
+//     instead of one per call.
 package webhook
 
 import (

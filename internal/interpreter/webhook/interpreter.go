@@ -1,16 +1,14 @@
 package webhook
 
 import (
-	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"sort"
 	"strconv"
 	"sync"
@@ -22,12 +20,27 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 )
 
-// maxResponseBytes bounds a webhook response body, in bytes.
-const maxResponseBytes = 16 << 20
+// Bounds of a webhook call.
+const (
+	// maxResponseBytes bounds a webhook response body, in bytes.
+	maxResponseBytes = 16 << 20
+	// maxResponseHeaderBytes bounds a webhook response's headers, in bytes.
+	maxResponseHeaderBytes = 64 << 10
+	// idleConnTimeout is how long an idle connection to a webhook is kept.
+	idleConnTimeout = 90 * time.Second
+)
+
+// Options configure an Interpreter.
+type Options struct {
+	// Policy says which addresses webhooks may be called at; the zero
+	// Policy denies loopback, link-local and cloud metadata addresses.
+	Policy Policy
+}
 
 // Interpreter calls interpreter webhooks. Configurations are added and
 // removed at runtime; lookups take no lock.
 type Interpreter struct {
+	policy Policy
 	// mu serialises writers of configs and hooks.
 	mu      sync.Mutex
 	configs map[string]Configuration
@@ -35,6 +48,8 @@ type Interpreter struct {
 	hooks atomic.Pointer[[]*hook]
 	// newUID makes request UIDs; replaceable in tests.
 	newUID func() string
+	// now is the breakers' clock; replaceable in tests.
+	now func() time.Time
 }
 
 // hook is one webhook, ready to call.
@@ -44,11 +59,12 @@ type hook struct {
 	url     string
 	client  *http.Client
 	version string
+	breaker *breaker
 }
 
 // New returns an Interpreter with no configurations.
-func New() *Interpreter {
-	w := &Interpreter{configs: map[string]Configuration{}, newUID: randomUID}
+func New(opts Options) *Interpreter {
+	w := &Interpreter{policy: opts.Policy, configs: map[string]Configuration{}, newUID: randomUID, now: time.Now}
 	w.hooks.Store(&[]*hook{})
 	return w
 }
@@ -61,7 +77,7 @@ func (w *Interpreter) Apply(cfg Configuration) error {
 		return errors.New("webhook configuration: metadata.name is required")
 	}
 	for _, h := range cfg.Webhooks {
-		if _, err := newHook(cfg.Name, h); err != nil {
+		if _, err := w.newHook(cfg.Name, h); err != nil {
 			return err
 		}
 	}
@@ -80,12 +96,22 @@ func (w *Interpreter) Remove(name string) {
 	w.rebuild()
 }
 
-// rebuild recomputes the sorted hooks; w.mu must be held.
+// rebuild recomputes the sorted hooks; w.mu must be held. A webhook whose
+// spec did not change keeps its hook: its connections and its breaker (a
+// resync does not close an open breaker; a changed spec starts closed).
 func (w *Interpreter) rebuild() {
+	old := map[string]*hook{}
+	for _, h := range *w.hooks.Load() {
+		old[h.uid] = h
+	}
 	var hooks []*hook
 	for name, cfg := range w.configs {
 		for _, spec := range cfg.Webhooks {
-			h, err := newHook(name, spec)
+			if h, ok := old[name+"/"+spec.Name]; ok && reflect.DeepEqual(h.spec, spec) {
+				hooks = append(hooks, h)
+				continue
+			}
+			h, err := w.newHook(name, spec)
 			if err != nil {
 				continue // validated by Apply
 			}
@@ -96,7 +122,7 @@ func (w *Interpreter) rebuild() {
 	w.hooks.Store(&hooks)
 }
 
-func newHook(config string, spec configv1alpha1.ResourceInterpreterWebhook) (*hook, error) {
+func (w *Interpreter) newHook(config string, spec configv1alpha1.ResourceInterpreterWebhook) (*hook, error) {
 	uid := config + "/" + spec.Name
 	timeout := configv1alpha1.DefaultWebhookTimeoutSeconds
 	if spec.TimeoutSeconds != nil {
@@ -128,11 +154,30 @@ func newHook(config string, spec configv1alpha1.ResourceInterpreterWebhook) (*ho
 		}
 		tlsCfg.RootCAs = pool
 	}
-	client := &http.Client{
-		Timeout:   time.Duration(timeout) * time.Second,
-		Transport: &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: true, IdleConnTimeout: 90 * time.Second},
+	client := newClient(time.Duration(timeout)*time.Second, tlsCfg, w.policy)
+	return &hook{uid: uid, spec: spec, url: u, client: client, version: version, breaker: &breaker{}}, nil
+}
+
+// newClient is a webhook's HTTP client: the whole call bounded by timeout,
+// no redirects (a 3xx is returned as is and refused by call), no proxy
+// (the policy must see the webhook's own address) and every connection
+// checked against policy once its address is resolved.
+func newClient(timeout time.Duration, tlsCfg *tls.Config, policy Policy) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: policy.control}
+	return &http.Client{
+		Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+		Transport: &http.Transport{
+			Proxy:                  nil,
+			DialContext:            dialer.DialContext,
+			TLSClientConfig:        tlsCfg,
+			ForceAttemptHTTP2:      true,
+			IdleConnTimeout:        idleConnTimeout,
+			MaxResponseHeaderBytes: maxResponseHeaderBytes,
+		},
 	}
-	return &hook{uid: uid, spec: spec, url: u, client: client, version: version}, nil
 }
 
 // hookURL is the service address when a service is set (it wins over url),
@@ -178,44 +223,4 @@ func (w *Interpreter) find(gvk schema.GroupVersionKind, op configv1alpha1.Interp
 // HookEnabled reports whether some webhook matches gvk and op.
 func (w *Interpreter) HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
 	return w.find(gvk, op) != nil
-}
-
-// call sends req to h and returns the verified response.
-func (w *Interpreter) call(ctx context.Context, h *hook, req *Request) (*Response, error) {
-	body, err := json.Marshal(Context{
-		TypeMeta: typeMeta(),
-		Request:  req,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("webhook %s: encode request: %w", h.uid, err)
-	}
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("webhook %s: %w", h.uid, err)
-	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
-	resp, err := h.client.Do(httpReq)
-	if err != nil {
-		return nil, fmt.Errorf("webhook %s: call: %w", h.uid, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("webhook %s: read response: %w", h.uid, err)
-	}
-	if len(data) > maxResponseBytes {
-		return nil, fmt.Errorf("webhook %s: response larger than %d bytes", h.uid, maxResponseBytes)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("webhook %s: HTTP status %d: %.200s", h.uid, resp.StatusCode, data)
-	}
-	var out Context
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("webhook %s: decode response: %w", h.uid, err)
-	}
-	if err := verify(req, out.Response); err != nil {
-		return nil, fmt.Errorf("webhook %s: %w", h.uid, err)
-	}
-	return out.Response, nil
 }

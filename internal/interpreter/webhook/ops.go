@@ -69,19 +69,20 @@ func (w *Interpreter) do(ctx context.Context, obj *unstructured.Unstructured, op
 }
 
 // verify checks a response against its request (Karmada's
-// verifyResourceInterpreterContext).
+// verifyResourceInterpreterContext). The webhook's own text it quotes is
+// bounded and sanitized.
 func verify(req *Request, resp *Response) error {
 	if resp == nil {
 		return errors.New("response is empty")
 	}
 	if resp.UID != req.UID {
-		return fmt.Errorf("response uid %q does not match request uid %q", resp.UID, req.UID)
+		return fmt.Errorf("response uid %q does not match request uid %q", sanitize(string(resp.UID)), req.UID)
 	}
 	if !resp.Successful {
 		if resp.Status == nil {
 			return errors.New("unsuccessful response without status")
 		}
-		return fmt.Errorf("interpretation failed (code %d): %s", resp.Status.Code, resp.Status.Message)
+		return fmt.Errorf("interpretation failed (code %d): %s", resp.Status.Code, sanitize(resp.Status.Message))
 	}
 	switch req.Operation {
 	case configv1alpha1.InterpreterOperationInterpretReplica:

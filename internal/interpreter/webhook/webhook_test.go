@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestWebhookOperations(t *testing.T) {
 		}
 		return resp
 	})
-	w := New()
+	w := New(loopbackOK)
 	if err := w.Apply(config("cfg", srv.URL, srv.caBundle(), 5, allWorkloads)); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -181,7 +182,7 @@ func TestWebhookFailures(t *testing.T) {
 			if tt.wrongCA {
 				ca = otherCA(t)
 			}
-			w := New()
+			w := New(loopbackOK)
 			if err := w.Apply(config("cfg", srv.URL, ca, 1, allWorkloads)); err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
@@ -199,7 +200,7 @@ func TestWebhookFailures(t *testing.T) {
 
 func TestWebhookRulesAndOrder(t *testing.T) {
 	srv := newServer(t, func(req *Request) *Response { return &Response{UID: req.UID, Successful: true} })
-	w := New()
+	w := New(loopbackOK)
 	ca := srv.caBundle()
 	healthOnly := configv1alpha1.RuleWithOperations{Operations: []configv1alpha1.InterpreterOperation{"InterpretHealth"},
 		Rule: configv1alpha1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"v1"}, Kinds: []string{"*"}}}
@@ -248,3 +249,6 @@ func otherCA(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
+
+// loopbackOK allows the test servers, which listen on 127.0.0.1.
+var loopbackOK = Options{Policy: Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
