@@ -69,6 +69,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("interpreter: %w", err)
 	}
+	defer interp.Close()
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.

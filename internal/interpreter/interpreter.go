@@ -130,6 +130,12 @@ func (i *Interpreter) ApplyWebhookConfiguration(cfg webhook.Configuration) error
 	return i.webhooks.Apply(cfg)
 }
 
+// Close stops the webhooks' background probes (webhook.Interpreter.Close)
+// and waits for them.
+func (i *Interpreter) Close() {
+	i.webhooks.Close()
+}
+
 // RemoveWebhookConfiguration deletes a webhook configuration by name.
 func (i *Interpreter) RemoveWebhookConfiguration(name string) {
 	i.webhooks.Remove(name)

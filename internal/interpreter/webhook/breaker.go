@@ -14,9 +14,10 @@ const (
 	// webhook's breaker.
 	BreakerFailures = 5
 	// BreakerCooldown is how long an open breaker fails calls at once,
-	// without contacting the webhook; then one call is let through as a
-	// probe (half-open): its success closes the breaker, its failure opens
-	// it for another cool-down.
+	// without contacting the webhook; then the next call is sent as a
+	// probe in the background (half-open) while it and the others fail at
+	// once: the probe's success closes the breaker, its failure opens it
+	// for another cool-down.
 	BreakerCooldown = 30 * time.Second
 )
 

@@ -20,15 +20,23 @@ const maxReasonBytes = 256
 // call sends req to h, through h's breaker, and returns the verified
 // response. Its errors never quote the response body: a failed call says
 // its HTTP status or which part of the response was wrong.
+//
+// The call that finds the breaker half-open is sent in the background as
+// the probe and fails at once with ErrBreakerOpen: no caller waits on a
+// webhook that was failing, so a dead one costs the controllers
+// BreakerFailures timeouts once, not one timeout per cool-down.
 func (w *Interpreter) call(ctx context.Context, h *hook, req *Request) (*Response, error) {
 	probe, err := h.breaker.allow(h.uid, w.now())
 	if err != nil {
 		return nil, err
 	}
+	if probe {
+		return nil, w.startProbe(h, req)
+	}
 	out, err := w.exchange(ctx, h, req)
 	// A call the caller gave up on says nothing about the webhook.
 	counted := err == nil || ctx.Err() == nil
-	h.breaker.done(w.now(), probe, counted, err)
+	h.breaker.done(w.now(), false, counted, err)
 	if err != nil {
 		return nil, fmt.Errorf("webhook %s: %w", h.uid, err)
 	}
@@ -36,6 +44,25 @@ func (w *Interpreter) call(ctx context.Context, h *hook, req *Request) (*Respons
 		return nil, fmt.Errorf("webhook %s: %w", h.uid, err)
 	}
 	return out.Response, nil
+}
+
+// startProbe sends req to h in the background; its outcome closes or
+// reopens h's breaker. It returns the caller's error.
+func (w *Interpreter) startProbe(h *hook, req *Request) error {
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
+	if w.closed {
+		h.breaker.done(w.now(), true, false, nil)
+		return fmt.Errorf("webhook %s: %w (half-open; the interpreter is closed)", h.uid, ErrBreakerOpen)
+	}
+	w.probes.Add(1)
+	go func() {
+		defer w.probes.Done()
+		_, err := w.exchange(w.probeCtx, h, req)
+		h.breaker.done(w.now(), true, err == nil || w.probeCtx.Err() == nil, err)
+	}()
+	return fmt.Errorf("webhook %s: %w (half-open after %s; this call probes the webhook in the background)",
+		h.uid, ErrBreakerOpen, BreakerCooldown)
 }
 
 // exchange posts req and decodes the answer. Its errors are the webhook's

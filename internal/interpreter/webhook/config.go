@@ -24,10 +24,11 @@
 //     non-printable characters replaced;
 //   - each webhook has a circuit breaker (breaker.go): after
 //     BreakerFailures (5) failed calls in a row it fails calls at once with
-//     ErrBreakerOpen for BreakerCooldown (30 s), then lets one probe call
-//     through, so a dead or slow webhook costs the controller that calls it
-//     at most 5 timeouts (each 1 to 30 s, timeoutSeconds) per cool-down
-//     instead of one per call.
+//     ErrBreakerOpen for BreakerCooldown (30 s), then sends the next call
+//     in the background as a probe (that call fails at once too) whose
+//     success closes the breaker, so a dead or slow webhook costs the
+//     controllers that call it 5 timeouts (each 1 to 30 s, timeoutSeconds)
+//     when it fails, instead of one per call. Close stops the probes.
 package webhook
 
 import (

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -51,17 +52,26 @@ func healthyAnswer(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestWebhookRedirectsNotFollowed(t *testing.T) {
-	target := newCounted(t, healthyAnswer)
-	plain := httptest.NewServer(http.HandlerFunc(healthyAnswer))
+	var plainHits atomic.Int64
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plainHits.Add(1)
+		healthyAnswer(w, r)
+	}))
 	t.Cleanup(plain.Close)
-	for _, to := range []struct{ name, url string }{
-		{"https", target.URL + "/hook"},
-		{"plain http", plain.URL + "/hook"},
-		{"metadata", "http://169.254.169.254/latest/meta-data/iam/security-credentials/"},
+	for _, to := range []struct {
+		name string
+		url  func(target string) string
+		hits func(target *counted) int64
+	}{
+		{"https", func(target string) string { return target + "/hook" }, func(c *counted) int64 { return c.hits.Load() }},
+		{"plain http", func(string) string { return plain.URL + "/hook" }, func(*counted) int64 { return plainHits.Load() }},
+		// Nothing listens there in a test; the error must still be the redirect's.
+		{"metadata", func(string) string { return "http://169.254.169.254/latest/meta-data/iam/security-credentials/" }, nil},
 	} {
 		t.Run(to.name, func(t *testing.T) {
+			target := newCounted(t, healthyAnswer)
 			src := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, to.url, http.StatusTemporaryRedirect)
+				http.Redirect(w, r, to.url(target.URL), http.StatusTemporaryRedirect)
 			})
 			w := New(loopbackOK)
 			if err := w.Apply(config("cfg", src.URL, caOf(src.Server), 1, allWorkloads)); err != nil {
@@ -71,8 +81,10 @@ func TestWebhookRedirectsNotFollowed(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "HTTP status 307") || !strings.Contains(err.Error(), "redirects are not followed") {
 				t.Errorf("InterpretHealth error = %v; want HTTP status 307, redirects are not followed", err)
 			}
-			if n := target.hits.Load(); n != 0 {
-				t.Errorf("redirect target received %d requests; want 0", n)
+			if to.hits != nil {
+				if n := to.hits(target); n != 0 {
+					t.Errorf("redirect target received %d requests; want 0", n)
+				}
 			}
 		})
 	}
@@ -210,6 +222,7 @@ func TestWebhookBreaker(t *testing.T) {
 		healthyAnswer(w, r)
 	})
 	w := New(loopbackOK)
+	t.Cleanup(w.Close)
 	clk := &clock{t: time.Unix(1e9, 0)}
 	w.now = clk.now
 	cfg := config("cfg", srv.URL, caOf(srv.Server), 1, allWorkloads)
@@ -218,6 +231,7 @@ func TestWebhookBreaker(t *testing.T) {
 	}
 	ctx := context.Background()
 	health := func() error { _, _, err := w.InterpretHealth(ctx, workload()); return err }
+	state := func() string { return w.BreakerState("cfg/hook") }
 	for i := 0; i < BreakerFailures; i++ {
 		if err := health(); err == nil || errors.Is(err, ErrBreakerOpen) {
 			t.Fatalf("call %d: error %v; want the webhook's failure", i+1, err)
@@ -232,55 +246,69 @@ func TestWebhookBreaker(t *testing.T) {
 	if n := srv.hits.Load(); n != BreakerFailures {
 		t.Errorf("webhook received %d requests; want %d (none while open)", n, BreakerFailures)
 	}
-	if s := w.BreakerState("cfg/hook"); s != StateOpen {
+	if s := state(); s != StateOpen {
 		t.Errorf("BreakerState = %q; want open", s)
 	}
 	// A resync with the same spec keeps the breaker open.
 	if err := w.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if s := w.BreakerState("cfg/hook"); s != StateOpen {
+	if s := state(); s != StateOpen {
 		t.Errorf("BreakerState after resync = %q; want open", s)
 	}
-	// Half-open after the cool-down: one probe; its failure reopens.
+	// Half-open after the cool-down: the next call probes in the
+	// background and fails at once; the probe's failure reopens.
 	clk.advance(BreakerCooldown)
-	if s := w.BreakerState("cfg/hook"); s != StateHalfOpen {
+	if s := state(); s != StateHalfOpen {
 		t.Errorf("BreakerState after cool-down = %q; want half-open", s)
 	}
-	if err := health(); err == nil || errors.Is(err, ErrBreakerOpen) {
-		t.Fatalf("probe: %v; want the webhook's failure", err)
+	if err := health(); !errors.Is(err, ErrBreakerOpen) || !strings.Contains(err.Error(), "probes") {
+		t.Fatalf("probing call: %v; want ErrBreakerOpen, probing", err)
 	}
-	if err := health(); !errors.Is(err, ErrBreakerOpen) {
-		t.Fatalf("call after a failed probe: %v; want ErrBreakerOpen", err)
-	}
+	waitFor(t, func() bool { return state() == StateOpen })
 	if n := srv.hits.Load(); n != BreakerFailures+1 {
 		t.Errorf("webhook received %d requests; want %d", n, BreakerFailures+1)
 	}
 	// A successful probe closes it.
 	failing.Store(false)
 	clk.advance(BreakerCooldown)
-	if err := health(); err != nil {
-		t.Fatalf("probe of a healthy webhook: %v", err)
+	if err := health(); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("probing call: %v; want ErrBreakerOpen", err)
 	}
-	if s := w.BreakerState("cfg/hook"); s != StateClosed {
-		t.Errorf("BreakerState after a good probe = %q; want closed", s)
+	waitFor(t, func() bool { return state() == StateClosed })
+	if err := health(); err != nil {
+		t.Fatalf("call after a good probe: %v", err)
+	}
+	// A changed spec starts with a closed breaker.
+	failing.Store(true)
+	for i := 0; i < BreakerFailures; i++ {
+		_ = health()
+	}
+	if s := state(); s != StateOpen {
+		t.Fatalf("BreakerState after %d failures = %q; want open", BreakerFailures, s)
+	}
+	if err := w.Apply(config("cfg", srv.URL, caOf(srv.Server), 2, allWorkloads)); err != nil {
+		t.Fatal(err)
+	}
+	if s := state(); s != StateClosed {
+		t.Errorf("BreakerState after a changed spec = %q; want closed", s)
 	}
 }
 
 // TestWebhookBreakerSlow: a webhook that never answers costs its timeout
-// BreakerFailures times, then no more; while the half-open probe waits,
-// other calls fail fast.
+// BreakerFailures times, then no more: calls fail at once while open and
+// while the half-open probe waits in the background.
 func TestWebhookBreakerSlow(t *testing.T) {
-	release := make(chan struct{})
+	answer := make(chan struct{})
 	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
-		case <-release:
+		case <-answer:
 			healthyAnswer(w, r)
 		case <-r.Context().Done():
 		}
 	})
-	t.Cleanup(func() { close(release) })
 	w := New(loopbackOK)
+	t.Cleanup(w.Close)
 	clk := &clock{t: time.Unix(1e9, 0)}
 	w.now = clk.now
 	if err := w.Apply(config("cfg", srv.URL, caOf(srv.Server), 1, allWorkloads)); err != nil {
@@ -296,18 +324,56 @@ func TestWebhookBreakerSlow(t *testing.T) {
 		t.Fatalf("call after %d timeouts: %v; want ErrBreakerOpen", BreakerFailures, err)
 	}
 	clk.advance(BreakerCooldown)
-	probe := make(chan error, 1)
-	go func() { _, _, err := w.InterpretHealth(ctx, workload()); probe <- err }()
+	if _, _, err := w.InterpretHealth(ctx, workload()); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("probing call: %v; want ErrBreakerOpen at once", err)
+	}
 	waitFor(t, func() bool { return srv.hits.Load() == BreakerFailures+1 })
 	_, _, err := w.InterpretHealth(ctx, workload())
-	if !errors.Is(err, ErrBreakerOpen) || !strings.Contains(err.Error(), "half-open") {
-		t.Errorf("call during the probe: %v; want ErrBreakerOpen, half-open", err)
+	if !errors.Is(err, ErrBreakerOpen) || !strings.Contains(err.Error(), "in flight") {
+		t.Errorf("call during the probe: %v; want ErrBreakerOpen, probe in flight", err)
 	}
-	if err := <-probe; err == nil {
-		t.Errorf("probe of a silent webhook succeeded; want a timeout")
+	close(answer) // the webhook recovers: the waiting probe gets its answer
+	waitFor(t, func() bool { return w.BreakerState("cfg/hook") == StateClosed })
+	if h, _, err := w.InterpretHealth(ctx, workload()); err != nil || !h {
+		t.Errorf("call after the probe = %t, %v; want true, nil", h, err)
 	}
-	if n := srv.hits.Load(); n != BreakerFailures+1 {
-		t.Errorf("webhook received %d requests; want %d", n, BreakerFailures+1)
+	if n := srv.hits.Load(); n != BreakerFailures+2 {
+		t.Errorf("webhook received %d requests; want %d", n, BreakerFailures+2)
+	}
+}
+
+// TestWebhookCloseStopsProbes: Close ends a probe waiting on a silent
+// webhook and no probe starts afterwards.
+func TestWebhookCloseStopsProbes(t *testing.T) {
+	srv := newCounted(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // then the server notices the client hang up
+		<-r.Context().Done()
+	})
+	w := New(loopbackOK)
+	clk := &clock{t: time.Unix(1e9, 0)}
+	w.now = clk.now
+	if err := w.Apply(config("cfg", srv.URL, caOf(srv.Server), 30, allWorkloads)); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	h := (*w.hooks.Load())[0]
+	for i := 0; i < BreakerFailures; i++ {
+		h.breaker.done(clk.now(), false, true, errors.New("down"))
+	}
+	clk.advance(BreakerCooldown)
+	if _, _, err := w.InterpretHealth(context.Background(), workload()); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("probing call: %v; want ErrBreakerOpen", err)
+	}
+	waitFor(t, func() bool { return srv.hits.Load() == 1 })
+	w.Close() // returns once the probe, cancelled, has ended
+	if s := w.BreakerState("cfg/hook"); s != StateHalfOpen {
+		t.Errorf("BreakerState after Close = %q; want half-open (a cancelled probe counts nothing)", s)
+	}
+	if _, _, err := w.InterpretHealth(context.Background(), workload()); !errors.Is(err, ErrBreakerOpen) ||
+		!strings.Contains(err.Error(), "closed") {
+		t.Errorf("call after Close: %v; want ErrBreakerOpen, closed", err)
+	}
+	if n := srv.hits.Load(); n != 1 {
+		t.Errorf("webhook received %d requests; want 1", n)
 	}
 }
 

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -50,6 +51,15 @@ type Interpreter struct {
 	newUID func() string
 	// now is the breakers' clock; replaceable in tests.
 	now func() time.Time
+	// probeCtx is the lifetime of background probes (call.go), cancelled
+	// by Close: an owner's context, not a request's.
+	probeCtx   context.Context
+	stopProbes context.CancelFunc
+	// probeMu guards closed and additions to probes, so that Close's Wait
+	// never races an Add.
+	probeMu sync.Mutex
+	closed  bool
+	probes  sync.WaitGroup
 }
 
 // hook is one webhook, ready to call.
@@ -65,8 +75,20 @@ type hook struct {
 // New returns an Interpreter with no configurations.
 func New(opts Options) *Interpreter {
 	w := &Interpreter{policy: opts.Policy, configs: map[string]Configuration{}, newUID: randomUID, now: time.Now}
+	w.probeCtx, w.stopProbes = context.WithCancel(context.Background())
 	w.hooks.Store(&[]*hook{})
 	return w
+}
+
+// Close stops the background probes of half-open breakers and waits for
+// them; afterwards no probe starts. Without Close a probe still ends
+// within its webhook's timeout.
+func (w *Interpreter) Close() {
+	w.probeMu.Lock()
+	w.closed = true
+	w.probeMu.Unlock()
+	w.stopProbes()
+	w.probes.Wait()
 }
 
 // Apply adds or replaces a configuration. An invalid one (no URL or service,
