@@ -79,7 +79,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
 	rics := customizations.New(st, interp, h.logger) // also tells render and detector which kinds a change concerns
-	detectorCountsAndRICOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics)}
+	detectorCountsAndRICOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics),
+		detector.WithSkippedNamespaces(h.cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!h.cfg.NoNamespacePropagation)}
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
 	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
