@@ -220,3 +220,17 @@ func (cfg Config) checkCA() error {
 }
 
 func (cfg Config) path(name string) string { return filepath.Join(cfg.DataDir, name) }
+
+// namespaceFilter is the detector's filter when namespace auto-propagation
+// is on (for Simulate), nil when it is off. The patterns were checked by
+// withDefaults.
+func (h *Hub) namespaceFilter() *detector.Filter {
+	if h.cfg.NoNamespacePropagation {
+		return nil
+	}
+	f, err := detector.NewFilter(h.cfg.SkippedPropagatingNamespaces)
+	if err != nil {
+		return nil
+	}
+	return f
+}

@@ -75,12 +75,14 @@ func namespaceRef(ns string) store.ObjectRef {
 	return store.ObjectRef{Kind: "Namespace", Name: ns}
 }
 
-// namespacePolicy is the placement auto-propagation gives a Namespace:
+// NamespacePolicy is the placement auto-propagation gives a Namespace:
 // every cluster, whatever its taints (Karmada's namespace controller
 // ignores them, so that a workload tolerating a taint finds its
 // namespace), Duplicated, conflictResolution Abort (a namespace a member
 // already has is not taken over), no failover.
-func namespacePolicy() *Policy {
+// Its Ref is empty: it claims nothing. Simulations use it as the detector
+// does.
+func NamespacePolicy() *Policy {
 	p := &Policy{Spec: policyv1alpha1.PropagationSpec{Placement: policyv1alpha1.Placement{
 		ClusterTolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
 	}}}

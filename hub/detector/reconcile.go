@@ -123,7 +123,7 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 		want.Keep = true
 		log.Trace("keep", "reason", dec.Reason)
 	case AutoPropagate:
-		spec, err := BuildSpec(ctx, t, namespacePolicy(), d.interp)
+		spec, err := BuildSpec(ctx, t, NamespacePolicy(), d.interp)
 		if err != nil {
 			return Want{}, false, err
 		}
