@@ -129,7 +129,9 @@ func TestSimulateNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns := func(name string) []byte { return []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`) }
+	ns := func(name string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`)
+	}
 	for _, tc := range []struct {
 		name     string
 		cfg      clientapi.Config
