@@ -67,7 +67,8 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases}, d.st, d.interp, h.logger)
+	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
+		Namespaces: h.namespaceFilter()}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}

@@ -79,7 +79,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
 	rics := customizations.New(st, interp, h.logger) // also tells render and detector which kinds a change concerns
-	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics)}
+	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics),
+		detector.WithSkippedNamespaces(h.cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!h.cfg.NoNamespacePropagation)}
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
 	// Agents' acks and reports are relayed through etcd, unfenced (any
 	// replica writes them), and followed back by every replica, so the

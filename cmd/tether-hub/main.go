@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/logging"
@@ -75,8 +76,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.SetOutput(stderr)
 	var cfg hub.Config
 	logOpts := logging.Options{Name: "tether-hub", Output: stderr}
-	var endpoints, maxObject string
-	var showVersion bool
+	var endpoints, maxObject, skippedNamespaces string
+	var showVersion, propagateNamespaces bool
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the embedded etcd, the CA (pki/), admin.conf and hub.addr (required)")
 	fs.StringVar(&cfg.Listen, "listen", hub.DefaultListen, "the one gRPC address for agents and clients, host:port (port 0 picks a free port, written to DATA_DIR/hub.addr)")
 	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated URLs of an external etcd cluster; empty starts an embedded etcd in --data-dir")
@@ -104,6 +105,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")
 	fs.IntVar(&cfg.MaxWorksPerCluster, "max-works-per-cluster", hub.DefaultMaxWorksPerCluster, "most works the hub serves to one cluster: the scheduler places no new workload on a cluster holding that many, and a stream withholds the excess (never deletes it)")
 	fs.DurationVar(&cfg.LeaderTTL, "leader-ttl", hub.DefaultLeaderTTL, "lease of this replica's leadership session: with several replicas on one etcd, a dead leader is replaced, and a leader cut off from etcd stops its controllers, within it (whole seconds)")
+	fs.StringVar(&skippedNamespaces, "skipped-propagating-namespaces", strings.Join(detector.DefaultSkippedNamespaces, ","), "comma-separated regular expressions (each anchored ^…$) of namespaces whose templates are never propagated and whose Namespaces are not propagated to every cluster (Karmada's flag); empty: none")
+	fs.BoolVar(&propagateNamespaces, "propagate-namespaces", true, "propagate every Namespace to every cluster unless a ClusterPropagationPolicy places it, it is default, reserved or skipped, or it is labelled namespace.karmada.io/skip-auto-propagation=true; "+
+		"a template in a namespace the hub has no Namespace for gets one created on the hub. false: Namespaces go only where a ClusterPropagationPolicy sends them")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
@@ -124,6 +128,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return cfg, logOpts, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	cfg.EtcdEndpoints = splitList(endpoints)
+	cfg.SkippedPropagatingNamespaces = append([]string{}, splitList(skippedNamespaces)...) // empty, not nil: skip none
+	cfg.NoNamespacePropagation = !propagateNamespaces
 	if len(cfg.EtcdEndpoints) == 0 && (cfg.EtcdTLS != store.TLS{}) {
 		return cfg, logOpts, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-endpoints: the embedded etcd is local and plaintext")
 	}

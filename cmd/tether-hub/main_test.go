@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,29 @@ func TestServingCertLifetimeFlag(t *testing.T) {
 	}
 	if _, err := hub.New(cfg, nil); err == nil {
 		t.Errorf("hub.New with --serving-cert-lifetime 30s succeeded; want at least %s refused", hub.MinServingCertLifetime)
+	}
+}
+
+func TestNamespaceFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		skipped []string
+		off     bool
+	}{
+		{[]string{"--data-dir", "d"}, []string{"kube-.*"}, false},
+		{[]string{"--data-dir", "d", "--skipped-propagating-namespaces", "kube-.*, team-a-.*"}, []string{"kube-.*", "team-a-.*"}, false},
+		{[]string{"--data-dir", "d", "--skipped-propagating-namespaces", "", "--propagate-namespaces=false"}, []string{}, true},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard, io.Discard)
+		if err != nil || !slices.Equal(cfg.SkippedPropagatingNamespaces, tc.skipped) || cfg.SkippedPropagatingNamespaces == nil || cfg.NoNamespacePropagation != tc.off {
+			t.Errorf("parseFlags(%q) = skipped %q, off %v, %v; want %q, %v", tc.args, cfg.SkippedPropagatingNamespaces, cfg.NoNamespacePropagation, err, tc.skipped, tc.off)
+		}
+	}
+	cfg, _, err := parseFlags([]string{"--data-dir", t.TempDir(), "--skipped-propagating-namespaces", "kube-("}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "kube-(") {
+		t.Errorf("hub.New with --skipped-propagating-namespaces kube-( = %v; want the bad pattern refused", err)
 	}
 }
