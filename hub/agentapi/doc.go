@@ -20,6 +20,15 @@
 // stream goes on. After Hello, Config.Authority (hub/authority) is told how
 // many works the agent holds, to detect a store that lost its cluster.
 //
+// # Customizations
+//
+// With Config.Customizations (hub/customizations), the agent also gets the
+// user's interpreter customizations: right after Welcome, ahead of the
+// works, when the version its Hello names differs from the hub's set, and
+// again, whole, each time the set changes (customizations.go); nothing
+// before the hub has loaded its set, so an agent keeps what it holds. The
+// agent's CustomizationsAck is logged, with what it refused as a warning.
+//
 // # The works limit
 //
 // A cluster with more works than Config.MaxWorks keeps its stream, and so
