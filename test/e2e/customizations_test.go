@@ -11,48 +11,40 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 )
 
-// tierRetainLua keeps the member's metadata.labels.tier: a user's retention
-// rule (Karmada's Retain contract).
-const tierRetainLua = `
-        function Retain(desiredObj, observedObj)
-          if observedObj.metadata.labels ~= nil and observedObj.metadata.labels.tier ~= nil then
-            if desiredObj.metadata.labels == nil then desiredObj.metadata.labels = {} end
-            desiredObj.metadata.labels.tier = observedObj.metadata.labels.tier
-          end
-          return desiredObj
-        end`
-
-// canaryUnhealthyLua calls a Deployment labelled tier=canary in the member
-// Unhealthy, whatever its replicas say.
-const canaryUnhealthyLua = `
-        function InterpretHealth(observedObj)
-          return observedObj.metadata.labels == nil or observedObj.metadata.labels.tier ~= "canary"
-        end`
-
-// webRulesYAML is the user's customization of Deployments: the retention
-// rule when retain is set, the health rule when health is.
-func webRulesYAML(retain bool, health string) string {
-	s := `apiVersion: config.karmada.io/v1alpha1
+// webRulesYAML is a user's customization of Deployments (Karmada's Lua
+// contract): a retention rule that keeps the member's value of the label
+// retainLabel, and a health rule that wants at least minReady ready
+// replicas.
+func webRulesYAML(retainLabel string, minReady int) string {
+	return fmt.Sprintf(`apiVersion: config.karmada.io/v1alpha1
 kind: ResourceInterpreterCustomization
 metadata: {name: web-rules}
 spec:
   target: {apiVersion: apps/v1, kind: Deployment}
   customizations:
-`
-	if retain {
-		s += `    retention:
-      luaScript: |` + tierRetainLua + "\n"
-	}
-	if health != "" {
-		s += `    healthInterpretation:
-      luaScript: |` + health + "\n"
-	}
-	return s + "---\n"
+    retention:
+      luaScript: |
+        function Retain(desiredObj, observedObj)
+          local kept = observedObj.metadata.labels and observedObj.metadata.labels[%[1]q]
+          if kept ~= nil then
+            if desiredObj.metadata.labels == nil then desiredObj.metadata.labels = {} end
+            desiredObj.metadata.labels[%[1]q] = kept
+          end
+          return desiredObj
+        end
+    healthInterpretation:
+      luaScript: |
+        function InterpretHealth(observedObj)
+          return observedObj.status ~= nil and observedObj.status.readyReplicas ~= nil and observedObj.status.readyReplicas >= %[2]d
+        end
+---
+`, retainLabel, minReady)
 }
 
-// tierWebYAML is a Deployment labelled tier=web, placed on cluster.
-func tierWebYAML(image, cluster string) string {
-	return deploymentYAML("web", image, 1, "tier", "web") + fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+// labelledWebYAML is a Deployment of one replica labelled tier=web and
+// owner=dev, placed on cluster.
+func labelledWebYAML(image, cluster string) string {
+	return deploymentYAML("web", image, 1, "tier", "web", "owner", "dev") + fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: default}
 spec:
@@ -63,61 +55,68 @@ spec:
 }
 
 // TestCustomizationsRunInTheAgent is issue 13's first point against real
-// processes: a user's ResourceInterpreterCustomization reaches the agent,
-// whose retention rule keeps a label set in the member through drift
-// repair and a template update, whose health rule makes a Deployment that
-// the built-in rule calls Healthy Unhealthy on the binding, and whose
-// edits take effect in the running agent, never restarted.
+// processes (a hub, an agent, a kit member): a user's
+// ResourceInterpreterCustomization reaches the agent, whose retention rule
+// keeps a label set in the member through drift repair and a template
+// update; whose health rule makes a Deployment the built-in rule calls
+// Healthy Unhealthy on the binding; and whose edit takes effect in the
+// running agent, never restarted. Each subtest runs whatever the one
+// before found.
 func TestCustomizationsRunInTheAgent(t *testing.T) {
 	f := newFixture(t, 1)
 	ctx := ctxFor(t)
 	m, agent := f.env.Clusters[0], f.agents[0]
 	pid := agent.pid()
-	f.admin.apply(ctx, webRulesYAML(true, ""))
-	f.admin.apply(ctx, tierWebYAML("nginx:1.27", m.Name))
-	waitDeployment(t, m, "web", "1 ready replica of nginx:1.27, tier web", tierIs("web", "nginx:1.27", 1))
-	waitHealth(t, f, m.Name, "Healthy") // the built-in rule: ready
-
-	// Another writer labels it tier=canary and changes the image; the
-	// agent reverts the image (so drift repair ran) and keeps the tier.
-	editDeployment(t, m, "web", func(d *appsv1.Deployment) {
-		d.Labels["tier"] = "canary"
-		d.Spec.Template.Spec.Containers[0].Image = "nginx:edited"
-	})
-	waitDeployment(t, m, "web", "image reverted, tier canary retained", tierIs("canary", "nginx:1.27", -1))
-	f.admin.apply(ctx, tierWebYAML("httpd:2.4", m.Name))
-	waitDeployment(t, m, "web", "new image, tier canary retained", tierIs("canary", "httpd:2.4", 1))
-
-	// The customization edited: a health rule the running agent applies.
-	f.admin.apply(ctx, webRulesYAML(true, canaryUnhealthyLua))
-	waitHealth(t, f, m.Name, "Unhealthy")
-	waitDeployment(t, m, "web", "still ready, tier canary", tierIs("canary", "httpd:2.4", 1))
-
-	// Edited again, without the retention rule: the next drift repair
-	// takes the tier back to the template's, and the health rule, seeing
-	// tier web, says Healthy.
-	f.admin.apply(ctx, webRulesYAML(false, canaryUnhealthyLua))
-	editDeployment(t, m, "web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:edited" })
-	waitDeployment(t, m, "web", "image reverted, tier back to web", tierIs("web", "httpd:2.4", -1))
+	f.admin.apply(ctx, webRulesYAML("tier", 1))
+	f.admin.apply(ctx, labelledWebYAML("nginx:1.27", m.Name))
+	waitDeployment(t, m, "web", "1 ready replica of nginx:1.27", labelsAre("web", "dev", "nginx:1.27", 1))
 	waitHealth(t, f, m.Name, "Healthy")
-	if agent.exited() || agent.pid() != pid || agent.count("agent started") != 1 {
-		t.Errorf("the agent restarted (pid %d, was %d; exited %v; started %d times); the edits must take effect in the running agent",
-			agent.pid(), pid, agent.exited(), agent.count("agent started"))
-	}
+
+	t.Run("RetentionKeepsTheMembersLabel", func(t *testing.T) {
+		// Another writer labels it tier=canary and changes the image:
+		// once the image is back, drift repair ran, and kept the tier.
+		editDeployment(t, m, "web", func(d *appsv1.Deployment) {
+			d.Labels["tier"] = "canary"
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:edited"
+		})
+		waitDeployment(t, m, "web", "image reverted, tier canary retained", labelsAre("canary", "dev", "nginx:1.27", -1))
+		f.admin.apply(ctx, labelledWebYAML("httpd:2.4", m.Name))
+		waitDeployment(t, m, "web", "new image, tier canary retained", labelsAre("canary", "dev", "httpd:2.4", 1))
+	})
+	t.Run("HealthRuleMakesItUnhealthy", func(t *testing.T) {
+		// One ready replica: Healthy for the built-in rule, not for one
+		// that wants two.
+		f.admin.apply(ctx, webRulesYAML("tier", 2))
+		waitHealth(t, f, m.Name, "Unhealthy")
+	})
+	t.Run("EditedRulesApplyWithoutRestart", func(t *testing.T) {
+		// Now the rules keep owner, not tier, and want one ready replica.
+		f.admin.apply(ctx, webRulesYAML("owner", 1))
+		waitHealth(t, f, m.Name, "Healthy")
+		editDeployment(t, m, "web", func(d *appsv1.Deployment) {
+			d.Labels["owner"] = "ops"
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:edited"
+		})
+		waitDeployment(t, m, "web", "image reverted, owner ops retained, tier back to web", labelsAre("web", "ops", "httpd:2.4", -1))
+		if agent.exited() || agent.pid() != pid || agent.count("agent started") != 1 {
+			t.Errorf("the agent restarted (pid %d, was %d; exited %v; started %d times); the edits must take effect in the running agent",
+				agent.pid(), pid, agent.exited(), agent.count("agent started"))
+		}
+	})
 }
 
-// tierIs is a condition on a Deployment's tier label, image and ready
-// replicas (-1: any).
-func tierIs(tier, image string, ready int32) func(*appsv1.Deployment) (bool, string) {
+// labelsAre is a condition on a Deployment's tier and owner labels, image
+// and ready replicas (-1: any).
+func labelsAre(tier, owner, image string, ready int32) func(*appsv1.Deployment) (bool, string) {
 	return func(d *appsv1.Deployment) (bool, string) {
 		img := d.Spec.Template.Spec.Containers[0].Image
-		return d.Labels["tier"] == tier && img == image && (ready < 0 || d.Status.ReadyReplicas == ready),
-			fmt.Sprintf("tier %q, image %s, ready %d", d.Labels["tier"], img, d.Status.ReadyReplicas)
+		return d.Labels["tier"] == tier && d.Labels["owner"] == owner && img == image && (ready < 0 || d.Status.ReadyReplicas == ready),
+			fmt.Sprintf("tier %q, owner %q, image %s, ready %d", d.Labels["tier"], d.Labels["owner"], img, d.Status.ReadyReplicas)
 	}
 }
 
-// waitHealth polls web's binding until the health the agent of cluster
-// reported is want.
+// waitHealth polls web's binding until the health reported for cluster
+// is want.
 func waitHealth(t *testing.T, f *fixture, cluster, want string) {
 	t.Helper()
 	binding := &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "web-deployment"}
