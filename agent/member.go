@@ -21,7 +21,8 @@ import (
 
 // kubeMember builds the member side for the cluster cfg.Kubeconfig (or the
 // in-cluster configuration) reaches: apply (with drift repair), status and
-// capacity, sharing one interpreter.
+// capacity, sharing one interpreter, which the hub's customizations are
+// loaded into.
 func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Member, error) {
 	restCfg, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
