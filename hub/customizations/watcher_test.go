@@ -326,3 +326,23 @@ func waitSet(t *testing.T, w *Watcher, changed <-chan struct{}) *agentv1.Customi
 	set, _ := w.Customizations()
 	return set
 }
+
+// TestSetOverTheBoundIsNotPublished: a set over MaxSetBytes is not sent;
+// agents keep the one they have.
+func TestSetOverTheBoundIsNotPublished(t *testing.T) {
+	w := New(nil, &target{}, hclog.NewNullLogger())
+	w.rics["small"] = applied{raw: []byte(ricFor("small", "Widget"))}
+	w.publishSet()
+	small, changed := w.Customizations()
+	w.rics["big"] = applied{raw: make([]byte, MaxSetBytes)}
+	w.publishSet()
+	select {
+	case <-changed:
+		got, _ := w.Customizations()
+		t.Fatalf("a set over MaxSetBytes was published (%d customizations)", len(got.GetResourceInterpreterCustomizations()))
+	default:
+	}
+	if got, _ := w.Customizations(); got != small {
+		t.Errorf("set after one over the bound = %v; want the previous one", got)
+	}
+}
