@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
@@ -59,9 +62,10 @@ spec:
 // ResourceInterpreterCustomization reaches the agent, whose retention rule
 // keeps a label set in the member through drift repair and a template
 // update; whose health rule makes a Deployment the built-in rule calls
-// Healthy Unhealthy on the binding; and whose edit takes effect in the
-// running agent, never restarted. Each subtest runs whatever the one
-// before found.
+// Healthy Unhealthy on the binding; whose edit takes effect in the running
+// agent, never restarted; and a webhook the member cannot reach is named
+// in the binding's status. Each subtest runs whatever the one before
+// found.
 func TestCustomizationsRunInTheAgent(t *testing.T) {
 	f := newFixture(t, 1)
 	ctx := ctxFor(t)
@@ -103,6 +107,93 @@ func TestCustomizationsRunInTheAgent(t *testing.T) {
 				agent.pid(), pid, agent.exited(), agent.count("agent started"))
 		}
 	})
+	t.Run("UnreachableWebhookSaidInTheStatus", func(t *testing.T) {
+		// A Retain webhook for ConfigMaps that nothing serves: the agent
+		// calls it before updating one, and the binding says why the
+		// update failed.
+		f.admin.apply(ctx, settingsYAML("a", m.Name))
+		poll(t, memberWait, m.Name+": configmap settings created", func() (bool, string) {
+			cm, err := m.Clientset().CoreV1().ConfigMaps("default").Get(ctx, "settings", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return cm.Data["value"] == "a", fmt.Sprint(cm.Data)
+		})
+		addr := closedAddr(t)
+		f.admin.apply(ctx, retainWebhookYAML(addr))
+		f.admin.apply(ctx, settingsYAML("b", m.Name))
+		binding := &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "settings-configmap"}
+		poll(t, memberWait, "hub: settings' binding says the webhook is unreachable from "+m.Name, func() (bool, string) {
+			item, err := bindingItem(f, binding, m.Name)
+			if err != nil {
+				return false, err.Error()
+			}
+			msg, _ := item["appliedMessage"].(string)
+			return item["applied"] != true && strings.Contains(msg, "webhook is unreachable from this member cluster") &&
+				strings.Contains(msg, addr), fmt.Sprint(item)
+		})
+	})
+}
+
+// settingsYAML is the ConfigMap settings, data.value value, placed on
+// cluster.
+func settingsYAML(value, cluster string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: default}
+data: {value: %q}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: settings, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: settings}]
+  placement: {clusterAffinity: {clusterNames: [%s]}}
+---
+`, value, cluster)
+}
+
+// retainWebhookYAML is an interpreter webhook for the Retain of
+// ConfigMaps at addr.
+func retainWebhookYAML(addr string) string {
+	return fmt.Sprintf(`apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterWebhookConfiguration
+metadata: {name: configmap-retain}
+webhooks:
+- name: retain.example.com
+  clientConfig: {url: "https://%s/interpret"}
+  rules: [{operations: [Retain], apiGroups: [""], apiVersions: [v1], kinds: [ConfigMap]}]
+  interpreterContextVersions: [v1alpha1]
+  timeoutSeconds: 2
+---
+`, addr)
+}
+
+// closedAddr is a 127.0.0.1 address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// bindingItem is the aggregated status item of cluster in binding.
+func bindingItem(f *fixture, binding *hubv1.ObjectRef, cluster string) (map[string]any, error) {
+	b, err := f.admin.get(context.Background(), binding)
+	if err != nil {
+		return nil, err
+	}
+	items, _, _ := unstructured.NestedSlice(b.Object, "status", "aggregatedStatus")
+	for _, it := range items {
+		if m, _ := it.(map[string]any); m["clusterName"] == cluster {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("no item of %s in %v", cluster, items)
 }
 
 // labelsAre is a condition on a Deployment's tier and owner labels, image
@@ -121,17 +212,10 @@ func waitHealth(t *testing.T, f *fixture, cluster, want string) {
 	t.Helper()
 	binding := &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "web-deployment"}
 	poll(t, memberWait, fmt.Sprintf("hub: web's binding: %s health %s", cluster, want), func() (bool, string) {
-		b, err := f.admin.get(context.Background(), binding)
+		item, err := bindingItem(f, binding, cluster)
 		if err != nil {
 			return false, err.Error()
 		}
-		items, _, _ := unstructured.NestedSlice(b.Object, "status", "aggregatedStatus")
-		for _, it := range items {
-			m, _ := it.(map[string]any)
-			if m["clusterName"] == cluster {
-				return m["health"] == want, fmt.Sprint(m)
-			}
-		}
-		return false, fmt.Sprint(items)
+		return item["health"] == want, fmt.Sprint(item)
 	})
 }
