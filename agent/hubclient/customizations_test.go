@@ -59,8 +59,8 @@ func TestCustomizationsAreLoadedPersistedAndNamed(t *testing.T) {
 	in := newInterp(t)
 	first := startAgent(t, certs, hub.Addr, dir, withRules(in))
 	s := hub.Next(t)
-	if v := s.Hello().GetCustomizationsVersion(); v != "" {
-		t.Fatalf("first Hello names customizations %q; want none", v)
+	if h := s.Hello(); h.GetCustomizationsVersion() != "" || !h.GetCustomizationsSupported() {
+		t.Fatalf("first Hello: customizations %q, supported %v; want none, supported", h.GetCustomizationsVersion(), h.GetCustomizationsSupported())
 	}
 	s.Send(t, hubtest.Welcome(hubA, beat), customizationsMsg("c1", neverHealthyRIC, `{"garbage`), hubtest.SyncDone(0))
 	ack := s.Recv(t, customizationsAcks).GetCustomizationsAck()

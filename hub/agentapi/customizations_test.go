@@ -39,25 +39,24 @@ func (c *customizations) set(version string, rics ...string) {
 // TestCustomizationsReachTheAgents: after Welcome and before any work, an
 // agent gets the hub's set when it holds another version, not when it
 // holds this one, nothing before the hub has loaded its set, and every
-// newer set as it comes, the empty one included.
+// newer set as it comes, the empty one included; an agent that does not
+// support them gets none.
 func TestCustomizationsReachTheAgents(t *testing.T) {
 	src := newCustomizations()
 	h := startHub(t, agentapi.Config{Customizations: src})
 	h.works.Set([]string{"cluster-a"}, work("w1", "v1"))
 
-	early := h.connect(t, "cluster-a", held(""))
+	early := h.connect(t, "cluster-a", supporting(held(""), ""))
 	early.expect("welcome "+hubIdentity, "upsert w1@v1", "syncdone 1")
 	src.set("c1", `{"kind":"ResourceInterpreterCustomization"}`)
 	early.expect("customizations c1 (1, 0)")
 	early.cancel()
 
-	stale := held(hubIdentity)
-	stale.CustomizationsVersion = "c0"
-	h.connect(t, "cluster-b", stale).expect("welcome "+hubIdentity, "customizations c1 (1, 0)", "syncdone 0")
+	h.connect(t, "cluster-b", supporting(held(hubIdentity), "c0")).expect("welcome "+hubIdentity, "customizations c1 (1, 0)", "syncdone 0")
+	h.works.Set([]string{"cluster-old"}, work("w2", "v1"))
+	h.connect(t, "cluster-old", held("")).expect("welcome "+hubIdentity, "upsert w2@v1", "syncdone 1") // no customizations
 
-	current := held(hubIdentity)
-	current.CustomizationsVersion = "c1"
-	a := h.connect(t, "cluster-c", current)
+	a := h.connect(t, "cluster-c", supporting(held(hubIdentity), "c1"))
 	a.expect("welcome "+hubIdentity, "syncdone 0")
 	src.set("" /* the empty set */)
 	a.expect("customizations  (0, 0)")
@@ -65,4 +64,11 @@ func TestCustomizationsReachTheAgents(t *testing.T) {
 	a.expect("customizations c2 (2, 0)")
 	h.works.Set([]string{"cluster-c"}, work("w3", "v1"))
 	a.expect("upsert w3@v1")
+}
+
+// supporting is hello from an agent that supports customizations and
+// holds version.
+func supporting(hello *agentv1.Hello, version string) *agentv1.Hello {
+	hello.CustomizationsSupported, hello.CustomizationsVersion = true, version
+	return hello
 }

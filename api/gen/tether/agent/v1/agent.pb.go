@@ -1067,8 +1067,12 @@ type Hello struct {
 	// (Customizations.version), empty when it holds none; the hub sends its
 	// set after Welcome only when its version differs.
 	CustomizationsVersion string `protobuf:"bytes,5,opt,name=customizations_version,json=customizationsVersion,proto3" json:"customizations_version,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The agent loads Customizations. The hub sends none to an agent that
+	// does not say so (one that predates them ends a stream on a message it
+	// does not know), and logs that the user's rules do not run there.
+	CustomizationsSupported bool `protobuf:"varint,6,opt,name=customizations_supported,json=customizationsSupported,proto3" json:"customizations_supported,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -1134,6 +1138,13 @@ func (x *Hello) GetCustomizationsVersion() string {
 		return x.CustomizationsVersion
 	}
 	return ""
+}
+
+func (x *Hello) GetCustomizationsSupported() bool {
+	if x != nil {
+		return x.CustomizationsSupported
+	}
+	return false
 }
 
 // HeldWork is one work an agent holds.
@@ -3344,14 +3355,15 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\agoodbye\x18\a \x01(\v2\x18.tether.agent.v1.GoodbyeH\x00R\agoodbye\x127\n" +
 	"\bsettings\x18\b \x01(\v2\x19.tether.agent.v1.SettingsH\x00R\bsettings\x12I\n" +
 	"\x0ecustomizations\x18\t \x01(\v2\x1f.tether.agent.v1.CustomizationsH\x00R\x0ecustomizationsB\t\n" +
-	"\amessage\"\x97\x02\n" +
+	"\amessage\"\xd2\x02\n" +
 	"\x05Hello\x12#\n" +
 	"\ragent_version\x18\x01 \x01(\tR\fagentVersion\x12*\n" +
 	"\x11last_hub_identity\x18\x02 \x01(\tR\x0flastHubIdentity\x128\n" +
 	"\n" +
 	"held_works\x18\x03 \x03(\v2\x19.tether.agent.v1.HeldWorkR\theldWorks\x12L\n" +
 	"\x11reported_statuses\x18\x04 \x03(\v2\x1f.tether.agent.v1.ReportedStatusR\x10reportedStatuses\x125\n" +
-	"\x16customizations_version\x18\x05 \x01(\tR\x15customizationsVersion\"?\n" +
+	"\x16customizations_version\x18\x05 \x01(\tR\x15customizationsVersion\x129\n" +
+	"\x18customizations_supported\x18\x06 \x01(\bR\x17customizationsSupported\"?\n" +
 	"\bHeldWork\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"j\n" +
