@@ -94,7 +94,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
 		interp: interp, works: works, statuses: statuses, leases: leases, heartbeats: heartbeats, registry: registry, authority: auth, counts: counts,
-		disrupted: func() bool { return elector.IsLeader() && sched.Disrupted() }, leader: elector})
+		disrupted: func() bool { return elector.IsLeader() && sched.Disrupted() }, leader: elector,
+		customizations: rics}) // sent to every agent
 	if err != nil {
 		return err
 	}
