@@ -89,17 +89,18 @@ func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logg
 		renew = files
 	}
 	return hubclient.New(hubclient.Config{
-		Credentials:   renew,
-		Addrs:         cfg.HubAddrs,
-		TLS:           tlsCfg,
-		AgentVersion:  cfg.AgentVersion,
-		Store:         store,
-		Applier:       member.Applier,
-		Status:        member.Status,
-		Capacity:      member.Capacity,
-		OnSettings:    member.OnSettings,
-		EvictionGrace: cfg.EvictionGrace,
-		Backoff:       cfg.Backoff,
+		Credentials:    renew,
+		Addrs:          cfg.HubAddrs,
+		TLS:            tlsCfg,
+		AgentVersion:   cfg.AgentVersion,
+		Store:          store,
+		Applier:        member.Applier,
+		Status:         member.Status,
+		Capacity:       member.Capacity,
+		OnSettings:     member.OnSettings,
+		Customizations: member.Customizations,
+		EvictionGrace:  cfg.EvictionGrace,
+		Backoff:        cfg.Backoff,
 	}, logger)
 }
 

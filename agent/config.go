@@ -93,6 +93,9 @@ type Member struct {
 	// OnSettings, when set, receives the hub's Settings (Welcome, then
 	// every change), e.g. the status reports' minimum interval.
 	OnSettings func(*Settings)
+	// Customizations loads the user's interpreter customizations into the
+	// member side's interpreter; nil runs with the built-in rules only.
+	Customizations hubclient.Customizations
 }
 
 // Settings are the hub's parameters for the agent (agentv1.Settings).

@@ -11,9 +11,24 @@
 //	New:  check the flags, load the client certificate and the hub CA,
 //	      load the local state (a corrupt file stops the agent with its path),
 //	      build apply/status/capacity for the member cluster (or Config.Member)
+//	      over one interpreter, loaded with the customizations the state holds
 //	Run:  the member side's loops (drift repair, status) and hubclient.Run,
 //	      which first re-applies every held work (hub or no hub), then holds
 //	      the stream: Hello → Welcome → upserts/deletes → SyncDone → changes
+//
+// # Interpreter customizations
+//
+// The member side's interpreter is internal/interpreter, as on the hub,
+// with the user's ResourceInterpreterCustomizations and webhook
+// configurations the hub sends (agent/customizations): Retain before every
+// write, InterpretStatus and InterpretHealth for every report, with the
+// hub's precedence (Lua customization, webhook, built-in customization,
+// native). A new set takes effect at once: the next apply or drift repair
+// retains with it, and the status of every work is read again. The set is
+// kept in the local state, so an agent restarted while the hub is
+// unreachable retains with the user's rules from its first apply. Webhooks
+// are called from the member cluster; one it cannot reach is named in the
+// ack (Retain) or the manifest's status message (health Unknown, status).
 //
 // # Several hub replicas
 //

@@ -1,15 +1,18 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/apply"
 	"github.com/tetherproj/tether/agent/capacity"
+	"github.com/tetherproj/tether/agent/customizations"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/agent/state/secret"
 	"github.com/tetherproj/tether/agent/status"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -18,7 +21,8 @@ import (
 
 // kubeMember builds the member side for the cluster cfg.Kubeconfig (or the
 // in-cluster configuration) reaches: apply (with drift repair), status and
-// capacity, sharing one interpreter.
+// capacity, sharing one interpreter, which the hub's customizations are
+// loaded into.
 func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Member, error) {
 	restCfg, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
@@ -38,12 +42,30 @@ func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Me
 	}
 	reporter := status.New(status.Config{Source: applier, Interpreter: interp}, logger)
 	return &Member{
-		Applier:    applier,
-		Status:     reporter,
-		Capacity:   meter,
-		Runners:    []Runner{applier, reporter},
-		OnSettings: func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
+		Applier:        applier,
+		Status:         reporter,
+		Capacity:       meter,
+		Runners:        []Runner{applier, reporter},
+		OnSettings:     func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
+		Customizations: refreshing{customizations.New(interp, logger), reporter},
 	}, nil
+}
+
+// refreshing loads customizations, then has the status reporter read
+// every work again: health and status rules may have changed. Retain
+// needs nothing: it runs with the new rules at the next apply or drift
+// repair.
+type refreshing struct {
+	*customizations.Loader
+	status *status.Reporter
+}
+
+func (r refreshing) Load(ctx context.Context, set *agentv1.Customizations) ([]string, error) {
+	refused, err := r.Loader.Load(ctx, set)
+	if err == nil {
+		r.status.Refresh()
+	}
+	return refused, err
 }
 
 // secretStore is the state kept in the Secret cfg.StateSecret of the

@@ -76,6 +76,9 @@ func agentMessages() map[string]*agentv1.AgentMessage {
 		"certificate_renewal": {Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{
 			CsrPem: testCSR,
 		}}},
+		"customizations_ack": {Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{
+			Version: "c0ffee", Refused: []string{"customization web: does not decode"},
+		}}},
 	}
 }
 
@@ -125,6 +128,11 @@ func hubMessages() map[string]*agentv1.HubMessage {
 			Reason: agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN, Message: "hub shutting down", RetryAfter: durationpb.New(2 * time.Second),
 		}}},
 		"settings": {Message: &agentv1.HubMessage_Settings{Settings: testSettings()}},
+		"customizations": {Message: &agentv1.HubMessage_Customizations{Customizations: &agentv1.Customizations{
+			Version:                           "c0ffee",
+			ResourceInterpreterCustomizations: [][]byte{[]byte(`{"kind":"ResourceInterpreterCustomization"}`)},
+			WebhookConfigurations:             [][]byte{[]byte(`{"kind":"ResourceInterpreterWebhookConfiguration"}`)},
+		}}},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/serving"
@@ -136,6 +137,16 @@ type Config struct {
 	// cloud metadata (internal/interpreter/webhook.Policy;
 	// --webhook-allow-cidrs). Empty: all of those are denied.
 	WebhookAllowCIDRs []netip.Prefix
+	// SkippedPropagatingNamespaces are regular expressions, each anchored
+	// ^…$, of namespaces whose templates are never propagated and whose
+	// Namespaces are not auto-propagated (--skipped-propagating-namespaces,
+	// Karmada's flag); nil means detector.DefaultSkippedNamespaces
+	// (kube-.*), empty skips none.
+	SkippedPropagatingNamespaces []string
+	// NoNamespacePropagation turns namespace auto-propagation off
+	// (--propagate-namespaces=false, Karmada's --controllers=-namespace):
+	// Namespaces then go only where a ClusterPropagationPolicy sends them.
+	NoNamespacePropagation bool
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an
@@ -194,6 +205,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxObjectBytes < 0 {
 		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)
 	}
+	if cfg.SkippedPropagatingNamespaces == nil {
+		cfg.SkippedPropagatingNamespaces = detector.DefaultSkippedNamespaces
+	}
+	if _, err := detector.NewFilter(cfg.SkippedPropagatingNamespaces); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -209,3 +226,17 @@ func (cfg Config) checkCA() error {
 }
 
 func (cfg Config) path(name string) string { return filepath.Join(cfg.DataDir, name) }
+
+// namespaceFilter is the detector's filter when namespace auto-propagation
+// is on (for Simulate), nil when it is off. The patterns were checked by
+// withDefaults.
+func (h *Hub) namespaceFilter() *detector.Filter {
+	if h.cfg.NoNamespacePropagation {
+		return nil
+	}
+	f, err := detector.NewFilter(h.cfg.SkippedPropagatingNamespaces)
+	if err != nil {
+		return nil
+	}
+	return f
+}

@@ -54,6 +54,9 @@ type apiDeps struct {
 	counts         *guard.Counts
 	disrupted      func() bool // the scheduling loop's full disruption mode
 	leader         leadership  // this replica's election
+	// customizations is the set of interpreter customizations agents are
+	// to hold.
+	customizations agentapi.Customizations
 }
 
 // newAPI builds the gRPC server with its TLS (a serving certificate for
@@ -62,12 +65,14 @@ type apiDeps struct {
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
-		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts}
+		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
+		Customizations: d.customizations}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.heartbeats, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases}, d.st, d.interp, h.logger)
+	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
+		Namespaces: h.namespaceFilter()}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}

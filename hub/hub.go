@@ -80,7 +80,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
 	rics := customizations.New(st, interp, h.logger) // also tells render and detector which kinds a change concerns
-	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics)}
+	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics),
+		detector.WithSkippedNamespaces(h.cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!h.cfg.NoNamespacePropagation)}
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
 	// Agents' acks and reports are relayed through etcd, unfenced (any
 	// replica writes them), and followed back by every replica, so the
@@ -94,7 +95,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
 		interp: interp, works: works, statuses: statuses, leases: leases, heartbeats: heartbeats, registry: registry, authority: auth, counts: counts,
-		disrupted: func() bool { return elector.IsLeader() && sched.Disrupted() }, leader: elector})
+		disrupted: func() bool { return elector.IsLeader() && sched.Disrupted() }, leader: elector,
+		customizations: rics}) // sent to every agent
 	if err != nil {
 		return err
 	}

@@ -78,6 +78,9 @@
 // per-work backoff grows while repairs keep coming within fightWindow, so a
 // fight with another controller slows down instead of spinning.
 //
-// It imports internal/interpreter, the generated agent protocol and
-// agent/state; never hub/.
+// A Retain that fails because an interpreter webhook is unreachable from
+// the member says so in the ack (agent/customizations.Explain).
+//
+// It imports internal/interpreter, the generated agent protocol,
+// agent/state and agent/customizations (Explain); never hub/.
 package apply

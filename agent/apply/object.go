@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/tetherproj/tether/agent/customizations"
 	"github.com/tetherproj/tether/agent/state"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -204,7 +205,7 @@ func (a *Applier) retain(ctx context.Context, desired, observed *unstructured.Un
 	}
 	out, err := a.interp.Retain(ctx, desired, observed)
 	if err != nil {
-		return nil, fmt.Errorf("retain: %w", err)
+		return nil, fmt.Errorf("retain: %w", customizations.Explain(err))
 	}
 	return out, nil
 }

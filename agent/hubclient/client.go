@@ -44,6 +44,10 @@ type Config struct {
 	// Capacity describes the cluster for heartbeats; nil sends heartbeats
 	// with only the agent version.
 	Capacity CapacitySource
+	// Customizations loads the interpreter customizations the hub sends
+	// (and New those the state holds), which are persisted; nil ignores
+	// them and names none in Hello.
+	Customizations Customizations
 	// OnSettings, when set, receives the hub's Settings (from Welcome, then
 	// every change) on the stream's goroutine; it must not block.
 	OnSettings func(*agentv1.Settings)
@@ -102,14 +106,16 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{
+	c := &Client{
 		cfg:   cfg,
 		log:   logger.Named("hubclient"),
 		conn:  conn,
 		queue: newQueue(cfg.Now),
 		wake:  make(chan struct{}, 1),
 		books: NewBooks(snap),
-	}, nil
+	}
+	c.loadHeldCustomizations(snap.Customizations)
+	return c, nil
 }
 
 // Run applies every held work, then holds the stream to the hub

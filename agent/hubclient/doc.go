@@ -23,7 +23,11 @@
 // again with backoff. A decided deletion is persisted (with its policy,
 // reason and hub) before it starts; Run resumes the deletions a restart
 // interrupted, and never applies those works again. Heartbeats (capacity)
-// go every Settings.heartbeat_interval; status reports are forwarded as the
+// go every Settings.heartbeat_interval; a Customizations set is loaded
+// (Config.Customizations), persisted and acknowledged (CustomizationsAck,
+// naming what was refused), New loads the one the state holds before
+// anything is applied, and Hello names its version so that the hub sends
+// a set only when it differs; status reports are forwarded as the
 // StatusSource produces them; StatusRequest asks it to send them again.
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
 // and opens another; Goodbye CLUSTER_REMOVED ends Run.

@@ -35,6 +35,8 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 		}
 	case *agentv1.HubMessage_Settings:
 		s.settings(m.Settings)
+	case *agentv1.HubMessage_Customizations:
+		s.customizations(ctx, m.Customizations)
 	case *agentv1.HubMessage_Goodbye:
 		return s.goodbye(m.Goodbye)
 	case *agentv1.HubMessage_CertificateRenewed:

@@ -95,3 +95,17 @@ type Credentials interface {
 	// both, atomically, for the next TLS handshake.
 	Renewed(certPEM []byte) error
 }
+
+// Customizations holds the user's interpreter customizations in the
+// agent's interpreter. agent/customizations implements it.
+type Customizations interface {
+	// Load validates set and makes the interpreter run with it in place of
+	// the set it held. It returns one line per customization it refused
+	// (the rest is loaded); an error means it refused the whole set and
+	// kept the previous one. The client calls it from one goroutine at a
+	// time: at New with the set the state holds, then for each set the
+	// hub sends.
+	Load(ctx context.Context, set *agentv1.Customizations) (refused []string, err error)
+	// Version is the version of the set loaded last; empty before any.
+	Version() string
+}

@@ -59,6 +59,8 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	c.mu.Lock()
 	hello := c.books.Hello(c.cfg.AgentVersion)
 	c.mu.Unlock()
+	hello.CustomizationsVersion = c.customizationsVersion()
+	hello.CustomizationsSupported = c.cfg.Customizations != nil
 	defer c.endStream()
 	if err := stream.Send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: hello}}); err != nil {
 		return streamResult{err: fmt.Errorf("send Hello: %w", err)}

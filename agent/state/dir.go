@@ -18,12 +18,13 @@ type dirBackend struct {
 
 func (d dirBackend) Where(name string) string { return filepath.Join(d.dir, filepath.FromSlash(name)) }
 
-// ReadAll reads hub.json, digests.json and works/*.json, removing the
-// temporary files of writes that did not finish.
+// ReadAll reads hub.json, digests.json, customizations.json and
+// works/*.json, removing the temporary files of writes that did not
+// finish.
 func (d dirBackend) ReadAll(context.Context) (map[string][]byte, error) {
 	removeTemps(d.dir)
 	blobs := map[string][]byte{}
-	for _, name := range []string{hubBlob, digestsBlob} {
+	for _, name := range []string{hubBlob, digestsBlob, customizationsBlob} {
 		if err := d.readInto(blobs, name); err != nil {
 			return nil, err
 		}

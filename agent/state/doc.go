@@ -1,7 +1,8 @@
 // Package state is the agent's local state (DESIGN §4): the works it holds
 // (content and version, the hub identity each came from, whether it is
 // orphaned, and the deletion decided for it and not yet done), the identity of the hub it last synced with, and the status
-// digests it last reported. With it, an agent restarted while the
+// digests it last reported, and the user's interpreter customizations the
+// hub last sent. With it, an agent restarted while the
 // hub is unreachable keeps reconciling what it holds.
 //
 // # Where it lives
@@ -17,6 +18,7 @@
 //	<data-dir>/state/hub.json            the hub identity
 //	<data-dir>/state/works/<sha256>.json one per held work, named by the hash of its key
 //	<data-dir>/state/digests.json        the reported status digests
+//	<data-dir>/state/customizations.json the interpreter customizations
 //
 // Every write is atomic: a temporary file in the same directory, fsync,
 // rename, fsync of the directory. A reader sees the old file or the new one,

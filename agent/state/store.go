@@ -32,7 +32,9 @@ const (
 	worksDir    = "works"
 	hubFile     = "hub.json"
 	digestsFile = "digests.json"
-	tempPrefix  = ".tmp-"
+	// customizationsFile holds the interpreter customizations.
+	customizationsFile = "customizations.json"
+	tempPrefix         = ".tmp-"
 )
 
 // Held is one work the agent holds, with where it came from.
@@ -72,6 +74,9 @@ type Snapshot struct {
 	Works map[string]Held
 	// Digests are the status digests last reported, by work key.
 	Digests map[string]Digest
+	// Customizations are the interpreter customizations the hub last sent;
+	// nil when it never sent any.
+	Customizations *agentv1.Customizations
 }
 
 // Store reads and writes the state through one Backend. Its methods are
@@ -140,6 +145,9 @@ func (s *Store) Load() (Snapshot, error) {
 	}
 	for k, d := range dd.Digests {
 		snap.Digests[k] = d
+	}
+	if snap.Customizations, err = s.loadCustomizations(blobs); err != nil {
+		return Snapshot{}, err
 	}
 	names := make([]string, 0, len(blobs))
 	for name := range blobs {

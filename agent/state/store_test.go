@@ -37,6 +37,9 @@ func TestRoundTrip(t *testing.T) {
 	mustDo(t, s.DeleteWork("gone"))
 	mustDo(t, s.DeleteWork("never-held"))
 	mustDo(t, s.PutDigests(map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
+	custom := &agentv1.Customizations{Version: "c1", ResourceInterpreterCustomizations: [][]byte{[]byte(`{"kind":"ResourceInterpreterCustomization"}`)}}
+	mustDo(t, s.PutCustomizations(&agentv1.Customizations{Version: "c0"}))
+	mustDo(t, s.PutCustomizations(custom)) // replaces
 
 	again, err := Open(dir) // a new agent process on the same directory
 	if err != nil {
@@ -52,7 +55,8 @@ func TestRoundTrip(t *testing.T) {
 			"ns/b/1": {Work: work("ns/b/1", "v1"), Hub: "hub-b"},
 			"ns/b/2": orphan,
 		},
-		Digests: map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}},
+		Digests:        map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}},
+		Customizations: custom,
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
@@ -96,6 +100,8 @@ func TestCorruptFileIsAClearError(t *testing.T) {
 		{"work with a bad upsert", workFile, `{"format_version":1,"work_key":"a","upsert":{"manifests":"not base64!"}}`},
 		{"hub file of another format", func(s *Store) string { return filepath.Join(s.Dir(), hubFile) }, `{"format_version":7,"hub_identity":"h"}`},
 		{"garbage digests", func(s *Store) string { return filepath.Join(s.Dir(), digestsFile) }, "\x00\x01binary"},
+		{"customizations with a bad set", func(s *Store) string { return filepath.Join(s.Dir(), customizationsFile) },
+			`{"format_version":1,"set":{"resourceInterpreterCustomizations":"not base64!"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tetherproj/tether/agent/apply"
+	"github.com/tetherproj/tether/agent/customizations"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
@@ -18,7 +20,9 @@ import (
 // Interpreter is what the reporter needs of internal/interpreter.
 type Interpreter interface {
 	ReflectStatus(ctx context.Context, obj *unstructured.Unstructured) (*runtime.RawExtension, error)
-	Health(ctx context.Context, obj *unstructured.Unstructured) configv1alpha1.ResourceHealth
+	// HealthWithError is Karmada's work-status rule (no hook: Healthy, an
+	// error: Unknown) with the error that made the object Unknown.
+	HealthWithError(ctx context.Context, obj *unstructured.Unstructured) (configv1alpha1.ResourceHealth, error)
 }
 
 // Build assembles the report of one work snapshot, with its digest and
@@ -46,22 +50,36 @@ func manifestStatus(ctx context.Context, in Interpreter, o apply.ObjectState) *a
 		}
 		return m
 	}
-	m.Health = health(in.Health(ctx, o.Observed))
+	h, err := in.HealthWithError(ctx, o.Observed)
+	m.Health = health(h)
+	if err != nil {
+		m.Message = join(m.Message, fmt.Sprintf("interpret health: %v", customizations.Explain(err)))
+	}
 	raw, err := in.ReflectStatus(ctx, o.Observed)
 	switch {
 	case err != nil:
-		m.Message = join(m.Message, fmt.Sprintf("reflect status: %v", err))
+		m.Message = join(m.Message, fmt.Sprintf("reflect status: %v", customizations.Explain(err)))
 	case raw != nil && len(raw.Raw) > 0 && string(raw.Raw) != "null":
 		m.StatusJson = raw.Raw
 	}
 	return m
 }
 
+// maxMessageBytes bounds a manifest's message, in bytes: a quarter of the
+// hub's limit (hub/agentapi.MaxManifestMessageBytes, 16 KiB), over which
+// it refuses the whole report; an interpreter error with a Lua traceback
+// fits.
+const maxMessageBytes = 4 << 10
+
+// join appends b to a, "; " between, within maxMessageBytes.
 func join(a, b string) string {
-	if a == "" {
-		return b
+	if a != "" {
+		b = a + "; " + b
 	}
-	return a + "; " + b
+	if len(b) > maxMessageBytes {
+		b = strings.ToValidUTF8(b[:maxMessageBytes-3], "") + "..."
+	}
+	return b
 }
 
 // health maps the interpreter's health to the protocol's.

@@ -118,6 +118,21 @@ func (r *Reporter) Resend(keys []string) {
 	}
 }
 
+// Refresh reads every held work again now, and reports those whose status
+// changed: the interpreter's rules changed (new customizations). It does
+// not block.
+func (r *Reporter) Refresh() {
+	r.mu.Lock()
+	q := r.queue
+	r.mu.Unlock()
+	if q == nil {
+		return // Run reads every work when it starts
+	}
+	for _, k := range r.src.Keys() {
+		q.Add(k)
+	}
+}
+
 // Run reports until ctx ends, then stops its workers and returns nil.
 func (r *Reporter) Run(ctx context.Context) error {
 	q := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "tether_status"})

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/logging"
@@ -76,8 +77,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.SetOutput(stderr)
 	var cfg hub.Config
 	logOpts := logging.Options{Name: "tether-hub", Output: stderr}
-	var endpoints, maxObject string
-	var showVersion bool
+	var endpoints, maxObject, skippedNamespaces string
+	var showVersion, propagateNamespaces bool
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the embedded etcd, the CA (pki/), admin.conf and hub.addr (required)")
 	fs.StringVar(&cfg.Listen, "listen", hub.DefaultListen, "the one gRPC address for agents and clients, host:port (port 0 picks a free port, written to DATA_DIR/hub.addr)")
 	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated URLs of an external etcd cluster; empty starts an embedded etcd in --data-dir")
@@ -109,6 +110,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		"(loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a webhook on the hub's host (repeatable)", func(v string) error {
 		return addCIDRs(&cfg.WebhookAllowCIDRs, v)
 	})
+	fs.StringVar(&skippedNamespaces, "skipped-propagating-namespaces", strings.Join(detector.DefaultSkippedNamespaces, ","), "comma-separated regular expressions (each anchored ^…$) of namespaces whose templates are never propagated and whose Namespaces are not propagated to every cluster (Karmada's flag); empty: none")
+	fs.BoolVar(&propagateNamespaces, "propagate-namespaces", true, "propagate every Namespace to every cluster unless a ClusterPropagationPolicy places it, it is default, reserved or skipped, or it is labelled namespace.karmada.io/skip-auto-propagation=true; "+
+		"a template in a namespace the hub has no Namespace for gets one created on the hub. false: Namespaces go only where a ClusterPropagationPolicy sends them")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
@@ -129,6 +133,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		return cfg, logOpts, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	cfg.EtcdEndpoints = splitList(endpoints)
+	cfg.SkippedPropagatingNamespaces = append([]string{}, splitList(skippedNamespaces)...) // empty, not nil: skip none
+	cfg.NoNamespacePropagation = !propagateNamespaces
 	if len(cfg.EtcdEndpoints) == 0 && (cfg.EtcdTLS != store.TLS{}) {
 		return cfg, logOpts, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-endpoints: the embedded etcd is local and plaintext")
 	}

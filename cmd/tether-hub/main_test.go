@@ -92,3 +92,27 @@ func TestWebhookAllowCIDRsFlag(t *testing.T) {
 		t.Error("parseFlags(--webhook-allow-cidrs localhost) succeeded; want an error")
 	}
 }
+
+func TestNamespaceFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		skipped []string
+		off     bool
+	}{
+		{[]string{"--data-dir", "d"}, []string{"kube-.*"}, false},
+		{[]string{"--data-dir", "d", "--skipped-propagating-namespaces", "kube-.*, team-a-.*"}, []string{"kube-.*", "team-a-.*"}, false},
+		{[]string{"--data-dir", "d", "--skipped-propagating-namespaces", "", "--propagate-namespaces=false"}, []string{}, true},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard, io.Discard)
+		if err != nil || !slices.Equal(cfg.SkippedPropagatingNamespaces, tc.skipped) || cfg.SkippedPropagatingNamespaces == nil || cfg.NoNamespacePropagation != tc.off {
+			t.Errorf("parseFlags(%q) = skipped %q, off %v, %v; want %q, %v", tc.args, cfg.SkippedPropagatingNamespaces, cfg.NoNamespacePropagation, err, tc.skipped, tc.off)
+		}
+	}
+	cfg, _, err := parseFlags([]string{"--data-dir", t.TempDir(), "--skipped-propagating-namespaces", "kube-("}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "kube-(") {
+		t.Errorf("hub.New with --skipped-propagating-namespaces kube-( = %v; want the bad pattern refused", err)
+	}
+}

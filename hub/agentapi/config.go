@@ -84,6 +84,17 @@ type Config struct {
 	// agent's Hello against the store (hub/authority); nil: always
 	// authoritative, nothing checked.
 	Authority Authority
+	// Customizations are the user's interpreter customizations, sent to
+	// every agent (hub/customizations' Watcher); nil sends none.
+	Customizations Customizations
+}
+
+// Customizations is where the service reads the set of interpreter
+// customizations agents are to hold.
+type Customizations interface {
+	// Customizations returns the current set, nil until the stored set is
+	// loaded, and a channel closed once a newer set replaces it.
+	Customizations() (*agentv1.Customizations, <-chan struct{})
 }
 
 // Authority is what the service needs from hub/authority.

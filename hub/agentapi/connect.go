@@ -71,7 +71,7 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	}
 	s.register(st)
 	defer s.unregister(st)
-	rev, err := s.start(ctx, st, hello)
+	rev, custom, err := s.start(ctx, st, hello)
 	if err != nil {
 		st.end(err)
 		return st.sendLoop(ctx, send)
@@ -79,10 +79,14 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
 	followCtx, stopFollow := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		s.follow(followCtx, st, rev)
+	}()
+	go func() {
+		defer wg.Done()
+		s.followCustomizations(followCtx, st, custom)
 	}()
 	defer wg.Wait()
 	defer stopFollow()
@@ -112,13 +116,19 @@ func (s *Server) awaitHello(ctx context.Context, st *stream, first <-chan receiv
 }
 
 // start computes the initial difference for hello and queues it after
-// Welcome; it returns the works revision to follow from. Works over the
+// Welcome and the customizations; it returns the works revision to follow
+// from and where to follow the customizations from. Works over the
 // cluster's limit are withheld (limit), never a reason to refuse the
 // stream: the stream carries the cluster's heartbeats.
-func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (int64, error) {
+func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (int64, customState, error) {
+	control := []*agentv1.HubMessage{s.cfg.welcome()}
+	custom := s.customizationsFor(hello)
+	if custom.msg != nil {
+		control = append(control, custom.msg)
+	}
 	works, rev, err := s.works.Current(ctx, st.cluster)
 	if err != nil {
-		return 0, fmt.Errorf("%w: read the works of cluster %q: %v", ErrUnavailable, st.cluster, err)
+		return 0, custom, fmt.Errorf("%w: read the works of cluster %q: %v", ErrUnavailable, st.cluster, err)
 	}
 	lim, served := newLimit(s.cfg.MaxWorks, works, heldKeys(hello))
 	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: served}
@@ -129,16 +139,16 @@ func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (i
 	}
 	if keys := syncstate.DeleteCandidates(s.cfg.HubIdentity, hello, works); len(keys) > 0 {
 		if in.Gone, err = s.works.Gone(ctx, st.cluster, keys); err != nil {
-			return 0, fmt.Errorf("%w: look up %d works held by cluster %q: %v", ErrUnavailable, len(keys), st.cluster, err)
+			return 0, custom, fmt.Errorf("%w: look up %d works held by cluster %q: %v", ErrUnavailable, len(keys), st.cluster, err)
 		}
 	}
 	if len(hello.GetReportedStatuses()) > 0 {
 		if in.Digests, err = s.statuses.Digests(ctx, st.cluster); err != nil {
-			return 0, fmt.Errorf("%w: read the status digests of cluster %q: %v", ErrUnavailable, st.cluster, err)
+			return 0, custom, fmt.Errorf("%w: read the status digests of cluster %q: %v", ErrUnavailable, st.cluster, err)
 		}
 	}
-	st.begin(s.cfg.welcome(), syncstate.New(in), lim)
-	return rev, nil
+	st.begin(control, syncstate.New(in), lim)
+	return rev, custom, nil
 }
 
 // follow queues the changes of the cluster's works until ctx ends.

@@ -20,6 +20,18 @@
 // stream goes on. After Hello, Config.Authority (hub/authority) is told how
 // many works the agent holds, to detect a store that lost its cluster.
 //
+// # Customizations
+//
+// With Config.Customizations (hub/customizations), the agent also gets the
+// user's interpreter customizations: right after Welcome, ahead of the
+// works, when the version its Hello names differs from the hub's set, and
+// again, whole, each time the set changes (customizations.go); nothing
+// before the hub has loaded its set, so an agent keeps what it holds. An
+// agent whose Hello does not say customizations_supported (one that
+// predates them would end the stream on the message) is sent none, and a
+// warning says that the user's rules do not run in its member. The
+// agent's CustomizationsAck is logged, with what it refused as a warning.
+//
 // # The works limit
 //
 // A cluster with more works than Config.MaxWorks keeps its stream, and so

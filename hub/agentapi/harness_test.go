@@ -234,6 +234,9 @@ func describe(m *agentv1.HubMessage) string {
 		return "goodbye " + m.Goodbye.GetReason().String()
 	case *agentv1.HubMessage_CertificateRenewed:
 		return "renewed " + m.CertificateRenewed.GetErrorMessage()
+	case *agentv1.HubMessage_Customizations:
+		return fmt.Sprintf("customizations %s (%d, %d)", m.Customizations.GetVersion(),
+			len(m.Customizations.GetResourceInterpreterCustomizations()), len(m.Customizations.GetWebhookConfigurations()))
 	}
 	return fmt.Sprintf("unexpected %T", m.GetMessage())
 }

@@ -71,6 +71,8 @@ func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessa
 		s.leases.Heartbeat(st.cluster, m.Heartbeat)
 	case *agentv1.AgentMessage_CertificateRenewal:
 		return s.renew(ctx, st, m.CertificateRenewal)
+	case *agentv1.AgentMessage_CustomizationsAck:
+		st.customizationsAck(m.CustomizationsAck)
 	case *agentv1.AgentMessage_Hello:
 		return fmt.Errorf("%w: Hello is allowed only as the first message of a stream", ErrProtocol)
 	default:

@@ -81,12 +81,12 @@ func (st *stream) setCertificate(cert *x509.Certificate) {
 	st.mu.Unlock()
 }
 
-// begin sets the session and its limit, queues welcome before it, and
-// lets the receiver go on.
-func (st *stream) begin(welcome *agentv1.HubMessage, s *syncstate.Session, lim *limit) {
+// begin sets the session and its limit, queues control (Welcome, then the
+// customizations) before it, and lets the receiver go on.
+func (st *stream) begin(control []*agentv1.HubMessage, s *syncstate.Session, lim *limit) {
 	st.mu.Lock()
 	st.session, st.limit = s, lim
-	st.control = append(st.control, welcome)
+	st.control = append(st.control, control...)
 	st.mu.Unlock()
 	st.reportWithheld()
 	close(st.ready)

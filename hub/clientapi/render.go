@@ -19,7 +19,8 @@ import (
 )
 
 // run is the detector-free path of one template: choose its policy as the
-// detector would (detector.Choose, ignoring any stored claim), build the
+// detector would (detector.Choose, ignoring any stored claim, or
+// namespace auto-propagation for a Namespace none matches), build the
 // binding spec (detector.BuildSpec: replicas and requirements from the
 // interpreter), schedule, then render each target cluster: replicas
 // revised for Divided placements, override policies applied.
@@ -30,11 +31,17 @@ func (b *backend) run(ctx context.Context, it *item, e *env) (*hubv1.Placement, 
 		return nil, nil, err
 	}
 	p := detector.Choose(t, e.pps, e.cpps)
+	auto := p == nil && b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t)
+	if auto {
+		p = detector.NamespacePolicy() // no policy to name: namespace auto-propagation
+	}
 	if p == nil {
 		pl.Message = "no propagation policy matches the template"
 		return pl, nil, nil
 	}
-	pl.Policy = simulatedPolicyRef(p)
+	if !auto {
+		pl.Policy = simulatedPolicyRef(p)
+	}
 	spec, err := detector.BuildSpec(ctx, t, p, b.interp)
 	if err != nil {
 		pl.Message = err.Error()

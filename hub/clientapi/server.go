@@ -13,6 +13,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -54,6 +55,11 @@ type Config struct {
 	// scripts at Apply; zero takes luavm.DefaultLimits, which the hub's
 	// interpreter also uses.
 	LuaLimits luavm.Limits
+	// Namespaces, when set, is the detector's filter with namespace
+	// auto-propagation on: Simulate then places a Namespace no
+	// ClusterPropagationPolicy matches as the detector does (every
+	// cluster). Nil: namespace auto-propagation is off.
+	Namespaces *detector.Filter
 }
 
 // Leases is what ClusterService reads of the clusters' leases; the hub's

@@ -7,6 +7,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/detector"
 )
 
 const apiDeployment = `
@@ -116,5 +117,42 @@ func TestSimulateReportsInvalidInputs(t *testing.T) {
 	_, err = c.placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: fixture(t, "web.yaml")})
 	if err == nil {
 		t.Errorf("Simulate with three templates = nil error; want InvalidArgument")
+	}
+}
+
+// TestSimulateNamespace: with namespace auto-propagation on, a Namespace
+// that no ClusterPropagationPolicy matches is placed on every cluster, as
+// the detector places it, with no policy named; a skipped one, and any
+// with auto-propagation off, is not.
+func TestSimulateNamespace(t *testing.T) {
+	filter, err := detector.NewFilter(detector.DefaultSkippedNamespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := func(name string) []byte {
+		return []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `"}}`)
+	}
+	for _, tc := range []struct {
+		name     string
+		cfg      clientapi.Config
+		template []byte
+		clusters int
+	}{
+		{"auto-propagated", clientapi.Config{Namespaces: filter}, ns("shop"), 3},
+		{"skipped", clientapi.Config{Namespaces: filter}, ns("kube-extra"), 0},
+		{"auto-propagation off", clientapi.Config{}, ns("shop"), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := startHub(t, tc.cfg)
+			putClusters(t, h)
+			resp, err := h.dial(t, viewer).placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: tc.template})
+			if err != nil {
+				t.Fatalf("Simulate: %v", err)
+			}
+			pl := resp.GetPlacement()
+			if len(pl.GetClusters()) != tc.clusters || pl.GetPolicy() != nil || pl.GetScheduled() != (tc.clusters > 0) {
+				t.Errorf("Simulate(%s) = %v; want %d clusters, scheduled %v, no policy", tc.template, pl, tc.clusters, tc.clusters > 0)
+			}
+		})
 	}
 }

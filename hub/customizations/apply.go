@@ -26,7 +26,7 @@ func (w *Watcher) load(kvs []store.KV) {
 		case KindCustomization:
 			if c, ok := w.decodeCustomization(ref.Name, kv.Value); ok {
 				rics = append(rics, c)
-				loaded[ref.Name] = applied{modRevision: kv.Revision, scope: TargetScope(c.Spec.Target)}
+				loaded[ref.Name] = applied{modRevision: kv.Revision, scope: TargetScope(c.Spec.Target), raw: kv.Value}
 			}
 		case KindWebhook:
 			seen[ref.Name] = true
@@ -43,6 +43,7 @@ func (w *Watcher) load(kvs []store.KV) {
 			changed.add(a.scope)
 		}
 	}
+	w.publishSet()
 	w.feed.publish(changed)
 	if !w.loaded {
 		w.loaded = true
@@ -69,26 +70,31 @@ func differing(before, after map[string]applied) Scope {
 	return sc
 }
 
-// apply follows one watched change and publishes its scope once the target
-// has it.
+// apply follows one watched change and publishes it once the target has
+// it: the set to agents first, then the scope to subscribers.
 func (w *Watcher) apply(ctx context.Context, ev store.Event) {
 	ref, ok := store.ParseObjectKey(ev.KV.Key)
 	if !ok {
 		return
 	}
+	var sc Scope
 	switch ref.Kind {
 	case KindCustomization:
-		w.feed.publish(w.applyCustomization(ctx, ref.Name, ev))
+		sc = w.applyCustomization(ctx, ref.Name, ev)
 	case KindWebhook:
 		if ev.Type == store.EventDelete {
 			w.target.RemoveWebhookConfiguration(ref.Name)
-			w.feed.publish(w.webhooks[ref.Name].scope)
+			sc = w.webhooks[ref.Name].scope
 			delete(w.webhooks, ref.Name)
 			w.log.Info("webhook configuration removed", "name", ref.Name)
-			return
+			break
 		}
-		w.feed.publish(w.applyWebhook(ref.Name, ev.KV))
+		sc = w.applyWebhook(ref.Name, ev.KV)
+	default:
+		return
 	}
+	w.publishSet()
+	w.feed.publish(sc)
 }
 
 // applyCustomization applies or removes one customization and returns the
@@ -110,7 +116,7 @@ func (w *Watcher) applyCustomization(ctx context.Context, name string, ev store.
 		w.log.Warn("customization refused, keeping the previous version", "name", name, "error", err)
 		return Scope{}
 	}
-	cur := applied{modRevision: ev.KV.Revision, scope: TargetScope(c.Spec.Target)}
+	cur := applied{modRevision: ev.KV.Revision, scope: TargetScope(c.Spec.Target), raw: ev.KV.Value}
 	w.rics[name] = cur
 	w.log.Info("customization applied", "name", name)
 	var sc Scope
@@ -141,7 +147,7 @@ func (w *Watcher) applyWebhook(name string, kv store.KV) Scope {
 		return Scope{}
 	}
 	prev, had := w.webhooks[name]
-	cur := applied{modRevision: kv.Revision, scope: WebhookScope(&cfg)}
+	cur := applied{modRevision: kv.Revision, scope: WebhookScope(&cfg), raw: kv.Value}
 	w.webhooks[name] = cur
 	w.log.Debug("webhook configuration applied", "name", name)
 	if had && prev.modRevision == cur.modRevision {

@@ -32,7 +32,18 @@
 // widen to every kind), so a subscriber never blocks the watcher. A refused
 // customization concerns nothing: the target keeps the previous version.
 //
-// It imports hub/store, the interpreter's customization and webhook types and
+// # What agents receive
+//
+// Agents run Retain, InterpretStatus and InterpretHealth with the same
+// customizations (DESIGN §6). After each change the target has taken, and
+// after the first load, the watcher makes the stored objects it applied
+// the set agents are to hold (set.go): hub/agentapi reads it with
+// Customizations, which also returns a channel closed when a newer set
+// replaces it, and sends it to every agent whose version differs. The
+// version is a hash of names and contents, empty for the empty set. A set
+// over MaxSetBytes is not sent (logged as an error): agents keep theirs.
+//
+// It imports hub/store, the generated agent protocol, the interpreter's customization and webhook types and
 // the config API group name; the interpreter itself is consumed through the
 // small Target interface.
 package customizations

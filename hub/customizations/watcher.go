@@ -50,6 +50,8 @@ type Watcher struct {
 	// it is. Only Run's goroutine closes it.
 	synced chan struct{}
 	loaded bool
+	// set is what target holds, as agents receive it (set.go).
+	set set
 }
 
 // applied is the stored version of an object applied to the target and
@@ -57,6 +59,7 @@ type Watcher struct {
 type applied struct {
 	modRevision int64
 	scope       Scope
+	raw         []byte // the stored object, sent to agents
 }
 
 // New returns a watcher of st feeding target.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter/webhook"
 )
@@ -248,5 +249,100 @@ func waitScope(t *testing.T, sub *Subscription) Scope {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no change told within 10s")
 		return Scope{}
+	}
+}
+
+// TestWatcherPublishesTheSetForAgents: the set agents receive is what the
+// target holds, versioned by content: a change closes the previous set's
+// channel and brings a new version, a relist of unchanged objects does
+// not, and removing everything gives the empty set with the empty version.
+func TestWatcherPublishesTheSetForAgents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := func(kind, name string) string {
+		return store.ObjectKey(store.ObjectRef{Group: configv1alpha1.GroupName, Kind: kind, Name: name})
+	}
+	put := func(k, v string) {
+		if _, err := st.Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := New(st, &target{}, hclog.NewNullLogger())
+	if set, _ := w.Customizations(); set != nil {
+		t.Fatalf("Customizations before the first load = %v; want nil", set)
+	}
+	put(key(KindCustomization, "b"), ricFor("b", "Widget"))
+	put(key(KindCustomization, "a"), ricFor("a", "Gadget"))
+	done := make(chan error, 1)
+	rctx, stop := context.WithCancel(ctx)
+	go func() { done <- w.Run(rctx) }()
+	<-w.Synced()
+	first, changed := w.Customizations()
+	if got := first.GetResourceInterpreterCustomizations(); len(got) != 2 || string(got[0]) != ricFor("a", "Gadget") || first.GetVersion() == "" {
+		t.Fatalf("first set = %d customizations, version %q; want a then b, with a version", len(got), first.GetVersion())
+	}
+
+	put(key(KindWebhook, "hooks"), hooks)
+	second := waitSet(t, w, changed)
+	if len(second.GetWebhookConfigurations()) != 1 || second.GetVersion() == first.GetVersion() {
+		t.Fatalf("set after a webhook configuration: %d webhook configurations, version %q (was %q); want 1 and a new version",
+			len(second.GetWebhookConfigurations()), second.GetVersion(), first.GetVersion())
+	}
+	_, changed = w.Customizations()
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.load(mustList(ctx, t, st))
+	select {
+	case <-changed:
+		t.Fatal("a relist of unchanged objects replaced the set")
+	default:
+	}
+	for _, k := range []string{key(KindCustomization, "a"), key(KindCustomization, "b"), key(KindWebhook, "hooks")} {
+		if _, err := st.Delete(ctx, k, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.load(mustList(ctx, t, st))
+	if empty := waitSet(t, w, changed); empty.GetVersion() != "" || len(empty.GetResourceInterpreterCustomizations())+len(empty.GetWebhookConfigurations()) != 0 {
+		t.Errorf("set after removing everything = %v; want the empty set, version \"\"", empty)
+	}
+}
+
+// waitSet waits until changed is closed and returns the new set.
+func waitSet(t *testing.T, w *Watcher, changed <-chan struct{}) *agentv1.Customizations {
+	t.Helper()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("set not replaced within 10s")
+	}
+	set, _ := w.Customizations()
+	return set
+}
+
+// TestSetOverTheBoundIsNotPublished: a set over MaxSetBytes is not sent;
+// agents keep the one they have.
+func TestSetOverTheBoundIsNotPublished(t *testing.T) {
+	w := New(nil, &target{}, hclog.NewNullLogger())
+	w.rics["small"] = applied{raw: []byte(ricFor("small", "Widget"))}
+	w.publishSet()
+	small, changed := w.Customizations()
+	w.rics["big"] = applied{raw: make([]byte, MaxSetBytes)}
+	w.publishSet()
+	select {
+	case <-changed:
+		got, _ := w.Customizations()
+		t.Fatalf("a set over MaxSetBytes was published (%d customizations)", len(got.GetResourceInterpreterCustomizations()))
+	default:
+	}
+	if got, _ := w.Customizations(); got != small {
+		t.Errorf("set after one over the bound = %v; want the previous one", got)
 	}
 }

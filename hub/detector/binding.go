@@ -122,8 +122,15 @@ type Want struct {
 	Spec workv1alpha1.ResourceBindingSpec
 	// Keep leaves the existing policy part and claim as they are.
 	Keep bool
-	// Release removes the claim and leaves the policy part as it is.
+	// Release removes the claim and leaves the policy part as it is,
+	// except the placement when Pin is set.
 	Release bool
+	// Auto marks the binding auto-propagated (no claim) with Spec's
+	// policy part (a Namespace no policy claims).
+	Auto bool
+	// Pin, with Release, replaces the placement: an auto-propagated
+	// Namespace opted out stays on its clusters only.
+	Pin *policyv1alpha1.Placement
 	// RequiredBy lists the bindings that need this template as a
 	// dependency, sorted.
 	RequiredBy []workv1alpha1.BindingSnapshot
@@ -150,6 +157,13 @@ func Merge(existing *workv1alpha1.ResourceBinding, t *Template, want Want) *work
 	switch {
 	case want.Release:
 		setClaim(b, nil)
+		if want.Pin != nil {
+			b.Spec.Placement = want.Pin
+		}
+	case want.Auto:
+		setClaim(b, nil)
+		b.Labels[LabelAutoPropagated] = "true"
+		setOwned(b, want.Spec)
 	case !want.Keep:
 		setClaim(b, want.Policy)
 		setOwned(b, want.Spec)
@@ -185,23 +199,24 @@ func setOwned(b *workv1alpha1.ResourceBinding, s workv1alpha1.ResourceBindingSpe
 	}
 }
 
-// setClaim writes p's claim metadata (removing any other claim), or
-// removes every claim when p is nil.
+// setClaim writes p's claim metadata (removing any other claim and the
+// auto-propagation mark), or removes every claim when p is nil. It leaves
+// the label and annotation maps non-nil.
 func setClaim(b *workv1alpha1.ResourceBinding, p *Policy) {
-	for _, k := range []string{LabelPPPermanentID, LabelCPPPermanentID} {
+	for _, k := range []string{LabelPPPermanentID, LabelCPPPermanentID, LabelAutoPropagated} {
 		delete(b.Labels, k)
 	}
 	for _, k := range []string{AnnotationPPNamespace, AnnotationPPName, AnnotationCPPName} {
 		delete(b.Annotations, k)
-	}
-	if p == nil {
-		return
 	}
 	if b.Labels == nil {
 		b.Labels = map[string]string{}
 	}
 	if b.Annotations == nil {
 		b.Annotations = map[string]string{}
+	}
+	if p == nil {
+		return
 	}
 	if p.Ref.Cluster {
 		b.Labels[LabelCPPPermanentID] = p.ID

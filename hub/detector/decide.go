@@ -22,12 +22,16 @@ type Current struct {
 	// claim: its policy was deleted or stopped matching, and it keeps
 	// propagating (Karmada keeps the binding) until a policy takes it.
 	Released bool
+	// Auto is true for a Namespace's binding that auto-propagation owns
+	// (no claim, LabelAutoPropagated).
+	Auto bool
 }
 
-// owned reports whether the template has a binding of its own (claimed or
-// released), as opposed to none or an attached one (a dependency only).
+// owned reports whether the template has a binding of its own (claimed,
+// released or auto-propagated), as opposed to none or an attached one (a
+// dependency only).
 func (c *Current) owned() bool {
-	return c != nil && (c.Claim != nil || c.Released)
+	return c != nil && (c.Claim != nil || c.Released || c.Auto)
 }
 
 // Cause says why a template is being reconciled.
@@ -55,10 +59,13 @@ const (
 	// same when a policy is deleted or stops matching; a matching policy
 	// takes the binding over later.
 	Release
+	// AutoPropagate: a Namespace no policy claims goes to every cluster
+	// (namespace auto-propagation, Karmada's namespace controller).
+	AutoPropagate
 )
 
 func (v Verdict) String() string {
-	return [...]string{"Wait", "Bind", "Keep", "Release"}[v]
+	return [...]string{"Wait", "Bind", "Keep", "Release", "AutoPropagate"}[v]
 }
 
 // Decision is the outcome of Decide.
@@ -87,6 +94,9 @@ type Input struct {
 	// (nil: none). A claim on such a policy with no last good value is
 	// kept as it is: a decode error is never taken as a deleted policy.
 	Undecodable func(PolicyRef) bool
+	// AutoNamespace is true for a Namespace template that auto-propagation
+	// places when no ClusterPropagationPolicy applies (Filter.AutoPropagated).
+	AutoNamespace bool
 }
 
 // Decide chooses the policy for a template (spec §2.2, §2.3): the claiming
@@ -96,10 +106,17 @@ type Input struct {
 // template waits. A template that would wait but has a binding of its own
 // (its policy was deleted or stopped matching) is released: it keeps the
 // binding without a claim, and so its placement, never unbound by a
-// policy change.
+// policy change. A Namespace that would wait is auto-propagated instead
+// when in.AutoNamespace: a ClusterPropagationPolicy that matches it wins,
+// auto-propagation takes what no policy places.
 func Decide(in Input) Decision {
 	d := decide(in)
-	if d.Verdict == Wait && in.Current.owned() {
+	switch {
+	case d.Verdict != Wait:
+		return d
+	case in.AutoNamespace:
+		return Decision{Verdict: AutoPropagate, Reason: d.Reason + "; namespace auto-propagated to every cluster"}
+	case in.Current.owned():
 		return Decision{Verdict: Release, Reason: d.Reason + "; binding kept without a claim"}
 	}
 	return d

@@ -77,6 +77,8 @@ type Detector struct {
 	interp     Interpreter
 	log        hclog.Logger
 	preemption bool
+	// namespaces turns namespace auto-propagation on (namespaces.go).
+	namespaces bool
 	skipped    []string
 	filter     *Filter
 	filterErr  error
@@ -103,7 +105,7 @@ type retry struct {
 
 // New returns a detector over st that interprets templates with interp.
 func New(st *store.Store, interp Interpreter, logger hclog.Logger, opts ...Option) *Detector {
-	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, skipped: DefaultSkippedNamespaces}
+	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, namespaces: true, skipped: DefaultSkippedNamespaces}
 	for _, o := range opts {
 		o(d)
 	}

@@ -249,7 +249,9 @@ func TestRestartWritesNothing(t *testing.T) {
 	e.put(`{"apiVersion":"example.io/v1","kind":"Widget","metadata":{"name":"w","namespace":"prod"}}`)
 	e.put(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"viewer"}}`)
 	e.waitClaim(widgetRef, ppRef("prod", "lazy"))
-	e.waitFor("5 bindings", func() bool { return len(e.revisions()) == 5 })
+	// Deployment, ConfigMap, Secret, Widget, ClusterRole, and the
+	// Namespace prod the detector created on the hub and auto-propagates.
+	e.waitFor("6 bindings", func() bool { return len(e.revisions()) == 6 })
 	e.probe("prod", 1)
 	before := e.revisions()
 	stop()

@@ -28,6 +28,33 @@
 // preemption (`preemption: Always`, on by default in Tether, see
 // WithPreemption).
 //
+// # Namespaces (namespaces.go)
+//
+// As Karmada's namespace controller, every Namespace template goes to
+// every cluster with no policy: Decide gives verdict AutoPropagate to a
+// Namespace that no ClusterPropagationPolicy claims (one that matches it
+// wins, and deleting it gives the Namespace back), and its binding,
+// labelled namespace.tether.io/auto-propagated, places it on every
+// cluster whatever the taints, Duplicated, conflictResolution Abort (a
+// namespace a member already has is not taken over). Not propagated:
+// "default", the reserved namespaces, those matching the skipped patterns
+// (WithSkippedNamespaces, default kube-.*), Namespaces labelled
+// namespace.karmada.io/skip-auto-propagation: "true" (or
+// namespace.tether.io/…), and every Namespace with
+// WithNamespacePropagation(false). A Namespace opted out after it was
+// propagated keeps its binding, pinned to the clusters it is on: nothing
+// is removed from a member, and no new cluster gets it (Karmada's
+// documented behaviour).
+//
+// Unlike a Kubernetes API server, the hub accepts a template in a
+// namespace it has no Namespace for; the detector then creates that
+// Namespace on the hub (label namespace.tether.io/auto-created), so that
+// the template finds it in every member with no extra policy. It never
+// deletes or changes one; deleted while templates remain in it, it is
+// created again. Deleting a Namespace template makes the agents delete
+// the member namespace only when it holds nothing Tether does not own for
+// that work (agent/apply); un-placing one orphans it.
+//
 // # Where Tether differs from Karmada (also in README.md)
 //
 //   - The claim is recorded on the binding (labels and annotations with

@@ -52,6 +52,11 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 	if t != nil && d.filter.Ignored(t) {
 		return nil
 	}
+	if t != nil {
+		if err := d.ensureNamespace(ctx, t); err != nil {
+			return err
+		}
+	}
 	cur, exists := d.idx.bindings[ref]
 	if t == nil && d.idx.broken.templates[ref] != "" {
 		// Undecodable since before this start: never taken as absent.
@@ -91,11 +96,12 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 		return Want{}, false, nil
 	}
 	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption,
-		Undecodable: func(p PolicyRef) bool { _, ok := d.idx.broken.policies[p]; return ok }}
+		Undecodable:   func(p PolicyRef) bool { _, ok := d.idx.broken.policies[p]; return ok },
+		AutoNamespace: d.namespaces && d.filter.AutoPropagated(t)}
 	if exists {
-		claim := ClaimOf(cur.B)
+		claim, auto := ClaimOf(cur.B), AutoPropagatedOf(cur.B)
 		in.Current = &Current{Claim: claim, ResourceVersion: cur.B.Spec.Resource.ResourceVersion,
-			Released: claim == nil && cur.B.Spec.Placement != nil}
+			Released: claim == nil && !auto && cur.B.Spec.Placement != nil, Auto: auto}
 	}
 	in.PPs, in.CPPs = d.idx.policiesFor(t.Ref.Namespace)
 	dec := Decide(in)
@@ -116,10 +122,20 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 	case Keep:
 		want.Keep = true
 		log.Trace("keep", "reason", dec.Reason)
+	case AutoPropagate:
+		spec, err := BuildSpec(ctx, t, NamespacePolicy(), d.interp)
+		if err != nil {
+			return Want{}, false, err
+		}
+		want.Auto, want.Spec = true, spec
+		log.Trace("auto-propagate", "reason", dec.Reason)
 	case Release:
 		want.Release = true
 		if in.Current.Claim != nil {
 			log.Info("policy no longer applies; binding kept without a claim, its works stay", "policy", in.Current.Claim.Policy.String(), "reason", dec.Reason)
+		}
+		if in.Current.Auto {
+			return d.optedOut(cur, want)
 		}
 	default:
 		if len(want.RequiredBy) == 0 {
@@ -132,6 +148,22 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 		}
 		want.Spec = AttachedSpec(t, parents)
 	}
+	return want, true, nil
+}
+
+// optedOut is the binding of an auto-propagated Namespace that no longer
+// is (opted out by label, skipped, or auto-propagation turned off): it
+// stays on the clusters it is on, managed, and goes to no other (as in
+// Karmada, the opt-out deletes nothing in the members). A binding on no
+// cluster yet is deleted: nothing was placed.
+func (d *Detector) optedOut(cur storedBinding, want Want) (Want, bool, error) {
+	pin, ok := pinned(cur.B)
+	if !ok {
+		return want, len(want.RequiredBy) > 0, nil
+	}
+	want.Pin = pin
+	d.log.Info("namespace no longer auto-propagated; kept on the clusters it is on",
+		"namespace", cur.B.Spec.Resource.Name, "clusters", pin.ClusterAffinity.ClusterNames)
 	return want, true, nil
 }
 
@@ -167,6 +199,8 @@ func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding
 	claim := ClaimOf(b)
 	policy := "none (dependency)"
 	switch {
+	case AutoPropagatedOf(b):
+		policy = "none (namespace auto-propagation)"
 	case claim != nil:
 		policy = claim.Policy.String()
 	case b.Spec.Placement != nil:

@@ -235,18 +235,25 @@ func (i *Interpreter) InterpretHealth(ctx context.Context, obj *unstructured.Uns
 // Health is the work-status controller's rule: with no hook for the object
 // it is Healthy; an error makes it Unknown.
 func (i *Interpreter) Health(ctx context.Context, obj *unstructured.Unstructured) configv1alpha1.ResourceHealth {
+	h, _ := i.HealthWithError(ctx, obj)
+	return h
+}
+
+// HealthWithError is Health, with the error that made the object Unknown
+// (nil otherwise), for whoever reports why.
+func (i *Interpreter) HealthWithError(ctx context.Context, obj *unstructured.Unstructured) (configv1alpha1.ResourceHealth, error) {
 	if !i.HookEnabled(obj.GroupVersionKind(), configv1alpha1.InterpreterOperationInterpretHealth) {
-		return configv1alpha1.ResourceHealthy
+		return configv1alpha1.ResourceHealthy, nil
 	}
 	healthy, err := i.InterpretHealth(ctx, obj)
 	switch {
 	case err != nil:
 		i.logger.Debug("health unknown", "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "error", err)
-		return configv1alpha1.ResourceUnknown
+		return configv1alpha1.ResourceUnknown, err
 	case healthy:
-		return configv1alpha1.ResourceHealthy
+		return configv1alpha1.ResourceHealthy, nil
 	default:
-		return configv1alpha1.ResourceUnhealthy
+		return configv1alpha1.ResourceUnhealthy, nil
 	}
 }
 

@@ -45,6 +45,7 @@ func TestFleet(t *testing.T) {
 		{"PolicyChangeReschedules", testPolicyChange, true},
 		{"TemplateDeletionCleansMembers", testTemplateDeletion, false},
 		{"KarmadaYAMLUnchanged", testKarmadaYAML, false},
+		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 	}
 	demoOK := true

@@ -696,6 +696,7 @@ type AgentMessage struct {
 	//	*AgentMessage_StatusReport
 	//	*AgentMessage_Heartbeat
 	//	*AgentMessage_CertificateRenewal
+	//	*AgentMessage_CustomizationsAck
 	Message       isAgentMessage_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -783,6 +784,15 @@ func (x *AgentMessage) GetCertificateRenewal() *CertificateRenewal {
 	return nil
 }
 
+func (x *AgentMessage) GetCustomizationsAck() *CustomizationsAck {
+	if x != nil {
+		if x, ok := x.Message.(*AgentMessage_CustomizationsAck); ok {
+			return x.CustomizationsAck
+		}
+	}
+	return nil
+}
+
 type isAgentMessage_Message interface {
 	isAgentMessage_Message()
 }
@@ -813,6 +823,11 @@ type AgentMessage_CertificateRenewal struct {
 	CertificateRenewal *CertificateRenewal `protobuf:"bytes,5,opt,name=certificate_renewal,json=certificateRenewal,proto3,oneof"`
 }
 
+type AgentMessage_CustomizationsAck struct {
+	// The outcome of loading one Customizations version.
+	CustomizationsAck *CustomizationsAck `protobuf:"bytes,6,opt,name=customizations_ack,json=customizationsAck,proto3,oneof"`
+}
+
 func (*AgentMessage_Hello) isAgentMessage_Message() {}
 
 func (*AgentMessage_Ack) isAgentMessage_Message() {}
@@ -822,6 +837,8 @@ func (*AgentMessage_StatusReport) isAgentMessage_Message() {}
 func (*AgentMessage_Heartbeat) isAgentMessage_Message() {}
 
 func (*AgentMessage_CertificateRenewal) isAgentMessage_Message() {}
+
+func (*AgentMessage_CustomizationsAck) isAgentMessage_Message() {}
 
 // HubMessage is one message from the hub to the agent on Connect.
 type HubMessage struct {
@@ -838,6 +855,7 @@ type HubMessage struct {
 	//	*HubMessage_CertificateRenewed
 	//	*HubMessage_Goodbye
 	//	*HubMessage_Settings
+	//	*HubMessage_Customizations
 	Message       isHubMessage_Message `protobuf_oneof:"message"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -952,6 +970,15 @@ func (x *HubMessage) GetSettings() *Settings {
 	return nil
 }
 
+func (x *HubMessage) GetCustomizations() *Customizations {
+	if x != nil {
+		if x, ok := x.Message.(*HubMessage_Customizations); ok {
+			return x.Customizations
+		}
+	}
+	return nil
+}
+
 type isHubMessage_Message interface {
 	isHubMessage_Message()
 }
@@ -996,6 +1023,12 @@ type HubMessage_Settings struct {
 	Settings *Settings `protobuf:"bytes,8,opt,name=settings,proto3,oneof"`
 }
 
+type HubMessage_Customizations struct {
+	// The user's interpreter customizations, the whole set, replacing the
+	// set the agent holds.
+	Customizations *Customizations `protobuf:"bytes,9,opt,name=customizations,proto3,oneof"`
+}
+
 func (*HubMessage_Welcome) isHubMessage_Message() {}
 
 func (*HubMessage_WorkUpsert) isHubMessage_Message() {}
@@ -1011,6 +1044,8 @@ func (*HubMessage_CertificateRenewed) isHubMessage_Message() {}
 func (*HubMessage_Goodbye) isHubMessage_Message() {}
 
 func (*HubMessage_Settings) isHubMessage_Message() {}
+
+func (*HubMessage_Customizations) isHubMessage_Message() {}
 
 // Hello opens a stream: it tells the hub what the agent already holds, so
 // the hub sends only the difference.
@@ -1028,8 +1063,16 @@ type Hello struct {
 	// For every work, the status digest the agent last reported, so the hub
 	// can ask (StatusRequest) for what it lacks instead of receiving all.
 	ReportedStatuses []*ReportedStatus `protobuf:"bytes,4,rep,name=reported_statuses,json=reportedStatuses,proto3" json:"reported_statuses,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The version of the interpreter customizations the agent holds
+	// (Customizations.version), empty when it holds none; the hub sends its
+	// set after Welcome only when its version differs.
+	CustomizationsVersion string `protobuf:"bytes,5,opt,name=customizations_version,json=customizationsVersion,proto3" json:"customizations_version,omitempty"`
+	// The agent loads Customizations. The hub sends none to an agent that
+	// does not say so (one that predates them ends a stream on a message it
+	// does not know), and logs that the user's rules do not run there.
+	CustomizationsSupported bool `protobuf:"varint,6,opt,name=customizations_supported,json=customizationsSupported,proto3" json:"customizations_supported,omitempty"`
+	unknownFields           protoimpl.UnknownFields
+	sizeCache               protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -1088,6 +1131,20 @@ func (x *Hello) GetReportedStatuses() []*ReportedStatus {
 		return x.ReportedStatuses
 	}
 	return nil
+}
+
+func (x *Hello) GetCustomizationsVersion() string {
+	if x != nil {
+		return x.CustomizationsVersion
+	}
+	return ""
+}
+
+func (x *Hello) GetCustomizationsSupported() bool {
+	if x != nil {
+		return x.CustomizationsSupported
+	}
+	return false
 }
 
 // HeldWork is one work an agent holds.
@@ -2798,6 +2855,139 @@ func (x *WorkUpsert) GetBinding() *BindingReference {
 	return nil
 }
 
+// Customizations is the set of the user's interpreter customizations
+// (DESIGN §6): every ResourceInterpreterCustomization and
+// ResourceInterpreterWebhookConfiguration the hub holds. The agent runs
+// Retain, InterpretStatus and InterpretHealth with them in the hub's
+// precedence (Lua customization, webhook, built-in customization, native),
+// persists the set with its works, and loads each new one without a
+// restart. The hub sends it after Welcome when the agent's Hello names
+// another version, ahead of any work, and again, whole, whenever it
+// changes.
+type Customizations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The set's version: a hash of its content, empty for the empty set.
+	Version string `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// The ResourceInterpreterCustomizations, one JSON object each, sorted by
+	// name.
+	ResourceInterpreterCustomizations [][]byte `protobuf:"bytes,2,rep,name=resource_interpreter_customizations,json=resourceInterpreterCustomizations,proto3" json:"resource_interpreter_customizations,omitempty"`
+	// The ResourceInterpreterWebhookConfigurations, one JSON object each,
+	// sorted by name. The agent calls the webhooks from the member cluster;
+	// one it cannot reach is named in the status of the works it concerns.
+	WebhookConfigurations [][]byte `protobuf:"bytes,3,rep,name=webhook_configurations,json=webhookConfigurations,proto3" json:"webhook_configurations,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *Customizations) Reset() {
+	*x = Customizations{}
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Customizations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Customizations) ProtoMessage() {}
+
+func (x *Customizations) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Customizations.ProtoReflect.Descriptor instead.
+func (*Customizations) Descriptor() ([]byte, []int) {
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Customizations) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *Customizations) GetResourceInterpreterCustomizations() [][]byte {
+	if x != nil {
+		return x.ResourceInterpreterCustomizations
+	}
+	return nil
+}
+
+func (x *Customizations) GetWebhookConfigurations() [][]byte {
+	if x != nil {
+		return x.WebhookConfigurations
+	}
+	return nil
+}
+
+// CustomizationsAck reports that the agent loaded a Customizations
+// version, and what of it it refused.
+type CustomizationsAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The version loaded.
+	Version string `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// One line per customization or webhook configuration the agent refused
+	// (it does not decode or does not validate), naming it and why; empty
+	// when it loaded all.
+	Refused       []string `protobuf:"bytes,2,rep,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CustomizationsAck) Reset() {
+	*x = CustomizationsAck{}
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CustomizationsAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CustomizationsAck) ProtoMessage() {}
+
+func (x *CustomizationsAck) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CustomizationsAck.ProtoReflect.Descriptor instead.
+func (*CustomizationsAck) Descriptor() ([]byte, []int) {
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CustomizationsAck) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *CustomizationsAck) GetRefused() []string {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
 // WorkDelete removes a work the hub positively knows is gone. The agent acts
 // on it only from the hub identity its works came from, and only after that
 // hub's SyncDone on some stream.
@@ -2818,7 +3008,7 @@ type WorkDelete struct {
 
 func (x *WorkDelete) Reset() {
 	*x = WorkDelete{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2830,7 +3020,7 @@ func (x *WorkDelete) String() string {
 func (*WorkDelete) ProtoMessage() {}
 
 func (x *WorkDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2843,7 +3033,7 @@ func (x *WorkDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkDelete.ProtoReflect.Descriptor instead.
 func (*WorkDelete) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WorkDelete) GetWorkKey() string {
@@ -2892,7 +3082,7 @@ type SyncDone struct {
 
 func (x *SyncDone) Reset() {
 	*x = SyncDone{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2904,7 +3094,7 @@ func (x *SyncDone) String() string {
 func (*SyncDone) ProtoMessage() {}
 
 func (x *SyncDone) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2917,7 +3107,7 @@ func (x *SyncDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncDone.ProtoReflect.Descriptor instead.
 func (*SyncDone) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SyncDone) GetWorkCount() int32 {
@@ -2953,7 +3143,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3155,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3168,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StatusRequest) GetWorkKeys() []string {
@@ -3007,7 +3197,7 @@ type CertificateRenewed struct {
 
 func (x *CertificateRenewed) Reset() {
 	*x = CertificateRenewed{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3019,7 +3209,7 @@ func (x *CertificateRenewed) String() string {
 func (*CertificateRenewed) ProtoMessage() {}
 
 func (x *CertificateRenewed) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3032,7 +3222,7 @@ func (x *CertificateRenewed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertificateRenewed.ProtoReflect.Descriptor instead.
 func (*CertificateRenewed) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CertificateRenewed) GetCertificatePem() []byte {
@@ -3079,7 +3269,7 @@ type Goodbye struct {
 
 func (x *Goodbye) Reset() {
 	*x = Goodbye{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3091,7 +3281,7 @@ func (x *Goodbye) String() string {
 func (*Goodbye) ProtoMessage() {}
 
 func (x *Goodbye) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3104,7 +3294,7 @@ func (x *Goodbye) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Goodbye.ProtoReflect.Descriptor instead.
 func (*Goodbye) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Goodbye) GetReason() DisconnectReason {
@@ -3143,14 +3333,15 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\x0fcertificate_pem\x18\x01 \x01(\fR\x0ecertificatePem\x12\"\n" +
 	"\rca_bundle_pem\x18\x02 \x01(\fR\vcaBundlePem\x12!\n" +
 	"\fcluster_name\x18\x03 \x01(\tR\vclusterName\x127\n" +
-	"\tnot_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bnotAfter\"\xcd\x02\n" +
+	"\tnot_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bnotAfter\"\xa2\x03\n" +
 	"\fAgentMessage\x12.\n" +
 	"\x05hello\x18\x01 \x01(\v2\x16.tether.agent.v1.HelloH\x00R\x05hello\x12(\n" +
 	"\x03ack\x18\x02 \x01(\v2\x14.tether.agent.v1.AckH\x00R\x03ack\x12D\n" +
 	"\rstatus_report\x18\x03 \x01(\v2\x1d.tether.agent.v1.StatusReportH\x00R\fstatusReport\x12:\n" +
 	"\theartbeat\x18\x04 \x01(\v2\x1a.tether.agent.v1.HeartbeatH\x00R\theartbeat\x12V\n" +
-	"\x13certificate_renewal\x18\x05 \x01(\v2#.tether.agent.v1.CertificateRenewalH\x00R\x12certificateRenewalB\t\n" +
-	"\amessage\"\x97\x04\n" +
+	"\x13certificate_renewal\x18\x05 \x01(\v2#.tether.agent.v1.CertificateRenewalH\x00R\x12certificateRenewal\x12S\n" +
+	"\x12customizations_ack\x18\x06 \x01(\v2\".tether.agent.v1.CustomizationsAckH\x00R\x11customizationsAckB\t\n" +
+	"\amessage\"\xe2\x04\n" +
 	"\n" +
 	"HubMessage\x124\n" +
 	"\awelcome\x18\x01 \x01(\v2\x18.tether.agent.v1.WelcomeH\x00R\awelcome\x12>\n" +
@@ -3162,14 +3353,17 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\x0estatus_request\x18\x05 \x01(\v2\x1e.tether.agent.v1.StatusRequestH\x00R\rstatusRequest\x12V\n" +
 	"\x13certificate_renewed\x18\x06 \x01(\v2#.tether.agent.v1.CertificateRenewedH\x00R\x12certificateRenewed\x124\n" +
 	"\agoodbye\x18\a \x01(\v2\x18.tether.agent.v1.GoodbyeH\x00R\agoodbye\x127\n" +
-	"\bsettings\x18\b \x01(\v2\x19.tether.agent.v1.SettingsH\x00R\bsettingsB\t\n" +
-	"\amessage\"\xe0\x01\n" +
+	"\bsettings\x18\b \x01(\v2\x19.tether.agent.v1.SettingsH\x00R\bsettings\x12I\n" +
+	"\x0ecustomizations\x18\t \x01(\v2\x1f.tether.agent.v1.CustomizationsH\x00R\x0ecustomizationsB\t\n" +
+	"\amessage\"\xd2\x02\n" +
 	"\x05Hello\x12#\n" +
 	"\ragent_version\x18\x01 \x01(\tR\fagentVersion\x12*\n" +
 	"\x11last_hub_identity\x18\x02 \x01(\tR\x0flastHubIdentity\x128\n" +
 	"\n" +
 	"held_works\x18\x03 \x03(\v2\x19.tether.agent.v1.HeldWorkR\theldWorks\x12L\n" +
-	"\x11reported_statuses\x18\x04 \x03(\v2\x1f.tether.agent.v1.ReportedStatusR\x10reportedStatuses\"?\n" +
+	"\x11reported_statuses\x18\x04 \x03(\v2\x1f.tether.agent.v1.ReportedStatusR\x10reportedStatuses\x125\n" +
+	"\x16customizations_version\x18\x05 \x01(\tR\x15customizationsVersion\x129\n" +
+	"\x18customizations_supported\x18\x06 \x01(\bR\x17customizationsSupported\"?\n" +
 	"\bHeldWork\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"j\n" +
@@ -3315,7 +3509,14 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\tmanifests\x18\x03 \x03(\fR\tmanifests\x12B\n" +
 	"\rapply_options\x18\x04 \x01(\v2\x1d.tether.agent.v1.ApplyOptionsR\fapplyOptions\x12;\n" +
-	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\"\xa8\x01\n" +
+	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\"\xb1\x01\n" +
+	"\x0eCustomizations\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\x12N\n" +
+	"#resource_interpreter_customizations\x18\x02 \x03(\fR!resourceInterpreterCustomizations\x125\n" +
+	"\x16webhook_configurations\x18\x03 \x03(\fR\x15webhookConfigurations\"G\n" +
+	"\x11CustomizationsAck\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\x12\x18\n" +
+	"\arefused\x18\x02 \x03(\tR\arefused\"\xa8\x01\n" +
 	"\n" +
 	"WorkDelete\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12H\n" +
@@ -3401,7 +3602,7 @@ func file_tether_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(ApplyResult)(0),              // 0: tether.agent.v1.ApplyResult
 	(Health)(0),                   // 1: tether.agent.v1.Health
@@ -3440,89 +3641,93 @@ var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(*ApplyOptions)(nil),          // 34: tether.agent.v1.ApplyOptions
 	(*BindingReference)(nil),      // 35: tether.agent.v1.BindingReference
 	(*WorkUpsert)(nil),            // 36: tether.agent.v1.WorkUpsert
-	(*WorkDelete)(nil),            // 37: tether.agent.v1.WorkDelete
-	(*SyncDone)(nil),              // 38: tether.agent.v1.SyncDone
-	(*StatusRequest)(nil),         // 39: tether.agent.v1.StatusRequest
-	(*CertificateRenewed)(nil),    // 40: tether.agent.v1.CertificateRenewed
-	(*Goodbye)(nil),               // 41: tether.agent.v1.Goodbye
-	nil,                           // 42: tether.agent.v1.Topology.LabelsEntry
-	nil,                           // 43: tether.agent.v1.ResourceSummary.AllocatableEntry
-	nil,                           // 44: tether.agent.v1.ResourceSummary.AllocatedEntry
-	nil,                           // 45: tether.agent.v1.ResourceSummary.AllocatingEntry
-	nil,                           // 46: tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	nil,                           // 47: tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	nil,                           // 48: tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 50: google.protobuf.Duration
+	(*Customizations)(nil),        // 37: tether.agent.v1.Customizations
+	(*CustomizationsAck)(nil),     // 38: tether.agent.v1.CustomizationsAck
+	(*WorkDelete)(nil),            // 39: tether.agent.v1.WorkDelete
+	(*SyncDone)(nil),              // 40: tether.agent.v1.SyncDone
+	(*StatusRequest)(nil),         // 41: tether.agent.v1.StatusRequest
+	(*CertificateRenewed)(nil),    // 42: tether.agent.v1.CertificateRenewed
+	(*Goodbye)(nil),               // 43: tether.agent.v1.Goodbye
+	nil,                           // 44: tether.agent.v1.Topology.LabelsEntry
+	nil,                           // 45: tether.agent.v1.ResourceSummary.AllocatableEntry
+	nil,                           // 46: tether.agent.v1.ResourceSummary.AllocatedEntry
+	nil,                           // 47: tether.agent.v1.ResourceSummary.AllocatingEntry
+	nil,                           // 48: tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	nil,                           // 49: tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	nil,                           // 50: tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
 }
 var file_tether_agent_v1_agent_proto_depIdxs = []int32{
 	21, // 0: tether.agent.v1.RegisterRequest.topology:type_name -> tether.agent.v1.Topology
-	49, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
+	51, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
 	12, // 2: tether.agent.v1.AgentMessage.hello:type_name -> tether.agent.v1.Hello
 	15, // 3: tether.agent.v1.AgentMessage.ack:type_name -> tether.agent.v1.Ack
 	18, // 4: tether.agent.v1.AgentMessage.status_report:type_name -> tether.agent.v1.StatusReport
 	20, // 5: tether.agent.v1.AgentMessage.heartbeat:type_name -> tether.agent.v1.Heartbeat
 	28, // 6: tether.agent.v1.AgentMessage.certificate_renewal:type_name -> tether.agent.v1.CertificateRenewal
-	29, // 7: tether.agent.v1.HubMessage.welcome:type_name -> tether.agent.v1.Welcome
-	36, // 8: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
-	37, // 9: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
-	38, // 10: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
-	39, // 11: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
-	40, // 12: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
-	41, // 13: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
-	30, // 14: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
-	13, // 15: tether.agent.v1.Hello.held_works:type_name -> tether.agent.v1.HeldWork
-	14, // 16: tether.agent.v1.Hello.reported_statuses:type_name -> tether.agent.v1.ReportedStatus
-	0,  // 17: tether.agent.v1.Ack.result:type_name -> tether.agent.v1.ApplyResult
-	16, // 18: tether.agent.v1.Ack.objects:type_name -> tether.agent.v1.ObjectResult
-	17, // 19: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
-	0,  // 20: tether.agent.v1.ObjectResult.result:type_name -> tether.agent.v1.ApplyResult
-	19, // 21: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
-	49, // 22: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
-	17, // 23: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
-	1,  // 24: tether.agent.v1.ManifestStatus.health:type_name -> tether.agent.v1.Health
-	22, // 25: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
-	25, // 26: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
-	27, // 27: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
-	21, // 28: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
-	42, // 29: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
-	43, // 30: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
-	44, // 31: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
-	45, // 32: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
-	23, // 33: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
-	24, // 34: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
-	46, // 35: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	47, // 36: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	48, // 37: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	26, // 38: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
-	2,  // 39: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
-	49, // 40: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	30, // 41: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
-	50, // 42: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
-	50, // 43: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
-	50, // 44: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
-	31, // 45: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
-	32, // 46: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
-	33, // 47: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
-	3,  // 48: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
-	4,  // 49: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
-	5,  // 50: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	34, // 51: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
-	35, // 52: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
-	5,  // 53: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	6,  // 54: tether.agent.v1.WorkDelete.reason:type_name -> tether.agent.v1.DeleteReason
-	49, // 55: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
-	7,  // 56: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
-	50, // 57: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
-	8,  // 58: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
-	10, // 59: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
-	9,  // 60: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
-	11, // 61: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
-	60, // [60:62] is the sub-list for method output_type
-	58, // [58:60] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	38, // 7: tether.agent.v1.AgentMessage.customizations_ack:type_name -> tether.agent.v1.CustomizationsAck
+	29, // 8: tether.agent.v1.HubMessage.welcome:type_name -> tether.agent.v1.Welcome
+	36, // 9: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
+	39, // 10: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
+	40, // 11: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
+	41, // 12: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
+	42, // 13: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
+	43, // 14: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
+	30, // 15: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
+	37, // 16: tether.agent.v1.HubMessage.customizations:type_name -> tether.agent.v1.Customizations
+	13, // 17: tether.agent.v1.Hello.held_works:type_name -> tether.agent.v1.HeldWork
+	14, // 18: tether.agent.v1.Hello.reported_statuses:type_name -> tether.agent.v1.ReportedStatus
+	0,  // 19: tether.agent.v1.Ack.result:type_name -> tether.agent.v1.ApplyResult
+	16, // 20: tether.agent.v1.Ack.objects:type_name -> tether.agent.v1.ObjectResult
+	17, // 21: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
+	0,  // 22: tether.agent.v1.ObjectResult.result:type_name -> tether.agent.v1.ApplyResult
+	19, // 23: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
+	51, // 24: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
+	17, // 25: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
+	1,  // 26: tether.agent.v1.ManifestStatus.health:type_name -> tether.agent.v1.Health
+	22, // 27: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
+	25, // 28: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
+	27, // 29: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
+	21, // 30: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
+	44, // 31: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
+	45, // 32: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
+	46, // 33: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
+	47, // 34: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
+	23, // 35: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
+	24, // 36: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
+	48, // 37: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	49, // 38: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	50, // 39: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	26, // 40: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
+	2,  // 41: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
+	51, // 42: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	30, // 43: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
+	52, // 44: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
+	52, // 45: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
+	52, // 46: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
+	31, // 47: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
+	32, // 48: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
+	33, // 49: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
+	3,  // 50: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
+	4,  // 51: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
+	5,  // 52: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	34, // 53: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
+	35, // 54: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
+	5,  // 55: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	6,  // 56: tether.agent.v1.WorkDelete.reason:type_name -> tether.agent.v1.DeleteReason
+	51, // 57: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
+	7,  // 58: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
+	52, // 59: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
+	8,  // 60: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
+	10, // 61: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
+	9,  // 62: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
+	11, // 63: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
+	62, // [62:64] is the sub-list for method output_type
+	60, // [60:62] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_tether_agent_v1_agent_proto_init() }
@@ -3536,6 +3741,7 @@ func file_tether_agent_v1_agent_proto_init() {
 		(*AgentMessage_StatusReport)(nil),
 		(*AgentMessage_Heartbeat)(nil),
 		(*AgentMessage_CertificateRenewal)(nil),
+		(*AgentMessage_CustomizationsAck)(nil),
 	}
 	file_tether_agent_v1_agent_proto_msgTypes[3].OneofWrappers = []any{
 		(*HubMessage_Welcome)(nil),
@@ -3546,6 +3752,7 @@ func file_tether_agent_v1_agent_proto_init() {
 		(*HubMessage_CertificateRenewed)(nil),
 		(*HubMessage_Goodbye)(nil),
 		(*HubMessage_Settings)(nil),
+		(*HubMessage_Customizations)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3553,7 +3760,7 @@ func file_tether_agent_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_agent_v1_agent_proto_rawDesc), len(file_tether_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   41,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

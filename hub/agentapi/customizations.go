@@ -1,0 +1,89 @@
+package agentapi
+
+import (
+	"context"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+)
+
+// customState is where a stream is in following the customizations: the
+// version the agent holds (from Hello, then what the stream sent), the
+// message to send at start, if any, and the channel closed when the set
+// the stream last read is replaced. An agent that does not support them
+// (unsupported) is sent none.
+type customState struct {
+	held        string
+	msg         *agentv1.HubMessage
+	changed     <-chan struct{}
+	unsupported bool
+}
+
+// customizationsFor reads the current set and says what to send the agent
+// of hello: the set, when its version differs from the agent's. Before the
+// hub has loaded its set, nothing is sent: the agent keeps what it holds.
+func (s *Server) customizationsFor(hello *agentv1.Hello) customState {
+	cs := customState{held: hello.GetCustomizationsVersion(), unsupported: !hello.GetCustomizationsSupported()}
+	if s.cfg.Customizations == nil {
+		return cs
+	}
+	var set *agentv1.Customizations
+	set, cs.changed = s.cfg.Customizations.Customizations()
+	cs.offer(set)
+	return cs
+}
+
+// offer sets msg to set when the agent does not hold its version (and
+// supports customizations).
+func (cs *customState) offer(set *agentv1.Customizations) {
+	cs.msg = nil
+	if set == nil || set.GetVersion() == cs.held || cs.unsupported {
+		return
+	}
+	cs.msg = &agentv1.HubMessage{Message: &agentv1.HubMessage_Customizations{Customizations: set}}
+	cs.held = set.GetVersion()
+}
+
+// followCustomizations sends every newer set to the agent, ahead of the
+// works queued then, until ctx ends. For an agent that does not support
+// them, it logs each set that the agent runs without.
+func (s *Server) followCustomizations(ctx context.Context, st *stream, cs customState) {
+	if s.cfg.Customizations == nil {
+		return
+	}
+	set, _ := s.cfg.Customizations.Customizations()
+	for {
+		if cs.unsupported && set.GetVersion() != "" {
+			st.log.Warn("the agent predates interpreter customizations: the user's rules (retain, health, status) do not run in this member until it is upgraded",
+				"version", set.GetVersion())
+		}
+		select {
+		case <-cs.changed:
+		case <-ctx.Done():
+			return
+		}
+		set, cs.changed = s.cfg.Customizations.Customizations()
+		cs.offer(set)
+		if cs.msg != nil {
+			st.log.Debug("sending customizations", "version", set.GetVersion())
+			st.reply(cs.msg)
+		}
+	}
+}
+
+// customizationsAck logs what the agent made of a set: an agent that
+// refused part of it runs without those rules, which must be seen.
+func (st *stream) customizationsAck(a *agentv1.CustomizationsAck) {
+	refused := a.GetRefused()
+	if len(refused) == 0 {
+		st.log.Info("agent loaded the customizations", "version", a.GetVersion())
+		return
+	}
+	if len(refused) > maxLoggedRefusals {
+		refused = append(refused[:maxLoggedRefusals:maxLoggedRefusals], "...")
+	}
+	st.log.Warn("agent refused customizations; it runs without their rules", "version", a.GetVersion(),
+		"refused", len(a.GetRefused()), "which", refused)
+}
+
+// maxLoggedRefusals bounds the refusals of one ack that are logged.
+const maxLoggedRefusals = 10
