@@ -130,7 +130,7 @@ func testWipedStore(t *testing.T, f *fixture) {
 		return n1 >= 1 && n2 >= 1, fmt.Sprintf("member-1 %d, member-2 %d", n1, n2)
 	})
 	for _, a := range f.agents {
-		if !strings.Contains(a.logText(), logWelcomed+": hub_identity="+identity) {
+		if !welcomedBy(a.logText(), identity) {
 			t.Fatalf("%s was not welcomed by the new hub identity %s:\n%s", a.name, identity, a.tail(20))
 		}
 	}
@@ -198,4 +198,15 @@ func checkCounter(t *testing.T, h *hubProc, name string, want float64) {
 	if err != nil || got != want {
 		t.Errorf("hub %s = %v, %v; want %v", name, got, err, want)
 	}
+}
+
+// welcomedBy tells whether an agent's log has a welcome from the hub
+// identity.
+func welcomedBy(log, identity string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, logWelcomed+":") && strings.Contains(line, "hub_identity="+identity) {
+			return true
+		}
+	}
+	return false
 }
