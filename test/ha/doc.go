@@ -1,0 +1,72 @@
+// Package ha is Tether's suite for several hub replicas on one etcd
+// cluster (issue 12), with real parts: a 3-member etcd cluster from the
+// kit's etcd binary serving clients over TLS only (certificates made by
+// the test, client certificates required), three tether-hub processes on
+// it sharing one CA (created once and sealed in etcd under
+// --ca-encryption-key-file), two kit member clusters with a tether-agent
+// each, the baseline (a Deployment divided over both members with static
+// weights) and a load of ConfigMaps sent to every member, applied through
+// the client API.
+//
+// # What it owns
+//
+//   - Etcd (StartEtcd): the cluster, its CA and the hubs' client
+//     certificate; HubArgs are a replica's --etcd-* flags.
+//   - Replica: one hub process with a fixed --listen and --metrics-listen
+//     (a restarted replica serves where its agents dial), started from a
+//     given binary so that a rolling upgrade replaces it by another;
+//     Leading reads its tether_hub_leader.
+//   - Netns: a network namespace for one replica with a veth link to the
+//     host; CutFrom and Heal drop and restore its traffic with etcd's
+//     client ports (iptables inside the namespace), as test/faults does
+//     for agents.
+//   - CA: certificates for etcd and a second hub CA for the refusal
+//     scenario.
+//
+// The tests start a fixture per scenario. Replica 0 starts first and is
+// the first leader; the leader in etcd is the lowest create revision
+// under /tether/leader/ (the election's rule), whose value ends with the
+// replica's listen address. Agents are given every replica's address,
+// their own first (agent 0 streams to the leader). Every member is
+// watched for deletes and UID changes (test/faults' Watcher), and every
+// agent's delete and eviction counters must stay 0.
+//
+// # Scenarios, cheapest first
+//
+//   - different-ca-refused (smoke, ~5 s): etcd and one replica; a replica
+//     given other CA files, and one given another encryption key, must
+//     exit non-zero naming the CA mismatch; the recorded CA is unchanged.
+//   - leader-kill9-100-applies (smoke, ~45 s), leader-kill9-500-applies
+//     (full, ~1 min): SIGKILL of the leader after a third of the applies;
+//     applies go on through the other replicas (each tried in turn). The
+//     new leader must act within 15 s, every agent that lost its stream
+//     must stream again within 10 s, every acknowledged apply must be on
+//     the hub and in every member, the baseline's placement and every
+//     member object's UID unchanged.
+//   - rolling-restart-under-load (full, ~1.5 min): each replica in turn
+//     stopped (SIGTERM) and started again, applies going on; same checks.
+//   - leader-partitioned-from-etcd (full, ~1 min; root, ip, iptables):
+//     replica 0 runs in a namespace and is cut off etcd while it leads. It
+//     must report not leading within its lease (10 s) and a margin, a
+//     replica on the host must take over, etcd's history since the cut
+//     must hold no write under the leader-only prefixes (bindings,
+//     clusters) before the old leader's key was deleted, and once healed
+//     it must not lead again. The cut lasts less than a cluster lease
+//     (40 s): the agent streaming to the cut replica cannot renew its
+//     liveness meanwhile.
+//   - rolling-upgrade-from-previous (full, ~2 min, plus a build of the
+//     previous release the first time): replicas and agents start from
+//     binaries built at previousRelease (git archive of that commit into
+//     test/.cache, go build -trimpath), then each replica is replaced by
+//     this tree's, applies going on; same checks as the rolling restart.
+//     A clone without that commit fails the scenario saying so.
+//
+// Each scenario prints a FIGURES line (leader change, step-down, agent
+// reconnect p50/p99, writes acknowledged/lost) for `make ha`'s summary.
+//
+// # Which scenarios run
+//
+// The smoke subset (different-ca-refused, leader-kill9-100-applies, about
+// a minute on two cores) runs in every `go test ./...`, so in `make
+// test`. TETHER_HA=full (`make ha`) runs them all.
+package ha
