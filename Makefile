@@ -37,7 +37,7 @@ test: kit-bins build ## everything CI runs: lint, generated code up to date, all
 test-unit: ## the tests that start no process (fast loop while coding)
 	$(GO) test -short ./api/... ./internal/...
 
-lint: fmt-check vet lint-proto ## gofmt, go vet, buf lint
+lint: fmt-check vet lint-proto breaking-proto ## gofmt, go vet, buf lint, buf breaking against the previous release
 
 fmt-check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \

@@ -90,7 +90,7 @@ func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logg
 	}
 	return hubclient.New(hubclient.Config{
 		Credentials:   renew,
-		Addr:          cfg.HubAddr,
+		Addrs:         cfg.HubAddrs,
 		TLS:           tlsCfg,
 		AgentVersion:  cfg.AgentVersion,
 		Store:         store,

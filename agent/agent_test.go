@@ -16,15 +16,21 @@ import (
 )
 
 func TestValidateNamesTheFlag(t *testing.T) {
-	ok := agent.Config{HubAddr: "hub:443", CertFile: "c", KeyFile: "k", CAFile: "ca", DataDir: "d"}
+	ok := agent.Config{HubAddrs: []string{"hub:443"}, CertFile: "c", KeyFile: "k", CAFile: "ca", DataDir: "d"}
 	tests := []struct {
 		name   string
 		modify func(*agent.Config)
 		flag   string // "" for valid
 	}{
 		{"valid", func(*agent.Config) {}, ""},
-		{"no hub", func(c *agent.Config) { c.HubAddr = "" }, "--hub"},
-		{"hub without port", func(c *agent.Config) { c.HubAddr = "hub" }, "--hub"},
+		{"no hub", func(c *agent.Config) { c.HubAddrs = nil }, "--hub"},
+		{"hub without port", func(c *agent.Config) { c.HubAddrs = []string{"hub"} }, `--hub "hub"`},
+		{"hub replicas", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:443", "hub-1:443", "10.0.0.3:8443"} }, ""},
+		{"hub replica without port", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:443", "hub-1"} }, `--hub entry 2 of 2, "hub-1"`},
+		{"hub replica without host", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:443", ":443"} }, `--hub entry 2 of 2, ":443"`},
+		{"hub replica bad port", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:99999", "hub-1:443"} }, `--hub entry 1 of 2, "hub-0:99999"`},
+		{"hub replica empty", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:443", "", "hub-1:443"} }, `--hub entry 2 of 3, ""`},
+		{"hub replica twice", func(c *agent.Config) { c.HubAddrs = []string{"hub-0:443", "hub-1:443", "hub-0:443"} }, `--hub entry 3 of 3, "hub-0:443": the same address as entry 1`},
 		{"no cert", func(c *agent.Config) { c.CertFile = "" }, "--cert"},
 		{"no key", func(c *agent.Config) { c.KeyFile = "" }, "--key"},
 		{"no ca", func(c *agent.Config) { c.CAFile = "" }, "--ca"},
@@ -51,7 +57,7 @@ func TestValidateNamesTheFlag(t *testing.T) {
 
 func TestValidateRegistrationFlags(t *testing.T) {
 	hash := "sha256:" + strings.Repeat("ab", 32)
-	ok := agent.Config{HubAddr: "hub:443", Token: "abcdef.0123456789abcdef", CAHash: hash, ClusterName: "edge-1", DataDir: "d"}
+	ok := agent.Config{HubAddrs: []string{"hub:443"}, Token: "abcdef.0123456789abcdef", CAHash: hash, ClusterName: "edge-1", DataDir: "d"}
 	tests := []struct {
 		name   string
 		modify func(*agent.Config)
@@ -65,7 +71,7 @@ func TestValidateRegistrationFlags(t *testing.T) {
 		{"ca hash too short", func(c *agent.Config) { c.CAHash = "sha256:abc" }, "--ca-hash"},
 		{"with --cert", func(c *agent.Config) { c.CertFile = "c" }, "--cert"},
 		{"no data dir", func(c *agent.Config) { c.DataDir = "" }, "--data-dir"},
-		{"no hub", func(c *agent.Config) { c.HubAddr = "" }, "--hub"},
+		{"no hub", func(c *agent.Config) { c.HubAddrs = nil }, "--hub"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +90,7 @@ func TestValidateRegistrationFlags(t *testing.T) {
 
 func config(certs *hubtest.Certs, addr, dir string, member *agent.Member) agent.Config {
 	return agent.Config{
-		HubAddr: addr, CertFile: certs.CertFile, KeyFile: certs.KeyFile, CAFile: certs.CAFile,
+		HubAddrs: []string{addr}, CertFile: certs.CertFile, KeyFile: certs.KeyFile, CAFile: certs.CAFile,
 		DataDir: dir, Member: member, Backoff: func(int) time.Duration { return 20 * time.Millisecond },
 	}
 }
@@ -161,5 +167,56 @@ func TestRunConnectsAndStops(t *testing.T) {
 		}
 	case <-time.After(hubtest.Timeout):
 		t.Fatal("Run did not return after cancel")
+	}
+}
+
+// TestRunFailsOverBetweenReplicas runs an agent given two hub replicas,
+// each serving a certificate for its own address only, through the
+// agent's own TLS configuration: the stream reaches one; when that one
+// stops, the next stream reaches the other, with the work the first sent.
+func TestRunFailsOverBetweenReplicas(t *testing.T) {
+	certs := hubtest.NewCerts(t)
+	hubs := [2]*hubtest.Hub{
+		hubtest.StartServing(t, certs, "127.0.0.1:0", certs.ServingFor(t, "127.0.0.1")),
+		hubtest.StartServing(t, certs, "127.0.0.2:0", certs.ServingFor(t, "127.0.0.2")),
+	}
+	cfg := config(certs, "", t.TempDir(), &agent.Member{Applier: hubtest.NewApplier()})
+	cfg.HubAddrs = []string{hubs[0].Addr, hubs[1].Addr}
+	a, err := agent.New(cfg, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() = %v; want nil after cancel", err)
+		}
+	}()
+
+	first, s := nextStream(t, hubs)
+	s.Send(t, hubtest.Welcome("hub-a", time.Second), hubtest.Upsert("a", "v1"), hubtest.SyncDone(1))
+	s.Recv(t, hubtest.Acks)
+	hubs[first].Stop()
+	s = hubs[1-first].Next(t)
+	if held := s.Hello().GetHeldWorks(); len(held) != 1 || held[0].GetWorkKey() != "a" {
+		t.Errorf("Hello to the other replica holds %v; want work a", held)
+	}
+}
+
+// nextStream returns the next stream an agent opens to either hub, and
+// which hub it reached.
+func nextStream(t *testing.T, hubs [2]*hubtest.Hub) (int, *hubtest.Stream) {
+	t.Helper()
+	select {
+	case s := <-hubs[0].Streams:
+		return 0, s
+	case s := <-hubs[1].Streams:
+		return 1, s
+	case <-time.After(hubtest.Timeout):
+		t.Fatalf("no agent stream within %s", hubtest.Timeout)
+		return 0, nil
 	}
 }

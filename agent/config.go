@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/hubaddr"
 )
 
 // DefaultEvictionGrace is how long works the hub no longer claims are kept
@@ -22,8 +23,15 @@ const DefaultEvictionGrace = 60 * time.Minute
 // Config configures an agent; cmd/tether-agent fills it from flags. Error
 // messages name the flag of a field.
 type Config struct {
-	// HubAddr is the hub's address, host:port (--hub).
-	HubAddr string
+	// HubAddrs are the hub's addresses, host:port each (--hub, comma-
+	// separated; internal/hubaddr): one address (a hub, or a load balancer in
+	// front of its replicas), or the address of each replica of one hub
+	// (one etcd, one CA). With several, the agent streams to one replica,
+	// chosen in an order shuffled per agent, and moves to the next that
+	// answers when it goes; registration and certificate renewal use any
+	// of them. Each replica's serving certificate must cover the host the
+	// agent dials it by.
+	HubAddrs []string
 	// CertFile and KeyFile are the agent's client certificate and key, PEM
 	// (--cert, --key); they are read again on every connection, so a
 	// certificate replaced on disk is used without a restart.
@@ -107,11 +115,8 @@ func (c Config) Validate() error {
 		}
 		c = c.withCredentialsIn()
 	}
-	if c.HubAddr == "" {
-		return errors.New("--hub: required: the hub's address, host:port")
-	}
-	if _, _, err := net.SplitHostPort(c.HubAddr); err != nil {
-		return fmt.Errorf("--hub %q: want host:port: %v", c.HubAddr, err)
+	if err := hubaddr.Validate("--hub", c.HubAddrs); err != nil {
+		return err
 	}
 	for _, f := range []struct{ flag, value string }{{"--cert", c.CertFile}, {"--key", c.KeyFile}, {"--ca", c.CAFile}} {
 		if f.value == "" {

@@ -15,6 +15,23 @@
 //	      which first re-applies every held work (hub or no hub), then holds
 //	      the stream: Hello → Welcome → upserts/deletes → SyncDone → changes
 //
+// # Several hub replicas
+//
+// --hub takes one address (a hub, or a load balancer in front of its
+// replicas) or the addresses of a hub's replicas separated by commas
+// (--hub hub-0:8443,hub-1:8443,hub-2:8443; Config.HubAddrs): replicas of
+// one hub, on one etcd and one CA, each serving a certificate for the host
+// the agent dials it by. The agent's one stream goes to one replica, the
+// order shuffled once per connection (so agents spread over the
+// replicas), and when that replica goes the next stream, after the usual
+// reconnect backoff, takes the first address that answers: a refused or
+// unanswering address is passed over at once (hubclient.Dial). Every
+// address is verified against its own host. Registration with a bootstrap
+// token pins the CA from the first address that answers (a hub presenting
+// another CA refuses the registration: every address must serve the
+// pinned one) and sends Register to any of them; certificate renewal goes
+// over the stream, to whichever replica holds it.
+//
 // # Deletion safety (DESIGN §4)
 //
 // The agent deletes the objects of a work it holds in exactly three cases:

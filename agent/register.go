@@ -20,11 +20,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/certs"
 )
@@ -42,8 +41,12 @@ const (
 
 // Registration timing.
 const (
-	// registerTimeout bounds one attempt: the TLS probe and Register.
+	// registerTimeout bounds one attempt: the TLS probes and Register.
 	registerTimeout = 30 * time.Second
+	// probeTimeout bounds the TLS probe of one hub address, so that a
+	// replica that accepts connections and never answers leaves time in
+	// the attempt for the next address.
+	probeTimeout = 10 * time.Second
 	// registerRetryBase and registerRetryMax are the backoff of attempts
 	// that may succeed later (hub unreachable, rate-limited, awaiting an
 	// admin's approval), with equal jitter.
@@ -75,7 +78,7 @@ func (c Config) withCredentialsIn() Config {
 // It retries what may pass later and returns ErrRegistrationRefused for
 // what cannot.
 func (c Config) register(ctx context.Context, log hclog.Logger) error {
-	log = log.Named("register").With("cluster", c.ClusterName, "hub", c.HubAddr)
+	log = log.Named("register").With("cluster", c.ClusterName, "hub", strings.Join(c.HubAddrs, ","))
 	if err := finishRenewal(c.CertFile, c.KeyFile); err != nil {
 		return fmt.Errorf("--data-dir: finish the certificate renewal a stop interrupted: %w", err)
 	}
@@ -129,10 +132,11 @@ func (c Config) registerBackoff(attempt int) time.Duration {
 }
 
 // registerOnce pins the hub's CA, sends the CSR and stores the result.
+// Any of the hub's addresses serves both: they share one CA.
 func (c Config) registerOnce(ctx context.Context, key crypto.Signer, log hclog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
 	defer cancel()
-	ca, err := fetchPinnedCA(ctx, c.HubAddr, c.CAHash)
+	ca, err := fetchPinnedCA(ctx, c.HubAddrs, c.CAHash)
 	if err != nil {
 		return err
 	}
@@ -140,14 +144,11 @@ func (c Config) registerOnce(ctx context.Context, key crypto.Signer, log hclog.L
 	if err != nil {
 		return fmt.Errorf("certificate request: %w", err)
 	}
-	host, _, _ := net.SplitHostPort(c.HubAddr)
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	conn, err := grpc.NewClient(c.HubAddr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
-		MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: host,
-	})))
+	conn, err := hubclient.Dial(c.HubAddrs, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool})
 	if err != nil {
-		return fmt.Errorf("%w: --hub %s: %v", ErrRegistrationRefused, c.HubAddr, err)
+		return fmt.Errorf("%w: --hub: %v", ErrRegistrationRefused, err)
 	}
 	defer conn.Close()
 	resp, err := agentv1.NewAgentServiceClient(conn).Register(ctx, &agentv1.RegisterRequest{
@@ -176,11 +177,31 @@ func registerError(err error) error {
 	return fmt.Errorf("register: %w", err)
 }
 
-// fetchPinnedCA connects to the hub over TLS without trusting it, finds the
-// CA in the certificate chain it serves whose hash is pin, and checks the
-// serving certificate against that CA and the hub's name. Nothing is sent
-// before the check: the handshake itself fails on a mismatch.
-func fetchPinnedCA(ctx context.Context, addr, pin string) (*x509.Certificate, error) {
+// fetchPinnedCA returns the hub CA whose hash is pin, from the first of
+// addrs, tried in a random order, that answers within probeTimeout
+// (fetchPinnedCAAt). A hub
+// that answers with another CA refuses the registration at once: every
+// address of the hub must serve the pinned CA.
+func fetchPinnedCA(ctx context.Context, addrs []string, pin string) (*x509.Certificate, error) {
+	var unreachable []error
+	for _, i := range mrand.Perm(len(addrs)) {
+		ca, err := fetchPinnedCAAt(ctx, addrs[i], pin)
+		if err == nil || errors.Is(err, ErrRegistrationRefused) || ctx.Err() != nil {
+			return ca, err
+		}
+		unreachable = append(unreachable, err)
+	}
+	return nil, errors.Join(unreachable...)
+}
+
+// fetchPinnedCAAt connects to the hub at addr over TLS without trusting
+// it, finds the CA in the certificate chain it serves whose hash is pin,
+// and checks the serving certificate against that CA and addr's host.
+// Nothing is sent before the check: the handshake itself fails on a
+// mismatch.
+func fetchPinnedCAAt(ctx context.Context, addr, pin string) (*x509.Certificate, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	host, _, _ := net.SplitHostPort(addr)
 	var ca *x509.Certificate
 	var mismatch error

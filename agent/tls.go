@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,19 +30,21 @@ const nextSuffix = ".next"
 // pair half-replaced; one interrupted by a crash is finished (or dropped)
 // by finishRenewal before the files are used.
 type certFiles struct {
-	certFile, keyFile, caFile, hubAddr string
+	certFile, keyFile, caFile string
 
 	mu       sync.Mutex // guards the files and received
 	received time.Time  // when the certificate in use arrived; zero: read from disk
 }
 
 func newCertFiles(c Config) *certFiles {
-	return &certFiles{certFile: c.CertFile, keyFile: c.KeyFile, caFile: c.CAFile, hubAddr: c.HubAddr}
+	return &certFiles{certFile: c.CertFile, keyFile: c.KeyFile, caFile: c.CAFile}
 }
 
 // tlsConfig returns the client TLS configuration: the hub CA from CAFile,
 // and the client certificate read from CertFile and KeyFile now (to fail
-// early with the flag's name) and again on every handshake.
+// early with the flag's name) and again on every handshake. It sets no
+// ServerName: gRPC verifies each hub address against its own host
+// (hubclient.Dial).
 func (c Config) tlsConfig() (*tls.Config, error) { return newCertFiles(c).tlsConfig() }
 
 func (cr *certFiles) tlsConfig() (*tls.Config, error) {
@@ -58,11 +59,9 @@ func (cr *certFiles) tlsConfig() (*tls.Config, error) {
 	if _, err := cr.clientCert(); err != nil {
 		return nil, err
 	}
-	host, _, _ := net.SplitHostPort(cr.hubAddr)
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		RootCAs:    pool,
-		ServerName: host,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			return cr.clientCert()
 		},

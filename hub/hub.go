@@ -136,6 +136,12 @@ func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("open store: %w", err)
 	}
+	// A replica of an adjacent version may share the store (rolling
+	// upgrades); one that cannot read its format stops here.
+	if _, err := st.CheckFormat(ctx); err != nil {
+		st.Close()
+		return nil, "", fmt.Errorf("store format: %w", err)
+	}
 	identity, err := st.Identity(ctx)
 	if err != nil {
 		st.Close()

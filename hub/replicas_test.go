@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,29 @@ func TestUnreachableEtcdFailsTheStart(t *testing.T) {
 	err := runReplica(t, cfg).refused(t)
 	if !strings.Contains(err.Error(), "http://127.0.0.1:1") {
 		t.Errorf("Run with an unreachable etcd: %v; want an error naming http://127.0.0.1:1", err)
+	}
+}
+
+// TestNewerStoreFormatIsRefused: a replica on a store whose format a newer
+// version wrote (beyond the adjacent one) stops with an error saying so,
+// instead of misreading it.
+func TestNewerStoreFormatIsRefused(t *testing.T) {
+	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
+	cfg := baseConfig(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), replicaTimeout)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{Endpoints: cfg.EtcdEndpoints, TLS: cfg.EtcdTLS}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := strconv.Itoa(store.Format + 1)
+	_, err = st.Put(ctx, store.FormatKey, []byte(newer))
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runReplica(t, cfg).refused(t)
+	if !errors.Is(err, store.ErrFormat) || !strings.Contains(err.Error(), "format "+newer) {
+		t.Errorf("Run on a store of format %s: %v; want a refusal naming the format", newer, err)
 	}
 }

@@ -10,7 +10,8 @@
 #                   into $(TOOLS_BIN) (skipped when already there)
 #   generate-proto  regenerate api/gen from api/tether/**/*.proto (byte-for-byte reproducible)
 #   lint-proto      buf lint (STANDARD rules, see buf.yaml)
-#   breaking-proto  buf breaking (FILE rules) against $(PROTO_BREAKING_AGAINST)
+#   breaking-proto  buf breaking (FILE rules) against $(PROTO_BREAKING_AGAINST): the
+#                   previous release, which runs beside this one in a rolling upgrade
 #   check-proto     lint, regenerate, and fail if api/gen differs from git (CI)
 #
 # Each tool is installed with `go install` into its own versioned directory,
@@ -50,8 +51,14 @@ PROTO_TOOLS        := $(BUF) $(PROTOC_GEN_GO) $(PROTOC_GEN_GO_GRPC)
 # hand-written files there are the packages' doc.go.
 PROTO_GEN_DIR := api/gen
 
-# What breaking-proto compares against: a buf input, by default main's tip.
-PROTO_BREAKING_AGAINST ?= .git\#branch=main
+# What breaking-proto compares against: a buf input, by default the commit
+# of the previous release (PROTO_COMPAT_BASE). Hubs and agents of two
+# adjacent versions talk to each other during a rolling upgrade, so the wire
+# contract may only grow compatibly from one release to the next; move the
+# pin forward when a release lands. Needs the clone's history (CI clones it
+# whole); a missing commit fails the check rather than skipping it.
+PROTO_COMPAT_BASE      ?= 57a6d997b10715994f8e8c3a4f6a24e82f182258
+PROTO_BREAKING_AGAINST ?= .git\#ref=$(PROTO_COMPAT_BASE)
 
 # proto_install installs module path $(1) at version $(2) as file $(3):
 # go install into a temporary GOBIN, then a rename, so that an interrupted

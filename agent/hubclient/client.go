@@ -25,9 +25,13 @@ const digestFlushInterval = 5 * time.Second
 
 // Config configures a Client.
 type Config struct {
-	// Addr is the hub's address, host:port.
-	Addr string
-	// TLS carries the agent's client certificate and the hub CA.
+	// Addrs are the hub's addresses, host:port each: one hub (or a load
+	// balancer in front of its replicas), or each replica of the hub, all
+	// of one CA; the stream goes to one of them and moves to another when
+	// it ends (Dial).
+	Addrs []string
+	// TLS carries the agent's client certificate and the hub CA; its
+	// ServerName is ignored: each address is verified for its own host.
 	TLS *tls.Config
 	// AgentVersion is sent in Hello and Heartbeat.
 	AgentVersion string
@@ -79,8 +83,8 @@ type Client struct {
 // New loads the local state and returns a client; it does not connect
 // yet. A corrupt state file is state.ErrCorrupt.
 func New(cfg Config, logger hclog.Logger) (*Client, error) {
-	if cfg.Addr == "" || cfg.TLS == nil || cfg.Store == nil || cfg.Applier == nil {
-		return nil, errors.New("hubclient: Addr, TLS, Store and Applier are required")
+	if len(cfg.Addrs) == 0 || cfg.TLS == nil || cfg.Store == nil || cfg.Applier == nil {
+		return nil, errors.New("hubclient: Addrs, TLS, Store and Applier are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

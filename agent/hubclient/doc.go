@@ -5,7 +5,7 @@
 //
 // # Flow
 //
-//	c, err := hubclient.New(hubclient.Config{Addr: addr, TLS: tlsCfg, Store: store,
+//	c, err := hubclient.New(hubclient.Config{Addrs: addrs, TLS: tlsCfg, Store: store,
 //		Applier: applier, Status: status, Capacity: capacity}, logger)
 //	err = c.Run(ctx) // until ctx ends, or ErrClusterRemoved
 //
@@ -27,6 +27,18 @@
 // StatusSource produces them; StatusRequest asks it to send them again.
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
 // and opens another; Goodbye CLUSTER_REMOVED ends Run.
+//
+// # Several hub addresses
+//
+// Config.Addrs may list the replicas of one hub. Dial gives gRPC all of
+// them: pick_first over the addresses shuffled once per connection, so
+// agents spread over the replicas and each holds its one stream to one of
+// them. When the stream's replica goes, the next stream (after the
+// reconnect backoff) takes the first address that answers; one that
+// refuses, or does not answer within pick_first's 250 ms happy-eyeballs
+// delay, is passed over at once, and each address has its own connection
+// backoff. Each address is verified for its own host. One address is
+// dialed as before, through gRPC's dns resolver.
 //
 // # Certificate renewal
 //

@@ -16,7 +16,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 		if err := s.book(func(b *Books) (Effects, error) { return b.Welcome(m.Welcome) }); err != nil {
 			return err
 		}
-		c.log.Info("welcomed by the hub", "hub_identity", m.Welcome.GetHubIdentity(), "hub_version", m.Welcome.GetHubVersion())
+		c.log.Info("welcomed by the hub", "hub_addr", s.addr, "hub_identity", m.Welcome.GetHubIdentity(), "hub_version", m.Welcome.GetHubVersion())
 		s.settings(m.Welcome.GetSettings())
 		s.armRenewal()
 	case *agentv1.HubMessage_WorkUpsert:

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/peer"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
@@ -26,6 +29,7 @@ type streamResult struct {
 type conn struct {
 	c         *Client
 	stream    agentv1.AgentService_ConnectClient
+	addr      string            // the hub address the stream reached, for the logs
 	heartbeat chan beatSettings // new Settings, to the heartbeat goroutine
 	res       streamResult
 	// renewTimer fires when the certificate renewal is due; nil until
@@ -50,7 +54,7 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	defer cancel()
 	stream, err := agentv1.NewAgentServiceClient(c.conn).Connect(ctx)
 	if err != nil {
-		return streamResult{err: fmt.Errorf("open stream to %s: %w", c.cfg.Addr, err)}
+		return streamResult{err: fmt.Errorf("open stream to %s: %w", strings.Join(c.cfg.Addrs, ","), err)}
 	}
 	c.mu.Lock()
 	hello := c.books.Hello(c.cfg.AgentVersion)
@@ -60,7 +64,7 @@ func (c *Client) stream(ctx context.Context) streamResult {
 		return streamResult{err: fmt.Errorf("send Hello: %w", err)}
 	}
 	c.log.Debug("hello sent", "last_hub_identity", hello.GetLastHubIdentity(), "held_works", len(hello.GetHeldWorks()))
-	s := &conn{c: c, stream: stream, heartbeat: make(chan beatSettings, 1)}
+	s := &conn{c: c, stream: stream, addr: peerAddr(stream.Context()), heartbeat: make(chan beatSettings, 1)}
 	in := make(chan received)
 	beats := make(chan *agentv1.Heartbeat)
 	var wg sync.WaitGroup
@@ -75,6 +79,14 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	}
 	c.renewal.asked = false // an answer can only come on this stream
 	return s.res
+}
+
+// peerAddr is the address of the hub end of a stream; "" if unknown.
+func peerAddr(ctx context.Context) string {
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		return p.Addr.String()
+	}
+	return ""
 }
 
 // endStream drops what was queued for the stream that ended.

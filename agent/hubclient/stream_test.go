@@ -47,7 +47,7 @@ func startAgent(t *testing.T, certs *hubtest.Certs, addr, dir string, opts ...op
 		t.Fatal(err)
 	}
 	cfg := hubclient.Config{
-		Addr: addr, TLS: certs.ClientTLS(t), AgentVersion: "v-test", Store: store,
+		Addrs: []string{addr}, TLS: certs.ClientTLS(t), AgentVersion: "v-test", Store: store,
 		Applier: a.applier, Status: a.status,
 		Backoff: func(int) time.Duration { a.backoff.Add(1); return 20 * time.Millisecond },
 	}
@@ -301,7 +301,7 @@ func TestCorruptStateIsAClearError(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = hubclient.New(hubclient.Config{Addr: "127.0.0.1:1", TLS: certs.ClientTLS(t), Store: store,
+	_, err = hubclient.New(hubclient.Config{Addrs: []string{"127.0.0.1:1"}, TLS: certs.ClientTLS(t), Store: store,
 		Applier: hubtest.NewApplier()}, hclog.NewNullLogger())
 	if !errors.Is(err, state.ErrCorrupt) {
 		t.Fatalf("New() on a corrupt state = %v; want state.ErrCorrupt", err)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/tetherproj/tether/agent"
+	"github.com/tetherproj/tether/internal/hubaddr"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/version"
 )
@@ -69,7 +70,9 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	fs.SetOutput(stderr)
 	var cfg agent.Config
 	opts := logging.Options{Name: binary}
-	fs.StringVar(&cfg.HubAddr, "hub", "", "the hub's address, host:port (required)")
+	hub := fs.String("hub", "", "the hub's address, host:port (required); for several hub replicas without a load balancer, "+
+		"each replica's address separated by commas (host1:port1,host2:port2): the agent streams to one, in an order shuffled per agent, "+
+		"and moves to the next when it goes")
 	fs.StringVar(&cfg.CertFile, "cert", "", "the agent's client certificate, PEM (without --token)")
 	fs.StringVar(&cfg.KeyFile, "key", "", "the client certificate's private key, PEM")
 	fs.StringVar(&cfg.CAFile, "ca", "", "the hub CA certificate(s), PEM")
@@ -93,6 +96,7 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	if fs.NArg() > 0 {
 		return cfg, opts, false, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
 	}
+	cfg.HubAddrs = hubaddr.Split(*hub)
 	var err error
 	if cfg.Topology, err = topo(); err != nil {
 		return cfg, opts, false, err

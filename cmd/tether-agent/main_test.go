@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,12 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"bad label key", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--labels", "bad key=x", "--data-dir", "/tmp/x"}, 2, "--labels: key"},
 		{"state secret without name", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--state-secret", "ns"}, 2, "--state-secret"},
 		{"state secret bad namespace", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--state-secret", "Bad_NS/s"}, 2, "--state-secret"},
+		{"hub list entry without port", []string{"--hub", "h:1,h2", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h2": want host:port`},
+		{"hub list empty entry", []string{"--hub", "h:1,,h:2", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 3, ""`},
+		{"hub list trailing comma", []string{"--hub", "h:1,h:2,", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 3 of 3, ""`},
+		{"hub list twice", []string{"--hub", "h:1, h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:1": the same address as entry 1`},
+		{"hub list bad port", []string{"--hub", "h:1,h:x", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:x": want host:port: port "x"`},
+		{"hub list accepted, files missing", []string{"--hub", "hub-0:8443,hub-1:8443", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 	}
 	for _, tt := range tests {
@@ -41,6 +48,31 @@ func TestVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"--version"}, &stdout, &stderr); code != 0 || !strings.HasPrefix(stdout.String(), "tether-agent ") {
 		t.Errorf("run(--version) = %d, %q; want 0 and the version line", code, stdout.String())
+	}
+}
+
+func TestHubFlag(t *testing.T) {
+	tests := []struct {
+		hub  string
+		want []string
+	}{
+		{"h:1", []string{"h:1"}},
+		{"hub-0.hub:8443,hub-1.hub:8443,10.0.0.3:8443", []string{"hub-0.hub:8443", "hub-1.hub:8443", "10.0.0.3:8443"}},
+		{" a:1 , [::1]:2 ", []string{"a:1", "[::1]:2"}},
+	}
+	for _, tt := range tests {
+		var stderr bytes.Buffer
+		args := []string{"--hub", tt.hub, "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}
+		cfg, _, _, err := parse(args, &stderr)
+		if err != nil {
+			t.Fatalf("parse(--hub %q): %v", tt.hub, err)
+		}
+		if !slices.Equal(cfg.HubAddrs, tt.want) {
+			t.Errorf("parse(--hub %q).HubAddrs = %q; want %q", tt.hub, cfg.HubAddrs, tt.want)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("parse(--hub %q).Validate() = %v; want nil", tt.hub, err)
+		}
 	}
 }
 

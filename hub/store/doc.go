@@ -35,6 +35,7 @@
 //	/tether/liveness/beat/<name>                          a cluster's renewal, by the replica holding its stream (etcd lease)
 //	/tether/liveness/hb/<name>                            that cluster's last heartbeat, written when its content changes
 //	/tether/leader/<lease id>                             leadership campaign keys (hub/leader)
+//	/tether/meta/format                                   the store's format number (format.go): which versions read it
 //	/tether/meta/identity                                 the hub identity, created on first start
 //	/tether/meta/epoch                                    the store epoch: a random id written once, when the store is new
 //	/tether/meta/checkpoints/<replica>                    a counter each hub replica raises (hub/authority)

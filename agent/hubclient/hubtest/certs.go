@@ -25,6 +25,9 @@ type Certs struct {
 	Server tls.Certificate
 	// Pool holds the CA.
 	Pool *x509.CertPool
+
+	ca    *x509.Certificate // signs ServingFor's certificates
+	caKey *ecdsa.PrivateKey
 }
 
 // NewCerts mints the certificates into t.TempDir().
@@ -41,18 +44,12 @@ func NewCerts(t testing.TB) *Certs {
 		t.Fatal(err)
 	}
 	ca, _ := x509.ParseCertificate(caDER)
-	c := &Certs{Pool: x509.NewCertPool()}
+	c := &Certs{Pool: x509.NewCertPool(), ca: ca, caKey: caKey}
 	c.Pool.AddCert(ca)
 	dir := t.TempDir()
 	c.CAFile = writePEM(t, dir, "ca.crt", "CERTIFICATE", caDER)
 
-	srvKey := newKey(t)
-	srvDER := sign(t, ca, caKey, &srvKey.PublicKey, &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "tether-hub"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	})
-	c.Server = tls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}
+	c.Server = c.ServingFor(t, "127.0.0.1")
 
 	cliKey := newKey(t)
 	cliDER := sign(t, ca, caKey, &cliKey.PublicKey, &x509.Certificate{
@@ -66,6 +63,25 @@ func NewCerts(t testing.TB) *Certs {
 	}
 	c.KeyFile = writePEM(t, dir, "agent.key", "PRIVATE KEY", keyDER)
 	return c
+}
+
+// ServingFor returns a hub serving certificate of the CA valid for hosts
+// only (IP addresses or DNS names), like each replica's own certificate.
+func (c *Certs) ServingFor(t testing.TB, hosts ...string) tls.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "tether-hub"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	key := newKey(t)
+	return tls.Certificate{Certificate: [][]byte{sign(t, c.ca, c.caKey, &key.PublicKey, tmpl)}, PrivateKey: key}
 }
 
 // ClientTLS returns the agent's TLS configuration for these certificates.

@@ -35,16 +35,23 @@ type Hub struct {
 	agentv1.UnimplementedAgentServiceServer
 }
 
-// Start starts a hub on addr ("127.0.0.1:0" for any port) and stops it
-// when the test ends.
+// Start starts a hub on addr ("127.0.0.1:0" for any port), serving
+// certs.Server, and stops it when the test ends.
 func Start(t testing.TB, certs *Certs, addr string) *Hub {
+	t.Helper()
+	return StartServing(t, certs, addr, certs.Server)
+}
+
+// StartServing is Start with the serving certificate serving, e.g. one of
+// Certs.ServingFor.
+func StartServing(t testing.TB, certs *Certs, addr string, serving tls.Certificate) *Hub {
 	t.Helper()
 	ln, err := listen(addr)
 	if err != nil {
 		t.Fatalf("hubtest: listen on %s: %v", addr, err)
 	}
 	creds := credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{certs.Server},
+		Certificates: []tls.Certificate{serving},
 		ClientCAs:    certs.Pool,
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 	})

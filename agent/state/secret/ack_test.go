@@ -22,7 +22,7 @@ func TestOverfullSecretIsNeverAcknowledged(t *testing.T) {
 	hub := hubtest.Start(t, certs, "127.0.0.1:0")
 	applier := hubtest.NewApplier()
 	c, err := hubclient.New(hubclient.Config{
-		Addr: hub.Addr, TLS: certs.ClientTLS(t), AgentVersion: "v-test", Store: open("overfull"),
+		Addrs: []string{hub.Addr}, TLS: certs.ClientTLS(t), AgentVersion: "v-test", Store: open("overfull"),
 		Applier: applier, Backoff: func(int) time.Duration { return 20 * time.Millisecond },
 	}, hclog.NewNullLogger())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/deploy"
+	"github.com/tetherproj/tether/internal/hubaddr"
 	"github.com/tetherproj/tether/internal/version"
 )
 
@@ -79,7 +80,7 @@ func newJoin(s IO) *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&f.ttl, "ttl", joinDefaultTTL, "how long the token is valid (the hub caps it at a week)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output: text (the agent command), manifest (YAML for the cluster) or json")
-	cmd.Flags().StringVar(&f.hub, "hub", "", "the hub address agents dial, host:port (default: the config's server)")
+	cmd.Flags().StringVar(&f.hub, "hub", "", "the hub address agents dial, host:port, or the replicas' addresses comma-separated (default: the config's server)")
 	cmd.Flags().StringVar(&f.image, "image", deploy.ImageRepository+":"+version.Version, "the agent image of the manifest")
 	cmd.Flags().StringVar(&f.store, "data-volume", deploy.DataVolumePVC,
 		"where the manifest's agent keeps its state: pvc (survives the pod) or emptydir (lost with the pod)")
@@ -110,9 +111,11 @@ func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
 	if hub == "" {
 		hub = cfg.Server
 	}
-	if _, _, err := net.SplitHostPort(hub); err != nil {
-		return fmt.Errorf("hub address %q: want host:port; pass --hub with the address agents dial", hub)
+	addrs := hubaddr.Split(hub)
+	if err := hubaddr.Validate("hub address", addrs); err != nil {
+		return fmt.Errorf("%w; pass --hub with the address agents dial (or the replicas' addresses, comma-separated)", err)
 	}
+	hub = strings.Join(addrs, ",")
 	resp, err := hubv1.NewTokenServiceClient(conn).CreateToken(ctx, &hubv1.CreateTokenRequest{
 		Ttl: durationpb.New(f.ttl), ClusterName: name, Uses: 1, Description: "tetherctl join " + name})
 	if err != nil {
@@ -150,8 +153,10 @@ func agentCommand(j joined) string {
 // warnLoopback warns on standard error when agents would dial a loopback
 // address that who cannot reach.
 func warnLoopback(s IO, hub, who string) {
-	host, _, _ := net.SplitHostPort(hub)
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		fmt.Fprintf(s.Err, "warning: the hub address %s is loopback: %s cannot reach it; pass --hub with an address it can\n", hub, who)
+	for _, host := range hubaddr.Hosts(hubaddr.Split(hub)) {
+		if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			fmt.Fprintf(s.Err, "warning: the hub address %s is loopback: %s cannot reach it; pass --hub with an address it can\n", hub, who)
+			return
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/internal/hubaddr"
 )
 
 // startTokenHub is startOnlineHub with a token registry, so that
@@ -109,7 +111,8 @@ func agentConfigOf(t *testing.T, command string) agent.Config {
 		t.Fatalf("command %q: want tether-agent and flag/value pairs", command)
 	}
 	var c agent.Config
-	targets := map[string]*string{"--hub": &c.HubAddr, "--token": &c.Token, "--ca-hash": &c.CAHash,
+	var hub string
+	targets := map[string]*string{"--hub": &hub, "--token": &c.Token, "--ca-hash": &c.CAHash,
 		"--cluster": &c.ClusterName, "--kubeconfig": &c.Kubeconfig, "--data-dir": &c.DataDir}
 	for i := 1; i < len(fields); i += 2 {
 		p, ok := targets[fields[i]]
@@ -118,6 +121,7 @@ func agentConfigOf(t *testing.T, command string) agent.Config {
 		}
 		*p = fields[i+1]
 	}
+	c.HubAddrs = hubaddr.Split(hub)
 	return c
 }
 
@@ -135,7 +139,7 @@ func TestJoinCommand(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("the printed command %q does not validate: %v", line[1], err)
 	}
-	got := [6]string{c.HubAddr, c.Token, c.CAHash, c.ClusterName, c.Kubeconfig, c.DataDir}
+	got := [6]string{strings.Join(c.HubAddrs, ","), c.Token, c.CAHash, c.ClusterName, c.Kubeconfig, c.DataDir}
 	want := [6]string{h.addr, c.Token, h.ca.Hash(), "edge-1", "~/.kube/config", "/var/lib/tether-agent"}
 	if c.Token == "" || got != want {
 		t.Errorf("command %q = %q; want %q", line[1], got, want)
@@ -171,6 +175,16 @@ func TestJoinCommand(t *testing.T) {
 	}
 	if j.Cluster != "edge-2" || j.Hub != "hub.example.com:443" || j.CAHash != h.ca.Hash() || !strings.Contains(j.Command, "--token "+j.Token) {
 		t.Errorf("join -o json = %+v; want edge-2 at hub.example.com:443 with its token in the command", j)
+	}
+
+	// The replicas of one hub, comma-separated: the agent dials each.
+	replicas := "hub-0.example.com:443, hub-1.example.com:443"
+	if err := json.Unmarshal([]byte(mustRun(t, h.admin, "join", "edge-3", "-o", "json", "--hub", replicas)), &j); err != nil {
+		t.Fatal(err)
+	}
+	c = agentConfigOf(t, j.Command)
+	if want := []string{"hub-0.example.com:443", "hub-1.example.com:443"}; !slices.Equal(c.HubAddrs, want) || c.Validate() != nil {
+		t.Errorf("join --hub %q: command %q has hubs %q (validate: %v); want %q", replicas, j.Command, c.HubAddrs, c.Validate(), want)
 	}
 }
 
@@ -232,6 +246,7 @@ func TestJoinRefusals(t *testing.T) {
 		{"bad ttl", h.admin, []string{"join", "e", "--ttl", "0s"}, "--ttl 0s: must be positive"},
 		{"bad volume", h.admin, []string{"join", "e", "--data-volume", "host"}, "want pvc or emptydir"},
 		{"bad hub", h.admin, []string{"join", "e", "--hub", "nohostport"}, "pass --hub"},
+		{"bad replica", h.admin, []string{"join", "e", "--hub", "h0:443,h1"}, `entry 2 of 2, "h1"`},
 		{"viewer", h.viewer, []string{"join", "e"}, "ask an admin"},
 		{"no token service", plain.admin, []string{"join", "e"}, "does not serve this"},
 	} {
