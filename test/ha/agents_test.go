@@ -33,17 +33,19 @@ type agentProc struct {
 	p       *proc.Process
 	log     string
 	metrics string // --metrics-addr
+	bin     string
+	args    []string
 }
 
-// agentHubs are the hub addresses agent i is given: every replica, its
-// own first (so that agent 0 starts on replica 0, the first leader), or
-// only its own until agents accept a list (multiAddressAgents).
+// agentHubs are the hub addresses agent i is given: every replica, replica
+// i mod n first (so that agent 0 starts on replica 0, the first leader),
+// or that one only with options.singleHub.
 func (x *fixture) agentHubs(i int) []string {
 	var addrs []string
 	for k := range x.hubs {
 		addrs = append(addrs, x.hubs[(i+k)%len(x.hubs)].Listen)
 	}
-	if !multiAddressAgents {
+	if x.singleHub {
 		return addrs[:1]
 	}
 	return addrs
@@ -76,11 +78,52 @@ func (x *fixture) startAgents(ctx context.Context) {
 		args := append(fleet.HubFlag(x.agentHubs(i)...), "--token", tok.GetToken(), "--ca-hash", tok.GetCaHash(), "--cluster", c.Name,
 			"--kubeconfig", c.KubeconfigPath, "--data-dir", filepath.Join(dir, "state"),
 			"--metrics-addr", a.metrics, "--log-format", "json")
-		if a.p, err = proc.Start(x.sp, proc.Config{Name: "agent " + c.Name, Bin: x.agentBin, Args: args, LogPath: a.log}); err != nil {
+		a.bin, a.args = x.agentBin, args
+		if err := a.start(x.sp); err != nil {
 			t.Fatal(err)
 		}
 		x.agents = append(x.agents, a)
 	}
+}
+
+// start starts the agent's process (again, after a stop: its state and
+// certificate are in its data dir, the used token is ignored).
+func (a *agentProc) start(sp *proc.Spawner) error {
+	p, err := proc.Start(sp, proc.Config{Name: "agent " + a.cluster, Bin: a.bin, Args: a.args, LogPath: a.log})
+	if err != nil {
+		return fmt.Errorf("start agent %s: %w", a.cluster, err)
+	}
+	a.p = p
+	return nil
+}
+
+// onReplicaTries bounds the agent restarts of agentOnReplica: each lands
+// on a replica at random (the agent shuffles its addresses), so twenty
+// miss one of three replicas with odds of (2/3)^20, under 0.1 %.
+const onReplicaTries = 20
+
+// agentOnReplica makes sure some agent streams to replica i, restarting
+// agent 0 until one does: a scenario that kills a replica measures the
+// reconnects of its agents.
+func (x *fixture) agentOnReplica(ctx context.Context, i int) error {
+	for range onReplicaTries {
+		if err := x.agentsStreaming(ctx); err != nil {
+			return err
+		}
+		v, err := x.hubs[i].Metric(ctx, "tether_hub_agent_streams")
+		if err != nil {
+			return err
+		}
+		if v != "0" {
+			return nil
+		}
+		a := x.agents[0]
+		a.p.Stop(agentStopGrace)
+		if err := a.start(x.sp); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("no agent streams to hub-%d after %d restarts of agent %s", i, onReplicaTries, x.agents[0].cluster)
 }
 
 // logLine is what the suite reads of an agent's JSON log line.
@@ -124,6 +167,28 @@ func (a *agentProc) reconnect(since time.Time) (lost bool, back time.Duration, e
 		}
 	}
 	return lost, back, sc.Err()
+}
+
+// firstLogAt returns when the JSON log at path first said msg at or after
+// since; found false when it did not.
+func firstLogAt(path, msg string, since time.Time) (at time.Time, found bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var l logLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Message != msg {
+			continue
+		}
+		if at, err := time.Parse(time.RFC3339Nano, l.Timestamp); err == nil && !at.Before(since) {
+			return at, true, nil
+		}
+	}
+	return time.Time{}, false, sc.Err()
 }
 
 // agentMetricsTimeout bounds one scrape of an agent's /metrics.

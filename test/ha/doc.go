@@ -26,8 +26,11 @@
 // The tests start a fixture per scenario. Replica 0 starts first and is
 // the first leader; the leader in etcd is the lowest create revision
 // under /tether/leader/ (the election's rule), whose value ends with the
-// replica's listen address. Agents are given every replica's address,
-// their own first (agent 0 streams to the leader). Every member is
+// replica's listen address. Agents are given every replica's address
+// (--hub a,b,c; the previous release's agents, in the upgrade scenario,
+// one each); an agent picks one at random, so a scenario that needs an
+// agent on a given replica restarts agent 0 until one is (agentOnReplica).
+// Every member is
 // watched for deletes and UID changes (test/faults' Watcher), and every
 // agent's delete and eviction counters must stay 0.
 //
@@ -45,15 +48,16 @@
 //     member object's UID unchanged.
 //   - rolling-restart-under-load (full, ~1.5 min): each replica in turn
 //     stopped (SIGTERM) and started again, applies going on; same checks.
-//   - leader-partitioned-from-etcd (full, ~1 min; root, ip, iptables):
-//     replica 0 runs in a namespace and is cut off etcd while it leads. It
-//     must report not leading within its lease (10 s) and a margin, a
-//     replica on the host must take over, etcd's history since the cut
-//     must hold no write under the leader-only prefixes (bindings,
-//     clusters) before the old leader's key was deleted, and once healed
-//     it must not lead again. The cut lasts less than a cluster lease
-//     (40 s): the agent streaming to the cut replica cannot renew its
-//     liveness meanwhile.
+//   - leader-partitioned-from-etcd (full, ~1.5 min; root, ip, iptables):
+//     replica 0 runs in a namespace, with an agent streaming to it, and is
+//     cut off etcd while it leads. It must log losing leadership within
+//     its lease (10 s) and a margin and report not leading, a replica on
+//     the host must take over, the applies made meanwhile must reach every
+//     member within 30 s (so the cut replica's agent must move: a replica
+//     without etcd has no new works for it and cannot publish its
+//     heartbeats), etcd's history since the cut must hold no write under
+//     the leader-only prefixes (bindings, clusters) before the old
+//     leader's key was deleted, and once healed it must not lead again.
 //   - rolling-upgrade-from-previous (full, ~2 min, plus a build of the
 //     previous release the first time): replicas and agents start from
 //     binaries built at previousRelease (git archive of that commit into

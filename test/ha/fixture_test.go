@@ -37,16 +37,13 @@ const replicaCount = 3
 // runs: two is the fewest that shows a divided placement.
 const memberCount = 2
 
-// multiAddressAgents says whether tether-agent accepts several hub
-// addresses (--hub a,b,c, issue 12). Until it does, each agent is given
-// the replica of its index only, and an agent whose replica dies comes
-// back only with that replica.
-const multiAddressAgents = false
-
 // options say what a scenario changes in its fixture.
 type options struct {
 	// hubBin and agentBin are the binaries to start; empty: this tree's.
 	hubBin, agentBin string
+	// singleHub gives each agent one replica's address (the one of its
+	// index), for agents that take no list (the previous release's).
+	singleHub bool
 	// netns puts replica 0 in a network namespace (scenario partition).
 	netns bool
 	// replicas is how many replicas to start (0: replicaCount); noMembers
@@ -77,6 +74,7 @@ type fixture struct {
 	watch     *faults.Watcher
 	hubBin    string
 	agentBin  string
+	singleHub bool
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -88,7 +86,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin}
+	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin, singleHub: o.singleHub}
 	if x.hubBin == "" {
 		x.hubBin = filepath.Join(binDir, "tether-hub")
 	}

@@ -159,8 +159,10 @@ func (r *Replica) Done() <-chan struct{} { return r.current().Done() }
 // (the hub writes host/listen-address there).
 func (r *Replica) LeaderName() string { return "/" + r.Listen }
 
-// metricsTimeout bounds one scrape of a replica's /metrics.
-const metricsTimeout = time.Second
+// metricsTimeout bounds one scrape of a replica's /metrics: longer than
+// the hub's own bound on the store query of a scrape (2 s), which a
+// replica cut off etcd waits out.
+const metricsTimeout = 5 * time.Second
 
 // Metric returns the value of an unlabelled metric on the replica's
 // /metrics, as its text says it.

@@ -9,6 +9,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+
 	"github.com/tetherproj/tether/test/proc"
 )
 
@@ -38,15 +40,20 @@ var leaderOnly = []string{"/tether/bindings/", "/tether/clusters/"}
 // reads back; it is outside the hub's /tether/.
 const markerKey = "/tether-ha/marker"
 
-// leaderPartitioned cuts the leader (replica 0, in a network namespace)
-// off etcd with iptables: it must stop leading within its lease, a
-// replica on the host must take over, every write of a leader's after the
-// cut must be under the new leader's key, and once healed the old leader
-// must not lead again while the new one does.
+// leaderPartitioned cuts the leader (replica 0, in a network namespace,
+// with an agent streaming to it) off etcd with iptables: it must stop
+// leading within its lease, a replica on the host must take over, the
+// applies made meanwhile must reach every member (the cut replica's agent
+// too) within cutServedBound, every write of a leader's after the cut
+// must be under the new leader's key, and once healed the old leader must
+// not lead again while the new one does.
 func leaderPartitioned(t *testing.T) {
 	x := newFixture(t, options{netns: true, load: partitionLoad})
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
+	if err := x.agentOnReplica(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
 	b := x.snapshot(ctx)
 	old := x.hubs[0]
 	if i, _, err := x.leaderIndex(ctx); err != nil || i != 0 {
@@ -70,7 +77,20 @@ func leaderPartitioned(t *testing.T) {
 	if err := l.wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	x.waitInMembers(ctx, l.ackedNames())
+	servedAt := time.Now()
+	served := time.Duration(-1)
+	if err := x.waitInMembers(ctx, l.ackedNames(), cutServedBound); err != nil {
+		t.Errorf("applies made while hub-0 was cut off etcd did not reach every member within %s: %v; "+
+			"an agent streaming to a replica cut off etcd gets no new works (and its heartbeats reach no other replica) "+
+			"unless it moves to another replica", cutServedBound, err)
+	} else {
+		served = time.Since(servedAt)
+	}
+	onCut, err := x.hubs[0].Metric(ctx, "tether_hub_agent_streams")
+	if err != nil {
+		t.Error(err)
+	}
+	states := x.clusterStates(ctx, next)
 	if err := x.ns.Heal(x.etcd.Ports); err != nil {
 		t.Fatal(err)
 	}
@@ -79,21 +99,23 @@ func leaderPartitioned(t *testing.T) {
 	x.holdFollower(ctx, old, next)
 	writes, byOld := x.leaderWritesSince(ctx, cutRev, oldKey)
 	o := x.check(ctx, b, l)
-	t.Logf("FIGURES %s: step_down_after=%s new_leader=hub-%d leader_key_after=%s leader_acting_after=%s partitioned_for=%s leader_writes_after_cut=%d writes_under_old_leadership=%d writes_acked=%d writes_lost=%d uid_changes=%d member_deletes=%d",
-		t.Name(), fig(stepDown), next, fig(keyAfter), fig(actingAfter), fig(partitioned), writes, byOld, o.acked, o.lostOnHub, o.uidChanges, o.deletes)
+	t.Logf("FIGURES %s: step_down_after=%s new_leader=hub-%d leader_key_after=%s leader_acting_after=%s partitioned_for=%s leader_writes_after_cut=%d writes_under_old_leadership=%d cut_applies_in_members_after=%s agents_on_cut_replica_at_heal=%s cluster_states_at_heal=%s writes_acked=%d writes_lost=%d uid_changes=%d member_deletes=%d",
+		t.Name(), fig(stepDown), next, fig(keyAfter), fig(actingAfter), fig(partitioned), writes, byOld, fig(served), onCut, states, o.acked, o.lostOnHub, o.uidChanges, o.deletes)
 	if err := old.Exited(); err != nil {
 		t.Errorf("the partitioned replica exited: %v", err)
 	}
-	if log := proc.FileTail(old.LogPath, 400); !strings.Contains(log, "lost leadership") {
-		t.Errorf("the partitioned replica's log does not say it lost leadership")
-	}
 }
 
-// measureStepDown waits until replica 0 no longer reports leading and
-// returns how long after since; past leaderTTL and stepDownMargin it fails
-// the test.
+// msgLostLeadership is hub/leader's message when a term ends before the
+// replica stops.
+const msgLostLeadership = "lost leadership; campaigning again"
+
+// measureStepDown waits until replica 0 no longer reports leading, then
+// returns how long after since its log said it lost leadership (a scrape
+// of a replica cut off etcd takes seconds: the log is the finer clock);
+// past leaderTTL and stepDownMargin it fails the test.
 func (x *fixture) measureStepDown(ctx context.Context, since time.Time) time.Duration {
-	ctx, cancel := context.WithTimeout(ctx, leaderTTL+stepDownMargin)
+	ctx, cancel := context.WithTimeout(ctx, leaderTTL+stepDownMargin+metricsScrape)
 	defer cancel()
 	err := proc.Poll(ctx, pollFine, func(ctx context.Context) error {
 		ok, err := x.hubs[0].Leading(ctx)
@@ -109,8 +131,21 @@ func (x *fixture) measureStepDown(ctx context.Context, since time.Time) time.Dur
 		x.t.Errorf("the partitioned leader did not stop leading within its lease (%s) and %s: %v", leaderTTL, stepDownMargin, err)
 		return -1
 	}
-	return time.Since(since)
+	at, found, err := firstLogAt(x.hubs[0].LogPath, msgLostLeadership, since)
+	if err != nil || !found {
+		x.t.Errorf("the partitioned leader reports not leading, but its log does not say it lost leadership (%v)", err)
+		return -1
+	}
+	d := at.Sub(since)
+	if d > leaderTTL+stepDownMargin {
+		x.t.Errorf("the partitioned leader lost leadership %s after the cut; want within its lease (%s) and %s", fig(d), leaderTTL, stepDownMargin)
+	}
+	return d
 }
+
+// metricsScrape is how long a scrape of a replica cut off etcd may take
+// (the hub's 2 s bound on its store query, and a margin).
+const metricsScrape = 5 * time.Second
 
 // holdFollower watches for healHold that old does not lead and that etcd's
 // leader stays replica next.
@@ -132,6 +167,21 @@ func (x *fixture) holdFollower(ctx context.Context, old interface {
 		}
 		time.Sleep(pollFine * 4) // the watch itself, not a condition
 	}
+}
+
+// clusterStates are the clusters' states as replica i reports them,
+// "name:STATE,…".
+func (x *fixture) clusterStates(ctx context.Context, i int) string {
+	resp, err := x.clients[i].Clusters.ListClusters(ctx, &hubv1.ListClustersRequest{})
+	if err != nil {
+		x.t.Error(err)
+		return "unknown"
+	}
+	var parts []string
+	for _, c := range resp.GetClusters() {
+		parts = append(parts, c.GetName()+":"+strings.TrimPrefix(c.GetState().String(), "CLUSTER_STATE_"))
+	}
+	return strings.Join(parts, ",")
 }
 
 // revision is etcd's current revision.
@@ -203,9 +253,16 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-// waitInMembers waits until every member holds the ConfigMaps names.
-func (x *fixture) waitInMembers(ctx context.Context, names []string) {
-	ctx, cancel := context.WithTimeout(ctx, convergeTimeout)
+// cutServedBound is how long the applies made during the cut may take to
+// reach every member: under a cluster lease (the hub's default 40 s), so
+// that an agent that has to leave the cut replica does so before its
+// cluster would turn Unknown.
+const cutServedBound = 30 * time.Second
+
+// waitInMembers waits until every member holds the ConfigMaps names, at
+// most d.
+func (x *fixture) waitInMembers(ctx context.Context, names []string, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	err := proc.Poll(ctx, time.Second, func(ctx context.Context) error {
 		missing, err := x.missingInMembers(ctx, names)
@@ -217,7 +274,5 @@ func (x *fixture) waitInMembers(ctx context.Context, names []string) {
 		}
 		return nil
 	})
-	if err != nil {
-		x.t.Fatalf("applies made while the leader was cut off not in the members: %v", err)
-	}
+	return err
 }
