@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tetherproj/tether/test/faults"
 	"github.com/tetherproj/tether/test/proc"
@@ -29,6 +30,9 @@ const convergeTimeout = 3 * time.Minute
 type baseline struct {
 	placement map[string]int32
 	objects   map[faults.Object]faults.State
+	// generations are the baseline Deployment's metadata.generation by
+	// member: a spec written again by an agent would change it.
+	generations map[string]int64
 }
 
 // snapshot records the baseline.
@@ -37,7 +41,25 @@ func (x *fixture) snapshot(ctx context.Context) baseline {
 	if err != nil {
 		x.t.Fatal(err)
 	}
-	return baseline{placement: p, objects: x.watch.Snapshot()}
+	g, err := x.webGenerations(ctx)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	return baseline{placement: p, objects: x.watch.Snapshot(), generations: g}
+}
+
+// webGenerations reads the baseline Deployment's generation in every
+// member.
+func (x *fixture) webGenerations(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, c := range x.kit.Clusters {
+		d, err := c.Dynamic().Resource(deployments).Namespace("default").Get(ctx, webName, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+		out[c.Name] = d.GetGeneration()
+	}
+	return out, nil
 }
 
 // outcome is what a scenario's checks found, for its FIGURES line.
@@ -84,6 +106,11 @@ func (x *fixture) check(ctx context.Context, b baseline, l *load) outcome {
 		t.Error(err)
 	} else if !maps.Equal(p, b.placement) {
 		t.Errorf("%s's placement changed: %v, was %v", webName, p, b.placement)
+	}
+	if g, err := x.webGenerations(ctx); err != nil {
+		t.Error(err)
+	} else if !maps.Equal(g, b.generations) {
+		t.Errorf("%s's spec changed in the members: generations %v, were %v", webName, g, b.generations)
 	}
 	o.uidChanges = x.checkUIDs(b)
 	o.deletes = x.checkDeletes(ctx)
