@@ -5,12 +5,12 @@
 # with another CA, a rolling upgrade from the previous release (built from
 # git into test/.cache).
 #
-#   ha   every scenario, some 8 minutes on 2 cores once warm. The whole
+#   ha   every scenario, some 3 minutes on 2 cores once warm. The whole
 #        output goes to .cache/ha.log; the console shows the scenarios,
 #        their FIGURES lines and failures.
 #
 # A smoke subset (kill -9 of the leader during 100 applies, a replica with
-# another CA; about a minute) also runs in plain `go test ./...`, so in
+# another CA; about 30 s) also runs in plain `go test ./...`, so in
 # `make test`.
 
 .PHONY: ha

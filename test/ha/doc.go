@@ -36,19 +36,24 @@
 //
 // # Scenarios, cheapest first
 //
+// Times are on two cores once the binaries are built.
+//
 //   - different-ca-refused (smoke, ~5 s): etcd and one replica; a replica
 //     given other CA files, and one given another encryption key, must
 //     exit non-zero naming the CA mismatch; the recorded CA is unchanged.
-//   - leader-kill9-100-applies (smoke, ~45 s), leader-kill9-500-applies
-//     (full, ~1 min): SIGKILL of the leader after a third of the applies;
+//   - leader-kill9-100-applies (smoke, ~25 s), leader-kill9-500-applies
+//     (full, ~45 s): SIGKILL of the leader after a third of the applies;
 //     applies go on through the other replicas (each tried in turn). The
 //     new leader must act within 15 s, every agent that lost its stream
-//     must stream again within 10 s, every acknowledged apply must be on
-//     the hub and in every member, the baseline's placement and every
-//     member object's UID unchanged.
-//   - rolling-restart-under-load (full, ~1.5 min): each replica in turn
-//     stopped (SIGTERM) and started again, applies going on; same checks.
-//   - leader-partitioned-from-etcd (full, ~1.5 min; root, ip, iptables):
+//     must stream again within 10 s, and every cluster must be Ready on
+//     the new leader; then the checks of every scenario with a load:
+//     every acknowledged apply on the hub and in every member, the
+//     baseline's placement, its generation in every member and every
+//     member object's UID unchanged, no delete or eviction.
+//   - rolling-restart-under-load (full, ~15 s): each replica in turn
+//     stopped (SIGTERM) and started again, applies going on, a leader and
+//     every agent's stream back before the next; the same checks.
+//   - leader-partitioned-from-etcd (full, ~70 s; root, ip, iptables):
 //     replica 0 runs in a namespace, with an agent streaming to it, and is
 //     cut off etcd while it leads. It must log losing leadership within
 //     its lease (10 s) and a margin and report not leading, a replica on
@@ -58,19 +63,20 @@
 //     heartbeats), etcd's history since the cut must hold no write under
 //     the leader-only prefixes (bindings, clusters) before the old
 //     leader's key was deleted, and once healed it must not lead again.
-//   - rolling-upgrade-from-previous (full, ~2 min, plus a build of the
-//     previous release the first time): replicas and agents start from
-//     binaries built at previousRelease (git archive of that commit into
-//     test/.cache, go build -trimpath), then each replica is replaced by
-//     this tree's, applies going on; same checks as the rolling restart.
-//     A clone without that commit fails the scenario saying so.
+//   - rolling-upgrade-from-previous (full, ~20 s, and some 15 s to build
+//     the previous release the first time): replicas and agents start
+//     from binaries built at previousRelease (git archive of that commit
+//     into test/.cache, go build -trimpath), then each replica is
+//     replaced by this tree's, applies going on; the rolling restart's
+//     checks. A clone without that commit fails the scenario saying so.
 //
 // Each scenario prints a FIGURES line (leader change, step-down, agent
 // reconnect p50/p99, writes acknowledged/lost) for `make ha`'s summary.
 //
 // # Which scenarios run
 //
-// The smoke subset (different-ca-refused, leader-kill9-100-applies, about
-// a minute on two cores) runs in every `go test ./...`, so in `make
-// test`. TETHER_HA=full (`make ha`) runs them all.
+// The smoke subset (different-ca-refused, leader-kill9-100-applies: about
+// 30 s, the build of the binaries included) runs in every `go test
+// ./...`, so in `make test`. TETHER_HA=full (`make ha`) runs them all, in
+// about 3 minutes.
 package ha

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,9 +106,13 @@ func leaderKilled(n int) func(*testing.T) {
 			t.Fatal(err)
 		}
 		o := x.check(ctx, b, l)
+		states := x.clusterStates(ctx, next)
+		if strings.Count(states, ":READY") != memberCount {
+			t.Errorf("clusters on the new leader after the kill: %s; want every one READY", states)
+		}
 		p50, p99, reconnected := x.reconnectFigures(killedAt)
-		t.Logf("FIGURES %s: new_leader=hub-%d leader_key_after=%s leader_acting_after=%s agents_reconnected=%d agent_reconnect_p50=%s agent_reconnect_p99=%s writes_acked=%d writes_lost=%d writes_failed=%d apply_retries=%d uid_changes=%d member_deletes=%d",
-			t.Name(), next, fig(keyAfter), fig(actingAfter), reconnected, fig(p50), fig(p99), o.acked, o.lostOnHub, o.failed, o.retries, o.uidChanges, o.deletes)
+		t.Logf("FIGURES %s: new_leader=hub-%d leader_key_after=%s leader_acting_after=%s agents_reconnected=%d agent_reconnect_p50=%s agent_reconnect_p99=%s writes_acked=%d writes_lost=%d writes_failed=%d apply_retries=%d uid_changes=%d member_deletes=%d cluster_states=%s",
+			t.Name(), next, fig(keyAfter), fig(actingAfter), reconnected, fig(p50), fig(p99), o.acked, o.lostOnHub, o.failed, o.retries, o.uidChanges, o.deletes, states)
 		if reconnected == 0 {
 			t.Errorf("no agent lost its stream: one streamed to the killed leader")
 		}
