@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ type agentProc struct {
 	metrics string // --metrics-addr
 	bin     string
 	args    []string
+	from    int64 // size of the log when the current process started
 }
 
 // agentHubs are the hub addresses agent i is given: every replica, replica
@@ -89,6 +91,10 @@ func (x *fixture) startAgents(ctx context.Context) {
 // start starts the agent's process (again, after a stop: its state and
 // certificate are in its data dir, the used token is ignored).
 func (a *agentProc) start(sp *proc.Spawner) error {
+	a.from = 0
+	if fi, err := os.Stat(a.log); err == nil {
+		a.from = fi.Size()
+	}
 	p, err := proc.Start(sp, proc.Config{Name: "agent " + a.cluster, Bin: a.bin, Args: a.args, LogPath: a.log})
 	if err != nil {
 		return fmt.Errorf("start agent %s: %w", a.cluster, err)
@@ -97,39 +103,95 @@ func (a *agentProc) start(sp *proc.Spawner) error {
 	return nil
 }
 
-// onReplicaTries bounds the agent restarts of agentOnReplica: each lands
-// on a replica at random (the agent shuffles its addresses), so twenty
-// miss one of three replicas with odds of (2/3)^20, under 0.1 %.
+// onReplicaTries bounds the restarts of an agent by agentOnReplica: each
+// lands on a replica at random (the agent shuffles its addresses), so
+// twenty miss one of three replicas with odds of (2/3)^20, under 0.1 %.
 const onReplicaTries = 20
 
-// agentOnReplica makes sure some agent streams to replica i, restarting
-// agent 0 until one does: a scenario that kills a replica measures the
+// agentOnReplica makes agent k stream to replica i, restarting it until
+// it does: a scenario that kills or cuts a replica measures the
 // reconnects of its agents.
-func (x *fixture) agentOnReplica(ctx context.Context, i int) error {
+func (x *fixture) agentOnReplica(ctx context.Context, k, i int) error {
+	a, want := x.agents[k], x.hubs[i].Listen
 	for range onReplicaTries {
-		if err := x.agentsStreaming(ctx); err != nil {
-			return err
-		}
-		v, err := x.hubs[i].Metric(ctx, "tether_hub_agent_streams")
+		addr, err := a.waitStream(ctx)
 		if err != nil {
 			return err
 		}
-		if v != "0" {
+		if addr == want {
 			return nil
 		}
-		a := x.agents[0]
 		a.p.Stop(agentStopGrace)
 		if err := a.start(x.sp); err != nil {
 			return err
 		}
 	}
-	return fmt.Errorf("no agent streams to hub-%d after %d restarts of agent %s", i, onReplicaTries, x.agents[0].cluster)
+	return fmt.Errorf("agent %s not on hub-%d after %d restarts", a.cluster, i, onReplicaTries)
+}
+
+// streamTimeout bounds the wait for an agent's stream after its start.
+const streamTimeout = time.Minute
+
+// waitStream waits until the agent's current process has been welcomed
+// by a hub and holds its stream, and returns the hub's address.
+func (a *agentProc) waitStream(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
+	defer cancel()
+	var addr string
+	err := proc.Poll(ctx, pollFine, func(context.Context) error {
+		if a.p.Exited() {
+			return proc.Permanent(a.p.ExitError())
+		}
+		var err error
+		addr, err = a.streamAddr()
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("agent %s: %w", a.cluster, err)
+	}
+	return addr, nil
+}
+
+// streamAddr is the hub address of the current process's last welcome
+// (its hub_addr) if no stream ended after it.
+func (a *agentProc) streamAddr() (string, error) {
+	f, err := os.Open(a.log)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Seek(a.from, io.SeekStart); err != nil {
+		return "", err
+	}
+	var addr string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		var l logLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		switch l.Message {
+		case msgStreamEnded:
+			addr = ""
+		case msgWelcomed:
+			addr = l.HubAddr
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	if addr == "" {
+		return "", fmt.Errorf("no stream")
+	}
+	return addr, nil
 }
 
 // logLine is what the suite reads of an agent's JSON log line.
 type logLine struct {
 	Message   string `json:"@message"`
 	Timestamp string `json:"@timestamp"`
+	HubAddr   string `json:"hub_addr"` // of msgWelcomed
 }
 
 // Messages of the agent's stream (agent/hubclient) the suite times.

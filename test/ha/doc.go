@@ -29,7 +29,8 @@
 // replica's listen address. Agents are given every replica's address
 // (--hub a,b,c; the previous release's agents, in the upgrade scenario,
 // one each); an agent picks one at random, so a scenario that needs an
-// agent on a given replica restarts agent 0 until one is (agentOnReplica).
+// agent on a given replica restarts it until it is there (agentOnReplica,
+// which reads the hub_addr of the agent's last welcome in its log).
 // Every member is
 // watched for deletes and UID changes (test/faults' Watcher), and every
 // agent's delete and eviction counters must stay 0.
@@ -42,7 +43,8 @@
 //     given other CA files, and one given another encryption key, must
 //     exit non-zero naming the CA mismatch; the recorded CA is unchanged.
 //   - leader-kill9-100-applies (smoke, ~25 s), leader-kill9-500-applies
-//     (full, ~45 s): SIGKILL of the leader after a third of the applies;
+//     (full, ~45 s): every agent on the leader, then SIGKILL of the
+//     leader after a third of the applies;
 //     applies go on through the other replicas (each tried in turn). The
 //     new leader must act within 15 s, every agent that lost its stream
 //     must stream again within 10 s, and every cluster must be Ready on

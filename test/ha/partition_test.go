@@ -51,7 +51,7 @@ func leaderPartitioned(t *testing.T) {
 	x := newFixture(t, options{netns: true, load: partitionLoad})
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
-	if err := x.agentOnReplica(ctx, 0); err != nil {
+	if err := x.agentOnReplica(ctx, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	b := x.snapshot(ctx)
