@@ -71,8 +71,24 @@ func leaderPartitioned(t *testing.T) {
 			_ = x.ns.Heal(x.etcd.Ports)
 		}
 	}()
+	// The new leader is timed while the step-down is: a scrape of the cut
+	// replica takes seconds.
+	type change struct {
+		key, acting time.Duration
+		next        int
+	}
+	changed := make(chan change, 1)
+	go func() {
+		var c change
+		c.key, c.acting, c.next = x.measureLeaderChange(ctx, cutAt, 0)
+		changed <- c
+	}()
 	stepDown := x.measureStepDown(ctx, cutAt)
-	keyAfter, actingAfter, next := x.measureLeaderChange(ctx, cutAt, 0)
+	c := <-changed
+	keyAfter, actingAfter, next := c.key, c.acting, c.next
+	if next < 0 {
+		t.FailNow() // measureLeaderChange said why
+	}
 	l := x.startLoad(ctx, partitionLoad)
 	if err := l.wait(ctx); err != nil {
 		t.Fatal(err)
@@ -264,15 +280,20 @@ const cutServedBound = 30 * time.Second
 func (x *fixture) waitInMembers(ctx context.Context, names []string, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	var lacking error // the last members' answer, which the deadline may interrupt
 	err := proc.Poll(ctx, time.Second, func(ctx context.Context) error {
 		missing, err := x.missingInMembers(ctx, names)
 		if err != nil {
 			return err
 		}
 		for c, m := range missing {
-			return fmt.Errorf("%s lacks %v", c, m)
+			lacking = fmt.Errorf("%s lacks %v", c, m)
+			return lacking
 		}
 		return nil
 	})
+	if err != nil && lacking != nil {
+		return fmt.Errorf("%w; last: %v", err, lacking)
+	}
 	return err
 }

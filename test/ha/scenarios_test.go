@@ -98,6 +98,9 @@ func leaderKilled(n int) func(*testing.T) {
 		killedAt := time.Now()
 		victim.Kill()
 		keyAfter, actingAfter, next := x.measureLeaderChange(ctx, killedAt, 0)
+		if next < 0 {
+			t.FailNow() // measureLeaderChange said why
+		}
 		if actingAfter > newLeaderBound || actingAfter < 0 {
 			t.Errorf("new leader acting %s after the kill; want within %s", fig(actingAfter), newLeaderBound)
 		}
