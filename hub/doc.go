@@ -29,13 +29,16 @@
 //     gRPC health and reflection.
 //  4. Starts every task of one group: authority, leases, the liveness
 //     publisher and follower (hub/clusters: agents' heartbeats go to etcd
-//     and come back to every replica's leases), customizations (stored RICs
+//     and come back to every replica's leases), the reports relay
+//     (hub/aggregate: agents' acks and status reports go to etcd and come
+//     back to every replica's aggregator), customizations (stored RICs
 //     and webhook configurations into the interpreter), the leader election
 //     (hub/leader), render, revocation, the gRPC server, the serving
 //     certificate's and admin.conf's renewals, the metrics server. While
 //     this replica leads, a group of its own runs the controllers that
 //     write decisions: registration, detector, scheduler (with eviction)
-//     and aggregate, all writing through a store view fenced by the
+//     and aggregate (with the pruning of removed clusters' relayed
+//     reports), all writing through a store view fenced by the
 //     leadership (store.Fenced); it ends as soon as leadership is lost. A
 //     single hub on its embedded etcd wins the election at once. Every
 //     replica renders works from etcd watches and serves agents and

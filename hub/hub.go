@@ -78,8 +78,15 @@ func (h *Hub) Run(ctx context.Context) error {
 	// write through only while this replica leads (hub/leader).
 	fence := &store.Fence{}
 	fenced := st.Fenced(fence)
-	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts}, h.logger)
-	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts}, h.logger)
+	rics := customizations.New(st, interp, h.logger) // also tells render and detector which kinds a change concerns
+	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics)}
+	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
+	// Agents' acks and reports are relayed through etcd, unfenced (any
+	// replica writes them), and followed back by every replica, so the
+	// leader's aggregator sees every cluster's and any replica knows what
+	// is held.
+	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
+		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
@@ -93,10 +100,11 @@ func (h *Hub) Run(ctx context.Context) error {
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
-		t.run("registration", registration.New(fenced, leases, h.logger).Run)                      // first heartbeat → /tether/clusters/<name>
-		t.run("detector", detector.New(fenced, interp, h.logger, detector.WithCounts(counts)).Run) // templates × policies → bindings
-		t.run("scheduler", sched.Run)                                                              // bindings × clusters → placements, eviction
-		t.run("aggregate", statuses.Run)                                                           // agents' statuses → binding status
+		t.run("registration", registration.New(fenced, leases, h.logger).Run)          // first heartbeat → /tether/clusters/<name>
+		t.run("detector", detector.New(fenced, interp, h.logger, detectorOpts...).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                  // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                               // agents' statuses → binding status
+		t.run("reports-prune", statuses.Prune)                                         // removed clusters' relayed reports → deleted
 		return t.wait()
 	}
 
@@ -105,7 +113,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("leases", leases.Run)       // liveness records → cluster liveness
 	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
 	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
-	g.run("customizations", customizations.New(st, interp, h.logger).Run) // stored RICs and webhooks → interpreter
+	g.run("reports", statuses.Relay)  // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
+	g.run("customizations", rics.Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })
 	g.run("render", works.Run)                                // placements → works, served to agents (every replica)
 	g.run("revocation", revoke)                               // agent records → revoked streams ended

@@ -3,11 +3,11 @@ package aggregate
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -25,6 +25,10 @@ import (
 // before its status is written: at most one write per binding per
 // interval.
 const DefaultFlushInterval = 200 * time.Millisecond
+
+// maxWorkKeyBytes bounds a work key relayed: a key the renderer makes
+// (group, kind, namespace and name) is far shorter.
+const maxWorkKeyBytes = 1024
 
 // maxOldVersions is how many superseded versions per work are remembered
 // to discard late acks and reports of them.
@@ -61,22 +65,38 @@ type Config struct {
 	// Counts tallies refused reports and recovered panics; nil counts
 	// nothing.
 	Counts *guard.Counts
+	// Relay is the store agents' acks and reports are relayed through by
+	// Relay, unfenced: they are agents' data, written by whichever replica
+	// holds the stream. Nil: the store given to New.
+	Relay *store.Store
+	// Replica names this replica in the relayed records, for operators.
+	Replica string
+	// MaxQueued bounds the works whose updates wait to be relayed; zero:
+	// DefaultMaxQueued.
+	MaxQueued int
+	// MaxQueuedBytes bounds the protobuf bytes waiting to be relayed;
+	// zero: DefaultMaxQueuedBytes.
+	MaxQueuedBytes int
 }
 
 // Aggregator implements agentapi.Statuses and writes the aggregated
 // statuses to bindings while Run runs.
 type Aggregator struct {
 	store  *store.Store
+	relay  *store.Store // unfenced: Config.Relay
 	interp Interpreter
 	leases Leases
 	cfg    Config
 	log    hclog.Logger
-	kick   chan struct{} // wakes Run after Ack/Report; buffered, 1
+	kick   chan struct{} // wakes Run after a record changed; buffered, 1
+	// relayKick wakes Relay's writer after an update was queued; buffered, 1.
+	relayKick chan struct{}
 
 	mu        sync.Mutex                    // guards the fields below
-	records   map[workRef]*record           // what agents reported
+	records   map[string]map[string]*record // cluster → work key → what its agent reported, as relayed
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
+	queue     relayQueue                    // updates received here, not yet relayed
 
 	run runState // owned by the goroutine running Run
 }
@@ -86,16 +106,17 @@ var _ agentapi.Statuses = (*Aggregator)(nil)
 // workRef names one work in one cluster.
 type workRef struct{ cluster, key string }
 
-// record is what the hub holds for one work in one cluster.
+// record is what the hub holds for one work in one cluster: the stored
+// record at store.ReportKey(cluster, key) as of revision rev.
 type record struct {
 	binding string // binding key
 	key     string // work key
-	obs     Observation
-	old     []string // superseded versions, oldest first
+	h       held
+	rev     int64
 }
 
-// New returns an aggregator over st; Run must be running for statuses to
-// be written.
+// New returns an aggregator over st; Relay must be running for acks and
+// reports to be held, and Run for statuses to be written.
 func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger hclog.Logger) *Aggregator {
 	if cfg.Clock == nil {
 		cfg.Clock = clusters.RealClock{}
@@ -109,12 +130,23 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 	if cfg.BindingOf == nil {
 		cfg.BindingOf = ParseWorkKey
 	}
+	if cfg.Relay == nil {
+		cfg.Relay = st
+	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
+	if cfg.MaxQueuedBytes <= 0 {
+		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
 	return &Aggregator{
-		store: st, interp: interp, leases: leases, cfg: cfg, log: logger.Named("aggregate"),
+		store: st, relay: cfg.Relay, interp: interp, leases: leases, cfg: cfg, log: logger.Named("aggregate"),
 		kick:      make(chan struct{}, 1),
-		records:   make(map[workRef]*record),
+		relayKick: make(chan struct{}, 1),
+		records:   make(map[string]map[string]*record),
 		byBinding: make(map[string]map[string]*record),
 		pending:   make(map[string]bool),
+		queue:     relayQueue{deltas: make(map[workRef]*delta)},
 	}
 }
 
@@ -125,91 +157,131 @@ func ParseWorkKey(key string) (store.ObjectRef, bool) {
 	return store.ParseObjectKey(store.BindingsPrefix + key)
 }
 
-// Ack implements agentapi.Statuses. An ack of a deletion forgets the work.
+// Ack implements agentapi.Statuses: the ack is queued for Relay (an ack
+// of a deletion forgets the work). It never blocks on I/O; it fails
+// (ErrQueueFull) only when the relay queue is full.
 func (a *Aggregator) Ack(ctx context.Context, cluster string, ack *agentv1.Ack) error {
+	key := ack.GetWorkKey()
+	if _, ok := a.bindingOf(cluster, key); !ok {
+		return nil // no record can exist for it either
+	}
 	if ack.GetResult() == agentv1.ApplyResult_APPLY_RESULT_DELETED {
-		a.forget(cluster, ack.GetWorkKey())
+		return a.enqueue(cluster, key, update{gone: true})
+	}
+	t := trimAck(ack)
+	if n := proto.Size(t); n > maxRelayedBytes {
+		a.cfg.Counts.Add("aggregate", guard.KindRefused)
+		a.log.Warn("ack too large to relay, dropped", "cluster", cluster, "work", key, "bytes", n, "limit", maxRelayedBytes)
 		return nil
 	}
-	a.observe(cluster, ack.GetWorkKey(), ack.GetVersion(), func(o *Observation) { o.Ack = ack })
-	return nil
+	return a.enqueue(cluster, key, update{ack: t})
 }
 
-// Report implements agentapi.Statuses. A report that fails
-// agentapi.ValidateStatusReport is refused (the error wraps
-// agentapi.ErrInvalidReport), counted and not recorded, whoever calls.
+// Report implements agentapi.Statuses: the report is queued for Relay. A
+// report that fails agentapi.ValidateStatusReport, or whose template
+// manifest is larger than relayed records may be, is refused (the error
+// wraps agentapi.ErrInvalidReport), counted and not recorded, whoever
+// calls. It never blocks on I/O; it fails (ErrQueueFull) only when the
+// relay queue is full.
 func (a *Aggregator) Report(ctx context.Context, cluster string, report *agentv1.StatusReport) error {
 	if err := agentapi.ValidateStatusReport(report); err != nil {
 		a.cfg.Counts.Add("aggregate", guard.KindRefused)
 		return fmt.Errorf("cluster %q: %w", cluster, err)
 	}
-	a.observe(cluster, report.GetWorkKey(), report.GetVersion(), func(o *Observation) { o.Report = report })
-	return nil
+	ref, ok := a.bindingOf(cluster, report.GetWorkKey())
+	if !ok {
+		return nil
+	}
+	t := trimReport(report, ref)
+	if n := proto.Size(t); n > maxRelayedBytes {
+		a.cfg.Counts.Add("aggregate", guard.KindRefused)
+		return fmt.Errorf("cluster %q: %w: work %q: %d bytes to relay, more than %d", cluster, agentapi.ErrInvalidReport, report.GetWorkKey(), n, maxRelayedBytes)
+	}
+	return a.enqueue(cluster, report.GetWorkKey(), update{report: t})
 }
 
-// Digests implements agentapi.Statuses: the digest of the last report the
-// hub holds per work. After a hub restart it holds none, so reconnecting
-// agents are asked for every status once.
+// bindingOf maps a work key to its template; a key it cannot map (or too
+// long to be a key the renderer made) is logged and ignored.
+func (a *Aggregator) bindingOf(cluster, key string) (store.ObjectRef, bool) {
+	ref, ok := a.cfg.BindingOf(key)
+	if !ok || len(key) > maxWorkKeyBytes {
+		a.log.Debug("status of a work no binding is known for, ignored", "cluster", cluster, "work", key)
+		return store.ObjectRef{}, false
+	}
+	return ref, true
+}
+
+// Digests implements agentapi.Statuses: the digest of the last report
+// relayed per work, whichever replica relayed it, and so across hub
+// restarts. A report still queued here is not counted yet.
 func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]syncstate.Digest, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := make(map[string]syncstate.Digest)
-	for ref, r := range a.records {
-		if ref.cluster == cluster && r.obs.Report != nil {
-			out[ref.key] = syncstate.Digest{Version: r.obs.Report.GetVersion(), Digest: r.obs.Report.GetDigest()}
+	for key, r := range a.records[cluster] {
+		if r.h.obs.Report != nil {
+			out[key] = syncstate.Digest{Version: r.h.obs.Report.GetVersion(), Digest: r.h.obs.Report.GetDigest()}
 		}
 	}
 	return out, nil
 }
 
-// observe records an ack or report of version, unless version is one the
-// work already moved past (agentapi filters those too; this guards against
-// a report racing its own supersession).
-func (a *Aggregator) observe(cluster, key, version string, set func(*Observation)) {
+// hold records the stored record of a work at revision rev, unless what
+// is held is as new (the echo of this replica's own write, or an event
+// older than a list).
+func (a *Aggregator) hold(cluster, key string, h held, rev int64) {
 	ref, ok := a.cfg.BindingOf(key)
 	if !ok {
-		a.log.Debug("status of a work no binding is known for, ignored", "cluster", cluster, "work", key)
 		return
 	}
 	bkey := store.BindingKey(ref)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := a.records[workRef{cluster, key}]
+	r := a.records[cluster][key]
+	if r != nil && r.rev >= rev {
+		return
+	}
 	if r == nil {
 		r = &record{binding: bkey, key: key}
-		a.records[workRef{cluster, key}] = r
+		if a.records[cluster] == nil {
+			a.records[cluster] = make(map[string]*record)
+		}
+		a.records[cluster][key] = r
 		if a.byBinding[bkey] == nil {
 			a.byBinding[bkey] = make(map[string]*record)
 		}
 		a.byBinding[bkey][cluster] = r
 	}
-	if slices.Contains(r.old, version) {
-		return
-	}
-	if r.obs.Latest != "" && r.obs.Latest != version {
-		r.old = append(r.old, r.obs.Latest)
-		if len(r.old) > maxOldVersions {
-			r.old = r.old[1:]
-		}
-	}
-	r.obs.Latest = version
-	set(&r.obs)
+	r.h, r.rev = h, rev
 	a.touchLocked(bkey)
 }
 
-// forget drops a work the agent deleted.
-func (a *Aggregator) forget(cluster, key string) {
+// forget drops a work whose record was deleted at revision rev.
+func (a *Aggregator) forget(cluster, key string, rev int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := a.records[workRef{cluster, key}]
-	if r == nil {
+	a.forgetLocked(workRef{cluster, key}, rev)
+}
+
+// forgetLocked drops a work unless its record is newer than rev; a.mu
+// must be held.
+func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
+	r := a.records[ref.cluster][ref.key]
+	if r == nil || r.rev > rev {
 		return
 	}
-	delete(a.records, workRef{cluster, key})
-	if a.byBinding[r.binding][cluster] == r {
-		delete(a.byBinding[r.binding], cluster)
-	}
+	a.deleteRecordLocked(ref.cluster, r)
 	a.touchLocked(r.binding)
+}
+
+// held returns what is held for a work and its revision; ok false: none.
+func (a *Aggregator) held(ref workRef) (h held, rev int64, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r := a.records[ref.cluster][ref.key]; r != nil {
+		return r.h, r.rev, true
+	}
+	return held{}, 0, false
 }
 
 // touchLocked marks a binding for Run and wakes it; a.mu must be held.
@@ -227,7 +299,7 @@ func (a *Aggregator) observations(bkey string) map[string]Observation {
 	defer a.mu.Unlock()
 	out := make(map[string]Observation, len(a.byBinding[bkey]))
 	for cluster, r := range a.byBinding[bkey] {
-		out[cluster] = r.obs
+		out[cluster] = r.h.obs
 	}
 	return out
 }
@@ -238,7 +310,7 @@ func (a *Aggregator) latest(bkey, cluster string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if r := a.byBinding[bkey][cluster]; r != nil {
-		return r.obs.Latest
+		return r.h.obs.Latest
 	}
 	return ""
 }
@@ -248,11 +320,26 @@ func (a *Aggregator) dropBinding(bkey string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for cluster, r := range a.byBinding[bkey] {
-		if a.records[workRef{cluster, r.key}] == r {
-			delete(a.records, workRef{cluster, r.key})
-		}
+		a.deleteRecordLocked(cluster, r)
 	}
 	delete(a.byBinding, bkey)
+}
+
+// deleteRecordLocked drops r, cluster's record, from both indexes; a.mu
+// must be held.
+func (a *Aggregator) deleteRecordLocked(cluster string, r *record) {
+	if a.records[cluster][r.key] == r {
+		delete(a.records[cluster], r.key)
+		if len(a.records[cluster]) == 0 {
+			delete(a.records, cluster)
+		}
+	}
+	if a.byBinding[r.binding][cluster] == r {
+		delete(a.byBinding[r.binding], cluster)
+		if len(a.byBinding[r.binding]) == 0 {
+			delete(a.byBinding, r.binding)
+		}
+	}
 }
 
 // takePending returns and clears the bindings touched since the last call.

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -27,38 +26,52 @@ func newInterpreter(t testing.TB) *interpreter.Interpreter {
 	return i
 }
 
+// TestAckReportDigests: acks and reports go through the store and back
+// into memory; late reports of a superseded version and unknown work keys
+// are ignored; an ack of a deletion forgets the work, in memory and in
+// the store. Another aggregator on the same store (another replica, or
+// this one restarted) holds the same.
 func TestAckReportDigests(t *testing.T) {
+	e := newEnv(t)
 	ctx := context.Background()
-	a := New(nil, newInterpreter(t), clusters.New(clusters.Config{}), Config{}, hclog.NewNullLogger())
+	a, _ := e.start(Config{})
 	steps := []struct {
 		name string
-		do   func()
+		do   func() error
 	}{
-		{"report v1", func() { a.Report(ctx, "m1", report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, "{}"))) }},
-		{"ack v2", func() {
-			a.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED})
+		{"report v1", func() error {
+			return a.Report(ctx, "m1", report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, "{}")))
 		}},
-		{"late report of v1, discarded", func() { a.Report(ctx, "m1", report("v1")) }},
-		{"report of an unknown work key, ignored", func() { a.Report(ctx, "m1", &agentv1.StatusReport{WorkKey: "nonsense", Version: "v9"}) }},
-		{"m2 reports v2", func() { a.Report(ctx, "m2", report("v2")) }},
+		{"ack v2", func() error {
+			return a.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED})
+		}},
+		{"late report of v1, discarded", func() error { return a.Report(ctx, "m1", report("v1")) }},
+		{"report of an unknown work key, ignored", func() error {
+			return a.Report(ctx, "m1", &agentv1.StatusReport{WorkKey: "nonsense", Version: "v9"})
+		}},
+		{"m2 reports v2", func() error { return a.Report(ctx, "m2", report("v2")) }},
 	}
 	for _, s := range steps {
-		s.do()
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
 	}
-	obs := a.observations("/tether/bindings/" + workKey)
-	if got := obs["m1"]; got.Latest != "v2" || got.Report.GetVersion() != "v1" || len(got.Report.GetManifests()) != 1 || got.Ack.GetVersion() != "v2" {
-		t.Errorf("m1 observation = %+v; want the v1 report kept, the v2 ack, latest v2", got)
+	e.waitDigests(a, "m2", map[string]syncstate.Digest{workKey: {Version: "v2", Digest: "d-v2"}})
+	other, _ := e.start(Config{})
+	for name, agg := range map[string]*Aggregator{"relaying": a, "other": other} {
+		e.waitDigests(agg, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+		obs := agg.observations("/tether/bindings/" + workKey)
+		if got := obs["m1"]; got.Latest != "v2" || got.Report.GetVersion() != "v1" || len(got.Report.GetManifests()) != 1 || got.Ack.GetVersion() != "v2" {
+			t.Errorf("%s aggregator: m1 observation = %+v; want the v1 report kept, the v2 ack, latest v2", name, got)
+		}
 	}
-	d, _ := a.Digests(ctx, "m1")
-	if diff := cmp.Diff(map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}}, d); diff != "" {
-		t.Errorf("Digests(m1) (-want +got):\n%s", diff)
+	if err := a.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Result: agentv1.ApplyResult_APPLY_RESULT_DELETED}); err != nil {
+		t.Fatal(err)
 	}
-	if pending := a.takePending(); len(pending) != 1 {
-		t.Errorf("pending = %v; want the one binding", pending)
-	}
-	a.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Result: agentv1.ApplyResult_APPLY_RESULT_DELETED})
-	if d, _ := a.Digests(ctx, "m1"); len(d) != 0 {
-		t.Errorf("Digests(m1) after a deletion ack = %v; want none", d)
+	e.waitDigests(other, "m1", map[string]syncstate.Digest{})
+	e.waitDigests(a, "m1", map[string]syncstate.Digest{})
+	if n, err := e.st.Count(ctx, store.ReportsOf("m1")); err != nil || n != 0 {
+		t.Errorf("records of m1 after the deletion ack: %d, %v; want none", n, err)
 	}
 	if d, _ := a.Digests(ctx, "m2"); len(d) != 1 {
 		t.Errorf("Digests(m2) = %v; want its report", d)

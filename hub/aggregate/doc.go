@@ -6,21 +6,75 @@
 //
 // # Usage
 //
-//	agg := aggregate.New(st, interp, leases, aggregate.Config{BindingOf: render.BindingOf}, logger)
-//	srv := agentapi.NewServer(..., agg /* Statuses */, leases, ...)
-//	err := agg.Run(ctx) // leader only; returns nil when ctx ends
+//	agg := aggregate.New(fenced, interp, leases, aggregate.Config{Relay: st, Replica: name}, logger)
+//	srv, err := agentapi.New(cfg, works, agg /* Statuses */, heartbeats, logger)
+//	go agg.Relay(ctx) // every replica: acks and reports → etcd → every replica's memory
+//	go agg.Run(ctx)   // leader only: memory → bindings; returns nil when ctx ends
+//	go agg.Prune(ctx) // leader only: removed clusters' relayed records deleted
 //
 // Ack, Report and Digests only touch memory and never block on I/O, so
-// they may be called from every agent stream while Run writes. Run must be
-// running for anything to be written.
+// they may be called from every agent stream while Relay and Run write.
+//
+// # Several replicas: the relay
+//
+// An agent streams to one replica, but only the leader runs Run, and a
+// reconnecting agent may land on any replica. So what agents send does not
+// go to memory directly: Ack and Report queue it, and Relay writes it to
+// etcd, one record per (cluster, work) at
+// /tether/reports/<cluster>/<work key> holding the last ack and the last
+// report (with the version of the newest, the superseded versions, and
+// when each was received). Relay also follows that prefix (a list in
+// pages of 256 records at one revision, then a watch from it; a compacted
+// watch lists again) into memory on every replica, so the leader's Run
+// aggregates every cluster and Digests on any replica, restarted or not,
+// knows what is held: a reconnecting agent is asked only for statuses the
+// hub lacks. A single hub does the same through its embedded etcd: one
+// path.
+//
+// These records are agents' data, not decisions: Relay writes them
+// unfenced (Config.Relay), whichever replica holds the stream. Updates
+// queued for one work coalesce (the last ack and report per version,
+// merge-equivalent) and are written at most every 100 ms, in transactions
+// of up to 64 records and 1 MiB, each record conditional on the revision
+// this replica last saw; a record another replica wrote meanwhile is read
+// back and merged again. Merging keeps the newer: an update of a version
+// the work moved past is discarded, and so is one received before what the
+// record holds (another version, or the same kind of message). "Before"
+// compares the receiving replicas' clocks, which matters only when a
+// cluster's stream moved between replicas while one of them had not
+// written yet: the clocks must agree within the agents' shortest reconnect
+// delay (about a second).
+//
+// Cost: agents report on change, so etcd gets one put (a few KiB for a
+// Deployment) per work whose ack or status changed, at most one per work
+// per 100 ms, batched; every replica holds every record in memory, as the
+// leader's aggregator must.
+//
+// Bounds: a relayed report keeps only the template's manifest (what the
+// items read) and an ack no per-object results and a message of at most
+// agentapi.MaxManifestMessageBytes; either over 96 KiB is refused
+// (counted as a refused report). At most Config.MaxQueued works (default
+// 100,000) and Config.MaxQueuedBytes (default 256 MiB) wait to be
+// relayed; past that Ack and Report fail with ErrQueueFull (counted as
+// relay_queue_full, logged once until the queue drains), which ends the
+// stream: the agent reconnects, sends its digests and is asked again for
+// what the hub lacks. Updates still queued when Relay stops are written
+// within 2 s or lost the same way.
+//
+// An ack with result DELETED deletes the record. Prune (leader, fenced)
+// deletes the records of removed clusters (their agent record is a
+// tombstone), when it starts and as removals or late records appear. A
+// record is of the size of the binding's item for that cluster: the
+// records grow with bindings × their clusters, as the bindings' items do.
 //
 // # What the hub holds
 //
 // Report refuses (agentapi.ErrInvalidReport) a report that fails
-// agentapi.ValidateStatusReport, whoever calls it, so agent data never
-// reaches a binding's encoding unchecked; a panic while writing one
-// binding is recovered, logged, counted (Config.Counts) and that binding
-// skipped until its next change.
+// agentapi.ValidateStatusReport, whoever calls it, and so does the
+// follower for a stored record, so agent data never reaches a binding's
+// encoding unchecked; a panic while writing one binding is recovered,
+// logged, counted (Config.Counts) and that binding skipped until its next
+// change.
 //
 // Per (cluster, work key): the last ack and the last status report, and the
 // version of the newest of the two. Acks and reports of a version the work
@@ -29,8 +83,9 @@
 // its binding (one work per binding and cluster); the default reads keys
 // of the form "<group>/<Kind>/<namespace|_>/<name>". Digests returns the
 // digest of each held report, so a reconnecting agent is asked only for
-// the statuses the hub lacks. This memory is per hub process: after a
-// restart the hub holds no digest and agents re-send each status once.
+// the statuses the hub lacks. Memory holds what etcd holds (the leader
+// also forgets the records of deleted bindings); after a restart the
+// relayed records are read back, and agents re-send nothing the hub had.
 //
 // # What is written (the binding's status and annotations)
 //
@@ -44,8 +99,8 @@
 //     verdict, and an object the agent could not judge counts as Healthy
 //     when it is applied and the interpreter has no InterpretHealth hook for
 //     the kind (interpreter spec §2). A cluster that has not reported yet
-//     has health Unknown. After a hub restart, a cluster's item is kept as
-//     written until its agent reports again.
+//     has health Unknown. A cluster for which no relayed record is held
+//     keeps its item as written (a store restored without them).
 //   - annotation status.tether.io/template-status: the JSON of the
 //     template's .status, i.e. the .status of AggregateStatus(template,
 //     items), computed with the template's .status set to the previous
@@ -87,8 +142,8 @@
 // observedGeneration does not advance (a nil-status item counts in the
 // number of items but never qualifies, interpreter spec §8.4). Graceful
 // eviction (hub/schedloop) therefore never sees a stale cluster as
-// healthy. A stale item carried over a hub restart stays stale until its
-// agent reports again.
+// healthy. A stale item of a cluster for which no relayed record is held
+// stays stale until its agent reports again.
 //
 // # Writes
 //
@@ -98,6 +153,8 @@
 // the aggregator writes nothing while nothing changed.
 //
 // It imports hub/store, hub/clusters, hub/agentapi (the interface it
-// implements), hub/syncstate, api/ and Kubernetes API machinery; the
+// implements), hub/guard, hub/syncstate, api/, the etcd client (for the
+// relay's batched conditional writes), protobuf and Kubernetes API
+// machinery; the
 // interpreter comes in through the Interpreter interface.
 package aggregate

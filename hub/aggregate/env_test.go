@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/clusters/clusterstest"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/leakcheck"
 )
 
@@ -70,10 +72,33 @@ func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
 	return stop
 }
 
-func (e *env) start(cfg Config) (*Aggregator, func()) {
+// start runs an aggregator as a single hub does: Relay and Run. stop
+// stops both.
+func (e *env) start(cfg Config) (a *Aggregator, stop func()) {
 	cfg.Clock = e.clock
-	a := New(e.st, newInterpreter(e.t), e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
-	return a, e.goRun("aggregate", a.Run)
+	a = New(e.st, newInterpreter(e.t), e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
+	stopRelay := e.goRun("relay", a.Relay)
+	stopRun := e.goRun("aggregate", a.Run)
+	return a, func() { stopRun(); stopRelay() }
+}
+
+// waitDigests waits until a's digests of cluster are want.
+func (e *env) waitDigests(a *Aggregator, cluster string, want map[string]syncstate.Digest) {
+	e.t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		got, err := a.Digests(e.ctx, cluster)
+		if err != nil {
+			e.t.Fatalf("Digests(%s): %v", cluster, err)
+		}
+		if maps.Equal(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("Digests(%s) = %v; want %v", cluster, got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 type testWriter struct{ t *testing.T }

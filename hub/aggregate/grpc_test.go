@@ -194,6 +194,7 @@ func TestPanickingBindingSkipped(t *testing.T) {
 	e.heartbeat("m1")
 	counts := guard.NewCounts()
 	a := New(e.st, panicky{newInterpreter(t)}, e.leases, Config{Clock: e.clock, Counts: counts}, hclog.NewNullLogger())
+	e.goRun("relay", a.Relay)
 	e.goRun("aggregate", a.Run)
 	for _, key := range []string{"apps/Deployment/prod/api", workKey} {
 		r := &agentv1.StatusReport{WorkKey: key, Version: "v1", Digest: "d", Manifests: []*agentv1.ManifestStatus{

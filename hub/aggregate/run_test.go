@@ -83,7 +83,8 @@ func TestAggregatorReportsStaleAndRestart(t *testing.T) {
 		}
 	}
 
-	// A restarted aggregator (empty memory) writes nothing.
+	// A restarted aggregator (memory read back from the relayed records)
+	// writes nothing.
 	stop()
 	rev := e.revision()
 	a2, _ := e.start(Config{})

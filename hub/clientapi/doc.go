@@ -26,6 +26,15 @@
 // UNAUTHENTICATED, a role that may not is PERMISSION_DENIED. Errors become
 // gRPC codes in one function, grpcStatus.
 //
+// Viewers see Secrets without their data (secrets.go): in Get, List, Watch
+// and Simulate output, every value of a core/v1 Secret's data and
+// stringData is "" (keys kept) and the annotation secret.tether.io/redacted
+// says so; Apply refuses a Secret carrying that annotation, so a viewer's
+// read applied back cannot wipe the data. Viewers may Simulate, but not
+// with ResourceInterpreterCustomizations in the input: checking those runs
+// their Lua on the hub, which only a role that may apply them (admin) may
+// do; the stored customizations, accepted from an admin, run for everyone.
+//
 // # Apply
 //
 // Input is multi-document YAML, JSON values, a JSON array or a Kubernetes

@@ -16,17 +16,18 @@ import (
 
 // Get returns one object; a template comes with its aggregated status.
 func (o *Objects) Get(ctx context.Context, req *hubv1.GetRequest) (*hubv1.GetResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	id, err := authorize(ctx, read)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	obj, err := o.b.get(ctx, req.GetRef())
+	obj, err := o.b.get(ctx, req.GetRef(), viewOf(id))
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
 	return &hubv1.GetResponse{Object: obj}, nil
 }
 
-func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Object, error) {
+func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, v view) (*hubv1.Object, error) {
 	key, kr, err := resolveRef(ref)
 	if err != nil {
 		return nil, err
@@ -47,16 +48,18 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Object,
 			binding = bkv.Value
 		}
 	}
-	return b.objectOf(ctx, key, kv, binding)
+	return b.objectOf(ctx, key, kv, binding, v)
 }
 
-// objectOf renders a stored value for clients: resourceVersion set and, for
-// a template with a binding, the aggregated status merged in.
-func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte) (*hubv1.Object, error) {
+// objectOf renders a stored value for clients: resourceVersion set, for
+// a template with a binding the aggregated status merged in, and what v
+// hides hidden.
+func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte, v view) (*hubv1.Object, error) {
 	obj, err := withRevision(kv.Value, kv.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kv.Key, err)
 	}
+	v.redact(key, obj)
 	if binding != nil {
 		obj = b.withStatus(obj, binding)
 	}
@@ -90,17 +93,18 @@ func resolveRef(ref *hubv1.ObjectRef) (store.ObjectRef, kindRef, error) {
 
 // List returns one page of the objects of a kind.
 func (o *Objects) List(ctx context.Context, req *hubv1.ListRequest) (*hubv1.ListResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	id, err := authorize(ctx, read)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := o.b.list(ctx, req)
+	resp, err := o.b.list(ctx, req, viewOf(id))
 	return resp, grpcStatus(err)
 }
 
 // list reads the kind's objects at one revision and returns those after the
 // page token's key. Each page is a fresh read: a later page may see changes
 // made after the first (the store reads at its newest revision).
-func (b *backend) list(ctx context.Context, req *hubv1.ListRequest) (*hubv1.ListResponse, error) {
+func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, v view) (*hubv1.ListResponse, error) {
 	kr, err := resolveKind(req.GetApiVersion(), req.GetKind())
 	if err != nil {
 		return nil, err
@@ -142,7 +146,7 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest) (*hubv1.List
 			resp.NextPageToken = encodePageToken(resp.Objects[size-1], kr)
 			break
 		}
-		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)])
+		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)], v)
 		if err != nil {
 			return nil, err
 		}
@@ -238,7 +242,7 @@ func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.
 	if want := req.GetExpectedRevision(); want > 0 && want != kv.Revision {
 		return nil, fmt.Errorf("%w: %s is at revision %d, not %d", ErrRevisionMismatch, describe(req.GetRef()), kv.Revision, want)
 	}
-	obj, err := b.objectOf(ctx, key, kv, nil)
+	obj, err := b.objectOf(ctx, key, kv, nil, fullView) // admins only
 	if err != nil {
 		return nil, err
 	}

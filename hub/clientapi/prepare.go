@@ -162,6 +162,7 @@ func (sc *scopes) prepareTemplate(ctx context.Context, it *item, defaultNS strin
 	errs = namespaceRule(it, s, defaultNS)
 	errs = append(errs, labelErrors(meta)...)
 	errs = append(errs, annotationErrors(meta)...)
+	errs = append(errs, redactedErrors(d, meta)...)
 	errs = append(errs, replicaErrors(schema.GroupKind{Group: gv.Group, Kind: d.kind}, d.obj)...)
 	if len(errs) > 0 {
 		it.reject(fmt.Sprintf("%s %s is invalid: %v", d.kind, it.ref.Name, errs.ToAggregate()), fieldErrors(errs)...)

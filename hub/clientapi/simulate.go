@@ -10,21 +10,49 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	"github.com/tetherproj/tether/api/codec"
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // Simulate places and renders a template as if it and the given policies
 // were applied, storing nothing.
+// Viewers may simulate, but not with ResourceInterpreterCustomizations of
+// their own: those run their Lua on the hub (see mayRunScripts). Secret
+// data is hidden from them in the output as in reads (secrets.go).
 func (p *Placements) Simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hubv1.SimulateResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	id, err := authorize(ctx, read)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := p.b.simulate(ctx, req)
+	resp, err := p.b.simulate(ctx, req, id)
+	viewOf(id).redactSimulation(resp)
 	return resp, grpcStatus(err)
+}
+
+// mayRunScripts refuses the input of a caller who may not apply
+// customizations when it holds a ResourceInterpreterCustomization: the
+// load-time check Simulate makes of it runs its Lua (top-level code and a
+// dry run) on the hub. Customizations already stored were accepted from an
+// admin and run for anyone.
+func mayRunScripts(id pki.Identity, docs []document) error {
+	if id.Kind == pki.KindAdmin {
+		return nil
+	}
+	for _, d := range docs {
+		if codec.OwnGroup(d.apiVersion) && d.kind == configv1alpha1.KindResourceInterpreterCustomization {
+			meta, _ := d.obj["metadata"].(map[string]any)
+			name, _ := meta["name"].(string)
+			return fmt.Errorf("%w: user %q has the read-only role; the input holds %s %q, whose Lua scripts Simulate would run on the hub: simulating with customizations needs a role that may apply them (admin)",
+				ErrPermissionDenied, id.Name, d.kind, name)
+		}
+	}
+	return nil
 }
 
 // env is what a simulation runs against: the stored objects with the given
@@ -41,7 +69,7 @@ type env struct {
 	uid string
 }
 
-func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hubv1.SimulateResponse, error) {
+func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id pki.Identity) (*hubv1.SimulateResponse, error) {
 	docs, err := parseManifests(req.GetTemplate(), b.cfg.MaxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("template: %w", err)
@@ -55,6 +83,9 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hu
 			return nil, fmt.Errorf("policies: %w", err)
 		}
 		docs = append(docs, pdocs...)
+	}
+	if err := mayRunScripts(id, docs); err != nil {
+		return nil, err
 	}
 	items, err := b.prepare(ctx, docs, "default", true)
 	if err != nil {

@@ -13,10 +13,11 @@ import (
 
 // Watch streams the changes of the selected objects after a revision.
 func (o *Objects) Watch(req *hubv1.WatchRequest, stream hubv1.ObjectService_WatchServer) error {
-	if _, err := authorize(stream.Context(), read); err != nil {
+	id, err := authorize(stream.Context(), read)
+	if err != nil {
 		return grpcStatus(err)
 	}
-	return grpcStatus(o.b.watch(stream.Context(), req, stream.Send))
+	return grpcStatus(o.b.watch(stream.Context(), req, viewOf(id), stream.Send))
 }
 
 // watchFilter selects the events of a Watch.
@@ -51,7 +52,7 @@ func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
 // applied to each event's object: an object whose labels stop matching
 // produces no event (the stored history does not say whether it matched
 // before), so watch without a selector to see objects leave a selection.
-func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, send func(*hubv1.WatchResponse) error) error {
+func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, send func(*hubv1.WatchResponse) error) error {
 	f, err := newWatchFilter(req)
 	if err != nil {
 		return err
@@ -72,7 +73,7 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, send func(
 			}
 			return ev.Err
 		}
-		resp, ok, err := b.watchEvent(ctx, f, ev)
+		resp, ok, err := b.watchEvent(ctx, f, ev, v)
 		if err != nil {
 			return err
 		}
@@ -86,7 +87,7 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, send func(
 }
 
 // watchEvent converts a store event, reporting whether the filter keeps it.
-func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event) (*hubv1.WatchResponse, bool, error) {
+func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event, v view) (*hubv1.WatchResponse, bool, error) {
 	key, ok := store.ParseObjectKey(ev.KV.Key)
 	if !ok || (f.namespace != "" && key.Namespace != f.namespace) || !matches(ev.KV.Value, f.sel) {
 		return nil, false, nil
@@ -98,7 +99,7 @@ func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event
 	case ev.KV.CreateRevision == ev.KV.Revision:
 		t = hubv1.EventType_EVENT_TYPE_ADDED
 	}
-	obj, err := b.objectOf(ctx, key, ev.KV, nil)
+	obj, err := b.objectOf(ctx, key, ev.KV, nil, v)
 	if err != nil {
 		return nil, false, err
 	}

@@ -33,20 +33,49 @@ type Target interface {
 }
 
 // Watcher follows the config group in the store and updates its Target.
+// After each change it applied, it tells its subscriptions which kinds the
+// change concerns (Subscribe).
 type Watcher struct {
 	store  *store.Store
 	target Target
 	log    hclog.Logger
-	// webhooks are the names of the configurations applied to target, so
-	// that a relist can remove the ones that vanished. Only Run's goroutine
-	// touches it.
-	webhooks map[string]bool
+	feed   feed
+	// rics and webhooks are the customizations and webhook configurations
+	// applied to target, by name, so that a change or a relist knows what
+	// the previous version concerned and a relist can remove the webhook
+	// configurations that vanished. Only Run's goroutine touches them.
+	rics     map[string]applied
+	webhooks map[string]applied
+	// synced is closed once the first list is loaded (Synced); loaded says
+	// it is. Only Run's goroutine closes it.
+	synced chan struct{}
+	loaded bool
+}
+
+// applied is the stored version of an object applied to the target and
+// the kinds it concerns.
+type applied struct {
+	modRevision int64
+	scope       Scope
 }
 
 // New returns a watcher of st feeding target.
 func New(st *store.Store, target Target, logger hclog.Logger) *Watcher {
-	return &Watcher{store: st, target: target, log: logger.Named("customizations"), webhooks: map[string]bool{}}
+	return &Watcher{store: st, target: target, log: logger.Named("customizations"),
+		rics: map[string]applied{}, webhooks: map[string]applied{}, synced: make(chan struct{})}
 }
+
+// Synced is closed once the watcher has loaded what the store held when it
+// started: from then on the target interprets with every stored
+// customization, so that what is derived with it (works, bindings) need
+// not be derived again at start-up.
+func (w *Watcher) Synced() <-chan struct{} { return w.synced }
+
+// Subscribe returns a subscription to the scopes of the changes the
+// watcher applies from now on (a customization or webhook configuration
+// created, changed or deleted, or found different by a relist), each
+// handed over once the target has it. The caller closes it.
+func (w *Watcher) Subscribe() *Subscription { return w.feed.subscribe() }
 
 // Prefix is the store prefix the watcher follows.
 func Prefix() string { return store.ObjectsPrefix + configv1alpha1.GroupName + "/" }

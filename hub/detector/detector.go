@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -55,6 +56,20 @@ func WithSkippedNamespaces(patterns ...string) Option {
 // WithCounts counts undecodable objects and recovered panics in c.
 func WithCounts(c *guard.Counts) Option { return func(d *Detector) { d.counts = c } }
 
+// Customizations is what the detector needs from hub/customizations.
+type Customizations interface {
+	Subscribe() *customizations.Subscription
+	Synced() <-chan struct{}
+}
+
+// WithCustomizations reconciles again the templates of the kinds a
+// changed, created or deleted interpreter customization or webhook
+// configuration concerns (hub/customizations' Watcher), so that their
+// replicas, requirements and dependencies follow it; Run reconciles
+// nothing before the stored ones are loaded. Without it templates are
+// interpreted again only when they or their policies change.
+func WithCustomizations(c Customizations) Option { return func(d *Detector) { d.customizations = c } }
+
 // Detector writes bindings for templates. Its state belongs to the
 // goroutine running Run; call Run once at a time.
 type Detector struct {
@@ -66,6 +81,10 @@ type Detector struct {
 	filter     *Filter
 	filterErr  error
 	counts     *guard.Counts // nil counts nothing
+	// customizations, if set, is subscribed to while Run runs; reinterpreted
+	// is that subscription (nil otherwise: never ready).
+	customizations Customizations
+	reinterpreted  *customizations.Subscription
 
 	// loading is true while load fills the index: policy events then skip
 	// marking their templates, since every template is marked afterwards.
@@ -99,6 +118,18 @@ func New(st *store.Store, interp Interpreter, logger hclog.Logger, opts ...Optio
 func (d *Detector) Run(ctx context.Context) error {
 	if d.filterErr != nil {
 		return d.filterErr
+	}
+	if d.customizations != nil {
+		// Subscribed before the first list: a change the list's reconcile
+		// did not see yet is handed over after it.
+		sub := d.customizations.Subscribe()
+		defer sub.Close()
+		d.reinterpreted = sub
+		select {
+		case <-d.customizations.Synced():
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	return store.Follow(ctx, d.log, relistBackoff, d.session)
 }
@@ -139,6 +170,8 @@ func (d *Detector) session(ctx context.Context) error {
 			}
 		case <-timer.C:
 			d.dueRetries(time.Now())
+		case <-d.reinterpreted.Ready():
+			d.markScope(d.reinterpreted.Take())
 		}
 	}
 }
@@ -226,6 +259,20 @@ func (d *Detector) armRetry(timer *time.Timer) {
 	timer.Stop()
 	if !next.IsZero() {
 		timer.Reset(time.Until(next))
+	}
+}
+
+// markScope marks the templates whose kind sc matches: the interpreter's
+// customizations for that kind changed. Reconciling one also refreshes its
+// dependencies.
+func (d *Detector) markScope(sc customizations.Scope) {
+	if sc.Empty() {
+		return
+	}
+	for ref, t := range d.idx.templates {
+		if sc.Matches(t.Obj.GroupVersionKind()) {
+			d.mark(ref, Cause{})
+		}
 	}
 }
 

@@ -59,6 +59,17 @@
 //     no placement and no claim; the detector copies each parent binding's
 //     clusters into the requiredBy snapshot.
 //
-// It imports the store, api/ packages and Kubernetes API machinery; the
-// interpreter is consumed through the Interpreter interface.
+// # Customizations
+//
+// With WithCustomizations, a created, changed or deleted interpreter
+// customization or webhook configuration reconciles again the templates of
+// the kinds it concerns (its target, or its rules), once the hub's
+// interpreter has it: their replicas, requirements and dependencies follow
+// it without waiting for a template change. Other kinds are not touched.
+// Run reconciles nothing before the stored customizations are loaded, so
+// that no binding is written with replicas interpreted without them.
+//
+// It imports the store, api/ packages, hub/customizations' Subscription
+// and Kubernetes API machinery; the interpreter is consumed through the
+// Interpreter interface.
 package detector

@@ -43,10 +43,14 @@
 // policy change: the templates its old or new selectors select. A cluster
 // created: the works targeting it; a cluster whose labels, provider,
 // region or zones changed: the works targeting it that some override
-// policy selects; status-only writes of bindings and clusters: nothing. A
-// render that gives the version a cluster already has changes nothing for
-// it. A failed render leaves the cluster its current version and is
-// retried with backoff.
+// policy selects; an interpreter customization or webhook configuration
+// created, changed or deleted (Config.Customizations, after the hub's
+// interpreter has it): the templates of the kinds its target or rules
+// name, and no other (with Config.Customizations, nothing is rendered
+// before the stored customizations are loaded); status-only writes of
+// bindings and clusters: nothing. A render that gives the version a cluster already has changes
+// nothing for it. A failed render leaves the cluster its current version
+// and is retried with backoff.
 //
 // # Changes and removals
 //
@@ -76,7 +80,7 @@
 // regressed data, hub/authority), no work is removed from any cluster and
 // Gone vouches for nothing.
 //
-// It imports the store, the API packages, internal/overrides and the
-// generated agent protocol; the interpreter is consumed through the
-// Interpreter interface.
+// It imports the store, the API packages, internal/overrides, the
+// generated agent protocol and hub/customizations' Subscription; the
+// interpreter is consumed through the Interpreter interface.
 package render

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/overrides"
 )
@@ -92,6 +93,19 @@ func (in *inputs) apply(ev store.Event) error {
 		}
 	}
 	return nil
+}
+
+// markScope marks every work of the templates whose kind sc matches: the
+// interpreter's customizations for that kind changed.
+func (in *inputs) markScope(sc customizations.Scope) {
+	if sc.Empty() {
+		return
+	}
+	for key, t := range in.templates {
+		if sc.Matches(t.GroupVersionKind()) {
+			in.markAll(key)
+		}
+	}
 }
 
 // undecodable reports whether the template or the binding of work key

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -66,6 +67,20 @@ type Config struct {
 	// Counts tallies undecodable objects and recovered panics; nil counts
 	// nothing.
 	Counts *guard.Counts
+	// Customizations, when set, says which kinds a changed, created or
+	// deleted interpreter customization or webhook configuration concerns
+	// (hub/customizations' Watcher): the templates of those kinds are
+	// rendered again, the others are not. Nothing is rendered before it
+	// has loaded the stored ones, so that no agent gets a work rendered
+	// without them. Nil: templates render again only when their own inputs
+	// change.
+	Customizations Customizations
+}
+
+// Customizations is what the renderer needs from hub/customizations.
+type Customizations interface {
+	Subscribe() *customizations.Subscription
+	Synced() <-chan struct{}
 }
 
 // Authority is what the renderer needs from hub/authority.
@@ -109,6 +124,9 @@ type Renderer struct {
 	in      *inputs
 	retries map[string]retry
 	bad     map[string]bool // store keys of the objects that do not decode
+	// reinterpreted is the subscription to Config.Customizations; nil
+	// without one (its Ready is then a nil channel, never ready).
+	reinterpreted *customizations.Subscription
 }
 
 // retry is a work key whose render failed, to render again at at.
@@ -139,6 +157,18 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 // published works stay as they are meanwhile, and a new list publishes
 // only what differs.
 func (r *Renderer) Run(ctx context.Context) error {
+	if c := r.cfg.Customizations; c != nil {
+		// Subscribed before the first list: a change the list's render
+		// did not see yet is handed over after it.
+		sub := c.Subscribe()
+		defer sub.Close()
+		r.reinterpreted = sub
+		select {
+		case <-c.Synced():
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	return store.Follow(ctx, r.log, relistBackoff, r.session)
 }
 
@@ -171,6 +201,8 @@ func (r *Renderer) session(ctx context.Context) error {
 			}
 		case <-timer.C:
 			r.dueRetries()
+		case <-r.reinterpreted.Ready():
+			r.in.markScope(r.reinterpreted.Take())
 		}
 		r.flush(ctx)
 		r.published(last)

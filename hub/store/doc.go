@@ -34,6 +34,7 @@
 //	/tether/agents/<name>                                 the key a cluster's agent registered, pending replacement, removal
 //	/tether/liveness/beat/<name>                          a cluster's renewal, by the replica holding its stream (etcd lease)
 //	/tether/liveness/hb/<name>                            that cluster's last heartbeat, written when its content changes
+//	/tether/reports/<cluster>/<work key>                  a work's last ack and status report in a cluster, relayed by any replica (hub/aggregate)
 //	/tether/leader/<lease id>                             leadership campaign keys (hub/leader)
 //	/tether/meta/format                                   the store's format number (format.go): which versions read it
 //	/tether/meta/identity                                 the hub identity, created on first start

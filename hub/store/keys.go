@@ -21,6 +21,10 @@ const (
 	LivenessPrefix = Root + "liveness/"
 	livenessBeats  = LivenessPrefix + "beat/"
 	livenessHBs    = LivenessPrefix + "hb/"
+	// ReportsPrefix holds what agents last acknowledged and reported per
+	// (cluster, work), relayed by the replica holding the cluster's stream
+	// (hub/aggregate): ReportKey.
+	ReportsPrefix  = Root + "reports/"
 	identityKey    = Root + "meta/identity"
 	epochKey       = Root + "meta/epoch"
 	checkpointsKey = Root + "meta/checkpoints/"
@@ -56,6 +60,23 @@ func ParseLivenessKey(key string) (cluster string, heartbeat, ok bool) {
 		return c, true, true
 	}
 	return "", false, false
+}
+
+// ReportKey is where the last ack and status report of one work in one
+// cluster are relayed (hub/aggregate).
+func ReportKey(cluster, workKey string) string { return ReportsPrefix + cluster + "/" + workKey }
+
+// ReportsOf lists the relayed reports of one cluster.
+func ReportsOf(cluster string) string { return ReportsPrefix + cluster + "/" }
+
+// ParseReportKey is the inverse of ReportKey; ok is false for any other key.
+func ParseReportKey(key string) (cluster, workKey string, ok bool) {
+	rest, found := strings.CutPrefix(key, ReportsPrefix)
+	if !found {
+		return "", "", false
+	}
+	cluster, workKey, found = strings.Cut(rest, "/")
+	return cluster, workKey, found && cluster != "" && workKey != ""
 }
 
 // CheckpointKey is where the hub replica id writes its checkpoint counter

@@ -154,6 +154,21 @@ func hostileCases() []hostileCase {
 			codes.OK, []string{"spec.customizations.replicaResource.luaScript", "Lua limits of one call: 1s"}},
 		{"Lua syntax error", applyOf(customization("syntax", "function GetReplicas(obj) return 1,, end")),
 			codes.OK, []string{"spec.customizations.replicaResource.luaScript", "line:1"}},
+		// gopher-lua's own matcher ran this for 40 s under a 1 s deadline;
+		// luavm's counts its steps and sees the deadline.
+		{"Lua backtracking pattern", applyOf(customization("pattern",
+			"function GetReplicas(obj)\n  local s = 'a'\n  for i = 1, 9 do s = s .. s end\n  string.find(s:sub(1, 400), '.-.-.-x')\n  return 1, {}\nend")),
+			codes.OK, []string{"spec.customizations.replicaResource.luaScript", "dry run", "Lua limits of one call: 1s"}},
+		// One table.concat of a 4 MiB string 1,000 times: refused before
+		// anything is allocated, whatever the machine's speed.
+		{"Lua table.concat bomb", applyOf(customization("tconcat",
+			"function GetReplicas(obj)\n  local s = 'x'\n  for i = 1, 22 do s = s .. s end\n  local t = {}\n  for i = 1, 1000 do t[i] = s end\n  return #table.concat(t), {}\nend")),
+			codes.OK, []string{"spec.customizations.replicaResource.luaScript", "table.concat would allocate 4194304000 bytes", "memory budget"}},
+		{"viewer Simulate with a customization", func(t *testing.T, e *hostileEnv) error {
+			_, err := hubv1.NewPlacementServiceClient(e.viewer).Simulate(rpcCtx(t), &hubv1.SimulateRequest{
+				Template: []byte(webYAML), Policies: []byte(customization("viewer", "function GetReplicas(obj)\n  while true do end\nend"))})
+			return err
+		}, codes.PermissionDenied, []string{"read-only role", "ResourceInterpreterCustomization"}},
 
 		// Reads and watches.
 		{"Get with an empty name", func(t *testing.T, e *hostileEnv) error {

@@ -7,8 +7,11 @@
 // shapes (Karmada v1.18), so that a Karmada policy decodes into them unchanged;
 // api/codec accepts both API groups. Each object has SetDefaults, which applies
 // the defaults Karmada's CRD schema and mutating webhooks apply, and Validate,
-// which applies the rules of Karmada's validating webhooks and CRD schema and
-// returns errors that name the field path. Accessors such as
+// which applies the rules of Karmada's validating webhooks and CRD schema,
+// then refuses the fields of Karmada's YAML that Tether does not
+// implement (RefuseUnsupported: application failover, purgeMode Directly,
+// state preservation, workload affinity, schedule priority, another
+// scheduler), and returns errors that name the field path. Accessors such as
 // Placement.ReplicaSchedulingType give the effective value of a field whether
 // or not the object was defaulted, and Validate gives the same result before
 // and after SetDefaults.

@@ -14,15 +14,19 @@ import (
 // Validate checks a PropagationPolicy as Karmada's admission does: metadata
 // (a name of at most 63 characters, since Karmada writes it into label
 // values), the spec, and selectors that stay in the policy's namespace.
+// It then refuses the fields Tether does not implement (RefuseUnsupported).
 func (p *PropagationPolicy) Validate() field.ErrorList {
 	errs := validatePolicyMeta(&p.ObjectMeta, true)
-	return append(errs, ValidatePropagationSpec(&p.Spec, p.Namespace, field.NewPath("spec"))...)
+	errs = append(errs, ValidatePropagationSpec(&p.Spec, p.Namespace, field.NewPath("spec"))...)
+	return append(errs, RefuseUnsupported(&p.Spec, field.NewPath("spec"))...)
 }
 
-// Validate checks a ClusterPropagationPolicy as Karmada's admission does.
+// Validate checks a ClusterPropagationPolicy as Karmada's admission does,
+// then refuses the fields Tether does not implement (RefuseUnsupported).
 func (p *ClusterPropagationPolicy) Validate() field.ErrorList {
 	errs := validatePolicyMeta(&p.ObjectMeta, false)
-	return append(errs, ValidatePropagationSpec(&p.Spec, "", field.NewPath("spec"))...)
+	errs = append(errs, ValidatePropagationSpec(&p.Spec, "", field.NewPath("spec"))...)
+	return append(errs, RefuseUnsupported(&p.Spec, field.NewPath("spec"))...)
 }
 
 func validatePolicyMeta(m *metav1.ObjectMeta, namespaced bool) field.ErrorList {
@@ -41,8 +45,8 @@ func ValidateObjectMeta(m *metav1.ObjectMeta, namespaced bool) field.ErrorList {
 	return apivalidation.ValidateObjectMeta(m, namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 }
 
-// ValidatePropagationSpec checks a PropagationSpec. namespace is the policy's
-// namespace, empty for a ClusterPropagationPolicy.
+// ValidatePropagationSpec checks a PropagationSpec by Karmada's rules.
+// namespace is the policy's namespace, empty for a ClusterPropagationPolicy.
 func ValidatePropagationSpec(s *PropagationSpec, namespace string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validatePropagationSelectors(s, namespace, path.Child("resourceSelectors"))...)

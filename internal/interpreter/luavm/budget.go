@@ -38,6 +38,11 @@ import (
 //     counter itself every memCheckEvery instructions, and once more when
 //     the deadline has passed (Err), so a budget that ran out is reported
 //     as such even when the watcher was never scheduled on a loaded machine.
+//   - Library functions: the pattern matcher charges its steps as
+//     instructions (charge), which also reads the allocation counter and
+//     the deadline; functions that build one large value reserve its size
+//     first (reserve), so that one call cannot allocate past the budget
+//     between two of its checks.
 //   - Time: the wrapped context's deadline, as in Karmada. When time and
 //     memory have both run out by the instruction that notices, the error
 //     names memory: the script's own allocation is what stopped it, and the
@@ -104,6 +109,39 @@ func (b *budget) Done() <-chan struct{} {
 		return closedChan
 	}
 	return b.Context.Done()
+}
+
+// charge counts n units of work a library function did on the script's
+// goroutine (pattern matcher steps) as n instructions, and returns the
+// budget error once a budget ran out, or the deadline's error once it
+// passed: the function stops there, as the VM would at its next
+// instruction. It also reads the allocation counter, so a function that
+// charges regularly cannot outgrow the memory budget by more than what it
+// allocates between two charges.
+func (b *budget) charge(n int) error {
+	b.instructions += int64(n)
+	if b.maxInstructions > 0 && b.instructions > b.maxInstructions {
+		b.trip(fmt.Sprintf("lua: instruction budget of %d exceeded", b.maxInstructions))
+	}
+	b.checkMemory()
+	return b.Err()
+}
+
+// reserve is called before a library function allocates a result of n
+// bytes in one piece: if that would take the call past its memory budget,
+// the budget trips and its error, naming the size, is returned, and
+// nothing is allocated.
+func (b *budget) reserve(what string, n int64) error {
+	if b.maxMemory <= 0 {
+		return nil
+	}
+	used := int64(heapAllocs() - b.startAllocs)
+	if used+n <= b.maxMemory {
+		return nil
+	}
+	b.trip(fmt.Sprintf("lua: memory budget of %d bytes exceeded", b.maxMemory))
+	return fmt.Errorf("lua: memory budget of %d bytes exceeded: %s would allocate %d bytes with %d already allocated",
+		b.maxMemory, what, n, used)
 }
 
 // Err reports the budget that ran out, else the deadline's error.
@@ -182,12 +220,13 @@ func heapAllocs() uint64 {
 }
 
 // IsBudgetError reports whether err came from a call that ran out of time,
-// instructions or memory.
+// instructions or memory, or was abandoned stuck past its deadline.
 func IsBudgetError(err error) bool {
 	if err == nil {
 		return false
 	}
 	msg := err.Error()
 	return strings.Contains(msg, context.DeadlineExceeded.Error()) ||
-		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of")
+		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of") ||
+		strings.Contains(msg, errAbandoned)
 }

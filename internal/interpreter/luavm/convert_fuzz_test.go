@@ -60,7 +60,7 @@ func roundTrip(t *testing.T, obj map[string]any) map[string]any {
 	if !ok {
 		t.Fatalf("toLua gave %s; want a table", lv.Type())
 	}
-	tree, err := encodeLua(tbl)
+	tree, err := encodeLua(tbl, nil)
 	if err != nil {
 		t.Fatalf("encodeLua: %v", err)
 	}

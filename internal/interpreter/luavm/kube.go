@@ -18,7 +18,10 @@ import (
 //	kube.getResourceQuantity(q)              a quantity as a float64
 //
 // The pod-template rules are the native interpreter's (native.ReplicaRequirements,
-// native.PodDependencies), so Lua scripts and built-in kinds agree.
+// native.PodDependencies), so Lua scripts and built-in kinds agree. A
+// template that does not convert is named by its address, where Karmada
+// prints the whole table with %#v: a script could otherwise make one
+// error message as large as its memory budget.
 
 const kubeLibName = "kube"
 
@@ -57,8 +60,8 @@ func (k kubeLib) accuratePodRequirements(L *lua.LState) int {
 	}
 	v := L.CheckTable(1)
 	tmpl := &corev1.PodTemplateSpec{}
-	if err := convertResult(v, tmpl); err != nil {
-		L.RaiseError("fail to convert lua value %#v to PodTemplateSpec: %v", v, err)
+	if err := convertResult(budgetOf(L), v, tmpl); err != nil {
+		L.RaiseError("fail to convert lua value (%T)(%p) to PodTemplateSpec: %v", v, v, err)
 		return 0
 	}
 	req := native.ReplicaRequirements(tmpl, k.resourceQuotaEstimate)
@@ -83,8 +86,8 @@ func getPodDependencies(L *lua.LState) int {
 	v := L.CheckTable(1)
 	namespace := checkNamespace(L, 2)
 	tmpl := &corev1.PodTemplateSpec{}
-	if err := convertResult(v, tmpl); err != nil {
-		L.RaiseError("fail to convert lua value %#v to corev1.PodTemplateSpec: %v", v, err)
+	if err := convertResult(budgetOf(L), v, tmpl); err != nil {
+		L.RaiseError("fail to convert lua value (%T)(%p) to corev1.PodTemplateSpec: %v", v, v, err)
 		return 0
 	}
 	deps := native.PodDependencies(&tmpl.Spec, namespace)

@@ -14,36 +14,39 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 )
 
-// The operations: each runs one script in a fresh state and converts its
-// results with Karmada's rules and error texts (interpreter-spec §6).
+// The operations: each runs one script in a fresh state, on a goroutine the
+// caller can abandon (guard, watchdog.go), and converts its results there
+// with Karmada's rules and error texts (interpreter-spec §6).
 
 // GetReplicas runs GetReplicas(desiredObj) → replica, requirements.
 func (vm *VM) GetReplicas(ctx context.Context, obj *unstructured.Unstructured, script string) (int32, *configv1alpha1.ReplicaRequirements, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return 0, nil, err
+	type replicas struct {
+		n        int32
+		requires *configv1alpha1.ReplicaRequirements
 	}
-	defer c.close()
-	rets, err := vm.run(c, script, "GetReplicas", 2, obj)
-	if err != nil {
-		return 0, nil, err
-	}
-	replica, err := toInt32(rets[0])
-	if err != nil {
-		return 0, nil, err
-	}
-	switch req := rets[1].(type) {
-	case *lua.LTable:
-		requires := &configv1alpha1.ReplicaRequirements{}
-		if err := convertResult(req, requires); err != nil {
-			return 0, nil, err
+	r, err := guard(ctx, vm, func(c *call) (replicas, error) {
+		rets, err := vm.run(c, script, "GetReplicas", 2, obj)
+		if err != nil {
+			return replicas{}, err
 		}
-		return replica, requires, nil
-	case *lua.LNilType:
-		return replica, nil, nil
-	default:
-		return 0, nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[1].Type())
-	}
+		replica, err := toInt32(rets[0])
+		if err != nil {
+			return replicas{}, err
+		}
+		switch req := rets[1].(type) {
+		case *lua.LTable:
+			requires := &configv1alpha1.ReplicaRequirements{}
+			if err := c.convert(req, requires); err != nil {
+				return replicas{}, err
+			}
+			return replicas{replica, requires}, nil
+		case *lua.LNilType:
+			return replicas{n: replica}, nil
+		default:
+			return replicas{}, fmt.Errorf("expect the returned requires type is table but got %s", rets[1].Type())
+		}
+	})
+	return r.n, r.requires, err
 }
 
 // toInt32 is Karmada's ConvertLuaResultToInt: Go's int32(float64), which
@@ -78,66 +81,57 @@ func (vm *VM) AggregateStatus(ctx context.Context, obj *unstructured.Unstructure
 }
 
 func (vm *VM) objectOp(ctx context.Context, script, fn string, args, refs []any) (*unstructured.Unstructured, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	rets, err := vm.run(c, script, fn, 1, args...)
-	if err != nil {
-		return nil, err
-	}
-	t, ok := rets[0].(*lua.LTable)
-	if !ok {
-		return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
-	}
-	out := &unstructured.Unstructured{}
-	if err := convertResult(t, out, refs...); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return guard(ctx, vm, func(c *call) (*unstructured.Unstructured, error) {
+		rets, err := vm.run(c, script, fn, 1, args...)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := rets[0].(*lua.LTable)
+		if !ok {
+			return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
+		}
+		out := &unstructured.Unstructured{}
+		if err := c.convert(t, out, refs...); err != nil {
+			return nil, err
+		}
+		return out, nil
+	})
 }
 
 // ReflectStatus runs ReflectStatus(observedObj); the result's JSON is kept
 // verbatim (sorted keys, no spaces).
 func (vm *VM) ReflectStatus(ctx context.Context, obj *unstructured.Unstructured, script string) (*runtime.RawExtension, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	rets, err := vm.run(c, script, "ReflectStatus", 1, obj)
-	if err != nil {
-		return nil, err
-	}
-	t, ok := rets[0].(*lua.LTable)
-	if !ok {
-		return nil, fmt.Errorf("expect the returned replica type is table but got %s", rets[0].Type())
-	}
-	status := &runtime.RawExtension{}
-	if err := convertResult(t, status); err != nil {
-		return status, err
-	}
-	return status, nil
+	return guard(ctx, vm, func(c *call) (*runtime.RawExtension, error) {
+		rets, err := vm.run(c, script, "ReflectStatus", 1, obj)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := rets[0].(*lua.LTable)
+		if !ok {
+			return nil, fmt.Errorf("expect the returned replica type is table but got %s", rets[0].Type())
+		}
+		status := &runtime.RawExtension{}
+		if err := c.convert(t, status); err != nil {
+			return status, err
+		}
+		return status, nil
+	})
 }
 
 // InterpretHealth runs InterpretHealth(observedObj), which must return a
 // boolean: nil (no return) is an error, as in Karmada.
 func (vm *VM) InterpretHealth(ctx context.Context, obj *unstructured.Unstructured, script string) (bool, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer c.close()
-	rets, err := vm.run(c, script, "InterpretHealth", 1, obj)
-	if err != nil {
-		return false, err
-	}
-	b, ok := rets[0].(lua.LBool)
-	if !ok {
-		return false, fmt.Errorf("result type %#v is not bool", rets[0].Type())
-	}
-	return bool(b), nil
+	return guard(ctx, vm, func(c *call) (bool, error) {
+		rets, err := vm.run(c, script, "InterpretHealth", 1, obj)
+		if err != nil {
+			return false, err
+		}
+		b, ok := rets[0].(lua.LBool)
+		if !ok {
+			return false, fmt.Errorf("result type %#v is not bool", rets[0].Type())
+		}
+		return bool(b), nil
+	})
 }
 
 // GetDependencies runs every script's GetDependencies(desiredObj), validates
@@ -156,27 +150,24 @@ func (vm *VM) GetDependencies(ctx context.Context, obj *unstructured.Unstructure
 }
 
 func (vm *VM) getDependencies(ctx context.Context, obj *unstructured.Unstructured, script string) ([]configv1alpha1.DependentObjectReference, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	rets, err := vm.run(c, script, "GetDependencies", 1, obj)
-	if err != nil {
-		return nil, err
-	}
-	t, ok := rets[0].(*lua.LTable)
-	if !ok {
-		return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
-	}
-	var deps []configv1alpha1.DependentObjectReference
-	if err := convertResult(t, &deps); err != nil {
-		return nil, err
-	}
-	if err := VerifyDependencies(deps); err != nil {
-		return nil, err
-	}
-	return deps, nil
+	return guard(ctx, vm, func(c *call) ([]configv1alpha1.DependentObjectReference, error) {
+		rets, err := vm.run(c, script, "GetDependencies", 1, obj)
+		if err != nil {
+			return nil, err
+		}
+		t, ok := rets[0].(*lua.LTable)
+		if !ok {
+			return nil, fmt.Errorf("expect the returned requires type is table but got %s", rets[0].Type())
+		}
+		var deps []configv1alpha1.DependentObjectReference
+		if err := c.convert(t, &deps); err != nil {
+			return nil, err
+		}
+		if err := VerifyDependencies(deps); err != nil {
+			return nil, err
+		}
+		return deps, nil
+	})
 }
 
 // VerifyDependencies is Karmada's validation of dependency references.
@@ -242,28 +233,25 @@ func selectorKey(d configv1alpha1.DependentObjectReference) string {
 
 // GetComponents runs GetComponents(desiredObj) → a list of components or nil.
 func (vm *VM) GetComponents(ctx context.Context, obj *unstructured.Unstructured, script string) ([]configv1alpha1.Component, error) {
-	c, err := vm.newCall(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer c.close()
-	rets, err := vm.run(c, script, "GetComponents", 1, obj)
-	if err != nil {
-		return nil, fmt.Errorf("failed to run 'GetComponents' script: %w", err)
-	}
-	switch t := rets[0].(type) {
-	case *lua.LNilType:
-		return nil, nil
-	case *lua.LTable:
-		var comps []configv1alpha1.Component
-		if err := convertResult(t, &comps); err != nil {
-			return nil, fmt.Errorf("failed to convert lua table for components: %w", err)
+	return guard(ctx, vm, func(c *call) ([]configv1alpha1.Component, error) {
+		rets, err := vm.run(c, script, "GetComponents", 1, obj)
+		if err != nil {
+			return nil, fmt.Errorf("failed to run 'GetComponents' script: %w", err)
 		}
-		if comps == nil {
-			comps = []configv1alpha1.Component{}
+		switch t := rets[0].(type) {
+		case *lua.LNilType:
+			return nil, nil
+		case *lua.LTable:
+			var comps []configv1alpha1.Component
+			if err := c.convert(t, &comps); err != nil {
+				return nil, fmt.Errorf("failed to convert lua table for components: %w", err)
+			}
+			if comps == nil {
+				comps = []configv1alpha1.Component{}
+			}
+			return comps, nil
+		default:
+			return nil, fmt.Errorf("expected result type 'table' or 'nil' from GetComponents, but got '%s'", rets[0].Type())
 		}
-		return comps, nil
-	default:
-		return nil, fmt.Errorf("expected result type 'table' or 'nil' from GetComponents, but got '%s'", rets[0].Type())
-	}
+	})
 }

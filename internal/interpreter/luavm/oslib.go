@@ -67,9 +67,22 @@ func osDate(L *lua.LState) int {
 			return 1
 		}
 	}
-	L.Push(lua.LString(strftime(t, cfmt)))
+	// The format may be as long as the memory budget allows: its output
+	// (at most maxDateExpansion times as long) is reserved first, and the
+	// formatting charges one instruction per format byte.
+	reserveResult(L, "os.date", maxDateExpansion*len(cfmt))
+	out, err := strftime(t, cfmt, meterOf(L))
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	L.Push(lua.LString(out))
 	return 1
 }
+
+// maxDateExpansion bounds how many output bytes one format byte gives: a
+// two-byte flag prints at most a Go layout's result (%c, about 20 bytes
+// with a long zone name), so 16 per byte.
+const maxDateExpansion = 16
 
 // dateFlags maps strftime flags to Go layouts, as coded in Karmada (%a is
 // "mon", %c and %x are as written there).
@@ -81,9 +94,15 @@ var dateFlags = map[byte]string{
 
 // strftime follows gopher-lua's flag scanner: "%%" is a literal percent, a
 // trailing lone "%" is kept, unknown flags are copied with their "%".
-func strftime(t time.Time, cfmt string) string {
+// Every matchStepChunk format bytes are charged to meter.
+func strftime(t time.Time, cfmt string, meter meterFunc) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(cfmt); i++ {
+		if i%matchStepChunk == matchStepChunk-1 {
+			if err := meter(matchStepChunk); err != nil {
+				return "", err
+			}
+		}
 		c := cfmt[i]
 		if c != '%' {
 			b.WriteByte(c)
@@ -109,5 +128,5 @@ func strftime(t time.Time, cfmt string) string {
 			b.WriteByte(f)
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }

@@ -43,18 +43,61 @@ func (e *encodeError) Error() string {
 
 // encoder mirrors gopher-json's Encode. visited is never cleared, so a table
 // reached twice — even without a cycle — is refused as "nested", as there.
+//
+// A result can be as large as the call's memory budget allowed the script
+// to build, and its JSON larger still: one string referenced from many
+// places is encoded each time. So meter, when set, is charged one
+// instruction per value every matchStepChunk values (the conversion stops
+// with the budget's error like the script would), and jsonBytes bounds the
+// JSON the tree encodes to, which convertResult reserves before encoding.
 type encoder struct {
 	visited map[*lua.LTable]bool
+	meter   meterFunc
+	values  int
+	// jsonBytes bounds the encoded size: jsonEscape bytes per string byte
+	// (keys included) and jsonValueBytes per value.
+	jsonBytes int
 }
+
+// JSON size bounds: encoding/json writes a string byte as at most 6 bytes
+// ("\u003c" for "<"), and a number, literal or the punctuation around a
+// value in at most 32.
+const (
+	jsonEscape     = 6
+	jsonValueBytes = 32
+)
+
+// errMetered wraps a budget error that stopped a conversion.
+type errMetered struct{ err error }
+
+func (e *errMetered) Error() string { return e.err.Error() }
+func (e *errMetered) Unwrap() error { return e.err }
 
 // encodeLua converts a Lua value to a JSON tree: map[string]any, []any,
 // float64, string, bool or nil. An empty table is an empty []any.
-func encodeLua(v lua.LValue) (any, error) {
-	e := encoder{visited: make(map[*lua.LTable]bool)}
-	return e.value(v, 0)
+func encodeLua(v lua.LValue, meter meterFunc) (any, error) {
+	tree, _, err := encodeSized(v, meter)
+	return tree, err
+}
+
+// encodeSized is encodeLua that also returns the bound of the tree's JSON
+// size.
+func encodeSized(v lua.LValue, meter meterFunc) (any, int, error) {
+	e := encoder{visited: make(map[*lua.LTable]bool), meter: meter}
+	tree, err := e.value(v, 0)
+	return tree, e.jsonBytes, err
 }
 
 func (e *encoder) value(v lua.LValue, depth int) (any, error) {
+	if e.values++; e.meter != nil && e.values%matchStepChunk == 0 {
+		if err := e.meter(matchStepChunk); err != nil {
+			return nil, &errMetered{err}
+		}
+	}
+	e.jsonBytes += jsonValueBytes
+	if str, ok := v.(lua.LString); ok {
+		e.jsonBytes += jsonEscape * len(str)
+	}
 	switch t := v.(type) {
 	case lua.LBool:
 		return bool(t), nil
@@ -114,6 +157,7 @@ func (e *encoder) table(t *lua.LTable, depth int) (any, error) {
 				return nil, &encodeError{err: errInvalidKeys, depth: depth}
 			}
 			raw[key.String()] = val
+			e.jsonBytes += jsonEscape * len(key.String())
 			key, val = t.Next(key)
 		}
 		// encoding/json marshals map keys in sorted order, so children are
@@ -258,12 +302,33 @@ func refTree(ref any) any {
 	return tree
 }
 
+// convert is convertResult under the call's budget.
+func (c *call) convert(v lua.LValue, target any, references ...any) error {
+	return convertResult(c.budget, v, target, references...)
+}
+
 // convertResult converts a Lua table into target (a pointer), Karmada's
-// ConvertLuaResultInto with the given references.
-func convertResult(v lua.LValue, target any, references ...any) error {
-	tree, err := encodeLua(v)
+// ConvertLuaResultInto with the given references. Under a budget b (nil:
+// none) the conversion is charged as instructions, and twice the bound of
+// the JSON's size (the encoding and its decoding into target) is reserved
+// before encoding.
+func convertResult(b *budget, v lua.LValue, target any, references ...any) error {
+	var meter meterFunc
+	if b != nil {
+		meter = b.charge
+	}
+	tree, size, err := encodeSized(v, meter)
+	var metered *errMetered
+	if errors.As(err, &metered) {
+		return fmt.Errorf("convert lua result: %w", metered.err)
+	}
 	if err != nil {
 		return fmt.Errorf("encode lua result to json failed: %+v", err)
+	}
+	if b != nil && size >= smallResultBytes {
+		if err := b.reserve("the result's JSON", 2*int64(size)); err != nil {
+			return fmt.Errorf("convert lua result: %w", err)
+		}
 	}
 	isStruct := reflect.TypeOf(target).Elem().Kind() == reflect.Struct
 	tree = fixEmpties(tree, isStruct, references...)

@@ -51,6 +51,12 @@ func openSandbox(L *lua.LState, kube lua.LGFunction) error {
 			return err
 		}
 	}
+	// table.concat reserves its result's size first (bounded.go), and the
+	// compiler's `..` calls luaConcat (concat.go).
+	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
+	orig := tab.RawGetString("concat").(*lua.LFunction).GFunction
+	tab.RawSetString("concat", L.NewFunction(boundedTableConcat(orig)))
+	L.SetGlobal(concatName, L.NewFunction(luaConcat))
 	// print and _printregs write to the process's stdout in Karmada; a
 	// server must not let scripts write there, so they do nothing here.
 	L.SetGlobal("print", L.NewFunction(func(*lua.LState) int { return 0 }))

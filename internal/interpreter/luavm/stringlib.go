@@ -5,13 +5,16 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/pm"
 )
 
 // The string library is gopher-lua's with Karmada's restrictions
 // (pkg/util/lifted/lua/string_safe.go): rep, gsub and dump exist but raise an
 // error, string arguments longer than maxStringArg bytes are refused (len is
 // exempt), and loops inside the functions honour the call's context.
+// Beyond Karmada: find, match and gmatch run the metered matcher of
+// pattern.go, whose steps count against the call's budget, and format
+// checks the size its result can reach against the memory budget before
+// formatting (bounded.go).
 
 // maxStringArg is Karmada's limit on a string argument, in bytes.
 const maxStringArg = 1000000
@@ -132,7 +135,7 @@ func strFind(L *lua.LState) int {
 		L.Push(lua.LNumber(init + pos + len(pattern)))
 		return 2
 	}
-	mds, err := pm.Find(pattern, []byte(str), init, 1)
+	mds, err := findPattern(pattern, str, init, 1, meterOf(L))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -150,7 +153,7 @@ func strFind(L *lua.LState) int {
 	return md.CaptureLength()/2 + 1
 }
 
-func pushCapture(L *lua.LState, str string, md *pm.MatchData, i int) {
+func pushCapture(L *lua.LState, str string, md *matchData, i int) {
 	if md.IsPosCapture(i) {
 		L.Push(lua.LNumber(md.Capture(i)))
 	} else {
@@ -167,14 +170,16 @@ func strFormat(L *lua.LState) int {
 		args[i-2] = L.Get(i)
 	}
 	npat := strings.Count(str, "%") - strings.Count(str, "%%")
-	L.Push(lua.LString(fmt.Sprintf(str, args[:min(npat, len(args))]...)))
+	args = args[:max(min(npat, len(args)), 0)]
+	reserveResult(L, "string.format", formatBound(str, args))
+	L.Push(lua.LString(fmt.Sprintf(str, args...)))
 	return 1
 }
 
 type gmatchState struct {
 	str     string
 	pos     int
-	matches []*pm.MatchData
+	matches []*matchData
 }
 
 func strGmatchIter(L *lua.LState) int {
@@ -200,7 +205,7 @@ func strGmatchIter(L *lua.LState) int {
 func strGmatch(L *lua.LState) int {
 	str := checkStrArg(L, 1)
 	pattern := checkStrArg(L, 2)
-	mds, err := pm.Find(pattern, []byte(str), 0, -1)
+	mds, err := findPattern(pattern, str, 0, -1, meterOf(L))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -236,7 +241,7 @@ func strMatch(L *lua.LState) int {
 		offset = l + offset + 1
 	}
 	offset = max(offset-1, 0)
-	mds, err := pm.Find(pattern, []byte(str), offset, 1)
+	mds, err := findPattern(pattern, str, offset, 1, meterOf(L))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}

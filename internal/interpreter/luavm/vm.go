@@ -1,6 +1,6 @@
 // Package luavm runs ResourceInterpreterCustomization Lua scripts the way
 // Karmada's luavm package does — same sandbox, same argument and result
-// conversions, same error texts — with three deliberate differences:
+// conversions, same error texts — with these deliberate differences:
 //
 //   - Every call gets a fresh LState. Nothing a script does (globals,
 //     overridden library functions, the string metatable) survives the call.
@@ -9,6 +9,16 @@
 //     and a memory budget (see Limits and budget.go).
 //   - Scripts are parsed and compiled once, keyed by their SHA-256, and the
 //     FunctionProto is shared by all states (gopher-lua protos are immutable).
+//     The compiler turns `..` into a call of a function that reserves the
+//     result's size in the memory budget first (concat.go).
+//   - Library functions are bounded too: the pattern matcher of find, match
+//     and gmatch counts its steps as instructions and sees the deadline
+//     (pattern.go); table.concat, string.format and `..` check their
+//     result's size against the memory budget before allocating it
+//     (bounded.go).
+//   - Every call runs on a goroutine of its own that the caller abandons
+//     when it is still running abandonGrace past its deadline, stuck in a
+//     Go function (watchdog.go): the caller gets a budget error and is free.
 //
 // Usage:
 //
@@ -26,6 +36,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -105,6 +116,15 @@ type VM struct {
 	mu sync.RWMutex
 	// protos caches compiled scripts (or their syntax error) by SHA-256.
 	protos map[[sha256.Size]byte]compiled
+
+	// workers run the calls (watchdog.go).
+	workers workers
+	// stuck counts the calls abandoned by guard whose goroutine has not
+	// returned yet.
+	stuck atomic.Int64
+	// testGlobals are Go functions set as globals of every call's state;
+	// only tests set them (a function that blocks, to be abandoned).
+	testGlobals map[string]lua.LGFunction
 }
 
 type compiled struct {
@@ -130,9 +150,10 @@ func New(opts Options) *VM {
 		limits.RegistryMaxSize = d.RegistryMaxSize
 	}
 	return &VM{
-		limits: limits,
-		kube:   kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
-		protos: make(map[[sha256.Size]byte]compiled),
+		limits:  limits,
+		kube:    kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
+		protos:  make(map[[sha256.Size]byte]compiled),
+		workers: workers{jobs: make(chan func())},
 	}
 }
 
@@ -168,6 +189,7 @@ func compileScript(script string) compiled {
 	if err != nil {
 		return compiled{err: &lua.ApiError{Type: lua.ApiErrorSyntax, Object: lua.LString(err.Error()), Cause: err}}
 	}
+	chunk, _ = rewriteConcat(chunk)
 	proto, err := lua.Compile(chunk, chunkName)
 	if err != nil {
 		return compiled{err: &lua.ApiError{Type: lua.ApiErrorSyntax, Object: lua.LString(err.Error()), Cause: err}}
@@ -179,12 +201,11 @@ func compileScript(script string) compiled {
 type call struct {
 	L      *lua.LState
 	budget *budget
-	cancel context.CancelFunc
 }
 
-// newCall builds the sandboxed state for one call. The caller must close it.
+// newCall builds the sandboxed state for one call under ctx, which carries
+// the call's deadline. The caller must close it.
 func (vm *VM) newCall(ctx context.Context) (*call, error) {
-	ctx, cancel := context.WithTimeout(ctx, vm.limits.Timeout)
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
 		CallStackSize:       vm.limits.CallStackSize,
@@ -195,18 +216,19 @@ func (vm *VM) newCall(ctx context.Context) (*call, error) {
 	})
 	if err := openSandbox(L, vm.kube.loader); err != nil {
 		L.Close()
-		cancel()
 		return nil, fmt.Errorf("open lua sandbox: %w", err)
+	}
+	for name, fn := range vm.testGlobals {
+		L.SetGlobal(name, L.NewFunction(fn))
 	}
 	b := newBudget(ctx, vm.limits.MaxInstructions, vm.limits.MaxMemoryBytes)
 	L.SetContext(b)
-	return &call{L: L, budget: b, cancel: cancel}, nil
+	return &call{L: L, budget: b}, nil
 }
 
 func (c *call) close() {
 	c.budget.stop()
 	c.L.Close()
-	c.cancel()
 }
 
 // run loads the script (running its top-level code), converts the arguments,
@@ -220,7 +242,7 @@ func (vm *VM) run(c *call, script, fnName string, nRets int, args ...any) ([]lua
 	L := c.L
 	L.Push(L.NewFunctionFromProto(proto))
 	if err := L.PCall(0, lua.MultRet, nil); err != nil {
-		return nil, err
+		return nil, cleanTrace(err)
 	}
 	vArgs := make([]lua.LValue, len(args))
 	for i, arg := range args {
@@ -238,7 +260,7 @@ func (vm *VM) run(c *call, script, fnName string, nRets int, args ...any) ([]lua
 	// Like Karmada, values the main chunk returned stay on the stack, so a
 	// top-level "return" shifts the results read below.
 	if err := L.CallByParam(lua.P{Fn: f, NRet: nRets, Protect: true}, vArgs...); err != nil {
-		return nil, err
+		return nil, cleanTrace(err)
 	}
 	rets := make([]lua.LValue, nRets)
 	for i := range rets {
@@ -252,25 +274,23 @@ func (vm *VM) run(c *call, script, fnName string, nRets int, args ...any) ([]lua
 // that it defines the global function fnName, in a fresh sandbox with the
 // VM's limits. It is the load-time check for a customization.
 func (vm *VM) Validate(ctx context.Context, script, fnName string) error {
-	if _, err := vm.Compile(script); err != nil {
-		return err
-	}
-	c, err := vm.newCall(ctx)
+	proto, err := vm.Compile(script)
 	if err != nil {
 		return err
 	}
-	defer c.close()
-	proto, _ := vm.Compile(script)
-	c.L.Push(c.L.NewFunctionFromProto(proto))
-	if err := c.L.PCall(0, lua.MultRet, nil); err != nil {
-		return err
-	}
-	f := c.L.GetGlobal(fnName)
-	if f.Type() == lua.LTNil {
-		return fmt.Errorf("not found function %v", fnName)
-	}
-	if f.Type() != lua.LTFunction {
-		return fmt.Errorf("%s is not a function: %s", fnName, f.Type())
-	}
-	return nil
+	_, err = guard(ctx, vm, func(c *call) (struct{}, error) {
+		c.L.Push(c.L.NewFunctionFromProto(proto))
+		if err := c.L.PCall(0, lua.MultRet, nil); err != nil {
+			return struct{}{}, cleanTrace(err)
+		}
+		f := c.L.GetGlobal(fnName)
+		if f.Type() == lua.LTNil {
+			return struct{}{}, fmt.Errorf("not found function %v", fnName)
+		}
+		if f.Type() != lua.LTFunction {
+			return struct{}{}, fmt.Errorf("%s is not a function: %s", fnName, f.Type())
+		}
+		return struct{}{}, nil
+	})
+	return err
 }

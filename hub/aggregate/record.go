@@ -1,0 +1,257 @@
+package aggregate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// maxRelayedBytes bounds one relayed ack or status report, protobuf
+// bytes: a report keeps only the template's manifest (at most
+// agentapi.MaxStatusJSONBytes of status and agentapi.MaxManifestMessageBytes
+// of message), an ack no per-object results and a message cut to
+// agentapi.MaxManifestMessageBytes, so 96 KiB leaves room for names and
+// digests. A stored record (both, base64) stays near 256 KiB, well under
+// etcd's default 1.5 MiB request limit.
+const maxRelayedBytes = 96 << 10
+
+// held is what the hub holds for one work in one cluster: an Observation
+// plus what orders the updates of it (see merge).
+type held struct {
+	obs Observation
+	// ackAt, reportAt, latestAt: when the ack, the report and the newest
+	// update (of version obs.Latest) were received, Unix microseconds by
+	// the receiving replica's clock.
+	ackAt, reportAt, latestAt int64
+	old                       []string // superseded versions, oldest first
+}
+
+// stored is the value of store.ReportKey(cluster, work key).
+type stored struct {
+	Ack      []byte   `json:"ack,omitempty"`    // agentv1.Ack, protobuf
+	AckAt    int64    `json:"ackAt,omitempty"`  // Unix µs at the receiving replica
+	Report   []byte   `json:"report,omitempty"` // agentv1.StatusReport, protobuf
+	ReportAt int64    `json:"reportAt,omitempty"`
+	Latest   string   `json:"latest"`
+	LatestAt int64    `json:"latestAt"`
+	Old      []string `json:"old,omitempty"`
+	// Replica names the replica that wrote it last, for operators.
+	Replica string `json:"replica,omitempty"`
+}
+
+// encodeHeld returns the stored form of h.
+func encodeHeld(h held, replica string) ([]byte, error) {
+	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.obs.Latest, LatestAt: h.latestAt, Old: h.old, Replica: replica}
+	var err error
+	if h.obs.Ack != nil {
+		if s.Ack, err = proto.Marshal(h.obs.Ack); err != nil {
+			return nil, fmt.Errorf("encode ack: %w", err)
+		}
+	}
+	if h.obs.Report != nil {
+		if s.Report, err = proto.Marshal(h.obs.Report); err != nil {
+			return nil, fmt.Errorf("encode status report: %w", err)
+		}
+	}
+	return json.Marshal(s)
+}
+
+// decodeHeld reads a stored record. A report in it is validated again, as
+// at the protocol boundary: the store is not trusted more than an agent.
+func decodeHeld(data []byte) (held, error) {
+	var s stored
+	if err := json.Unmarshal(data, &s); err != nil {
+		return held{}, fmt.Errorf("decode relayed report: %w", err)
+	}
+	h := held{obs: Observation{Latest: s.Latest}, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, old: s.Old}
+	if len(h.old) > maxOldVersions {
+		h.old = h.old[len(h.old)-maxOldVersions:]
+	}
+	if s.Ack != nil {
+		h.obs.Ack = &agentv1.Ack{}
+		if err := proto.Unmarshal(s.Ack, h.obs.Ack); err != nil {
+			return held{}, fmt.Errorf("decode relayed ack: %w", err)
+		}
+	}
+	if s.Report != nil {
+		h.obs.Report = &agentv1.StatusReport{}
+		if err := proto.Unmarshal(s.Report, h.obs.Report); err != nil {
+			return held{}, fmt.Errorf("decode relayed status report: %w", err)
+		}
+		if err := agentapi.ValidateStatusReport(h.obs.Report); err != nil {
+			return held{}, err
+		}
+	}
+	return h, nil
+}
+
+// update is one ack, status report or deletion received on this replica.
+type update struct {
+	at     int64 // received, Unix µs, increasing on each replica
+	ack    *agentv1.Ack
+	report *agentv1.StatusReport
+	gone   bool // an ack of the deletion: the work is forgotten
+}
+
+func (u update) version() string {
+	if u.report != nil {
+		return u.report.GetVersion()
+	}
+	return u.ack.GetVersion()
+}
+
+// merge applies u to h (ok false: h holds nothing). It returns what to
+// hold and whether anything changed: an update is discarded when its
+// version is one the work already moved past, when an update of another
+// version was received after it, or when an ack (report) received after it
+// is held. "After" compares receipt times, of two replicas when the
+// cluster's stream moved between them: their clocks must agree within the
+// agents' shortest reconnect delay (a second) for the newer to win then.
+// A deletion forgets the work (exists false) unless a newer update is held.
+func merge(h held, ok bool, u update) (out held, exists, changed bool) {
+	if u.gone {
+		if ok && u.at < h.latestAt {
+			return h, true, false
+		}
+		return held{}, false, ok
+	}
+	v := u.version()
+	switch {
+	case !ok:
+		h = held{}
+	case slices.Contains(h.old, v),
+		v != h.obs.Latest && u.at < h.latestAt,
+		u.ack != nil && h.obs.Ack != nil && u.at < h.ackAt,
+		u.report != nil && h.obs.Report != nil && u.at < h.reportAt:
+		return h, true, false
+	}
+	h.old = slices.Clone(h.old)
+	if h.obs.Latest != "" && h.obs.Latest != v {
+		h.old = append(h.old, h.obs.Latest)
+		if len(h.old) > maxOldVersions {
+			h.old = h.old[1:]
+		}
+	}
+	h.obs.Latest = v
+	h.latestAt = max(h.latestAt, u.at)
+	if u.ack != nil {
+		h.obs.Ack, h.ackAt = u.ack, u.at
+	} else {
+		h.obs.Report, h.reportAt = u.report, u.at
+	}
+	return h, true, true
+}
+
+// delta is what this replica received for one work since its last
+// write, coalesced without changing what fold makes of it: the updates
+// after the last deletion, in the order received, keeping per run of one
+// version only its last ack and its last report, and dropping an update of
+// a version a later run superseded (merge would discard it). At most
+// maxOldVersions+1 runs are kept: older ones could only add to the
+// superseded versions, which hold no more than that.
+type delta struct {
+	seq   []update
+	bytes int // protobuf size of the acks and reports in seq, for the queue's bound
+}
+
+// add records u, coalescing it with what it supersedes.
+func (d *delta) add(u update) {
+	if u.gone {
+		d.seq, d.bytes = []update{u}, 0
+		return
+	}
+	runs := d.runs()
+	v := u.version()
+	if i := slices.Index(runs, v); i >= 0 && i < len(runs)-1 {
+		return // superseded within d: merge would discard it
+	}
+	seq := slices.Clone(d.seq)
+	if len(runs) > 0 && runs[len(runs)-1] == v {
+		seq = slices.DeleteFunc(seq, func(o update) bool {
+			return !o.gone && o.version() == v && (o.ack != nil) == (u.ack != nil)
+		})
+	}
+	seq = append(seq, u)
+	if len(runs) == maxOldVersions+1 && runs[len(runs)-1] != v {
+		first := runs[0]
+		seq = slices.DeleteFunc(seq, func(o update) bool { return !o.gone && o.version() == first })
+	}
+	d.seq, d.bytes = seq, 0
+	for _, o := range seq {
+		d.bytes += o.size()
+	}
+}
+
+// runs returns the versions of d's updates, each once, in order.
+func (d *delta) runs() []string {
+	var out []string
+	for _, u := range d.seq {
+		if u.gone {
+			continue
+		}
+		if v := u.version(); len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// then returns d followed by the newer n.
+func (d *delta) then(n *delta) *delta {
+	out := *d
+	for _, u := range n.seq {
+		out.add(u)
+	}
+	return &out
+}
+
+// fold merges d's updates onto h in order.
+func (d *delta) fold(h held, ok bool) (out held, exists, changed bool) {
+	for _, u := range d.seq {
+		var c bool
+		h, ok, c = merge(h, ok, u)
+		changed = changed || c
+	}
+	return h, ok, changed
+}
+
+func (u update) size() int {
+	if u.ack != nil {
+		return proto.Size(u.ack)
+	}
+	return proto.Size(u.report)
+}
+
+// trimAck is what is relayed of an ack: the aggregator reads its version,
+// result and message; per-object results stay on the stream.
+func trimAck(a *agentv1.Ack) *agentv1.Ack {
+	msg := a.GetMessage()
+	if len(msg) > agentapi.MaxManifestMessageBytes {
+		msg = msg[:agentapi.MaxManifestMessageBytes]
+	}
+	return &agentv1.Ack{WorkKey: a.GetWorkKey(), Version: a.GetVersion(), Result: a.GetResult(), Message: msg}
+}
+
+// trimReport is what is relayed of a status report: the template's
+// manifest (what templateManifest picks), or none.
+func trimReport(r *agentv1.StatusReport, ref store.ObjectRef) *agentv1.StatusReport {
+	out := &agentv1.StatusReport{WorkKey: r.GetWorkKey(), Version: r.GetVersion(), Digest: r.GetDigest(), ObserveTime: r.GetObserveTime()}
+	ms := r.GetManifests()
+	for _, m := range ms {
+		id := m.GetIdentity()
+		if id.GetGroup() == ref.Group && id.GetKind() == ref.Kind && id.GetNamespace() == ref.Namespace && id.GetName() == ref.Name {
+			out.Manifests = []*agentv1.ManifestStatus{m}
+			return out
+		}
+	}
+	if len(ms) == 1 {
+		out.Manifests = ms
+	}
+	return out
+}

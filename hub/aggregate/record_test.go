@@ -1,0 +1,184 @@
+package aggregate
+
+import (
+	"testing"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+func ackU(at int64, version string) update {
+	return update{at: at, ack: &agentv1.Ack{WorkKey: workKey, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}
+}
+
+func reportU(at int64, version, digest string) update {
+	return update{at: at, report: &agentv1.StatusReport{WorkKey: workKey, Version: version, Digest: digest}}
+}
+
+func goneU(at int64) update { return update{at: at, gone: true} }
+
+// summary is what a test compares of a held record.
+type summary struct {
+	exists              bool
+	latest, ack, report string // versions; report also "@digest"
+	old                 string
+}
+
+func summarize(h held, exists bool) summary {
+	if !exists {
+		return summary{}
+	}
+	s := summary{exists: true, latest: h.obs.Latest, ack: h.obs.Ack.GetVersion()}
+	if h.obs.Report != nil {
+		s.report = h.obs.Report.GetVersion() + "@" + h.obs.Report.GetDigest()
+	}
+	for i, v := range h.old {
+		if i > 0 {
+			s.old += ","
+		}
+		s.old += v
+	}
+	return s
+}
+
+// TestMerge: the order rules of relayed updates, including those of two
+// replicas (stamps interleaved with what is stored).
+func TestMerge(t *testing.T) {
+	stored := func(us ...update) (held, bool) {
+		var h held
+		ok := false
+		for _, u := range us {
+			h, ok, _ = merge(h, ok, u)
+		}
+		return h, ok
+	}
+	tests := []struct {
+		name        string
+		base        []update
+		u           update
+		want        summary
+		wantChanged bool
+	}{
+		{"first report", nil, reportU(10, "v1", "d1"), summary{exists: true, latest: "v1", report: "v1@d1"}, true},
+		{"ack of a new version supersedes", []update{reportU(10, "v1", "d1")}, ackU(20, "v2"),
+			summary{exists: true, latest: "v2", ack: "v2", report: "v1@d1", old: "v1"}, true},
+		{"late report of a superseded version", []update{reportU(10, "v1", "d1"), ackU(20, "v2")}, reportU(30, "v1", "d9"),
+			summary{exists: true, latest: "v2", ack: "v2", report: "v1@d1", old: "v1"}, false},
+		{"another replica's older update of another version", []update{ackU(20, "v2")}, reportU(15, "v1", "d1"),
+			summary{exists: true, latest: "v2", ack: "v2"}, false},
+		{"another replica's older report of the same version", []update{reportU(20, "v2", "new")}, reportU(15, "v2", "old"),
+			summary{exists: true, latest: "v2", report: "v2@new"}, false},
+		{"an older ack after a newer report of its version", []update{reportU(20, "v2", "d")}, ackU(15, "v2"),
+			summary{exists: true, latest: "v2", ack: "v2", report: "v2@d"}, true},
+		{"deletion forgets", []update{reportU(10, "v1", "d1")}, goneU(20), summary{}, true},
+		{"older deletion kept out", []update{reportU(20, "v1", "d1")}, goneU(10), summary{exists: true, latest: "v1", report: "v1@d1"}, false},
+		{"deletion of nothing", nil, goneU(10), summary{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, ok := stored(tt.base...)
+			got, exists, changed := merge(h, ok, tt.u)
+			if s := summarize(got, exists); s != tt.want || changed != tt.wantChanged {
+				t.Errorf("merge = %+v, changed %v; want %+v, changed %v", s, changed, tt.want, tt.wantChanged)
+			}
+		})
+	}
+}
+
+// TestDeltaCoalesces: a burst of updates coalesces into few, and folding
+// the coalesced delta gives what merging every update in turn gives.
+func TestDeltaCoalesces(t *testing.T) {
+	tests := []struct {
+		name    string
+		base    []update
+		us      []update
+		wantLen int
+	}{
+		{"reports of one version", nil, []update{reportU(1, "v1", "a"), reportU(2, "v1", "b"), reportU(3, "v1", "c")}, 1},
+		{"ack and report", nil, []update{ackU(1, "v1"), reportU(2, "v1", "a"), ackU(3, "v1"), reportU(4, "v1", "b")}, 2},
+		{"late report of a superseded version", nil, []update{reportU(1, "v1", "a"), ackU(2, "v2"), reportU(3, "v1", "late")}, 2},
+		{"deletion then a new version", []update{reportU(0, "v1", "a")}, []update{reportU(1, "v1", "b"), goneU(2), ackU(3, "v3")}, 2},
+		{"many versions", nil, []update{ackU(1, "v1"), ackU(2, "v2"), ackU(3, "v3"), ackU(4, "v4"), ackU(5, "v5"), ackU(6, "v6"), ackU(7, "v7"), reportU(8, "v7", "x")}, maxOldVersions + 2},
+		{"on a record another replica wrote later", []update{ackU(5, "v2")}, []update{reportU(1, "v1", "a"), reportU(2, "v1", "b")}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base held
+			ok := false
+			for _, u := range tt.base {
+				base, ok, _ = merge(base, ok, u)
+			}
+			want, wantOK := base, ok
+			var wantChanged bool
+			d := &delta{}
+			for _, u := range tt.us {
+				var c bool
+				want, wantOK, c = merge(want, wantOK, u)
+				wantChanged = wantChanged || c
+				d.add(u)
+			}
+			got, gotOK, changed := d.fold(base, ok)
+			if summarize(got, gotOK) != summarize(want, wantOK) || changed != wantChanged {
+				t.Errorf("fold = %+v (changed %v); merging each gives %+v (changed %v)", summarize(got, gotOK), changed, summarize(want, wantOK), wantChanged)
+			}
+			if len(d.seq) != tt.wantLen {
+				t.Errorf("coalesced to %d updates; want %d", len(d.seq), tt.wantLen)
+			}
+		})
+	}
+}
+
+// TestHeldRoundTrip: a record decodes to what was encoded; a stored
+// report that fails validation is refused.
+func TestHeldRoundTrip(t *testing.T) {
+	h, _, _ := merge(held{}, false, reportU(10, "v1", "d1"))
+	h, _, _ = merge(h, true, ackU(20, "v2"))
+	data, err := encodeHeld(h, "replica-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeHeld(data)
+	if err != nil {
+		t.Fatalf("decodeHeld: %v", err)
+	}
+	if summarize(got, true) != summarize(h, true) || got.ackAt != 20 || got.reportAt != 10 || got.latestAt != 20 {
+		t.Errorf("decoded %+v; want %+v", got, h)
+	}
+	bad, _, _ := merge(held{}, false, update{at: 1, report: report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`))})
+	data, err = encodeHeld(bad, "replica-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeHeld(data); err == nil {
+		t.Error("decodeHeld(record with invalid status JSON) = nil error; want refused")
+	}
+}
+
+// TestTrimReport: only the template's manifest is relayed, or the only
+// manifest, or none.
+func TestTrimReport(t *testing.T) {
+	ref := store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "web"}
+	dep := manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{}`)
+	other := &agentv1.ManifestStatus{Identity: &agentv1.ObjectIdentity{Kind: "ConfigMap", Namespace: "prod", Name: "cfg"}, StatusJson: []byte(`{}`)}
+	tests := []struct {
+		name string
+		ms   []*agentv1.ManifestStatus
+		want string
+	}{
+		{"template among others", []*agentv1.ManifestStatus{other, dep}, "web"},
+		{"only manifest", []*agentv1.ManifestStatus{other}, "cfg"},
+		{"none is the template", []*agentv1.ManifestStatus{other, other}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := trimReport(report("v1", tt.ms...), ref)
+			name := ""
+			if len(got.GetManifests()) == 1 {
+				name = got.GetManifests()[0].GetIdentity().GetName()
+			}
+			if name != tt.want || len(got.GetManifests()) > 1 || got.GetDigest() != "d-v1" {
+				t.Errorf("trimReport = %v; want manifest %q only", got, tt.want)
+			}
+		})
+	}
+}
