@@ -112,6 +112,9 @@ func (x *fixture) check(ctx context.Context, b baseline, l *load) outcome {
 	} else if !maps.Equal(g, b.generations) {
 		t.Errorf("%s's spec changed in the members: generations %v, were %v", webName, g, b.generations)
 	}
+	if err := x.waitRolled(ctx); err != nil {
+		t.Error(err)
+	}
 	o.uidChanges = x.checkUIDs(b)
 	o.deletes = x.checkDeletes(ctx)
 	return o

@@ -51,7 +51,9 @@
 //     the new leader; then the checks of every scenario with a load:
 //     every acknowledged apply on the hub and in every member, the
 //     baseline's placement, its generation in every member and every
-//     member object's UID unchanged, no delete or eviction.
+//     member object's UID unchanged, no delete or eviction, and the
+//     baseline's aggregated status rolled out (agents' reports relayed to
+//     the leader from whichever replica they stream to).
 //   - rolling-restart-under-load (full, ~15 s): each replica in turn
 //     stopped (SIGTERM) and started again, applies going on, a leader and
 //     every agent's stream back before the next; the same checks.
@@ -70,7 +72,9 @@
 //     from binaries built at previousRelease (git archive of that commit
 //     into test/.cache, go build -trimpath), then each replica is
 //     replaced by this tree's, applies going on; the rolling restart's
-//     checks. A clone without that commit fails the scenario saying so.
+//     checks (the aggregated status only once every replica is replaced:
+//     the previous release's followers relay no statuses). A clone
+//     without that commit fails the scenario saying so.
 //
 // Each scenario prints a FIGURES line (leader change, step-down, agent
 // reconnect p50/p99, writes acknowledged/lost) for `make ha`'s summary.

@@ -44,6 +44,10 @@ type options struct {
 	// singleHub gives each agent one replica's address (the one of its
 	// index), for agents that take no list (the previous release's).
 	singleHub bool
+	// noRelay: the replicas do not relay agents' statuses to the leader
+	// (the previous release's), so the baseline's aggregated status is not
+	// waited for until they are replaced.
+	noRelay bool
 	// netns puts replica 0 in a network namespace (scenario partition).
 	netns bool
 	// replicas is how many replicas to start (0: replicaCount); noMembers
@@ -75,6 +79,7 @@ type fixture struct {
 	hubBin    string
 	agentBin  string
 	singleHub bool
+	noRelay   bool
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -86,7 +91,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin, singleHub: o.singleHub}
+	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin, singleHub: o.singleHub, noRelay: o.noRelay}
 	if x.hubBin == "" {
 		x.hubBin = filepath.Join(binDir, "tether-hub")
 	}
@@ -282,7 +287,9 @@ func (x *fixture) waitRegistered(ctx context.Context) {
 }
 
 // waitBaseline waits until the baseline Deployment runs where its
-// placement says, on every member.
+// placement says, on every member, and the leader's aggregated status
+// says it is rolled out (the agents' reports reach it from whichever
+// replica they stream to).
 func (x *fixture) waitBaseline(ctx context.Context) {
 	err := proc.Poll(ctx, time.Second, func(ctx context.Context) error {
 		if err := x.exited(); err != nil {
@@ -300,6 +307,39 @@ func (x *fixture) waitBaseline(ctx context.Context) {
 	if err != nil {
 		x.t.Fatalf("baseline not rolled out: %v", err)
 	}
+	if x.noRelay {
+		return
+	}
+	if err := x.waitRolled(ctx); err != nil {
+		x.t.Fatal(err)
+	}
+}
+
+// rolledTimeout bounds the wait for the baseline's aggregated status:
+// kwok's pods are ready within seconds; the agents report them, the
+// replicas relay the reports to the leader.
+const rolledTimeout = 2 * time.Minute
+
+// waitRolled waits until a live replica reports the baseline Deployment
+// rolled out in its aggregated status.
+func (x *fixture) waitRolled(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, rolledTimeout)
+	defer cancel()
+	err := proc.Poll(ctx, time.Second, func(ctx context.Context) error {
+		live := x.live()
+		if len(live) == 0 {
+			return fmt.Errorf("no live replica")
+		}
+		obj, err := live[0].Get(ctx, webRef)
+		if err != nil {
+			return err
+		}
+		return fleet.Rolled(obj)
+	})
+	if err != nil {
+		return fmt.Errorf("%s's aggregated status not rolled out: %w", webName, err)
+	}
+	return nil
 }
 
 // placement is where the baseline Deployment runs: replicas by cluster.

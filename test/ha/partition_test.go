@@ -292,7 +292,7 @@ func (x *fixture) waitInMembers(ctx context.Context, names []string, d time.Dura
 		}
 		return nil
 	})
-	if err != nil && lacking != nil {
+	if err != nil && lacking != nil && !strings.Contains(err.Error(), lacking.Error()) {
 		return fmt.Errorf("%w; last: %v", err, lacking)
 	}
 	return err

@@ -23,12 +23,13 @@ func rollingRestart(t *testing.T) {
 }
 
 // rollingUpgrade starts the replicas and the agents from the previous
-// release (whose agents take one hub address each), then replaces each replica in turn by this tree's hub while
+// release (whose agents take one hub address each, and whose replicas do
+// not relay statuses to the leader), then replaces each replica in turn by this tree's hub while
 // applies go on: replicas of two adjacent versions side by side (issue 12
 // point 7).
 func rollingUpgrade(t *testing.T) {
 	prev := previousBinaries(t)
-	x := newFixture(t, options{load: rollingLoad, singleHub: true,
+	x := newFixture(t, options{load: rollingLoad, singleHub: true, noRelay: true,
 		hubBin: filepath.Join(prev, "tether-hub"), agentBin: filepath.Join(prev, "tether-agent")})
 	x.roll(t, filepath.Join(binDir, "tether-hub"))
 }
