@@ -114,7 +114,7 @@ func (f *Fleet) credentials(ctx context.Context, client *Client, hubBin string, 
 		})
 		switch {
 		case err == nil:
-			return []string{"--hub", f.HubAddr, "--token", resp.GetToken(), "--ca-hash", resp.GetCaHash(), "--cluster", c.Name}, RegisterToken, nil
+			return append(HubFlag(f.HubAddr), "--token", resp.GetToken(), "--ca-hash", resp.GetCaHash(), "--cluster", c.Name), RegisterToken, nil
 		case how == RegisterToken || status.Code(err) != codes.Unimplemented:
 			return nil, how, fmt.Errorf("bootstrap token for %s: %w", c.Name, err)
 		}
@@ -123,11 +123,18 @@ func (f *Fleet) credentials(ctx context.Context, client *Client, hubBin string, 
 	if out, err := mint.CombinedOutput(); err != nil {
 		return nil, RegisterMint, fmt.Errorf("mint agent certificate for %s: %v: %s", c.Name, err, out)
 	}
-	return []string{"--hub", f.HubAddr,
+	return append(HubFlag(f.HubAddr),
 		"--cert", filepath.Join(dir, "tls.crt"),
 		"--key", filepath.Join(dir, "tls.key"),
 		"--ca", filepath.Join(dir, "ca.crt"),
-	}, RegisterMint, nil
+	), RegisterMint, nil
+}
+
+// HubFlag is an agent's --hub flag for the hub replicas at addrs: one
+// address, or several comma-separated for agents that accept a list
+// (several replicas on one etcd, test/ha).
+func HubFlag(addrs ...string) []string {
+	return []string{"--hub", strings.Join(addrs, ",")}
 }
 
 // waitRegistered waits until the hub has registered every cluster (its
