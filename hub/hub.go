@@ -101,6 +101,9 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
+	storeLoss := storeWatch{probe: st.Reachable, log: h.logger,
+		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
+		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
 		t.run("registration", registration.New(fenced, leases, h.logger).Run)          // first heartbeat → /tether/clusters/<name>
@@ -122,6 +125,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("render", works.Run)                                // placements → works, served to agents (every replica)
 	g.run("revocation", revoke)                               // agent records → revoked streams ended
 	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
+	g.run("store-watch", storeLoss.run)                       // etcd out of reach → agents sent to other replicas, not ready
 	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
 	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires
 	if lis.metrics != nil {

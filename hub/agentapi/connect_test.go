@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/syncstate"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 var edge1 = []string{"edge-1"}
@@ -260,4 +261,24 @@ func TestCloseSaysGoodbye(t *testing.T) {
 	if _, err := late.stream.Recv(); status.Code(err) != codes.Unavailable {
 		t.Errorf("Connect after Close = %v; want Unavailable", err)
 	}
+}
+
+// TestSuspendSaysGoodbyeUntilResumed: a suspended replica (its store out
+// of reach) ends its streams and refuses new ones with Goodbye SHUTDOWN,
+// saying why, and serves again once resumed.
+func TestSuspendSaysGoodbyeUntilResumed(t *testing.T) {
+	h := startHub(t, agentapi.Config{})
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	a.expect("welcome "+hubIdentity, "syncdone 0")
+	h.srv.Suspend("store unreachable for 10s")
+	msg, err := a.stream.Recv()
+	if err != nil || msg.GetGoodbye().GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN ||
+		!strings.Contains(msg.GetGoodbye().GetMessage(), "store unreachable") {
+		t.Fatalf("stream after Suspend: %v, %v; want Goodbye SHUTDOWN naming the store", msg, err)
+	}
+	late := h.connect(t, "edge-2", &agentv1.Hello{})
+	late.expect("goodbye DISCONNECT_REASON_SHUTDOWN")
+	h.srv.Resume()
+	again := h.connect(t, "edge-1", &agentv1.Hello{})
+	again.expect("welcome "+hubIdentity, "syncdone 0")
 }

@@ -27,6 +27,9 @@ type Server struct {
 	streams map[string]*stream   // the live stream of each cluster
 	all     map[*stream]struct{} // every Connect in progress, registered or not
 	closing bool
+	// suspended, when not nil, is why this replica serves no stream now
+	// (Suspend): new streams get Goodbye SHUTDOWN with it.
+	suspended error
 }
 
 // New returns the service for cfg over its dependencies.
@@ -80,13 +83,41 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 }
 
-// track records a starting Connect, so that Close can end it; it refuses
-// when the server is closing.
+// Suspend ends every stream with Goodbye SHUTDOWN saying why, and refuses
+// new ones the same way until Resume: for a replica that cannot serve its
+// agents (its store is out of reach), so that they reconnect to another
+// replica. Agents keep everything they hold; a Goodbye deletes nothing.
+func (s *Server) Suspend(why string) {
+	err := fmt.Errorf("%w: %s; reconnect to another hub replica", ErrShutdown, why)
+	s.mu.Lock()
+	s.suspended = err
+	live := make([]*stream, 0, len(s.all))
+	for st := range s.all {
+		live = append(live, st)
+	}
+	s.mu.Unlock()
+	for _, st := range live {
+		st.end(err)
+	}
+}
+
+// Resume serves new streams again after Suspend.
+func (s *Server) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.suspended = nil
+}
+
+// track records a starting Connect, so that Close and Suspend can end it;
+// it refuses when the server is closing or suspended.
 func (s *Server) track(st *stream) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown)
+	}
+	if s.suspended != nil {
+		return s.suspended
 	}
 	s.all[st] = struct{}{}
 	return nil

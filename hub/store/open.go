@@ -170,3 +170,12 @@ func (s *Store) closeMember() {
 		s.member = nil
 	}
 }
+
+// Reachable makes one linearizable read, which etcd answers only with a
+// quorum behind it: nil means the store can be read and written now.
+func (s *Store) Reachable(ctx context.Context) error {
+	if _, err := s.client.Get(ctx, identityKey); err != nil {
+		return wrap("get", identityKey, err)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Timing of the store watch.
+const (
+	// storeProbeInterval is how often the replica reads the store to know
+	// it can reach it: one small linearizable read a second.
+	storeProbeInterval = time.Second
+	// storeProbeTimeout bounds one read.
+	storeProbeTimeout = 2 * time.Second
+	// storeLossGrace is how long no read may succeed before the replica
+	// sends its agents to other replicas: as long as the leader TTL, so a
+	// replica cut off etcd gives up its agents about when it gives up
+	// leading, well inside the clusters' 40 s lease, and an etcd leader
+	// election (a second or two) moves nobody.
+	storeLossGrace = 10 * time.Second
+)
+
+// storeWatch tells when this replica has lost its store and when it has it
+// again: a replica that cannot reach etcd can neither send its agents the
+// works rendered elsewhere nor publish their heartbeats, so it hands them
+// over (agentapi Suspend) and reports not ready, until a read succeeds.
+type storeWatch struct {
+	probe func(ctx context.Context) error
+	lost  func(why string) // called once when the store is lost
+	found func()           // called once when it answers again
+	log   hclog.Logger
+}
+
+// run probes until ctx ends.
+func (w storeWatch) run(ctx context.Context) error {
+	var s storeState
+	s.reset(time.Now())
+	ticker := time.NewTicker(storeProbeInterval)
+	defer ticker.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
+		err := w.probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch s.observe(err == nil, time.Now()) {
+		case storeLost:
+			why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
+			w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
+			w.lost(why)
+		case storeFound:
+			w.log.Info("store reachable again: serving agents")
+			w.found()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// storeState is the watch's decision, apart from time and I/O.
+type storeState struct {
+	lastOK time.Time
+	down   bool
+}
+
+// transition is what one probe changes.
+type transition int
+
+const (
+	storeSame transition = iota
+	storeLost
+	storeFound
+)
+
+func (s *storeState) reset(now time.Time) { s.lastOK, s.down = now, false }
+
+// observe records one probe's result at now.
+func (s *storeState) observe(ok bool, now time.Time) transition {
+	switch {
+	case ok && s.down:
+		s.reset(now)
+		return storeFound
+	case ok:
+		s.lastOK = now
+	case !s.down && now.Sub(s.lastOK) >= storeLossGrace:
+		s.down = true
+		return storeLost
+	}
+	return storeSame
+}
