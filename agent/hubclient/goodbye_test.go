@@ -24,7 +24,7 @@ func goodbye(reason agentv1.DisconnectReason) *agentv1.HubMessage { return hubte
 // TestGoodbyeMovesToAnotherReplica: replica A refuses every stream with
 // Goodbye SHUTDOWN (a replica cut off from its store) or REBALANCE, its
 // TCP connection healthy; B serves. The agent, given A then B in that
-// order, ends up streaming on B after one refusal.
+// order, ends up streaming on B after one refusal (two at most).
 func TestGoodbyeMovesToAnotherReplica(t *testing.T) {
 	for _, reason := range []agentv1.DisconnectReason{
 		agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN,
@@ -39,8 +39,10 @@ func TestGoodbyeMovesToAnotherReplica(t *testing.T) {
 			s := hubs[1].Next(t)
 			s.Send(t, hubtest.Welcome(hubA, beat), hubtest.SyncDone(0))
 			s.Recv(t, hubtest.Heartbeats)
-			if n := hubs[0].Refused(); n != 1 {
-				t.Errorf("replica A refused %d streams before the agent reached B; want 1", n)
+			// 1, or 2 if B's handshake took longer than pick_first's 250 ms
+			// happy-eyeballs delay and A answered first again.
+			if n := hubs[0].Refused(); n > 2 {
+				t.Errorf("replica A refused %d streams before the agent reached B; want 1 or 2", n)
 			}
 		})
 	}
