@@ -28,7 +28,8 @@ type Config struct {
 	// Addrs are the hub's addresses, host:port each: one hub (or a load
 	// balancer in front of its replicas), or each replica of the hub, all
 	// of one CA; the stream goes to one of them and moves to another when
-	// it ends (Dial).
+	// it ends (Dial), trying another first when that one said Goodbye
+	// SHUTDOWN or REBALANCE (moveon.go).
 	Addrs []string
 	// TLS carries the agent's client certificate and the hub CA; its
 	// ServerName is ignored: each address is verified for its own host.
@@ -72,12 +73,19 @@ type Config struct {
 type Client struct {
 	cfg   Config
 	log   hclog.Logger
-	conn  *grpc.ClientConn // replaced by connectLoop after a renewal
+	conn  *grpc.ClientConn // replaced by connectLoop (redial)
 	queue *queue
 	wake  chan struct{} // buffered, 1: outbox has messages
 	// renewal is the certificate renewal's state; only the stream
 	// goroutine (connectLoop) uses it.
 	renewal renewal
+	// fresh: the next stream needs a new connection, the hub having said
+	// Goodbye SHUTDOWN or REBALANCE (moveon.go). Only connectLoop uses it.
+	fresh bool
+	// avoid lists the addresses that said Goodbye SHUTDOWN or REBALANCE
+	// since the last stream that reached SyncDone, the most recent last; a
+	// new connection tries them last (dial). Only connectLoop uses it.
+	avoid []string
 
 	mu     sync.Mutex // guards books, outbox and writes to the store
 	books  *Books
@@ -102,7 +110,7 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := dial(cfg)
+	conn, err := dial(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +181,7 @@ func (c *Client) connectLoop(ctx context.Context) error {
 		}
 		if res.synced {
 			attempt = 0
+			c.avoid = nil
 		}
 		wait := c.cfg.Backoff(attempt)
 		attempt++
@@ -180,26 +189,33 @@ func (c *Client) connectLoop(ctx context.Context) error {
 			wait = retryAfterDelay(res.retryAfter, rand.Float64())
 		}
 		c.log.Warn("hub stream ended; reconnecting", "error", res.err, "wait", wait)
+		if res.moveOn {
+			c.moveOn(ctx, res.addr)
+		}
 		if !sleep(ctx, wait) {
 			return nil
 		}
 	}
 }
 
-// redial replaces the connection after a renewal: streams on a connection
-// share its TLS handshake, so only a new connection presents the new
-// certificate (the hub refuses the old one once it expires).
+// redial replaces the connection between two streams (no stream is on
+// it): after a renewal, streams on a connection share its TLS handshake,
+// so only a new connection presents the new certificate (the hub refuses
+// the old one once it expires); after a Goodbye SHUTDOWN or REBALANCE, so
+// that the next stream tries another replica first (moveon.go). The new
+// connection is lazy: it costs the TCP and TLS handshakes of the next
+// stream, as any reconnect after a hub restart does.
 func (c *Client) redial() error {
-	if !c.renewal.redial {
+	if !c.renewal.redial && !c.fresh {
 		return nil
 	}
-	conn, err := dial(c.cfg)
+	conn, err := dial(c.cfg, c.avoid)
 	if err != nil {
 		return err
 	}
 	c.conn.Close()
-	c.conn, c.renewal.redial = conn, false
-	c.log.Debug("new connection for the renewed certificate")
+	c.conn, c.renewal.redial, c.fresh = conn, false, false
+	c.log.Debug("new connection to the hub", "tried_last", c.avoid)
 	return nil
 }
 

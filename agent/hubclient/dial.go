@@ -3,6 +3,7 @@ package hubclient
 import (
 	"crypto/tls"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"time"
@@ -62,6 +63,11 @@ const replicasScheme = "tether-hub-replicas"
 // once, not after a backoff.
 const pickFirstShuffled = `{"loadBalancingConfig": [{"pick_first": {"shuffleAddressList": true}}]}`
 
+// pickFirstInOrder is the service config of a connection to several hub
+// addresses in the order the client chose (replicaOrder): after a Goodbye
+// SHUTDOWN or REBALANCE, the address that said it comes last.
+const pickFirstInOrder = `{"loadBalancingConfig": [{"pick_first": {}}]}`
+
 // Dial returns a connection to the hub at addrs (host:port each, as
 // agent.Config validates them), over TLS with tlsCfg; it connects lazily,
 // on the first RPC. One address is dialed as it is (gRPC's dns resolver,
@@ -70,10 +76,15 @@ const pickFirstShuffled = `{"loadBalancingConfig": [{"pick_first": {"shuffleAddr
 // address's certificate is verified for that address's host: gRPC sets
 // the TLS server name per address, overriding tlsCfg.ServerName.
 func Dial(addrs []string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	return dialWith(addrs, pickFirstShuffled, tlsCfg, opts...)
+}
+
+// dialWith is Dial with serviceConfig for several addresses.
+func dialWith(addrs []string, serviceConfig string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("hubclient: dial: no hub address")
 	}
-	target, resolve := hubTarget(addrs)
+	target, resolve := hubTarget(addrs, serviceConfig)
 	all := append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg))}, resolve...)
 	conn, err := grpc.NewClient(target, append(all, opts...)...)
 	if err != nil {
@@ -84,8 +95,9 @@ func Dial(addrs []string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.Cl
 
 // hubTarget returns the gRPC target of addrs and the options that resolve
 // it: the address itself for one, else a resolver of this connection only
-// that lists every address, each with its own host as the TLS server name.
-func hubTarget(addrs []string) (string, []grpc.DialOption) {
+// that lists every address, each with its own host as the TLS server name,
+// balanced by serviceConfig.
+func hubTarget(addrs []string, serviceConfig string) (string, []grpc.DialOption) {
 	if len(addrs) == 1 {
 		return addrs[0], nil
 	}
@@ -99,12 +111,14 @@ func hubTarget(addrs []string) (string, []grpc.DialOption) {
 	}
 	r := manual.NewBuilderWithScheme(replicasScheme)
 	r.InitialState(resolver.State{Endpoints: endpoints})
-	return replicasScheme + ":///hub", []grpc.DialOption{grpc.WithResolvers(r), grpc.WithDefaultServiceConfig(pickFirstShuffled)}
+	return replicasScheme + ":///hub", []grpc.DialOption{grpc.WithResolvers(r), grpc.WithDefaultServiceConfig(serviceConfig)}
 }
 
 // dial returns the client's connection to the hub: Dial with the stream's
-// keepalive, message size and connection backoff.
-func dial(cfg Config) (*grpc.ClientConn, error) {
+// keepalive, message size and connection backoff. The addresses in avoid
+// (those that said Goodbye SHUTDOWN or REBALANCE, moveon.go) are tried
+// last, the others first in a shuffled order; none: all shuffled.
+func dial(cfg Config, avoid []string) (*grpc.ClientConn, error) {
 	opts := append([]grpc.DialOption{
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
 			Time:                keepaliveTime,
@@ -114,5 +128,8 @@ func dial(cfg Config) (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),
 		grpc.WithConnectParams(connectBackoff),
 	}, cfg.DialOptions...)
-	return Dial(cfg.Addrs, cfg.TLS, opts...)
+	if len(avoid) == 0 || len(cfg.Addrs) == 1 {
+		return Dial(cfg.Addrs, cfg.TLS, opts...)
+	}
+	return dialWith(replicaOrder(cfg.Addrs, avoid, rand.Shuffle), pickFirstInOrder, cfg.TLS, opts...)
 }

@@ -30,7 +30,8 @@
 // a set only when it differs; status reports are forwarded as the
 // StatusSource produces them; StatusRequest asks it to send them again.
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
-// and opens another; Goodbye CLUSTER_REMOVED ends Run.
+// and opens another, on the same connection, except after a renewal or a
+// Goodbye SHUTDOWN or REBALANCE (below); Goodbye CLUSTER_REMOVED ends Run.
 //
 // # Several hub addresses
 //
@@ -43,6 +44,27 @@
 // delay, is passed over at once, and each address has its own connection
 // backoff. Each address is verified for its own host. One address is
 // dialed as before, through gRPC's dns resolver.
+//
+// A replica that cannot serve (cut off from its store, shutting down,
+// shedding load) ends the stream with Goodbye SHUTDOWN or REBALANCE, and
+// refuses new streams the same way, while its TCP connection stays up: on
+// the same connection the next stream would reach it again. So after such
+// a Goodbye the client waits as after any stream, then closes the
+// connection and dials a new one (moveon.go) whose order puts the address
+// that said goodbye last, after the others shuffled; pick_first comes
+// back to it only if none of the others answers. The address is the
+// configured one whose host is the stream's peer IP (a host name is
+// looked up, within 2 s) on its port; when none is (a proxy in between),
+// the new connection shuffles them all. The addresses that said goodbye
+// since the last stream that reached SyncDone are all tried last, the
+// most recent one last of all, so one of three replicas refusing costs
+// one refused stream and one backoff, two of three at most two. With one
+// address (a load balancer in front of the replicas) the next stream also
+// comes on a new connection, which the balancer may send to another
+// backend. A new connection is lazy: it costs the TCP and TLS handshakes
+// of the next stream, like any reconnect after a hub restart, and
+// presents the current certificate. Goodbye SUPERSEDED (another stream of
+// the cluster took over) keeps the connection.
 //
 // # Certificate renewal
 //

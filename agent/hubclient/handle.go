@@ -79,11 +79,13 @@ func (s *conn) settings(st *agentv1.Settings) {
 // goodbye ends the stream as the hub said.
 func (s *conn) goodbye(g *agentv1.Goodbye) error {
 	s.res.retryAfter = g.GetRetryAfter().AsDuration()
-	err := fmt.Errorf("the hub said goodbye (%s): %s", g.GetReason(), g.GetMessage())
-	if g.GetReason() == agentv1.DisconnectReason_DISCONNECT_REASON_CLUSTER_REMOVED {
+	switch g.GetReason() {
+	case agentv1.DisconnectReason_DISCONNECT_REASON_CLUSTER_REMOVED:
 		return fmt.Errorf("%w: %s", ErrClusterRemoved, g.GetMessage())
+	case agentv1.DisconnectReason_DISCONNECT_REASON_SHUTDOWN, agentv1.DisconnectReason_DISCONNECT_REASON_REBALANCE:
+		s.res.moveOn = true // "reconnect, possibly to another"
 	}
-	return err
+	return fmt.Errorf("the hub said goodbye (%s): %s", g.GetReason(), g.GetMessage())
 }
 
 // beat sends a heartbeat at once after each new Settings, then every

@@ -23,6 +23,11 @@ type streamResult struct {
 	err        error
 	synced     bool          // the stream reached SyncDone
 	retryAfter time.Duration // from Goodbye; 0 for the client's backoff
+	// moveOn: the hub said Goodbye SHUTDOWN or REBALANCE, reconnect
+	// (possibly to another replica); the next stream comes on a new
+	// connection that tries addr last (moveon.go).
+	moveOn bool
+	addr   string // the hub address the stream reached; "" if unknown
 }
 
 // conn is one stream's I/O state, owned by Client.stream's goroutine.
@@ -67,6 +72,7 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	}
 	c.log.Debug("hello sent", "last_hub_identity", hello.GetLastHubIdentity(), "held_works", len(hello.GetHeldWorks()))
 	s := &conn{c: c, stream: stream, addr: peerAddr(stream.Context()), heartbeat: make(chan beatSettings, 1)}
+	s.res.addr = s.addr
 	in := make(chan received)
 	beats := make(chan *agentv1.Heartbeat)
 	var wg sync.WaitGroup

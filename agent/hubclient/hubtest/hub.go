@@ -32,6 +32,9 @@ type Hub struct {
 	gs      *grpc.Server
 	served  chan struct{}
 	recvers sync.WaitGroup // receive goroutines; they end once Connect returned
+	mu      sync.Mutex     // guards refusal and refused
+	refusal []*agentv1.HubMessage
+	refused int
 	agentv1.UnimplementedAgentServiceServer
 }
 
@@ -98,6 +101,14 @@ func (h *Hub) Connect(ss agentv1.AgentService_ConnectServer) error {
 		return err
 	}
 	s.First = first
+	if refusal := h.refusing(); refusal != nil {
+		for _, m := range refusal {
+			if err := ss.Send(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	h.recvers.Add(1)
 	go func() {
 		defer h.recvers.Done()
@@ -114,6 +125,34 @@ func (h *Hub) Connect(ss agentv1.AgentService_ConnectServer) error {
 	case <-ss.Context().Done():
 		return ss.Context().Err()
 	}
+}
+
+// Refuse makes the hub answer every stream from now on with msgs right
+// after the agent's Hello, and end it, as a replica that refuses agents
+// (a Goodbye SHUTDOWN) while its TCP connections stay up. Refused streams
+// never reach Streams; nil msgs serve streams again.
+func (h *Hub) Refuse(msgs ...*agentv1.HubMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refusal = msgs
+}
+
+// Refused returns how many streams the hub refused (Refuse).
+func (h *Hub) Refused() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refused
+}
+
+// refusing returns what to answer a new stream with when the hub refuses
+// it, and counts it; nil when the hub serves it.
+func (h *Hub) refusing() []*agentv1.HubMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refusal != nil {
+		h.refused++
+	}
+	return h.refusal
 }
 
 // Next returns the next stream an agent opens.
