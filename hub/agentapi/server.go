@@ -60,16 +60,7 @@ func (s *Server) Streams() int {
 // Close says Goodbye SHUTDOWN on every stream, refuses new ones, and waits
 // until every stream's goroutines have exited or ctx ends.
 func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
-	s.closing = true
-	live := make([]*stream, 0, len(s.all))
-	for st := range s.all {
-		live = append(live, st)
-	}
-	s.mu.Unlock()
-	for _, st := range live {
-		st.end(fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown))
-	}
+	s.endAll(func() { s.closing = true }, fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown))
 	done := make(chan struct{})
 	go func() { // exits once the last receiver has, even after ctx ends
 		s.receivers.Wait()
@@ -89,8 +80,14 @@ func (s *Server) Close(ctx context.Context) error {
 // replica. Agents keep everything they hold; a Goodbye deletes nothing.
 func (s *Server) Suspend(why string) {
 	err := fmt.Errorf("%w: %s; reconnect to another hub replica", ErrShutdown, why)
+	s.endAll(func() { s.suspended = err }, err)
+}
+
+// endAll runs mark under the lock (so that no stream starts after it
+// unseen) and ends every stream in progress with err.
+func (s *Server) endAll(mark func(), err error) {
 	s.mu.Lock()
-	s.suspended = err
+	mark()
 	live := make([]*stream, 0, len(s.all))
 	for st := range s.all {
 		live = append(live, st)
