@@ -36,3 +36,43 @@ func TestApplyRefusesUnknownApplyStrategy(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateShowsApplyOptions: Simulate says, per rendered cluster, the
+// strategy the template's annotation chooses and the policy's conflict
+// resolution, as the works the hub sends carry them.
+func TestSimulateShowsApplyOptions(t *testing.T) {
+	h := startHub(t, clientapi.Config{})
+	putClusters(t, h)
+	c := h.dial(t, admin)
+	policy := func(conflict string) []byte {
+		return []byte(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [m1]}}
+  conflictResolution: ` + conflict + "\n")
+	}
+	withStrategy := strings.Replace(apiDeployment, "namespace: default}", "namespace: default, annotations: {apply.tether.io/strategy: CreateOnly}}", 1)
+	cases := []struct {
+		name, template, conflict string
+		wantStrategy, wantCR     string
+	}{
+		{"no annotation", apiDeployment, "Abort", "ServerSideApply", "Abort"},
+		{"CreateOnly, Overwrite", withStrategy, "Overwrite", "CreateOnly", "Overwrite"},
+	}
+	for _, tc := range cases {
+		resp, err := c.placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: []byte(tc.template), Policies: policy(tc.conflict)})
+		if err != nil {
+			t.Fatalf("Simulate(%s): %v", tc.name, err)
+		}
+		if len(resp.GetRendered()) != 1 {
+			t.Fatalf("Simulate(%s) rendered = %v (%s); want m1", tc.name, resp.GetRendered(), resp.GetPlacement().GetMessage())
+		}
+		r := resp.GetRendered()[0]
+		if r.GetApplyStrategy() != tc.wantStrategy || r.GetConflictResolution() != tc.wantCR {
+			t.Errorf("Simulate(%s) = strategy %q, conflict resolution %q; want %q, %q",
+				tc.name, r.GetApplyStrategy(), r.GetConflictResolution(), tc.wantStrategy, tc.wantCR)
+		}
+	}
+}
