@@ -80,39 +80,34 @@ func TestApplyStrategies(t *testing.T) {
 		waitDeployment(t, m, "once", "created again from the new version", deploymentIs(2, "httpd:2.4", -1))
 	})
 	t.Run("ReadOnly", func(t *testing.T) {
-		// A Pod the member has and Tether never created: read, its status
-		// reported, never written. (A Pod, not a Deployment: Karmada's
-		// Deployment status reflection needs the template generation
-		// annotation only objects Tether wrote carry.)
-		f.admin.apply(ctx, podPolicyYAML(m.Name))
-		own := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "ro", Namespace: "default", Labels: map[string]string{"app": "ro"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}}},
+		// A Deployment the member has and Tether never created: read, its
+		// status reported, never written.
+		deps := m.Clientset().AppsV1().Deployments("default")
+		if _, err := deps.Create(ctx, memberDeployment("ro", "busybox:1.36", 2), metav1.CreateOptions{FieldManager: "e2e-editor"}); err != nil {
+			t.Fatalf("%s: create deployment ro: %v", m.Name, err)
 		}
-		pods := m.Clientset().CoreV1().Pods("default")
-		if _, err := pods.Create(ctx, own, metav1.CreateOptions{FieldManager: "e2e-editor"}); err != nil {
-			t.Fatalf("%s: create pod ro: %v", m.Name, err)
-		}
-		f.admin.apply(ctx, readOnlyPodYAML("ro"))
-		binding := &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "ro-pod"}
-		poll(t, memberWait, "hub: ro's binding reports the member's pod Running", func() (bool, string) {
+		waitDeployment(t, m, "ro", "2 ready replicas", deploymentIs(2, "busybox:1.36", 2))
+		f.admin.apply(ctx, strategyYAML("ro", "nginx:1.27", 1, "ReadOnly"))
+		binding := &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "ro-deployment"}
+		poll(t, memberWait, "hub: ro's binding reports the member's 2 ready replicas", func() (bool, string) {
 			item, err := bindingItem(f, binding, m.Name)
 			if err != nil {
 				return false, err.Error()
 			}
-			phase, _, _ := unstructured.NestedString(item, "status", "phase")
-			return item["applied"] == true && phase == "Running", fmt.Sprint(item)
+			ready, _, _ := unstructured.NestedInt64(item, "status", "readyReplicas")
+			return item["applied"] == true && ready == 2, fmt.Sprint(item)
 		})
-		p, err := pods.Get(ctx, "ro", metav1.GetOptions{})
+		d, err := deps.Get(ctx, "ro", metav1.GetOptions{})
 		if err != nil {
-			t.Fatalf("%s: get pod ro: %v", m.Name, err)
+			t.Fatalf("%s: get deployment ro: %v", m.Name, err)
 		}
-		if img := p.Spec.Containers[0].Image; img != "busybox:1.36" || p.Labels["tether.io/work-key"] != "" {
-			t.Errorf("%s: pod ro has image %s, labels %v; want busybox:1.36 and no Tether label (ReadOnly never writes)", m.Name, img, p.Labels)
+		if ok, got := deploymentIs(2, "busybox:1.36", -1)(d); !ok || d.Labels["tether.io/work-key"] != "" ||
+			d.Annotations["tether.io/work-key"] != "" || d.Annotations["resourcetemplate.karmada.io/generation"] != "" {
+			t.Errorf("%s: deployment ro is %s, labels %v, annotations %v; want it as created (ReadOnly never writes)", m.Name, got, d.Labels, d.Annotations)
 		}
 		// One the member lacks: never created; the binding says why.
-		f.admin.apply(ctx, readOnlyPodYAML("ghost"))
-		binding = &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "ghost-pod"}
+		f.admin.apply(ctx, strategyYAML("ghost", "nginx:1.27", 1, "ReadOnly"))
+		binding = &hubv1.ObjectRef{ApiVersion: "work.tether.io/v1alpha1", Kind: "ResourceBinding", Namespace: "default", Name: "ghost-deployment"}
 		poll(t, memberWait, "hub: ghost's binding says it is not found in "+m.Name, func() (bool, string) {
 			item, err := bindingItem(f, binding, m.Name)
 			if err != nil {
@@ -121,36 +116,10 @@ func TestApplyStrategies(t *testing.T) {
 			msg, _ := item["appliedMessage"].(string)
 			return item["applied"] != true && strings.Contains(msg, "read-only"), fmt.Sprint(item)
 		})
-		if _, err := pods.Get(ctx, "ghost", metav1.GetOptions{}); err == nil {
-			t.Errorf("%s: pod ghost exists; a ReadOnly template must never create it", m.Name)
+		if _, err := deps.Get(ctx, "ghost", metav1.GetOptions{}); err == nil {
+			t.Errorf("%s: deployment ghost exists; a ReadOnly template must never create it", m.Name)
 		}
 	})
-}
-
-// podPolicyYAML sends every Pod labelled suite=strategies to cluster.
-func podPolicyYAML(cluster string) string {
-	return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: strategy-pods, namespace: default}
-spec:
-  resourceSelectors: [{apiVersion: v1, kind: Pod, labelSelector: {matchLabels: {suite: strategies}}}]
-  placement: {clusterAffinity: {clusterNames: [%s]}}
----
-`, cluster)
-}
-
-// readOnlyPodYAML is a Pod template with the ReadOnly strategy.
-func readOnlyPodYAML(name string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %[1]s
-  namespace: default
-  labels: {app: %[1]s, suite: strategies}
-  annotations: {apply.tether.io/strategy: ReadOnly}
-spec: {containers: [{name: main, image: "nginx:1.27"}]}
----
-`, name)
 }
 
 // both is the conjunction of two conditions.
@@ -195,4 +164,21 @@ func heldNewVersion(t *testing.T, a *agentProc, c *kit.Cluster, name, old string
 		editDeployment(t, c, name, func(d *appsv1.Deployment) { d.Labels["poke"] = fmt.Sprint(poke) })
 		return false, fmt.Sprintf("%d drift repairs logged", strings.Count(a.logText(), "drift repaired"))
 	})
+}
+
+// memberDeployment is a Deployment created in a member by someone other
+// than Tether.
+func memberDeployment(name, image string, replicas int32) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: image}}},
+			},
+		},
+	}
 }
