@@ -33,6 +33,9 @@
 //     template dropped them), then Retain, then Update.
 //   - CREATE_ONLY: create when absent, never write an existing object.
 //   - READ_ONLY: never write; the objects are only observed for status.
+//     Snapshot gives an object without Karmada's template generation
+//     annotation (one Tether never wrote) generation "0" on its copy, so
+//     the status reflection of workloads, which requires it, reports it.
 //
 // Retain runs through the interpreter before every write of an existing
 // object (when a Retain hook exists for the kind, as in Karmada), so e.g. a

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
 // Snapshot is one held work as the member cluster has it now.
@@ -73,10 +74,32 @@ func (a *Applier) Snapshot(ctx context.Context, key string) (Snapshot, bool) {
 		case err != nil:
 			s.Objects[i].Message = err.Error()
 		default:
-			s.Objects[i].Observed = obj
+			s.Objects[i].Observed = readOnlyView(h.work.Options, obj)
 		}
 	}
 	return s, true
+}
+
+// readOnlyView is obj as status reflection sees it. Under READ_ONLY an
+// object Tether never wrote lacks the template generation annotation that
+// Karmada's status reflection of workloads (Deployment, StatefulSet,
+// ReplicaSet, DaemonSet) requires; it gets "0" (no template generation),
+// so its status is reported and the template's observedGeneration never
+// counts it as current. obj is a copy; nothing is written.
+func readOnlyView(o *agentv1.ApplyOptions, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	if optionsOf(o).strategy != agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY {
+		return obj
+	}
+	annotations := obj.GetAnnotations()
+	if _, ok := annotations[native.GenerationAnnotation]; ok {
+		return obj
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[native.GenerationAnnotation] = "0"
+	obj.SetAnnotations(annotations)
+	return obj
 }
 
 // observe reads one applied object, from cache when possible.

@@ -42,8 +42,10 @@
 // either one of Tether's kinds — decoded strictly by api/codec (Karmada's
 // groups accepted), defaulted, validated, stored under Tether's group — or a
 // resource template of any kind: apiVersion, kind and metadata.name are
-// required, labels must be valid, and the namespace follows the kind's
-// scope: built-in Kubernetes kinds are known; a custom resource takes the
+// required, labels must be valid, an apply.tether.io/strategy annotation
+// must name a strategy (render.ApplyStrategyOf; REJECTED at that
+// annotation with the allowed values otherwise), and the namespace follows
+// the kind's scope: built-in Kubernetes kinds are known; a custom resource takes the
 // scope of its CustomResourceDefinition when one is in the input or the
 // store, and is namespaced otherwise (a namespace of its own or the
 // default). Unknown kinds are accepted; the interpreter treats them as
@@ -108,7 +110,9 @@
 // asks the interpreter for replicas, the scheduler places on the given
 // clusters (or the stored ones) with the stored binding's result as the
 // previous one, and each target is rendered (replicas revised for Divided
-// placements, override policies applied). It stores nothing. Not yet:
+// placements, override policies applied), with the apply strategy and
+// conflict resolution its work would carry (render.ApplyOptions). It
+// stores nothing. Not yet:
 // ResourceInterpreterCustomizations given to Simulate are validated but not
 // used (the hub's interpreter answers), and dependencies are not rendered.
 //

@@ -138,7 +138,8 @@ func hubManaged(kind string) bool {
 
 // prepareTemplate checks a resource template of any kind: apiVersion, kind
 // and metadata.name are required, the namespace follows the kind's scope,
-// labels must be valid.
+// labels must be valid, the apply.tether.io/strategy annotation names a
+// strategy.
 func (sc *scopes) prepareTemplate(ctx context.Context, it *item, defaultNS string) error {
 	d := it.doc
 	meta, _ := d.obj["metadata"].(map[string]any)
@@ -162,6 +163,7 @@ func (sc *scopes) prepareTemplate(ctx context.Context, it *item, defaultNS strin
 	errs = namespaceRule(it, s, defaultNS)
 	errs = append(errs, labelErrors(meta)...)
 	errs = append(errs, annotationErrors(meta)...)
+	errs = append(errs, strategyErrors(meta)...)
 	errs = append(errs, redactedErrors(d, meta)...)
 	errs = append(errs, replicaErrors(schema.GroupKind{Group: gv.Group, Kind: d.kind}, d.obj)...)
 	if len(errs) > 0 {

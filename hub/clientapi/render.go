@@ -13,7 +13,9 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/internal/overrides"
 )
@@ -69,10 +71,27 @@ func (b *backend) run(ctx context.Context, it *item, e *env) (*hubv1.Placement, 
 	if err != nil {
 		pl.Scheduled, pl.Message = false, err.Error()
 	}
+	if err := withApplyOptions(rendered, t.Obj, spec); err != nil {
+		pl.Scheduled, pl.Message = false, err.Error()
+	}
 	for _, tc := range res.Clusters {
 		pl.Clusters = append(pl.Clusters, &hubv1.ClusterPlacement{Cluster: tc.Name, Replicas: tc.Replicas})
 	}
 	return pl, rendered, nil
+}
+
+// withApplyOptions says in each rendered cluster how its agent would write
+// the template: render.ApplyOptions, as for the works the hub sends.
+func withApplyOptions(rendered []*hubv1.RenderedCluster, obj *unstructured.Unstructured, spec workv1alpha1.ResourceBindingSpec) error {
+	opts, err := render.ApplyOptions(obj, &workv1alpha1.ResourceBinding{Spec: spec})
+	if err != nil {
+		return err
+	}
+	for _, r := range rendered {
+		r.ApplyStrategy = render.StrategyName(opts.GetStrategy())
+		r.ConflictResolution = render.ConflictResolutionName(opts.GetConflictResolution())
+	}
+	return nil
 }
 
 func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {

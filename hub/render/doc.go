@@ -25,6 +25,17 @@
 // (spec.clusters, plus spec.requiredBy for dependencies: an attached
 // binding renders as a work of its own template).
 //
+// # Apply options
+//
+// ApplyOptions, shared with the client API's Simulate: the strategy of the
+// template's apply.tether.io/strategy annotation (ApplyStrategyOf:
+// ServerSideApply when absent, Update, CreateOnly or ReadOnly, OCM
+// ManifestWork's updateStrategy types; Karmada has no per-resource
+// strategy), the binding's conflict resolution (Abort unless Overwrite)
+// and deletion policy. An unknown strategy fails the render, so the
+// cluster keeps the version it has; the client API refuses such a template
+// at apply.
+//
 // # Keys, versions, sharing
 //
 // A work's key is its template's store key without the prefix,

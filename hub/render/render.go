@@ -66,6 +66,10 @@ type Work struct {
 //  4. prune what must not reach a member (Prune);
 //  5. label and annotate the object with its binding (ownership).
 //
+// The apply options are ApplyOptions: the strategy of the template's
+// apply.tether.io/strategy annotation, the binding's conflict resolution
+// and deletion policy.
+//
 // The version is the hex SHA-256 of the canonical JSON of the manifests,
 // apply options and binding reference, so identical content has the same
 // version on every cluster.
@@ -91,7 +95,11 @@ func Render(ctx context.Context, in Input, interp Interpreter) (*Work, error) {
 	Prune(obj)
 	setOwnership(obj, in.Binding, key)
 	setTemplateGeneration(obj, in.Template.GetGeneration())
-	up, err := seal(key, obj, applyOptions(in.Binding), bindingRef(in.Binding))
+	opts, err := ApplyOptions(in.Template, in.Binding)
+	if err != nil {
+		return nil, fmt.Errorf("render %s for cluster %s: %w", key, in.Cluster.Name, err)
+	}
+	up, err := seal(key, obj, opts, bindingRef(in.Binding))
 	if err != nil {
 		return nil, fmt.Errorf("render %s for cluster %s: %w", key, in.Cluster.Name, err)
 	}
@@ -124,20 +132,6 @@ func revise(ctx context.Context, obj *unstructured.Unstructured, b *workv1alpha1
 func Divided(b *workv1alpha1.ResourceBinding) bool {
 	p := b.Spec.Placement
 	return b.Spec.Replicas > 0 && p != nil && p.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided
-}
-
-// applyOptions are the binding's apply options. The strategy is always
-// server-side apply: Karmada's bindings have no field for it.
-func applyOptions(b *workv1alpha1.ResourceBinding) *agentv1.ApplyOptions {
-	o := &agentv1.ApplyOptions{
-		Strategy:           agentv1.ApplyStrategy_APPLY_STRATEGY_SERVER_SIDE_APPLY,
-		ConflictResolution: agentv1.ConflictResolution_CONFLICT_RESOLUTION_ABORT,
-		DeletionPolicy:     DeletionPolicy(b),
-	}
-	if b.Spec.ConflictResolution == policyv1alpha1.ConflictOverwrite {
-		o.ConflictResolution = agentv1.ConflictResolution_CONFLICT_RESOLUTION_OVERWRITE
-	}
-	return o
 }
 
 // DeletionPolicy is what happens to the binding's objects when a work is

@@ -30,8 +30,10 @@ ones of the same kind and name.
 Prints the policy, the chosen clusters with their replicas and why the
 others were turned down, then per cluster what differs from the template:
 replicas, overrides, and dependencies propagated with it. -o json and -o
-yaml print {"placement": {...}, "rendered": [{"cluster", "objects"}]} with
-every rendered object in full.
+yaml print {"placement": {...}, "rendered": [{"cluster", "applyStrategy",
+"conflictResolution", "objects"}]} with every rendered object in full. Each
+cluster also says how its agent would write the template: the strategy of
+its apply.tether.io/strategy annotation and the policy's conflictResolution.
 
 Offline variants that need no hub: placement simulate, overrides simulate.`
 
@@ -49,8 +51,10 @@ type simulatedPlacement struct {
 }
 
 type renderedCluster struct {
-	Cluster string            `json:"cluster"`
-	Objects []json.RawMessage `json:"objects"`
+	Cluster            string            `json:"cluster"`
+	ApplyStrategy      string            `json:"applyStrategy,omitempty"`
+	ConflictResolution string            `json:"conflictResolution,omitempty"`
+	Objects            []json.RawMessage `json:"objects"`
 }
 
 func newSimulate(s IO) *cobra.Command {
@@ -148,7 +152,8 @@ func simulatedOf(resp *hubv1.SimulateResponse) simulated {
 		out.Placement.Policy = refString(pl.GetPolicy())
 	}
 	for _, r := range resp.GetRendered() {
-		rc := renderedCluster{Cluster: r.GetCluster(), Objects: []json.RawMessage{}}
+		rc := renderedCluster{Cluster: r.GetCluster(), ApplyStrategy: r.GetApplyStrategy(),
+			ConflictResolution: r.GetConflictResolution(), Objects: []json.RawMessage{}}
 		for _, o := range r.GetObjectsJson() {
 			rc.Objects = append(rc.Objects, o)
 		}
@@ -187,6 +192,9 @@ func printRendered(s IO, template []byte, rendered []*hubv1.RenderedCluster) err
 			for _, c := range changes {
 				fmt.Fprintf(s.Out, "    %s\n", c)
 			}
+		}
+		if r.GetApplyStrategy() != "" {
+			fmt.Fprintf(s.Out, "    applied with %s, conflict resolution %s\n", r.GetApplyStrategy(), r.GetConflictResolution())
 		}
 	}
 	return nil

@@ -37,7 +37,7 @@ func TestSimulateOnline(t *testing.T) {
 
 	out := spaces.ReplaceAllString(mustRun(t, h.viewer, "simulate", "-f", tmpl), " ")
 	for _, want := range []string{"Policy: PropagationPolicy default/web", "Scheduled: True", "m1 3 chosen",
-		"m2 - rejected: cluster(s) did not match", "m3 - rejected: cluster(s) had untolerated taint", "Rendered (differences from the template):\n m1:\n no change\n"} {
+		"m2 - rejected: cluster(s) did not match", "m3 - rejected: cluster(s) had untolerated taint", "Rendered (differences from the template):\n m1:\n no change\n applied with ServerSideApply, conflict resolution Abort\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulate -f web.yaml =\n%s\nwant %q", out, want)
 		}
@@ -63,8 +63,9 @@ func TestSimulateOnline(t *testing.T) {
 			Rejected []struct{ Name string } `json:"rejected"`
 		} `json:"placement"`
 		Rendered []struct {
-			Cluster string `json:"cluster"`
-			Objects []struct {
+			Cluster       string `json:"cluster"`
+			ApplyStrategy string `json:"applyStrategy"`
+			Objects       []struct {
 				Spec struct {
 					Template struct {
 						Spec struct {
@@ -83,9 +84,9 @@ func TestSimulateOnline(t *testing.T) {
 		pl.Clusters[0].Replicas != 3 || len(pl.Rejected) != 2 {
 		t.Errorf("simulate -o json placement = %+v; want m1 with 3, two rejected", pl)
 	}
-	if len(res.Rendered) != 1 || len(res.Rendered[0].Objects) != 1 ||
+	if len(res.Rendered) != 1 || len(res.Rendered[0].Objects) != 1 || res.Rendered[0].ApplyStrategy != "ServerSideApply" ||
 		res.Rendered[0].Objects[0].Spec.Template.Spec.Containers[0].Image != "eu.registry.io/nginx:1.27" {
-		t.Errorf("simulate -o json rendered = %+v; want m1's Deployment with the eu image", res.Rendered)
+		t.Errorf("simulate -o json rendered = %+v; want m1's Deployment with the eu image, applied with ServerSideApply", res.Rendered)
 	}
 
 	for _, tc := range []struct {

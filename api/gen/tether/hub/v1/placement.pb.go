@@ -592,9 +592,15 @@ type RenderedCluster struct {
 	// The objects, one JSON object each, in apply order: the template after
 	// replica revision and overrides, and any dependencies the policy
 	// propagates with it.
-	ObjectsJson   [][]byte `protobuf:"bytes,2,rep,name=objects_json,json=objectsJson,proto3" json:"objects_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ObjectsJson [][]byte `protobuf:"bytes,2,rep,name=objects_json,json=objectsJson,proto3" json:"objects_json,omitempty"`
+	// How the cluster's agent would write the template's object, as the hub
+	// renders its work: the template's apply.tether.io/strategy annotation
+	// ("ServerSideApply" when absent, "Update", "CreateOnly", "ReadOnly")
+	// and the policy's conflictResolution ("Abort" or "Overwrite").
+	ApplyStrategy      string `protobuf:"bytes,3,opt,name=apply_strategy,json=applyStrategy,proto3" json:"apply_strategy,omitempty"`
+	ConflictResolution string `protobuf:"bytes,4,opt,name=conflict_resolution,json=conflictResolution,proto3" json:"conflict_resolution,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *RenderedCluster) Reset() {
@@ -641,6 +647,20 @@ func (x *RenderedCluster) GetObjectsJson() [][]byte {
 	return nil
 }
 
+func (x *RenderedCluster) GetApplyStrategy() string {
+	if x != nil {
+		return x.ApplyStrategy
+	}
+	return ""
+}
+
+func (x *RenderedCluster) GetConflictResolution() string {
+	if x != nil {
+		return x.ConflictResolution
+	}
+	return ""
+}
+
 var File_tether_hub_v1_placement_proto protoreflect.FileDescriptor
 
 const file_tether_hub_v1_placement_proto_rawDesc = "" +
@@ -680,10 +700,12 @@ const file_tether_hub_v1_placement_proto_rawDesc = "" +
 	"\x10SimulateResponse\x126\n" +
 	"\tplacement\x18\x01 \x01(\v2\x18.tether.hub.v1.PlacementR\tplacement\x12:\n" +
 	"\brendered\x18\x02 \x03(\v2\x1e.tether.hub.v1.RenderedClusterR\brendered\x122\n" +
-	"\x06inputs\x18\x03 \x03(\v2\x1a.tether.hub.v1.ApplyResultR\x06inputs\"N\n" +
+	"\x06inputs\x18\x03 \x03(\v2\x1a.tether.hub.v1.ApplyResultR\x06inputs\"\xa6\x01\n" +
 	"\x0fRenderedCluster\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12!\n" +
-	"\fobjects_json\x18\x02 \x03(\fR\vobjectsJson2\x99\x02\n" +
+	"\fobjects_json\x18\x02 \x03(\fR\vobjectsJson\x12%\n" +
+	"\x0eapply_strategy\x18\x03 \x01(\tR\rapplyStrategy\x12/\n" +
+	"\x13conflict_resolution\x18\x04 \x01(\tR\x12conflictResolution2\x99\x02\n" +
 	"\x10PlacementService\x12W\n" +
 	"\fGetPlacement\x12\".tether.hub.v1.GetPlacementRequest\x1a#.tether.hub.v1.GetPlacementResponse\x12_\n" +
 	"\x0eWatchPlacement\x12$.tether.hub.v1.WatchPlacementRequest\x1a%.tether.hub.v1.WatchPlacementResponse0\x01\x12K\n" +
