@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -20,8 +21,8 @@ import (
 )
 
 // clusterService implements hubv1.ClusterServiceServer: the reads here,
-// Cordon, Uncordon and Taint in cordon.go, Remove and Approve (not yet) in
-// unimplemented.go.
+// Cordon, Uncordon and Taint in cordon.go, Label and Annotate in
+// clustermeta.go, Remove and Approve in clusters_admin.go.
 type clusterService struct {
 	hubv1.UnimplementedClusterServiceServer
 	b *backend
@@ -66,7 +67,8 @@ func (s clusterService) GetCluster(ctx context.Context, req *hubv1.GetClusterReq
 	}, nil
 }
 
-// storedCluster reads the record at store.ClusterKey(name) and its revision.
+// storedCluster reads the record at store.ClusterKey(name) and its
+// revision, which it also sets as the record's metadata.resourceVersion.
 func (b *backend) storedCluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, int64, error) {
 	if name == "" {
 		return nil, 0, fmt.Errorf("%w: cluster name is required", ErrInvalid)
@@ -82,6 +84,7 @@ func (b *backend) storedCluster(ctx context.Context, name string) (*clusterv1alp
 	if err := json.Unmarshal(kv.Value, c); err != nil {
 		return nil, 0, fmt.Errorf("decode %s: %w", kv.Key, err)
 	}
+	c.ResourceVersion = strconv.FormatInt(kv.Revision, 10)
 	return c, kv.Revision, nil
 }
 
@@ -101,6 +104,7 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 		Name:              c.Name,
 		State:             hubv1.ClusterState_CLUSTER_STATE_UNKNOWN,
 		Labels:            maps.Clone(c.Labels),
+		Annotations:       maps.Clone(c.Annotations),
 		Cordoned:          cordoned(c.Spec.Taints),
 		Provider:          c.Spec.Provider,
 		Region:            c.Spec.Region,
@@ -119,9 +123,12 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 		}
 		out.Taints = append(out.Taints, pt)
 	}
-	if l, ok := b.lease(c.Name); ok {
+	out.ResourceVersion, _ = strconv.ParseInt(c.ResourceVersion, 10, 64)
+	l, ok := b.lease(c.Name)
+	if ok {
 		withLease(out, l, now)
 	}
+	out.ObjectJson = clusterObject(c, l.Heartbeat)
 	return out
 }
 

@@ -463,8 +463,19 @@ type Cluster struct {
 	// The fingerprint ("sha256:<hex>" of the public key) of a refused
 	// registration with a new key, awaiting Approve; empty when none.
 	PendingKeyFingerprint string `protobuf:"bytes,19,opt,name=pending_key_fingerprint,json=pendingKeyFingerprint,proto3" json:"pending_key_fingerprint,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The annotations.
+	Annotations map[string]string `protobuf:"bytes,20,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The revision of the stored record (an etcd revision): pass it as
+	// LabelRequest.resource_version to change the cluster only if nobody
+	// else did since it was read.
+	ResourceVersion int64 `protobuf:"varint,21,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	// The record as a cluster.tether.io/v1alpha1 Cluster in JSON (metadata,
+	// spec with taints and resource models, status), its status brought up
+	// to the last heartbeat this hub replica received: what `tetherctl get
+	// cluster NAME -o yaml` prints.
+	ObjectJson    []byte `protobuf:"bytes,22,opt,name=object_json,json=objectJson,proto3" json:"object_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Cluster) Reset() {
@@ -628,6 +639,27 @@ func (x *Cluster) GetPendingKeyFingerprint() string {
 		return x.PendingKeyFingerprint
 	}
 	return ""
+}
+
+func (x *Cluster) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Cluster) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+func (x *Cluster) GetObjectJson() []byte {
+	if x != nil {
+		return x.ObjectJson
+	}
+	return nil
 }
 
 // ListClustersRequest filters the clusters.
@@ -1305,6 +1337,273 @@ func (x *ApproveResponse) GetCluster() *Cluster {
 	return nil
 }
 
+// LabelRequest changes a cluster's labels; removals apply before
+// additions.
+type LabelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Labels to set: qualified-name keys, label-value values, as in
+	// Kubernetes.
+	Set map[string]string `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Keys of labels to remove; removing a label that is not there is not
+	// an error.
+	Remove []string `protobuf:"bytes,3,rep,name=remove,proto3" json:"remove,omitempty"`
+	// Whether a label in set may replace one with another value; without
+	// it such a change is refused (FAILED_PRECONDITION), as kubectl label
+	// refuses without --overwrite.
+	Overwrite bool `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,5,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LabelRequest) Reset() {
+	*x = LabelRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelRequest) ProtoMessage() {}
+
+func (x *LabelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelRequest.ProtoReflect.Descriptor instead.
+func (*LabelRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *LabelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LabelRequest) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *LabelRequest) GetRemove() []string {
+	if x != nil {
+		return x.Remove
+	}
+	return nil
+}
+
+func (x *LabelRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *LabelRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// LabelResponse carries the cluster after the change.
+type LabelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LabelResponse) Reset() {
+	*x = LabelResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelResponse) ProtoMessage() {}
+
+func (x *LabelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelResponse.ProtoReflect.Descriptor instead.
+func (*LabelResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *LabelResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// AnnotateRequest changes a cluster's annotations; removals apply before
+// additions.
+type AnnotateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Annotations to set: qualified-name keys, values of any text (at most
+	// 256 KiB for all annotations together, as in Kubernetes).
+	Set map[string]string `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Keys of annotations to remove; removing one that is not there is not
+	// an error.
+	Remove []string `protobuf:"bytes,3,rep,name=remove,proto3" json:"remove,omitempty"`
+	// Whether an annotation in set may replace one with another value;
+	// FAILED_PRECONDITION otherwise.
+	Overwrite bool `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,5,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AnnotateRequest) Reset() {
+	*x = AnnotateRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateRequest) ProtoMessage() {}
+
+func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateRequest.ProtoReflect.Descriptor instead.
+func (*AnnotateRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AnnotateRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AnnotateRequest) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *AnnotateRequest) GetRemove() []string {
+	if x != nil {
+		return x.Remove
+	}
+	return nil
+}
+
+func (x *AnnotateRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *AnnotateRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// AnnotateResponse carries the cluster after the change.
+type AnnotateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnotateResponse) Reset() {
+	*x = AnnotateResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateResponse) ProtoMessage() {}
+
+func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateResponse.ProtoReflect.Descriptor instead.
+func (*AnnotateResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AnnotateResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
 var File_tether_hub_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_tether_hub_v1_cluster_proto_rawDesc = "" +
@@ -1338,7 +1637,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
 	"\x0fAPIGroupVersion\x12#\n" +
 	"\rgroup_version\x18\x01 \x01(\tR\fgroupVersion\x12\x14\n" +
-	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\xaf\a\n" +
+	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\x86\t\n" +
 	"\aCluster\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1b.tether.hub.v1.ClusterStateR\x05state\x12\x1c\n" +
@@ -1362,8 +1661,15 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"work_count\x18\x10 \x01(\x05R\tworkCount\x12?\n" +
 	"\rregister_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\fregisterTime\x12N\n" +
 	"\x15certificate_not_after\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\x13certificateNotAfter\x126\n" +
-	"\x17pending_key_fingerprint\x18\x13 \x01(\tR\x15pendingKeyFingerprint\x1a9\n" +
+	"\x17pending_key_fingerprint\x18\x13 \x01(\tR\x15pendingKeyFingerprint\x12I\n" +
+	"\vannotations\x18\x14 \x03(\v2'.tether.hub.v1.Cluster.AnnotationsEntryR\vannotations\x12)\n" +
+	"\x10resource_version\x18\x15 \x01(\x03R\x0fresourceVersion\x12\x1f\n" +
+	"\vobject_json\x18\x16 \x01(\fR\n" +
+	"objectJson\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
 	"\x13ListClustersRequest\x12%\n" +
@@ -1396,6 +1702,28 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x0fkey_fingerprint\x18\x02 \x01(\tR\x0ekeyFingerprint\"C\n" +
 	"\x0fApproveResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\xf3\x01\n" +
+	"\fLabelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x126\n" +
+	"\x03set\x18\x02 \x03(\v2$.tether.hub.v1.LabelRequest.SetEntryR\x03set\x12\x16\n" +
+	"\x06remove\x18\x03 \x03(\tR\x06remove\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12)\n" +
+	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +
+	"\rLabelResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\xf9\x01\n" +
+	"\x0fAnnotateRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
+	"\x03set\x18\x02 \x03(\v2'.tether.hub.v1.AnnotateRequest.SetEntryR\x03set\x12\x16\n" +
+	"\x06remove\x18\x03 \x03(\tR\x06remove\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12)\n" +
+	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x10AnnotateResponse\x120\n" +
 	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster*\x99\x01\n" +
 	"\fClusterState\x12\x1d\n" +
 	"\x19CLUSTER_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -1407,7 +1735,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x18TAINT_EFFECT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TAINT_EFFECT_NO_SCHEDULE\x10\x01\x12#\n" +
 	"\x1fTAINT_EFFECT_PREFER_NO_SCHEDULE\x10\x02\x12\x1b\n" +
-	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\xa5\x04\n" +
+	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\xb6\x05\n" +
 	"\x0eClusterService\x12W\n" +
 	"\fListClusters\x12\".tether.hub.v1.ListClustersRequest\x1a#.tether.hub.v1.ListClustersResponse\x12Q\n" +
 	"\n" +
@@ -1416,7 +1744,9 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\bUncordon\x12\x1e.tether.hub.v1.UncordonRequest\x1a\x1f.tether.hub.v1.UncordonResponse\x12B\n" +
 	"\x05Taint\x12\x1b.tether.hub.v1.TaintRequest\x1a\x1c.tether.hub.v1.TaintResponse\x12E\n" +
 	"\x06Remove\x12\x1c.tether.hub.v1.RemoveRequest\x1a\x1d.tether.hub.v1.RemoveResponse\x12H\n" +
-	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
+	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponse\x12B\n" +
+	"\x05Label\x12\x1b.tether.hub.v1.LabelRequest\x1a\x1c.tether.hub.v1.LabelResponse\x12K\n" +
+	"\bAnnotate\x12\x1e.tether.hub.v1.AnnotateRequest\x1a\x1f.tether.hub.v1.AnnotateResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_tether_hub_v1_cluster_proto_rawDescOnce sync.Once
@@ -1431,7 +1761,7 @@ func file_tether_hub_v1_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_tether_hub_v1_cluster_proto_goTypes = []any{
 	(ClusterState)(0),             // 0: tether.hub.v1.ClusterState
 	(TaintEffect)(0),              // 1: tether.hub.v1.TaintEffect
@@ -1454,57 +1784,73 @@ var file_tether_hub_v1_cluster_proto_goTypes = []any{
 	(*RemoveResponse)(nil),        // 18: tether.hub.v1.RemoveResponse
 	(*ApproveRequest)(nil),        // 19: tether.hub.v1.ApproveRequest
 	(*ApproveResponse)(nil),       // 20: tether.hub.v1.ApproveResponse
-	nil,                           // 21: tether.hub.v1.Capacity.AllocatableEntry
-	nil,                           // 22: tether.hub.v1.Capacity.AllocatedEntry
-	nil,                           // 23: tether.hub.v1.Capacity.AllocatingEntry
-	nil,                           // 24: tether.hub.v1.Cluster.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(*LabelRequest)(nil),          // 21: tether.hub.v1.LabelRequest
+	(*LabelResponse)(nil),         // 22: tether.hub.v1.LabelResponse
+	(*AnnotateRequest)(nil),       // 23: tether.hub.v1.AnnotateRequest
+	(*AnnotateResponse)(nil),      // 24: tether.hub.v1.AnnotateResponse
+	nil,                           // 25: tether.hub.v1.Capacity.AllocatableEntry
+	nil,                           // 26: tether.hub.v1.Capacity.AllocatedEntry
+	nil,                           // 27: tether.hub.v1.Capacity.AllocatingEntry
+	nil,                           // 28: tether.hub.v1.Cluster.LabelsEntry
+	nil,                           // 29: tether.hub.v1.Cluster.AnnotationsEntry
+	nil,                           // 30: tether.hub.v1.LabelRequest.SetEntry
+	nil,                           // 31: tether.hub.v1.AnnotateRequest.SetEntry
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 33: google.protobuf.Duration
 }
 var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: tether.hub.v1.Taint.effect:type_name -> tether.hub.v1.TaintEffect
-	25, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
-	25, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	21, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
-	22, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
-	23, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
+	32, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
+	32, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	25, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
+	26, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
+	27, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
 	0,  // 6: tether.hub.v1.Cluster.state:type_name -> tether.hub.v1.ClusterState
-	24, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
+	28, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
 	2,  // 8: tether.hub.v1.Cluster.taints:type_name -> tether.hub.v1.Taint
-	25, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
-	26, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
+	32, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
+	33, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
 	4,  // 11: tether.hub.v1.Cluster.capacity:type_name -> tether.hub.v1.Capacity
 	3,  // 12: tether.hub.v1.Cluster.conditions:type_name -> tether.hub.v1.ClusterCondition
-	25, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
-	25, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
-	6,  // 15: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
-	6,  // 16: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
-	5,  // 17: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
-	6,  // 18: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 19: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	2,  // 20: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
-	2,  // 21: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
-	6,  // 22: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 23: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
-	7,  // 24: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
-	9,  // 25: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
-	11, // 26: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
-	13, // 27: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
-	15, // 28: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
-	17, // 29: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
-	19, // 30: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
-	8,  // 31: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
-	10, // 32: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
-	12, // 33: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
-	14, // 34: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
-	16, // 35: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
-	18, // 36: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
-	20, // 37: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	32, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
+	32, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
+	29, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
+	6,  // 16: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
+	6,  // 17: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
+	5,  // 18: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
+	6,  // 19: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 20: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	2,  // 21: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
+	2,  // 22: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
+	6,  // 23: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 24: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
+	30, // 25: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
+	6,  // 26: tether.hub.v1.LabelResponse.cluster:type_name -> tether.hub.v1.Cluster
+	31, // 27: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
+	6,  // 28: tether.hub.v1.AnnotateResponse.cluster:type_name -> tether.hub.v1.Cluster
+	7,  // 29: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
+	9,  // 30: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
+	11, // 31: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
+	13, // 32: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
+	15, // 33: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
+	17, // 34: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
+	19, // 35: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
+	21, // 36: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
+	23, // 37: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
+	8,  // 38: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
+	10, // 39: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
+	12, // 40: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
+	14, // 41: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
+	16, // 42: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
+	18, // 43: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
+	20, // 44: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
+	22, // 45: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
+	24, // 46: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_cluster_proto_init() }
@@ -1518,7 +1864,7 @@ func file_tether_hub_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_cluster_proto_rawDesc), len(file_tether_hub_v1_cluster_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,8 @@ const (
 	ClusterService_Taint_FullMethodName        = "/tether.hub.v1.ClusterService/Taint"
 	ClusterService_Remove_FullMethodName       = "/tether.hub.v1.ClusterService/Remove"
 	ClusterService_Approve_FullMethodName      = "/tether.hub.v1.ClusterService/Approve"
+	ClusterService_Label_FullMethodName        = "/tether.hub.v1.ClusterService/Label"
+	ClusterService_Annotate_FullMethodName     = "/tether.hub.v1.ClusterService/Annotate"
 )
 
 // ClusterServiceClient is the client API for ClusterService service.
@@ -61,6 +63,13 @@ type ClusterServiceClient interface {
 	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
 	// one.
 	Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error)
+	// Label sets and removes a cluster's labels, as kubectl label does for
+	// nodes. Labels the hub sets win over what the agent reports: the
+	// agent's labels are only the initial value of a new record. Placements
+	// whose cluster affinity the change affects are rescheduled.
+	Label(ctx context.Context, in *LabelRequest, opts ...grpc.CallOption) (*LabelResponse, error)
+	// Annotate sets and removes a cluster's annotations.
+	Annotate(ctx context.Context, in *AnnotateRequest, opts ...grpc.CallOption) (*AnnotateResponse, error)
 }
 
 type clusterServiceClient struct {
@@ -141,6 +150,26 @@ func (c *clusterServiceClient) Approve(ctx context.Context, in *ApproveRequest, 
 	return out, nil
 }
 
+func (c *clusterServiceClient) Label(ctx context.Context, in *LabelRequest, opts ...grpc.CallOption) (*LabelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LabelResponse)
+	err := c.cc.Invoke(ctx, ClusterService_Label_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterServiceClient) Annotate(ctx context.Context, in *AnnotateRequest, opts ...grpc.CallOption) (*AnnotateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnnotateResponse)
+	err := c.cc.Invoke(ctx, ClusterService_Annotate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServiceServer is the server API for ClusterService service.
 // All implementations must embed UnimplementedClusterServiceServer
 // for forward compatibility.
@@ -171,6 +200,13 @@ type ClusterServiceServer interface {
 	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
 	// one.
 	Approve(context.Context, *ApproveRequest) (*ApproveResponse, error)
+	// Label sets and removes a cluster's labels, as kubectl label does for
+	// nodes. Labels the hub sets win over what the agent reports: the
+	// agent's labels are only the initial value of a new record. Placements
+	// whose cluster affinity the change affects are rescheduled.
+	Label(context.Context, *LabelRequest) (*LabelResponse, error)
+	// Annotate sets and removes a cluster's annotations.
+	Annotate(context.Context, *AnnotateRequest) (*AnnotateResponse, error)
 	mustEmbedUnimplementedClusterServiceServer()
 }
 
@@ -201,6 +237,12 @@ func (UnimplementedClusterServiceServer) Remove(context.Context, *RemoveRequest)
 }
 func (UnimplementedClusterServiceServer) Approve(context.Context, *ApproveRequest) (*ApproveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Approve not implemented")
+}
+func (UnimplementedClusterServiceServer) Label(context.Context, *LabelRequest) (*LabelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Label not implemented")
+}
+func (UnimplementedClusterServiceServer) Annotate(context.Context, *AnnotateRequest) (*AnnotateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Annotate not implemented")
 }
 func (UnimplementedClusterServiceServer) mustEmbedUnimplementedClusterServiceServer() {}
 func (UnimplementedClusterServiceServer) testEmbeddedByValue()                        {}
@@ -349,6 +391,42 @@ func _ClusterService_Approve_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClusterService_Label_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LabelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).Label(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_Label_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).Label(ctx, req.(*LabelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterService_Annotate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnnotateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).Annotate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_Annotate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).Annotate(ctx, req.(*AnnotateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClusterService_ServiceDesc is the grpc.ServiceDesc for ClusterService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -383,6 +461,14 @@ var ClusterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Approve",
 			Handler:    _ClusterService_Approve_Handler,
+		},
+		{
+			MethodName: "Label",
+			Handler:    _ClusterService_Label_Handler,
+		},
+		{
+			MethodName: "Annotate",
+			Handler:    _ClusterService_Annotate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
