@@ -132,3 +132,28 @@ func labelsOf(m map[string]string) string {
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
 }
+
+// TestGetDescribeCluster: get cluster -o yaml prints a Kubernetes-shaped
+// Cluster with the heartbeat's status, describe cluster the cluster.
+func TestGetDescribeCluster(t *testing.T) {
+	h := startOnlineHub(t)
+	h.putClusters(t)
+	c := getClusterYAML(t, h.viewer, "m3")
+	if c.Kind != "Cluster" || len(c.Spec.Taints) != 1 || c.Spec.Region != "us" || labelsOf(c.Metadata.Labels) != "env=prod" {
+		t.Errorf("get cluster m3 -o yaml = %+v; want a Cluster with region us, env=prod and taint dedicated", c)
+	}
+	out := mustRun(t, h.viewer, "get", "clusters", "-o", "json")
+	var list struct {
+		Kind  string          `json:"kind"`
+		Items []clusterObject `json:"items"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &list); err != nil || list.Kind != "List" || len(list.Items) != 3 || list.Items[0].Kind != "Cluster" {
+		t.Errorf("get clusters -o json = %s (%v); want a List of 3 Clusters", out, err)
+	}
+	desc := mustRun(t, h.viewer, "describe", "cluster", "m3")
+	for _, want := range []string{"Name:         m3\n", "State:        Unknown\n", "Taints:       dedicated=gpu:NoSchedule\n", "Region:       us\n"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("describe cluster m3 =\n%s\nwant it to contain %q", desc, want)
+		}
+	}
+}
