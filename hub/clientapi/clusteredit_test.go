@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +153,28 @@ func waitRecord(t *testing.T, st *store.Store, leases *clusters.Leases, hb *agen
 			t.Fatalf("waiting for %s: record is %+v", what, readRecord(t, st))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestApplyClusterNamesResourceModels: a Karmada Cluster is not applied;
+// the refusal says how to change a cluster, and names spec.resourceModels
+// when it is set, since the hub takes no models yet.
+func TestApplyClusterNamesResourceModels(t *testing.T) {
+	h := startHub(t, clientapi.Config{})
+	c := h.dial(t, admin)
+	const cluster = `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: edge-1}
+spec:
+  resourceModels:
+  - grade: 0
+    ranges: [{name: cpu, min: "0", max: "4"}]
+`
+	r := c.apply(t, []byte(cluster), false).GetResults()[0]
+	if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED || !strings.Contains(r.GetMessage(), "tetherctl label|annotate|taint cluster") {
+		t.Errorf("apply Cluster = %s %q; want REJECTED saying how to change a cluster", r.GetOutcome(), r.GetMessage())
+	}
+	if fe := r.GetFieldErrors(); len(fe) != 1 || fe[0].GetField() != "spec.resourceModels" || !strings.Contains(fe[0].GetDetail(), "cannot be set") {
+		t.Errorf("apply Cluster field errors = %v; want one naming spec.resourceModels", fe)
 	}
 }
