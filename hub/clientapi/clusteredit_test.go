@@ -158,7 +158,7 @@ func waitRecord(t *testing.T, st *store.Store, leases *clusters.Leases, hb *agen
 
 // TestApplyClusterNamesResourceModels: a Karmada Cluster is not applied;
 // the refusal says how to change a cluster, and names spec.resourceModels
-// when it is set, since the hub takes no models yet.
+// with the command that sets them.
 func TestApplyClusterNamesResourceModels(t *testing.T) {
 	h := startHub(t, clientapi.Config{})
 	c := h.dial(t, admin)
@@ -174,7 +174,7 @@ spec:
 	if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED || !strings.Contains(r.GetMessage(), "tetherctl label|annotate|taint cluster") {
 		t.Errorf("apply Cluster = %s %q; want REJECTED saying how to change a cluster", r.GetOutcome(), r.GetMessage())
 	}
-	if fe := r.GetFieldErrors(); len(fe) != 1 || fe[0].GetField() != "spec.resourceModels" || !strings.Contains(fe[0].GetDetail(), "cannot be set") {
+	if fe := r.GetFieldErrors(); len(fe) != 1 || fe[0].GetField() != "spec.resourceModels" || !strings.Contains(fe[0].GetDetail(), "tetherctl cluster models") {
 		t.Errorf("apply Cluster field errors = %v; want one naming spec.resourceModels", fe)
 	}
 }

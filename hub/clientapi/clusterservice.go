@@ -22,7 +22,7 @@ import (
 
 // clusterService implements hubv1.ClusterServiceServer: the reads here,
 // Cordon, Uncordon and Taint in cordon.go, Label and Annotate in
-// clustermeta.go, Remove and Approve in clusters_admin.go.
+// clustermeta.go, SetResourceModels in clustermodels.go, Remove and Approve in clusters_admin.go.
 type clusterService struct {
 	hubv1.UnimplementedClusterServiceServer
 	b *backend
@@ -124,6 +124,9 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 		out.Taints = append(out.Taints, pt)
 	}
 	out.ResourceVersion, _ = strconv.ParseInt(c.ResourceVersion, 10, 64)
+	if len(c.Spec.ResourceModels) > 0 {
+		out.ResourceModels = modelsView(c.Spec.ResourceModels)
+	}
 	l, ok := b.lease(c.Name)
 	if ok {
 		withLease(out, l, now)

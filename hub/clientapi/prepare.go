@@ -132,11 +132,9 @@ func preparePolicy(it *item, defaultNS string, clusters bool) {
 	it.key = store.ObjectRef{Group: info.GVK.Group, Kind: d.kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
-// clusterRefusal says why a Cluster is not applied and what to do instead.
-// spec.resourceModels, which a Karmada user sets on the Cluster, is named:
-// the hub takes no resource models for a registered cluster yet, because
-// agents grade their nodes only by models the hub sends in Settings, which
-// it does not send; accepting them would change no estimate.
+// clusterRefusal says why a Cluster is not applied and what to do instead;
+// spec.resourceModels, which a Karmada user sets on the Cluster, is named
+// with the command that sets it.
 func clusterRefusal(obj map[string]any) (string, []*hubv1.FieldError) {
 	msg := "Cluster objects are managed by the hub, not applied: clusters register with a bootstrap token " +
 		"(tetherctl token create, tetherctl join); change a cluster's labels, annotations and taints with " +
@@ -145,9 +143,8 @@ func clusterRefusal(obj map[string]any) (string, []*hubv1.FieldError) {
 	if _, ok := spec["resourceModels"]; !ok {
 		return msg, nil
 	}
-	detail := "resource models cannot be set on a cluster yet: agents grade their nodes only by models the hub " +
-		"sends, and it sends none, so the scheduler estimates from the resource summary (spec.resourceModels " +
-		"is honoured only by tetherctl simulate, with the allocatableModelings given there)"
+	detail := "resource models of a registered cluster are set with tetherctl cluster models NAME -f FILE " +
+		"(this file is accepted there as is), not applied"
 	return msg + "; " + detail, []*hubv1.FieldError{{Field: "spec.resourceModels", Type: string(field.ErrorTypeForbidden), Detail: detail}}
 }
 

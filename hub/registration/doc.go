@@ -29,5 +29,13 @@
 //	r := registration.New(st, leases, logger)
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records
 //
+// Models (models.go) follows every record's spec.resourceModels for the
+// agent streams of its replica (hub/agentapi sends them in Settings); it
+// runs on every replica, not only the leader:
+//
+//	m := registration.NewModels(st, logger)
+//	err := m.Run(ctx) // lists and watches /tether/clusters/
+//	models, changed := m.ResourceModels("edge-1")
+//
 // It imports hub/store, hub/clusters and the cluster API types.
 package registration

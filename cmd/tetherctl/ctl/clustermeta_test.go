@@ -157,3 +157,57 @@ func TestGetDescribeCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterModels: cluster models sets spec.resourceModels from a
+// Karmada Cluster manifest, shown by get and describe; invalid models are
+// refused naming the field; --clear removes them.
+func TestClusterModels(t *testing.T) {
+	h := startOnlineHub(t)
+	h.putClusters(t)
+	file := writeTemp(t, "models.yaml", []byte(`apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: m1}
+spec:
+  resourceModels:
+  - grade: 1
+    ranges:
+    - {name: cpu, min: 4, max: 64}
+    - {name: memory, min: 16Gi, max: 256Gi}
+  - grade: 0
+    ranges:
+    - {name: cpu, min: 0, max: 4}
+    - {name: memory, min: "0", max: 16Gi}
+`))
+	if out := mustRun(t, h.admin, "cluster", "models", "m1", "-f", file); out != "cluster/m1 resource models set: 2 grades\n" {
+		t.Errorf("cluster models m1 = %q", out)
+	}
+	var c struct {
+		Spec struct {
+			ResourceModels []struct {
+				Grade  int `json:"grade"`
+				Ranges []struct{ Name, Min, Max string }
+			} `json:"resourceModels"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(mustRun(t, h.viewer, "get", "cluster", "m1", "-o", "yaml")), &c); err != nil {
+		t.Fatal(err)
+	}
+	if m := c.Spec.ResourceModels; len(m) != 2 || m[0].Grade != 0 || m[1].Ranges[1].Min != "16Gi" || m[1].Ranges[0].Max != "64" {
+		t.Errorf("get cluster m1 spec.resourceModels = %+v; want grades 0 and 1, sorted", m)
+	}
+	desc := spaces.ReplaceAllString(mustRun(t, h.viewer, "describe", "cluster", "m1"), " ")
+	if !strings.Contains(desc, " 1 cpu [4, 64), memory [16Gi, 256Gi)\n") {
+		t.Errorf("describe cluster m1 =\n%s\nwant grade 1's ranges", desc)
+	}
+	gap := writeTemp(t, "gap.yaml", []byte("- {grade: 0, ranges: [{name: cpu, min: 0, max: 4}]}\n- {grade: 1, ranges: [{name: cpu, min: 8, max: 16}]}\n"))
+	if code, _, errOut := runWith(t, h.admin, "", "cluster", "models", "m1", "-f", gap); code != 1 || !strings.Contains(errOut, "spec.resourceModels[1].ranges[0].min") {
+		t.Errorf("cluster models with a gap = %d, %q; want the field named", code, errOut)
+	}
+	if code, _, errOut := runWith(t, h.viewer, "", "cluster", "models", "m1", "--clear"); code != 1 || !strings.Contains(errOut, "permission denied") {
+		t.Errorf("cluster models as viewer = %d, %q; want permission denied", code, errOut)
+	}
+	mustRun(t, h.admin, "cluster", "models", "m1", "--clear")
+	if desc := mustRun(t, h.viewer, "describe", "cluster", "m1"); !strings.Contains(desc, "Resource Models: <none>") {
+		t.Errorf("after --clear, describe cluster m1 =\n%s", desc)
+	}
+}

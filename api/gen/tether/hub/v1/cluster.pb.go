@@ -473,9 +473,11 @@ type Cluster struct {
 	// spec with taints and resource models, status), its status brought up
 	// to the last heartbeat this hub replica received: what `tetherctl get
 	// cluster NAME -o yaml` prints.
-	ObjectJson    []byte `protobuf:"bytes,22,opt,name=object_json,json=objectJson,proto3" json:"object_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ObjectJson []byte `protobuf:"bytes,22,opt,name=object_json,json=objectJson,proto3" json:"object_json,omitempty"`
+	// The resource models, by grade.
+	ResourceModels []*ResourceModel `protobuf:"bytes,23,rep,name=resource_models,json=resourceModels,proto3" json:"resource_models,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Cluster) Reset() {
@@ -662,6 +664,134 @@ func (x *Cluster) GetObjectJson() []byte {
 	return nil
 }
 
+func (x *Cluster) GetResourceModels() []*ResourceModel {
+	if x != nil {
+		return x.ResourceModels
+	}
+	return nil
+}
+
+// ResourceModel is one grade of node size (Karmada's customized resource
+// modeling): a node is in the grade when, for every range, its allocatable
+// amount of that resource is in [min, max).
+type ResourceModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grade, from 0 up.
+	Grade uint32 `protobuf:"varint,1,opt,name=grade,proto3" json:"grade,omitempty"`
+	// The ranges, one per resource, the same resources in every grade.
+	Ranges        []*ResourceModelRange `protobuf:"bytes,2,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceModel) Reset() {
+	*x = ResourceModel{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceModel) ProtoMessage() {}
+
+func (x *ResourceModel) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceModel.ProtoReflect.Descriptor instead.
+func (*ResourceModel) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResourceModel) GetGrade() uint32 {
+	if x != nil {
+		return x.Grade
+	}
+	return 0
+}
+
+func (x *ResourceModel) GetRanges() []*ResourceModelRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
+// ResourceModelRange is the half-open interval [min, max) of one resource.
+type ResourceModelRange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name, e.g. "cpu".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The inclusive lower bound, a Kubernetes quantity.
+	Min string `protobuf:"bytes,2,opt,name=min,proto3" json:"min,omitempty"`
+	// The exclusive upper bound, a Kubernetes quantity.
+	Max           string `protobuf:"bytes,3,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceModelRange) Reset() {
+	*x = ResourceModelRange{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceModelRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceModelRange) ProtoMessage() {}
+
+func (x *ResourceModelRange) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceModelRange.ProtoReflect.Descriptor instead.
+func (*ResourceModelRange) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResourceModelRange) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceModelRange) GetMin() string {
+	if x != nil {
+		return x.Min
+	}
+	return ""
+}
+
+func (x *ResourceModelRange) GetMax() string {
+	if x != nil {
+		return x.Max
+	}
+	return ""
+}
+
 // ListClustersRequest filters the clusters.
 type ListClustersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -673,7 +803,7 @@ type ListClustersRequest struct {
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +815,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +828,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListClustersRequest) GetLabelSelector() string {
@@ -719,7 +849,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +861,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +874,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListClustersResponse) GetClusters() []*Cluster {
@@ -765,7 +895,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +907,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +920,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetClusterRequest) GetName() string {
@@ -813,7 +943,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -825,7 +955,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -838,7 +968,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetClusterResponse) GetCluster() *Cluster {
@@ -866,7 +996,7 @@ type CordonRequest struct {
 
 func (x *CordonRequest) Reset() {
 	*x = CordonRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -878,7 +1008,7 @@ func (x *CordonRequest) String() string {
 func (*CordonRequest) ProtoMessage() {}
 
 func (x *CordonRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -891,7 +1021,7 @@ func (x *CordonRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CordonRequest.ProtoReflect.Descriptor instead.
 func (*CordonRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{9}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CordonRequest) GetName() string {
@@ -912,7 +1042,7 @@ type CordonResponse struct {
 
 func (x *CordonResponse) Reset() {
 	*x = CordonResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1054,7 @@ func (x *CordonResponse) String() string {
 func (*CordonResponse) ProtoMessage() {}
 
 func (x *CordonResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1067,7 @@ func (x *CordonResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CordonResponse.ProtoReflect.Descriptor instead.
 func (*CordonResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{10}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CordonResponse) GetCluster() *Cluster {
@@ -958,7 +1088,7 @@ type UncordonRequest struct {
 
 func (x *UncordonRequest) Reset() {
 	*x = UncordonRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -970,7 +1100,7 @@ func (x *UncordonRequest) String() string {
 func (*UncordonRequest) ProtoMessage() {}
 
 func (x *UncordonRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -983,7 +1113,7 @@ func (x *UncordonRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncordonRequest.ProtoReflect.Descriptor instead.
 func (*UncordonRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{11}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UncordonRequest) GetName() string {
@@ -1004,7 +1134,7 @@ type UncordonResponse struct {
 
 func (x *UncordonResponse) Reset() {
 	*x = UncordonResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1146,7 @@ func (x *UncordonResponse) String() string {
 func (*UncordonResponse) ProtoMessage() {}
 
 func (x *UncordonResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1159,7 @@ func (x *UncordonResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncordonResponse.ProtoReflect.Descriptor instead.
 func (*UncordonResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{12}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UncordonResponse) GetCluster() *Cluster {
@@ -1056,7 +1186,7 @@ type TaintRequest struct {
 
 func (x *TaintRequest) Reset() {
 	*x = TaintRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1198,7 @@ func (x *TaintRequest) String() string {
 func (*TaintRequest) ProtoMessage() {}
 
 func (x *TaintRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1211,7 @@ func (x *TaintRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaintRequest.ProtoReflect.Descriptor instead.
 func (*TaintRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{13}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaintRequest) GetName() string {
@@ -1116,7 +1246,7 @@ type TaintResponse struct {
 
 func (x *TaintResponse) Reset() {
 	*x = TaintResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1128,7 +1258,7 @@ func (x *TaintResponse) String() string {
 func (*TaintResponse) ProtoMessage() {}
 
 func (x *TaintResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1141,7 +1271,7 @@ func (x *TaintResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaintResponse.ProtoReflect.Descriptor instead.
 func (*TaintResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{14}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TaintResponse) GetCluster() *Cluster {
@@ -1162,7 +1292,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1174,7 +1304,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1187,7 +1317,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{15}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RemoveRequest) GetName() string {
@@ -1206,7 +1336,7 @@ type RemoveResponse struct {
 
 func (x *RemoveResponse) Reset() {
 	*x = RemoveResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1348,7 @@ func (x *RemoveResponse) String() string {
 func (*RemoveResponse) ProtoMessage() {}
 
 func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1361,7 @@ func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{16}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 // ApproveRequest approves a cluster's replacement key.
@@ -1249,7 +1379,7 @@ type ApproveRequest struct {
 
 func (x *ApproveRequest) Reset() {
 	*x = ApproveRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1391,7 @@ func (x *ApproveRequest) String() string {
 func (*ApproveRequest) ProtoMessage() {}
 
 func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1404,7 @@ func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{17}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApproveRequest) GetName() string {
@@ -1302,7 +1432,7 @@ type ApproveResponse struct {
 
 func (x *ApproveResponse) Reset() {
 	*x = ApproveResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1444,7 @@ func (x *ApproveResponse) String() string {
 func (*ApproveResponse) ProtoMessage() {}
 
 func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1457,7 @@ func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveResponse.ProtoReflect.Descriptor instead.
 func (*ApproveResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{18}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApproveResponse) GetCluster() *Cluster {
@@ -1362,7 +1492,7 @@ type LabelRequest struct {
 
 func (x *LabelRequest) Reset() {
 	*x = LabelRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1504,7 @@ func (x *LabelRequest) String() string {
 func (*LabelRequest) ProtoMessage() {}
 
 func (x *LabelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1517,7 @@ func (x *LabelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelRequest.ProtoReflect.Descriptor instead.
 func (*LabelRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{19}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LabelRequest) GetName() string {
@@ -1436,7 +1566,7 @@ type LabelResponse struct {
 
 func (x *LabelResponse) Reset() {
 	*x = LabelResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1578,7 @@ func (x *LabelResponse) String() string {
 func (*LabelResponse) ProtoMessage() {}
 
 func (x *LabelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1591,7 @@ func (x *LabelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelResponse.ProtoReflect.Descriptor instead.
 func (*LabelResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{20}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *LabelResponse) GetCluster() *Cluster {
@@ -1495,7 +1625,7 @@ type AnnotateRequest struct {
 
 func (x *AnnotateRequest) Reset() {
 	*x = AnnotateRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1637,7 @@ func (x *AnnotateRequest) String() string {
 func (*AnnotateRequest) ProtoMessage() {}
 
 func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1650,7 @@ func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotateRequest.ProtoReflect.Descriptor instead.
 func (*AnnotateRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AnnotateRequest) GetName() string {
@@ -1569,7 +1699,7 @@ type AnnotateResponse struct {
 
 func (x *AnnotateResponse) Reset() {
 	*x = AnnotateResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1711,7 @@ func (x *AnnotateResponse) String() string {
 func (*AnnotateResponse) ProtoMessage() {}
 
 func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,10 +1724,123 @@ func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotateResponse.ProtoReflect.Descriptor instead.
 func (*AnnotateResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AnnotateResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// SetResourceModelsRequest replaces a cluster's resource models.
+type SetResourceModelsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The models: distinct grades whose ranges cover the same resources,
+	// the lowest grade starting at 0 and each grade starting where the
+	// previous one ends. Empty removes the models.
+	Models []*ResourceModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,3,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SetResourceModelsRequest) Reset() {
+	*x = SetResourceModelsRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetResourceModelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetResourceModelsRequest) ProtoMessage() {}
+
+func (x *SetResourceModelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetResourceModelsRequest.ProtoReflect.Descriptor instead.
+func (*SetResourceModelsRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SetResourceModelsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetResourceModelsRequest) GetModels() []*ResourceModel {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *SetResourceModelsRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// SetResourceModelsResponse carries the cluster after the change.
+type SetResourceModelsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetResourceModelsResponse) Reset() {
+	*x = SetResourceModelsResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetResourceModelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetResourceModelsResponse) ProtoMessage() {}
+
+func (x *SetResourceModelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetResourceModelsResponse.ProtoReflect.Descriptor instead.
+func (*SetResourceModelsResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SetResourceModelsResponse) GetCluster() *Cluster {
 	if x != nil {
 		return x.Cluster
 	}
@@ -1637,7 +1880,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
 	"\x0fAPIGroupVersion\x12#\n" +
 	"\rgroup_version\x18\x01 \x01(\tR\fgroupVersion\x12\x14\n" +
-	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\x86\t\n" +
+	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\xcd\t\n" +
 	"\aCluster\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1b.tether.hub.v1.ClusterStateR\x05state\x12\x1c\n" +
@@ -1665,13 +1908,21 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\vannotations\x18\x14 \x03(\v2'.tether.hub.v1.Cluster.AnnotationsEntryR\vannotations\x12)\n" +
 	"\x10resource_version\x18\x15 \x01(\x03R\x0fresourceVersion\x12\x1f\n" +
 	"\vobject_json\x18\x16 \x01(\fR\n" +
-	"objectJson\x1a9\n" +
+	"objectJson\x12E\n" +
+	"\x0fresource_models\x18\x17 \x03(\v2\x1c.tether.hub.v1.ResourceModelR\x0eresourceModels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"`\n" +
+	"\rResourceModel\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\rR\x05grade\x129\n" +
+	"\x06ranges\x18\x02 \x03(\v2!.tether.hub.v1.ResourceModelRangeR\x06ranges\"L\n" +
+	"\x12ResourceModelRange\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03min\x18\x02 \x01(\tR\x03min\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\tR\x03max\"<\n" +
 	"\x13ListClustersRequest\x12%\n" +
 	"\x0elabel_selector\x18\x01 \x01(\tR\rlabelSelector\"J\n" +
 	"\x14ListClustersResponse\x122\n" +
@@ -1724,6 +1975,12 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
 	"\x10AnnotateResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\x8f\x01\n" +
+	"\x18SetResourceModelsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
+	"\x06models\x18\x02 \x03(\v2\x1c.tether.hub.v1.ResourceModelR\x06models\x12)\n" +
+	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\"M\n" +
+	"\x19SetResourceModelsResponse\x120\n" +
 	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster*\x99\x01\n" +
 	"\fClusterState\x12\x1d\n" +
 	"\x19CLUSTER_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -1735,7 +1992,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x18TAINT_EFFECT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TAINT_EFFECT_NO_SCHEDULE\x10\x01\x12#\n" +
 	"\x1fTAINT_EFFECT_PREFER_NO_SCHEDULE\x10\x02\x12\x1b\n" +
-	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\xb6\x05\n" +
+	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\x9e\x06\n" +
 	"\x0eClusterService\x12W\n" +
 	"\fListClusters\x12\".tether.hub.v1.ListClustersRequest\x1a#.tether.hub.v1.ListClustersResponse\x12Q\n" +
 	"\n" +
@@ -1746,7 +2003,8 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x06Remove\x12\x1c.tether.hub.v1.RemoveRequest\x1a\x1d.tether.hub.v1.RemoveResponse\x12H\n" +
 	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponse\x12B\n" +
 	"\x05Label\x12\x1b.tether.hub.v1.LabelRequest\x1a\x1c.tether.hub.v1.LabelResponse\x12K\n" +
-	"\bAnnotate\x12\x1e.tether.hub.v1.AnnotateRequest\x1a\x1f.tether.hub.v1.AnnotateResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
+	"\bAnnotate\x12\x1e.tether.hub.v1.AnnotateRequest\x1a\x1f.tether.hub.v1.AnnotateResponse\x12f\n" +
+	"\x11SetResourceModels\x12'.tether.hub.v1.SetResourceModelsRequest\x1a(.tether.hub.v1.SetResourceModelsResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_tether_hub_v1_cluster_proto_rawDescOnce sync.Once
@@ -1761,96 +2019,106 @@ func file_tether_hub_v1_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_tether_hub_v1_cluster_proto_goTypes = []any{
-	(ClusterState)(0),             // 0: tether.hub.v1.ClusterState
-	(TaintEffect)(0),              // 1: tether.hub.v1.TaintEffect
-	(*Taint)(nil),                 // 2: tether.hub.v1.Taint
-	(*ClusterCondition)(nil),      // 3: tether.hub.v1.ClusterCondition
-	(*Capacity)(nil),              // 4: tether.hub.v1.Capacity
-	(*APIGroupVersion)(nil),       // 5: tether.hub.v1.APIGroupVersion
-	(*Cluster)(nil),               // 6: tether.hub.v1.Cluster
-	(*ListClustersRequest)(nil),   // 7: tether.hub.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),  // 8: tether.hub.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),     // 9: tether.hub.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),    // 10: tether.hub.v1.GetClusterResponse
-	(*CordonRequest)(nil),         // 11: tether.hub.v1.CordonRequest
-	(*CordonResponse)(nil),        // 12: tether.hub.v1.CordonResponse
-	(*UncordonRequest)(nil),       // 13: tether.hub.v1.UncordonRequest
-	(*UncordonResponse)(nil),      // 14: tether.hub.v1.UncordonResponse
-	(*TaintRequest)(nil),          // 15: tether.hub.v1.TaintRequest
-	(*TaintResponse)(nil),         // 16: tether.hub.v1.TaintResponse
-	(*RemoveRequest)(nil),         // 17: tether.hub.v1.RemoveRequest
-	(*RemoveResponse)(nil),        // 18: tether.hub.v1.RemoveResponse
-	(*ApproveRequest)(nil),        // 19: tether.hub.v1.ApproveRequest
-	(*ApproveResponse)(nil),       // 20: tether.hub.v1.ApproveResponse
-	(*LabelRequest)(nil),          // 21: tether.hub.v1.LabelRequest
-	(*LabelResponse)(nil),         // 22: tether.hub.v1.LabelResponse
-	(*AnnotateRequest)(nil),       // 23: tether.hub.v1.AnnotateRequest
-	(*AnnotateResponse)(nil),      // 24: tether.hub.v1.AnnotateResponse
-	nil,                           // 25: tether.hub.v1.Capacity.AllocatableEntry
-	nil,                           // 26: tether.hub.v1.Capacity.AllocatedEntry
-	nil,                           // 27: tether.hub.v1.Capacity.AllocatingEntry
-	nil,                           // 28: tether.hub.v1.Cluster.LabelsEntry
-	nil,                           // 29: tether.hub.v1.Cluster.AnnotationsEntry
-	nil,                           // 30: tether.hub.v1.LabelRequest.SetEntry
-	nil,                           // 31: tether.hub.v1.AnnotateRequest.SetEntry
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 33: google.protobuf.Duration
+	(ClusterState)(0),                 // 0: tether.hub.v1.ClusterState
+	(TaintEffect)(0),                  // 1: tether.hub.v1.TaintEffect
+	(*Taint)(nil),                     // 2: tether.hub.v1.Taint
+	(*ClusterCondition)(nil),          // 3: tether.hub.v1.ClusterCondition
+	(*Capacity)(nil),                  // 4: tether.hub.v1.Capacity
+	(*APIGroupVersion)(nil),           // 5: tether.hub.v1.APIGroupVersion
+	(*Cluster)(nil),                   // 6: tether.hub.v1.Cluster
+	(*ResourceModel)(nil),             // 7: tether.hub.v1.ResourceModel
+	(*ResourceModelRange)(nil),        // 8: tether.hub.v1.ResourceModelRange
+	(*ListClustersRequest)(nil),       // 9: tether.hub.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 10: tether.hub.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 11: tether.hub.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 12: tether.hub.v1.GetClusterResponse
+	(*CordonRequest)(nil),             // 13: tether.hub.v1.CordonRequest
+	(*CordonResponse)(nil),            // 14: tether.hub.v1.CordonResponse
+	(*UncordonRequest)(nil),           // 15: tether.hub.v1.UncordonRequest
+	(*UncordonResponse)(nil),          // 16: tether.hub.v1.UncordonResponse
+	(*TaintRequest)(nil),              // 17: tether.hub.v1.TaintRequest
+	(*TaintResponse)(nil),             // 18: tether.hub.v1.TaintResponse
+	(*RemoveRequest)(nil),             // 19: tether.hub.v1.RemoveRequest
+	(*RemoveResponse)(nil),            // 20: tether.hub.v1.RemoveResponse
+	(*ApproveRequest)(nil),            // 21: tether.hub.v1.ApproveRequest
+	(*ApproveResponse)(nil),           // 22: tether.hub.v1.ApproveResponse
+	(*LabelRequest)(nil),              // 23: tether.hub.v1.LabelRequest
+	(*LabelResponse)(nil),             // 24: tether.hub.v1.LabelResponse
+	(*AnnotateRequest)(nil),           // 25: tether.hub.v1.AnnotateRequest
+	(*AnnotateResponse)(nil),          // 26: tether.hub.v1.AnnotateResponse
+	(*SetResourceModelsRequest)(nil),  // 27: tether.hub.v1.SetResourceModelsRequest
+	(*SetResourceModelsResponse)(nil), // 28: tether.hub.v1.SetResourceModelsResponse
+	nil,                               // 29: tether.hub.v1.Capacity.AllocatableEntry
+	nil,                               // 30: tether.hub.v1.Capacity.AllocatedEntry
+	nil,                               // 31: tether.hub.v1.Capacity.AllocatingEntry
+	nil,                               // 32: tether.hub.v1.Cluster.LabelsEntry
+	nil,                               // 33: tether.hub.v1.Cluster.AnnotationsEntry
+	nil,                               // 34: tether.hub.v1.LabelRequest.SetEntry
+	nil,                               // 35: tether.hub.v1.AnnotateRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 36: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 37: google.protobuf.Duration
 }
 var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: tether.hub.v1.Taint.effect:type_name -> tether.hub.v1.TaintEffect
-	32, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
-	32, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	25, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
-	26, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
-	27, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
+	36, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
+	36, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	29, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
+	30, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
+	31, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
 	0,  // 6: tether.hub.v1.Cluster.state:type_name -> tether.hub.v1.ClusterState
-	28, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
+	32, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
 	2,  // 8: tether.hub.v1.Cluster.taints:type_name -> tether.hub.v1.Taint
-	32, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
-	33, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
+	36, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
+	37, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
 	4,  // 11: tether.hub.v1.Cluster.capacity:type_name -> tether.hub.v1.Capacity
 	3,  // 12: tether.hub.v1.Cluster.conditions:type_name -> tether.hub.v1.ClusterCondition
-	32, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
-	32, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
-	29, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
-	6,  // 16: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
-	6,  // 17: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
-	5,  // 18: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
-	6,  // 19: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 20: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	2,  // 21: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
-	2,  // 22: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
-	6,  // 23: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 24: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
-	30, // 25: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
-	6,  // 26: tether.hub.v1.LabelResponse.cluster:type_name -> tether.hub.v1.Cluster
-	31, // 27: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
-	6,  // 28: tether.hub.v1.AnnotateResponse.cluster:type_name -> tether.hub.v1.Cluster
-	7,  // 29: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
-	9,  // 30: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
-	11, // 31: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
-	13, // 32: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
-	15, // 33: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
-	17, // 34: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
-	19, // 35: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
-	21, // 36: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
-	23, // 37: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
-	8,  // 38: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
-	10, // 39: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
-	12, // 40: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
-	14, // 41: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
-	16, // 42: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
-	18, // 43: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
-	20, // 44: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
-	22, // 45: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
-	24, // 46: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
-	38, // [38:47] is the sub-list for method output_type
-	29, // [29:38] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	36, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
+	36, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
+	33, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
+	7,  // 16: tether.hub.v1.Cluster.resource_models:type_name -> tether.hub.v1.ResourceModel
+	8,  // 17: tether.hub.v1.ResourceModel.ranges:type_name -> tether.hub.v1.ResourceModelRange
+	6,  // 18: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
+	6,  // 19: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
+	5,  // 20: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
+	6,  // 21: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 22: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	2,  // 23: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
+	2,  // 24: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
+	6,  // 25: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 26: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
+	34, // 27: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
+	6,  // 28: tether.hub.v1.LabelResponse.cluster:type_name -> tether.hub.v1.Cluster
+	35, // 29: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
+	6,  // 30: tether.hub.v1.AnnotateResponse.cluster:type_name -> tether.hub.v1.Cluster
+	7,  // 31: tether.hub.v1.SetResourceModelsRequest.models:type_name -> tether.hub.v1.ResourceModel
+	6,  // 32: tether.hub.v1.SetResourceModelsResponse.cluster:type_name -> tether.hub.v1.Cluster
+	9,  // 33: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
+	11, // 34: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
+	13, // 35: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
+	15, // 36: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
+	17, // 37: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
+	19, // 38: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
+	21, // 39: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
+	23, // 40: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
+	25, // 41: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
+	27, // 42: tether.hub.v1.ClusterService.SetResourceModels:input_type -> tether.hub.v1.SetResourceModelsRequest
+	10, // 43: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
+	12, // 44: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
+	14, // 45: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
+	16, // 46: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
+	18, // 47: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
+	20, // 48: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
+	22, // 49: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
+	24, // 50: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
+	26, // 51: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
+	28, // 52: tether.hub.v1.ClusterService.SetResourceModels:output_type -> tether.hub.v1.SetResourceModelsResponse
+	43, // [43:53] is the sub-list for method output_type
+	33, // [33:43] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_cluster_proto_init() }
@@ -1864,7 +2132,7 @@ func file_tether_hub_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_cluster_proto_rawDesc), len(file_tether_hub_v1_cluster_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   30,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
