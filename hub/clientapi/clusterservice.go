@@ -45,7 +45,11 @@ func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListCluster
 	resp := &hubv1.ListClustersResponse{}
 	for i := range cs {
 		if sel.Matches(labels.Set(cs[i].Labels)) {
-			resp.Clusters = append(resp.Clusters, s.b.clusterView(&cs[i], now))
+			v := s.b.clusterView(&cs[i], now)
+			if !req.GetWithObjects() {
+				v.ObjectJson = nil
+			}
+			resp.Clusters = append(resp.Clusters, v)
 		}
 	}
 	return resp, nil

@@ -150,6 +150,9 @@ func TestGetDescribeCluster(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(out), &list); err != nil || list.Kind != "List" || len(list.Items) != 3 || list.Items[0].Kind != "Cluster" {
 		t.Errorf("get clusters -o json = %s (%v); want a List of 3 Clusters", out, err)
 	}
+	if out := mustRun(t, h.viewer, "clusters", "-o", "json"); strings.Contains(out, "objectJson") {
+		t.Errorf("clusters -o json carries the Cluster objects; want only the views (ListClusters without with_objects)")
+	}
 	desc := mustRun(t, h.viewer, "describe", "cluster", "m3")
 	for _, want := range []string{"Name:         m3\n", "State:        Unknown\n", "Taints:       dedicated=gpu:NoSchedule\n", "Region:       us\n"} {
 		if !strings.Contains(desc, want) {

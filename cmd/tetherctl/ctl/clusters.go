@@ -63,7 +63,8 @@ func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) err
 		}
 		cs = []*hubv1.Cluster{resp.GetCluster()}
 	} else {
-		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector})
+		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector,
+			WithObjects: f.objects && (f.output == formatJSON || f.output == formatYAML)})
 		if err != nil {
 			return explain(cfg, err)
 		}

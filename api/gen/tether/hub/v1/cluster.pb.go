@@ -472,7 +472,8 @@ type Cluster struct {
 	// The record as a cluster.tether.io/v1alpha1 Cluster in JSON (metadata,
 	// spec with taints and resource models, status), its status brought up
 	// to the last heartbeat this hub replica received: what `tetherctl get
-	// cluster NAME -o yaml` prints.
+	// cluster NAME -o yaml` prints. ListClusters sets it only when asked
+	// (with_objects).
 	ObjectJson []byte `protobuf:"bytes,22,opt,name=object_json,json=objectJson,proto3" json:"object_json,omitempty"`
 	// The resource models, by grade.
 	ResourceModels []*ResourceModel `protobuf:"bytes,23,rep,name=resource_models,json=resourceModels,proto3" json:"resource_models,omitempty"`
@@ -797,6 +798,9 @@ type ListClustersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A Kubernetes label selector over cluster labels; empty for all.
 	LabelSelector string `protobuf:"bytes,1,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	// Whether each cluster carries object_json, the record as a Cluster
+	// object (which can be large: it lists the APIs the cluster serves).
+	WithObjects   bool `protobuf:"varint,2,opt,name=with_objects,json=withObjects,proto3" json:"with_objects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -836,6 +840,13 @@ func (x *ListClustersRequest) GetLabelSelector() string {
 		return x.LabelSelector
 	}
 	return ""
+}
+
+func (x *ListClustersRequest) GetWithObjects() bool {
+	if x != nil {
+		return x.WithObjects
+	}
+	return false
 }
 
 // ListClustersResponse carries the clusters.
@@ -1922,9 +1933,10 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x12ResourceModelRange\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03min\x18\x02 \x01(\tR\x03min\x12\x10\n" +
-	"\x03max\x18\x03 \x01(\tR\x03max\"<\n" +
+	"\x03max\x18\x03 \x01(\tR\x03max\"_\n" +
 	"\x13ListClustersRequest\x12%\n" +
-	"\x0elabel_selector\x18\x01 \x01(\tR\rlabelSelector\"J\n" +
+	"\x0elabel_selector\x18\x01 \x01(\tR\rlabelSelector\x12!\n" +
+	"\fwith_objects\x18\x02 \x01(\bR\vwithObjects\"J\n" +
 	"\x14ListClustersResponse\x122\n" +
 	"\bclusters\x18\x01 \x03(\v2\x16.tether.hub.v1.ClusterR\bclusters\"'\n" +
 	"\x11GetClusterRequest\x12\x12\n" +
