@@ -22,6 +22,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -37,6 +38,9 @@ type api struct {
 	agents  *agentapi.Server
 	metrics *metrics
 	cert    *serving.Cert // the serving certificate; its Run re-issues it
+	// models follows the clusters' resource models for the agent streams;
+	// its Run must run on every replica.
+	models *registration.Models
 }
 
 // apiDeps is what the services are built over.
@@ -64,9 +68,10 @@ type apiDeps struct {
 // the hub CA optional: Register comes without one) and registers every
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
+	models := registration.NewModels(d.st, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
-		Customizations: d.customizations}
+		Customizations: d.customizations, ResourceModels: models}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.heartbeats, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
@@ -84,7 +89,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(serverTLS(d.ca, cert))))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, m.interceptors()...)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert}
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
 	clients.Register(a.server)
 	healthpb.RegisterHealthServer(a.server, a.health)

@@ -87,6 +87,17 @@ type Config struct {
 	// Customizations are the user's interpreter customizations, sent to
 	// every agent (hub/customizations' Watcher); nil sends none.
 	Customizations Customizations
+	// ResourceModels are the clusters' resource models, sent to each
+	// agent in Settings (hub/registration's Models); nil sends none.
+	ResourceModels ResourceModels
+}
+
+// ResourceModels is where the service reads a cluster's resource models,
+// by which its agent grades nodes for ResourceSummary.allocatable_modelings.
+type ResourceModels interface {
+	// ResourceModels returns the cluster's models (nil: none) and a
+	// channel closed once they may have changed.
+	ResourceModels(cluster string) ([]*agentv1.ResourceModel, <-chan struct{})
 }
 
 // Customizations is where the service reads the set of interpreter
@@ -150,19 +161,26 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 	}
 }
 
-// welcome is the hub's first message on every stream.
-func (c Config) welcome() *agentv1.HubMessage {
+// welcome is the hub's first message on every stream, with the cluster's
+// resource models.
+func (c Config) welcome(models []*agentv1.ResourceModel) *agentv1.HubMessage {
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Welcome{Welcome: &agentv1.Welcome{
 		HubIdentity: c.HubIdentity,
 		HubVersion:  c.HubVersion,
-		Settings: &agentv1.Settings{
-			HeartbeatInterval: durationpb.New(c.HeartbeatInterval),
-			LeaseDuration:     durationpb.New(c.LeaseDuration),
-			StatusMinInterval: durationpb.New(c.StatusMinInterval),
-			Limits: &agentv1.Limits{
-				MaxMessageBytes: int64(c.MaxMessageBytes),
-				MaxWorks:        int32(c.MaxWorks),
-			},
-		},
+		Settings:    c.settings(models),
 	}}}
+}
+
+// settings are the stream's settings, with the cluster's resource models.
+func (c Config) settings(models []*agentv1.ResourceModel) *agentv1.Settings {
+	return &agentv1.Settings{
+		HeartbeatInterval: durationpb.New(c.HeartbeatInterval),
+		LeaseDuration:     durationpb.New(c.LeaseDuration),
+		StatusMinInterval: durationpb.New(c.StatusMinInterval),
+		Limits: &agentv1.Limits{
+			MaxMessageBytes: int64(c.MaxMessageBytes),
+			MaxWorks:        int32(c.MaxWorks),
+		},
+		ResourceModels: models,
+	}
 }

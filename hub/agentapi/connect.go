@@ -71,7 +71,8 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	}
 	s.register(st)
 	defer s.unregister(st)
-	rev, custom, err := s.start(ctx, st, hello)
+	models, modelsChanged := s.resourceModels(st.cluster)
+	rev, custom, err := s.start(ctx, st, hello, models)
 	if err != nil {
 		st.end(err)
 		return st.sendLoop(ctx, send)
@@ -79,10 +80,14 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
 	followCtx, stopFollow := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		s.follow(followCtx, st, rev)
+	}()
+	go func() {
+		defer wg.Done()
+		s.followModels(followCtx, st, models, modelsChanged)
 	}()
 	go func() {
 		defer wg.Done()
@@ -116,12 +121,12 @@ func (s *Server) awaitHello(ctx context.Context, st *stream, first <-chan receiv
 }
 
 // start computes the initial difference for hello and queues it after
-// Welcome and the customizations; it returns the works revision to follow
+// Welcome (with the cluster's resource models) and the customizations; it returns the works revision to follow
 // from and where to follow the customizations from. Works over the
 // cluster's limit are withheld (limit), never a reason to refuse the
 // stream: the stream carries the cluster's heartbeats.
-func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello) (int64, customState, error) {
-	control := []*agentv1.HubMessage{s.cfg.welcome()}
+func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello, models []*agentv1.ResourceModel) (int64, customState, error) {
+	control := []*agentv1.HubMessage{s.cfg.welcome(models)}
 	custom := s.customizationsFor(hello)
 	if custom.msg != nil {
 		control = append(control, custom.msg)

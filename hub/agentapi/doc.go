@@ -32,6 +32,15 @@
 // warning says that the user's rules do not run in its member. The
 // agent's CustomizationsAck is logged, with what it refused as a warning.
 //
+// # Resource models
+//
+// With Config.ResourceModels (hub/registration's Models), Welcome's
+// Settings carry the cluster's resource models (its record's
+// spec.resourceModels), and whole new Settings follow on the stream each
+// time they change (models.go). The agent grades its nodes by them and
+// heartbeats the count per grade (allocatable_modelings), which the
+// scheduler's general estimator uses with the models.
+//
 // # The works limit
 //
 // A cluster with more works than Config.MaxWorks keeps its stream, and so

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
@@ -13,7 +14,8 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// storedClusters reads every registered cluster. The value at
+// storedClusters reads every registered cluster, with its revision as
+// metadata.resourceVersion. The value at
 // store.ClusterKey(name) is the JSON of a cluster.tether.io Cluster (spec:
 // topology, taints, resource models; status: API enablements, resource
 // summary, conditions).
@@ -28,6 +30,7 @@ func (b *backend) storedClusters(ctx context.Context) ([]clusterv1alpha1.Cluster
 		if err := json.Unmarshal(kv.Value, &c); err != nil {
 			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
+		c.ResourceVersion = strconv.FormatInt(kv.Revision, 10)
 		out = append(out, c)
 	}
 	return out, nil

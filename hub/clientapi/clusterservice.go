@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -20,8 +21,8 @@ import (
 )
 
 // clusterService implements hubv1.ClusterServiceServer: the reads here,
-// Cordon, Uncordon and Taint in cordon.go, Remove and Approve (not yet) in
-// unimplemented.go.
+// Cordon, Uncordon and Taint in cordon.go, Label and Annotate in
+// clustermeta.go, SetResourceModels in clustermodels.go, Remove and Approve in clusters_admin.go.
 type clusterService struct {
 	hubv1.UnimplementedClusterServiceServer
 	b *backend
@@ -44,7 +45,11 @@ func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListCluster
 	resp := &hubv1.ListClustersResponse{}
 	for i := range cs {
 		if sel.Matches(labels.Set(cs[i].Labels)) {
-			resp.Clusters = append(resp.Clusters, s.b.clusterView(&cs[i], now))
+			v := s.b.clusterView(&cs[i], now)
+			if !req.GetWithObjects() {
+				v.ObjectJson = nil
+			}
+			resp.Clusters = append(resp.Clusters, v)
 		}
 	}
 	return resp, nil
@@ -66,7 +71,8 @@ func (s clusterService) GetCluster(ctx context.Context, req *hubv1.GetClusterReq
 	}, nil
 }
 
-// storedCluster reads the record at store.ClusterKey(name) and its revision.
+// storedCluster reads the record at store.ClusterKey(name) and its
+// revision, which it also sets as the record's metadata.resourceVersion.
 func (b *backend) storedCluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, int64, error) {
 	if name == "" {
 		return nil, 0, fmt.Errorf("%w: cluster name is required", ErrInvalid)
@@ -82,6 +88,7 @@ func (b *backend) storedCluster(ctx context.Context, name string) (*clusterv1alp
 	if err := json.Unmarshal(kv.Value, c); err != nil {
 		return nil, 0, fmt.Errorf("decode %s: %w", kv.Key, err)
 	}
+	c.ResourceVersion = strconv.FormatInt(kv.Revision, 10)
 	return c, kv.Revision, nil
 }
 
@@ -101,6 +108,7 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 		Name:              c.Name,
 		State:             hubv1.ClusterState_CLUSTER_STATE_UNKNOWN,
 		Labels:            maps.Clone(c.Labels),
+		Annotations:       maps.Clone(c.Annotations),
 		Cordoned:          cordoned(c.Spec.Taints),
 		Provider:          c.Spec.Provider,
 		Region:            c.Spec.Region,
@@ -119,9 +127,15 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 		}
 		out.Taints = append(out.Taints, pt)
 	}
-	if l, ok := b.lease(c.Name); ok {
+	out.ResourceVersion, _ = strconv.ParseInt(c.ResourceVersion, 10, 64)
+	if len(c.Spec.ResourceModels) > 0 {
+		out.ResourceModels = modelsView(c.Spec.ResourceModels)
+	}
+	l, ok := b.lease(c.Name)
+	if ok {
 		withLease(out, l, now)
 	}
+	out.ObjectJson = clusterObject(c, l.Heartbeat)
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,9 +23,11 @@ import (
 // avoid the cluster, what runs there stays.
 const TaintCordoned = "node.tether.io/cordoned"
 
-// maxTaintAttempts bounds the read-modify-write retries of a taint change
-// that loses a race with another writer of the cluster record.
-const maxTaintAttempts = 5
+// maxEditAttempts bounds the read-modify-write retries of a change to a
+// cluster record (taints, labels, annotations) that loses a race with
+// another writer of the record, such as hub/registration recording API
+// enablements.
+const maxEditAttempts = 5
 
 // Cordon adds the cordon taint; idempotent.
 func (s clusterService) Cordon(ctx context.Context, req *hubv1.CordonRequest) (*hubv1.CordonResponse, error) {
@@ -59,34 +62,54 @@ func (s clusterService) change(ctx context.Context, name string, req *hubv1.Tain
 	return s.b.clusterView(c, time.Now()), nil
 }
 
-// retaint is a conditional read-modify-write of the cluster record, retried
-// when another writer got in between. Nothing is written when the taints
-// do not change.
+// retaint changes the cluster's taints. Nothing is written when they do
+// not change.
 func (b *backend) retaint(ctx context.Context, name string, req *hubv1.TaintRequest) (*clusterv1alpha1.Cluster, error) {
 	add, err := taintsOf(req.GetAdd())
 	if err != nil {
 		return nil, err
 	}
+	return b.editCluster(ctx, name, 0, func(c *clusterv1alpha1.Cluster) (bool, error) {
+		next := applyTaints(c.Spec.Taints, req.GetRemove(), add, metav1.Now())
+		if slices.EqualFunc(next, c.Spec.Taints, sameTaint) {
+			return false, nil
+		}
+		c.Spec.Taints = next
+		return true, nil
+	})
+}
+
+// editCluster is a conditional read-modify-write of the cluster record:
+// edit changes the record read and says whether it did; the write is
+// conditional on the revision read and retried (with a fresh read) when
+// another writer got in between, up to maxEditAttempts. With rev not 0 the
+// caller read the record at rev: a record at another revision is
+// ErrRevisionMismatch and nothing is retried. The record returned carries
+// its revision in metadata.resourceVersion.
+func (b *backend) editCluster(ctx context.Context, name string, rev int64, edit func(*clusterv1alpha1.Cluster) (bool, error)) (*clusterv1alpha1.Cluster, error) {
 	for attempt := 1; ; attempt++ {
-		c, rev, err := b.storedCluster(ctx, name)
+		c, cur, err := b.storedCluster(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		next := applyTaints(c.Spec.Taints, req.GetRemove(), add, metav1.Now())
-		if slices.EqualFunc(next, c.Spec.Taints, sameTaint) {
-			return c, nil
+		if rev != 0 && cur != rev {
+			return nil, fmt.Errorf("%w: cluster %s is at revision %d, not %d: read it again", ErrRevisionMismatch, name, cur, rev)
 		}
-		c.Spec.Taints = next
+		changed, err := edit(c)
+		if err != nil || !changed {
+			return c, err
+		}
+		c.ResourceVersion = ""
 		data, err := json.Marshal(c)
 		if err != nil {
 			return nil, err
 		}
-		_, err = b.st.Update(ctx, store.ClusterKey(name), data, rev)
+		next, err := b.st.Update(ctx, store.ClusterKey(name), data, cur)
 		if err == nil {
-			b.log.Info("cluster taints changed", "cluster", name, "taints", len(next))
+			c.ResourceVersion = strconv.FormatInt(next, 10)
 			return c, nil
 		}
-		if !errors.Is(err, store.ErrConflict) || attempt == maxTaintAttempts {
+		if !errors.Is(err, store.ErrConflict) || rev != 0 || attempt == maxEditAttempts {
 			return nil, err
 		}
 	}

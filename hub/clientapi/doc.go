@@ -1,7 +1,7 @@
 // Package clientapi is the hub's client API (DESIGN §3): ObjectService
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
 // WatchPlacement, Simulate) and ClusterService (ListClusters, GetCluster,
-// Cordon, Uncordon, Taint) over the store, for tetherctl and any gRPC
+// Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
 // client. Over hub/tokens' Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
@@ -126,8 +126,19 @@
 // enablements, falling back to what the record holds. Cordon adds the
 // NoSchedule taint TaintCordoned, which the scheduling loop honours for new
 // placements; Taint removes, then adds, admin taints (a NoExecute one
-// drains). Taint changes are conditional read-modify-writes of the record,
-// retried on a concurrent write, and write nothing when nothing changes.
+// drains). Label and Annotate set and remove labels and annotations, with
+// Kubernetes' key and value validation; changing an existing key to another
+// value needs overwrite (as kubectl label --overwrite). Taint, label and
+// annotation changes are conditional read-modify-writes of the record
+// (editCluster in cordon.go), retried on a concurrent write unless the
+// client named the revision it read (resource_version: a different one is
+// FAILED_PRECONDITION), and write nothing when nothing changes. The hub owns
+// labels and annotations once the record exists: the agent's labels are
+// only the initial value (hub/registration), heartbeats and agent restarts
+// never change them, and the scheduling loop reschedules on the record's
+// change. Every cluster view carries the record's revision and the record
+// as a cluster.tether.io/v1alpha1 Cluster (object_json) with its status
+// brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
 // It imports the store, the scheduler, hub/clusters' lease type, the

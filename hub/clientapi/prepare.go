@@ -89,7 +89,12 @@ func preparePolicy(it *item, defaultNS string, clusters bool) {
 	it.ref.Namespace, _ = meta["namespace"].(string)
 	it.ref.Name, _ = meta["name"].(string)
 	info, known := codec.Lookup(d.apiVersion, d.kind)
-	if known && hubManaged(info.GVK.Kind) && !(clusters && info.GVK.Kind == "Cluster") {
+	if known && info.GVK.Kind == "Cluster" && !clusters {
+		msg, errs := clusterRefusal(d.obj)
+		it.reject(msg, errs...)
+		return
+	}
+	if known && hubManaged(info.GVK.Kind) && info.GVK.Kind != "Cluster" {
 		it.reject(fmt.Sprintf("%s objects are managed by the hub, not applied: clusters register with a bootstrap token, bindings come from propagation policies", d.kind))
 		return
 	}
@@ -125,6 +130,22 @@ func preparePolicy(it *item, defaultNS string, clusters bool) {
 	stripHubOwned(it.obj)
 	it.typed = obj
 	it.key = store.ObjectRef{Group: info.GVK.Group, Kind: d.kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// clusterRefusal says why a Cluster is not applied and what to do instead;
+// spec.resourceModels, which a Karmada user sets on the Cluster, is named
+// with the command that sets it.
+func clusterRefusal(obj map[string]any) (string, []*hubv1.FieldError) {
+	msg := "Cluster objects are managed by the hub, not applied: clusters register with a bootstrap token " +
+		"(tetherctl token create, tetherctl join); change a cluster's labels, annotations and taints with " +
+		"tetherctl label|annotate|taint cluster NAME"
+	spec, _ := obj["spec"].(map[string]any)
+	if _, ok := spec["resourceModels"]; !ok {
+		return msg, nil
+	}
+	detail := "resource models of a registered cluster are set with tetherctl cluster models NAME -f FILE " +
+		"(this file is accepted there as is), not applied"
+	return msg + "; " + detail, []*hubv1.FieldError{{Field: "spec.resourceModels", Type: string(field.ErrorTypeForbidden), Detail: detail}}
 }
 
 // hubManaged are kinds of Tether's API the hub writes itself.

@@ -7,7 +7,12 @@
 // cluster's name, and the first heartbeat on its stream creates the Cluster
 // record, with the topology the agent reported as its
 // provider, region and zones, and the APIs it serves. An existing record is
-// never replaced: what an admin set there (labels, taints) stays. Only its
+// never replaced: what an admin set there (labels, annotations, taints,
+// through the client API's ClusterService) stays. The labels the agent
+// reports (tether-agent --labels) are only the initial value of a new
+// record; once it exists the hub owns them, and an agent restarting or
+// registering again with other labels changes nothing (`tetherctl label
+// cluster` does). Only its
 // status.apiEnablements follows the agent's heartbeats, rewritten when they
 // change (a CRD installed in the member), so that the client API's
 // placement queries and Simulate, which read the record, see the kinds the
@@ -23,6 +28,14 @@
 //
 //	r := registration.New(st, leases, logger)
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records
+//
+// Models (models.go) follows every record's spec.resourceModels for the
+// agent streams of its replica (hub/agentapi sends them in Settings); it
+// runs on every replica, not only the leader:
+//
+//	m := registration.NewModels(st, logger)
+//	err := m.Run(ctx) // lists and watches /tether/clusters/
+//	models, changed := m.ResourceModels("edge-1")
 //
 // It imports hub/store, hub/clusters and the cluster API types.
 package registration

@@ -2,6 +2,7 @@ package ctl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,9 @@ the labels and taints; -o json and -o yaml print the hub's records.
 // clustersFlags are the options of clusters.
 type clustersFlags struct {
 	selector, output string
+	// objects: -o json and -o yaml print cluster.tether.io Cluster objects
+	// (get clusters), not the hub's cluster views (clusters).
+	objects bool
 }
 
 func newClusters(s IO) *cobra.Command {
@@ -59,7 +63,8 @@ func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) err
 		}
 		cs = []*hubv1.Cluster{resp.GetCluster()}
 	} else {
-		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector})
+		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector,
+			WithObjects: f.objects && (f.output == formatJSON || f.output == formatYAML)})
 		if err != nil {
 			return explain(cfg, err)
 		}
@@ -67,6 +72,9 @@ func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) err
 	}
 	switch f.output {
 	case formatJSON, formatYAML:
+		if f.objects {
+			return writeClusterObjects(s, f.output, cs, len(names) == 1)
+		}
 		return writeClusters(s, f.output, cs, len(names) == 1)
 	}
 	if len(cs) == 0 {
@@ -94,6 +102,19 @@ func writeClusters(s IO, format string, cs []*hubv1.Cluster, single bool) error 
 		items = append(items, r)
 	}
 	return writeValue(s.Out, format, map[string]any{"clusters": items})
+}
+
+// writeClusterObjects prints clusters as cluster.tether.io/v1alpha1
+// Cluster objects: one as itself, several as a List, as kubectl does.
+func writeClusterObjects(s IO, format string, cs []*hubv1.Cluster, single bool) error {
+	raw := make([]json.RawMessage, 0, len(cs))
+	for _, c := range cs {
+		if len(c.GetObjectJson()) == 0 {
+			return fmt.Errorf("cluster %s: the hub sent no object (a hub older than this tetherctl?); use tetherctl clusters %s -o %s", c.GetName(), c.GetName(), format)
+		}
+		raw = append(raw, c.GetObjectJson())
+	}
+	return writeObjects(s.Out, format, raw, single)
 }
 
 // jsonRaw is a JSON document to embed as is.

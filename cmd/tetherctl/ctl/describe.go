@@ -30,9 +30,14 @@ func newDescribe(s IO) *cobra.Command {
 		Long: `Shows one object: its metadata; for a template, the policy that placed
 it, the clusters it runs in with what each reported (applied, health,
 replicas), the clusters turned down and why, and the aggregated status;
-for Tether's own kinds, the spec.`,
+for Tether's own kinds, the spec; for a member cluster (describe cluster
+NAME), its state, labels, annotations, taints, resource models, capacity,
+conditions and the APIs it serves.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if isClusterKind(args[0]) {
+				return runDescribeCluster(contextOf(cmd), s, args[1])
+			}
 			k, err := lookupKind(args[0])
 			if err != nil {
 				return err

@@ -21,7 +21,10 @@ const getLong = `Shows objects stored in the hub: resource templates by their ow
 
 KIND is a kind's plural, singular or short name (deployments, deployment,
 deploy; propagationpolicies, pp) or, for a custom resource,
-Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters".
+Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters",
+except that -o json and -o yaml print cluster.tether.io/v1alpha1 Cluster
+objects (metadata, spec with taints and resource models, status up to the
+last heartbeat), as kubectl get clusters does on Karmada.
 
 Templates come with the status the hub aggregated from the member
 clusters. -o json and -o yaml print the stored objects (one object as
@@ -59,7 +62,7 @@ func newGet(s IO) *cobra.Command {
 				return fmt.Errorf("get clusters --watch: not supported; run tetherctl clusters again to see changes")
 			}
 			if isClusterKind(args[0]) {
-				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output}, args[1:])
+				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output, objects: true}, args[1:])
 			}
 			k, err := lookupKind(args[0])
 			if err != nil {

@@ -16,16 +16,21 @@ const taintLong = `Adds or removes taints of a member cluster, as kubectl taint 
 nodes: KEY=VALUE:EFFECT adds (replacing the taint of that key and effect),
 KEY[:EFFECT]- removes (every effect of the key when none is given).
 EFFECT is NoSchedule (place nothing new), PreferNoSchedule (avoid) or
-NoExecute (move away what does not tolerate it: a drain).`
+NoExecute (move away what does not tolerate it: a drain).
+"taint cluster NAME ..." and "taint cluster/NAME ..." are the same.`
 
 func newTaint(s IO) *cobra.Command {
 	return &cobra.Command{
-		Use:   "taint NAME KEY[=VALUE]:EFFECT[-] ...",
+		Use:   "taint [cluster] NAME KEY[=VALUE]:EFFECT[-] ...",
 		Short: "add or remove a cluster's taints",
 		Long:  taintLong,
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = withoutClusterKind(args)
 			req := &hubv1.TaintRequest{Name: args[0]}
+			if len(args) < 2 {
+				return fmt.Errorf("taint: want taint [cluster] NAME KEY[=VALUE]:EFFECT[-] ...")
+			}
 			for _, a := range args[1:] {
 				t, remove, err := parseTaint(a)
 				if err != nil {
@@ -54,6 +59,21 @@ func taint(ctx context.Context, s IO, req *hubv1.TaintRequest) error {
 	}
 	fmt.Fprintf(s.Out, "cluster/%s tainted: %s\n", req.GetName(), taintString(resp.GetCluster().GetTaints()))
 	return nil
+}
+
+// withoutClusterKind drops a leading "cluster" (or "clusters") from
+// "taint cluster NAME SPEC...", the kubectl-like form, and splits
+// "cluster/NAME". A cluster itself named "cluster" is still taken as the
+// name in "taint cluster SPEC...": a cluster name (a DNS subdomain) has no
+// "=" or ":" and does not end with "-", which every taint spec does.
+func withoutClusterKind(args []string) []string {
+	if kind, name, ok := strings.Cut(args[0], "/"); ok && isClusterKind(kind) {
+		return append([]string{name}, args[1:]...)
+	}
+	if len(args) >= 3 && isClusterKind(args[0]) && !strings.ContainsAny(args[1], "=:") && !strings.HasSuffix(args[1], "-") {
+		return args[1:]
+	}
+	return args
 }
 
 // parseTaint reads KEY[=VALUE]:EFFECT, or KEY[:EFFECT]- for a removal.

@@ -463,8 +463,22 @@ type Cluster struct {
 	// The fingerprint ("sha256:<hex>" of the public key) of a refused
 	// registration with a new key, awaiting Approve; empty when none.
 	PendingKeyFingerprint string `protobuf:"bytes,19,opt,name=pending_key_fingerprint,json=pendingKeyFingerprint,proto3" json:"pending_key_fingerprint,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The annotations.
+	Annotations map[string]string `protobuf:"bytes,20,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The revision of the stored record (an etcd revision): pass it as
+	// LabelRequest.resource_version to change the cluster only if nobody
+	// else did since it was read.
+	ResourceVersion int64 `protobuf:"varint,21,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	// The record as a cluster.tether.io/v1alpha1 Cluster in JSON (metadata,
+	// spec with taints and resource models, status), its status brought up
+	// to the last heartbeat this hub replica received: what `tetherctl get
+	// cluster NAME -o yaml` prints. ListClusters sets it only when asked
+	// (with_objects).
+	ObjectJson []byte `protobuf:"bytes,22,opt,name=object_json,json=objectJson,proto3" json:"object_json,omitempty"`
+	// The resource models, by grade.
+	ResourceModels []*ResourceModel `protobuf:"bytes,23,rep,name=resource_models,json=resourceModels,proto3" json:"resource_models,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Cluster) Reset() {
@@ -630,18 +644,170 @@ func (x *Cluster) GetPendingKeyFingerprint() string {
 	return ""
 }
 
+func (x *Cluster) GetAnnotations() map[string]string {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+func (x *Cluster) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+func (x *Cluster) GetObjectJson() []byte {
+	if x != nil {
+		return x.ObjectJson
+	}
+	return nil
+}
+
+func (x *Cluster) GetResourceModels() []*ResourceModel {
+	if x != nil {
+		return x.ResourceModels
+	}
+	return nil
+}
+
+// ResourceModel is one grade of node size (Karmada's customized resource
+// modeling): a node is in the grade when, for every range, its allocatable
+// amount of that resource is in [min, max).
+type ResourceModel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grade, from 0 up.
+	Grade uint32 `protobuf:"varint,1,opt,name=grade,proto3" json:"grade,omitempty"`
+	// The ranges, one per resource, the same resources in every grade.
+	Ranges        []*ResourceModelRange `protobuf:"bytes,2,rep,name=ranges,proto3" json:"ranges,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceModel) Reset() {
+	*x = ResourceModel{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceModel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceModel) ProtoMessage() {}
+
+func (x *ResourceModel) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceModel.ProtoReflect.Descriptor instead.
+func (*ResourceModel) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResourceModel) GetGrade() uint32 {
+	if x != nil {
+		return x.Grade
+	}
+	return 0
+}
+
+func (x *ResourceModel) GetRanges() []*ResourceModelRange {
+	if x != nil {
+		return x.Ranges
+	}
+	return nil
+}
+
+// ResourceModelRange is the half-open interval [min, max) of one resource.
+type ResourceModelRange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The resource name, e.g. "cpu".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The inclusive lower bound, a Kubernetes quantity.
+	Min string `protobuf:"bytes,2,opt,name=min,proto3" json:"min,omitempty"`
+	// The exclusive upper bound, a Kubernetes quantity.
+	Max           string `protobuf:"bytes,3,opt,name=max,proto3" json:"max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceModelRange) Reset() {
+	*x = ResourceModelRange{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceModelRange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceModelRange) ProtoMessage() {}
+
+func (x *ResourceModelRange) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceModelRange.ProtoReflect.Descriptor instead.
+func (*ResourceModelRange) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResourceModelRange) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceModelRange) GetMin() string {
+	if x != nil {
+		return x.Min
+	}
+	return ""
+}
+
+func (x *ResourceModelRange) GetMax() string {
+	if x != nil {
+		return x.Max
+	}
+	return ""
+}
+
 // ListClustersRequest filters the clusters.
 type ListClustersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A Kubernetes label selector over cluster labels; empty for all.
 	LabelSelector string `protobuf:"bytes,1,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	// Whether each cluster carries object_json, the record as a Cluster
+	// object (which can be large: it lists the APIs the cluster serves).
+	WithObjects   bool `protobuf:"varint,2,opt,name=with_objects,json=withObjects,proto3" json:"with_objects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListClustersRequest) Reset() {
 	*x = ListClustersRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +819,7 @@ func (x *ListClustersRequest) String() string {
 func (*ListClustersRequest) ProtoMessage() {}
 
 func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[5]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +832,7 @@ func (x *ListClustersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersRequest.ProtoReflect.Descriptor instead.
 func (*ListClustersRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListClustersRequest) GetLabelSelector() string {
@@ -674,6 +840,13 @@ func (x *ListClustersRequest) GetLabelSelector() string {
 		return x.LabelSelector
 	}
 	return ""
+}
+
+func (x *ListClustersRequest) GetWithObjects() bool {
+	if x != nil {
+		return x.WithObjects
+	}
+	return false
 }
 
 // ListClustersResponse carries the clusters.
@@ -687,7 +860,7 @@ type ListClustersResponse struct {
 
 func (x *ListClustersResponse) Reset() {
 	*x = ListClustersResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +872,7 @@ func (x *ListClustersResponse) String() string {
 func (*ListClustersResponse) ProtoMessage() {}
 
 func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[6]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +885,7 @@ func (x *ListClustersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListClustersResponse.ProtoReflect.Descriptor instead.
 func (*ListClustersResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListClustersResponse) GetClusters() []*Cluster {
@@ -733,7 +906,7 @@ type GetClusterRequest struct {
 
 func (x *GetClusterRequest) Reset() {
 	*x = GetClusterRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +918,7 @@ func (x *GetClusterRequest) String() string {
 func (*GetClusterRequest) ProtoMessage() {}
 
 func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +931,7 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{7}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetClusterRequest) GetName() string {
@@ -781,7 +954,7 @@ type GetClusterResponse struct {
 
 func (x *GetClusterResponse) Reset() {
 	*x = GetClusterResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +966,7 @@ func (x *GetClusterResponse) String() string {
 func (*GetClusterResponse) ProtoMessage() {}
 
 func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +979,7 @@ func (x *GetClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterResponse.ProtoReflect.Descriptor instead.
 func (*GetClusterResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{8}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetClusterResponse) GetCluster() *Cluster {
@@ -834,7 +1007,7 @@ type CordonRequest struct {
 
 func (x *CordonRequest) Reset() {
 	*x = CordonRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1019,7 @@ func (x *CordonRequest) String() string {
 func (*CordonRequest) ProtoMessage() {}
 
 func (x *CordonRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +1032,7 @@ func (x *CordonRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CordonRequest.ProtoReflect.Descriptor instead.
 func (*CordonRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{9}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CordonRequest) GetName() string {
@@ -880,7 +1053,7 @@ type CordonResponse struct {
 
 func (x *CordonResponse) Reset() {
 	*x = CordonResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1065,7 @@ func (x *CordonResponse) String() string {
 func (*CordonResponse) ProtoMessage() {}
 
 func (x *CordonResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[10]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1078,7 @@ func (x *CordonResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CordonResponse.ProtoReflect.Descriptor instead.
 func (*CordonResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{10}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CordonResponse) GetCluster() *Cluster {
@@ -926,7 +1099,7 @@ type UncordonRequest struct {
 
 func (x *UncordonRequest) Reset() {
 	*x = UncordonRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1111,7 @@ func (x *UncordonRequest) String() string {
 func (*UncordonRequest) ProtoMessage() {}
 
 func (x *UncordonRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[11]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1124,7 @@ func (x *UncordonRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncordonRequest.ProtoReflect.Descriptor instead.
 func (*UncordonRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{11}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UncordonRequest) GetName() string {
@@ -972,7 +1145,7 @@ type UncordonResponse struct {
 
 func (x *UncordonResponse) Reset() {
 	*x = UncordonResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1157,7 @@ func (x *UncordonResponse) String() string {
 func (*UncordonResponse) ProtoMessage() {}
 
 func (x *UncordonResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[12]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1170,7 @@ func (x *UncordonResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UncordonResponse.ProtoReflect.Descriptor instead.
 func (*UncordonResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{12}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UncordonResponse) GetCluster() *Cluster {
@@ -1024,7 +1197,7 @@ type TaintRequest struct {
 
 func (x *TaintRequest) Reset() {
 	*x = TaintRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1209,7 @@ func (x *TaintRequest) String() string {
 func (*TaintRequest) ProtoMessage() {}
 
 func (x *TaintRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[13]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1222,7 @@ func (x *TaintRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaintRequest.ProtoReflect.Descriptor instead.
 func (*TaintRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{13}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaintRequest) GetName() string {
@@ -1084,7 +1257,7 @@ type TaintResponse struct {
 
 func (x *TaintResponse) Reset() {
 	*x = TaintResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1269,7 @@ func (x *TaintResponse) String() string {
 func (*TaintResponse) ProtoMessage() {}
 
 func (x *TaintResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[14]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1282,7 @@ func (x *TaintResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaintResponse.ProtoReflect.Descriptor instead.
 func (*TaintResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{14}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TaintResponse) GetCluster() *Cluster {
@@ -1130,7 +1303,7 @@ type RemoveRequest struct {
 
 func (x *RemoveRequest) Reset() {
 	*x = RemoveRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1315,7 @@ func (x *RemoveRequest) String() string {
 func (*RemoveRequest) ProtoMessage() {}
 
 func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[15]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1328,7 @@ func (x *RemoveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveRequest.ProtoReflect.Descriptor instead.
 func (*RemoveRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{15}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RemoveRequest) GetName() string {
@@ -1174,7 +1347,7 @@ type RemoveResponse struct {
 
 func (x *RemoveResponse) Reset() {
 	*x = RemoveResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1359,7 @@ func (x *RemoveResponse) String() string {
 func (*RemoveResponse) ProtoMessage() {}
 
 func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[16]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1372,7 @@ func (x *RemoveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveResponse.ProtoReflect.Descriptor instead.
 func (*RemoveResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{16}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 // ApproveRequest approves a cluster's replacement key.
@@ -1217,7 +1390,7 @@ type ApproveRequest struct {
 
 func (x *ApproveRequest) Reset() {
 	*x = ApproveRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1229,7 +1402,7 @@ func (x *ApproveRequest) String() string {
 func (*ApproveRequest) ProtoMessage() {}
 
 func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[17]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1242,7 +1415,7 @@ func (x *ApproveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{17}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApproveRequest) GetName() string {
@@ -1270,7 +1443,7 @@ type ApproveResponse struct {
 
 func (x *ApproveResponse) Reset() {
 	*x = ApproveResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1455,7 @@ func (x *ApproveResponse) String() string {
 func (*ApproveResponse) ProtoMessage() {}
 
 func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[18]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,10 +1468,390 @@ func (x *ApproveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveResponse.ProtoReflect.Descriptor instead.
 func (*ApproveResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{18}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApproveResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// LabelRequest changes a cluster's labels; removals apply before
+// additions.
+type LabelRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Labels to set: qualified-name keys, label-value values, as in
+	// Kubernetes.
+	Set map[string]string `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Keys of labels to remove; removing a label that is not there is not
+	// an error.
+	Remove []string `protobuf:"bytes,3,rep,name=remove,proto3" json:"remove,omitempty"`
+	// Whether a label in set may replace one with another value; without
+	// it such a change is refused (FAILED_PRECONDITION), as kubectl label
+	// refuses without --overwrite.
+	Overwrite bool `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,5,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *LabelRequest) Reset() {
+	*x = LabelRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelRequest) ProtoMessage() {}
+
+func (x *LabelRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelRequest.ProtoReflect.Descriptor instead.
+func (*LabelRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *LabelRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LabelRequest) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *LabelRequest) GetRemove() []string {
+	if x != nil {
+		return x.Remove
+	}
+	return nil
+}
+
+func (x *LabelRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *LabelRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// LabelResponse carries the cluster after the change.
+type LabelResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LabelResponse) Reset() {
+	*x = LabelResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelResponse) ProtoMessage() {}
+
+func (x *LabelResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelResponse.ProtoReflect.Descriptor instead.
+func (*LabelResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *LabelResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// AnnotateRequest changes a cluster's annotations; removals apply before
+// additions.
+type AnnotateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Annotations to set: qualified-name keys, values of any text (at most
+	// 256 KiB for all annotations together, as in Kubernetes).
+	Set map[string]string `protobuf:"bytes,2,rep,name=set,proto3" json:"set,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Keys of annotations to remove; removing one that is not there is not
+	// an error.
+	Remove []string `protobuf:"bytes,3,rep,name=remove,proto3" json:"remove,omitempty"`
+	// Whether an annotation in set may replace one with another value;
+	// FAILED_PRECONDITION otherwise.
+	Overwrite bool `protobuf:"varint,4,opt,name=overwrite,proto3" json:"overwrite,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,5,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *AnnotateRequest) Reset() {
+	*x = AnnotateRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateRequest) ProtoMessage() {}
+
+func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateRequest.ProtoReflect.Descriptor instead.
+func (*AnnotateRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *AnnotateRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AnnotateRequest) GetSet() map[string]string {
+	if x != nil {
+		return x.Set
+	}
+	return nil
+}
+
+func (x *AnnotateRequest) GetRemove() []string {
+	if x != nil {
+		return x.Remove
+	}
+	return nil
+}
+
+func (x *AnnotateRequest) GetOverwrite() bool {
+	if x != nil {
+		return x.Overwrite
+	}
+	return false
+}
+
+func (x *AnnotateRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// AnnotateResponse carries the cluster after the change.
+type AnnotateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnotateResponse) Reset() {
+	*x = AnnotateResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateResponse) ProtoMessage() {}
+
+func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateResponse.ProtoReflect.Descriptor instead.
+func (*AnnotateResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AnnotateResponse) GetCluster() *Cluster {
+	if x != nil {
+		return x.Cluster
+	}
+	return nil
+}
+
+// SetResourceModelsRequest replaces a cluster's resource models.
+type SetResourceModelsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The models: distinct grades whose ranges cover the same resources,
+	// the lowest grade starting at 0 and each grade starting where the
+	// previous one ends. Empty removes the models.
+	Models []*ResourceModel `protobuf:"bytes,2,rep,name=models,proto3" json:"models,omitempty"`
+	// When not 0, the change is made only if the record is still at this
+	// revision (Cluster.resource_version); FAILED_PRECONDITION otherwise.
+	ResourceVersion int64 `protobuf:"varint,3,opt,name=resource_version,json=resourceVersion,proto3" json:"resource_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SetResourceModelsRequest) Reset() {
+	*x = SetResourceModelsRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetResourceModelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetResourceModelsRequest) ProtoMessage() {}
+
+func (x *SetResourceModelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetResourceModelsRequest.ProtoReflect.Descriptor instead.
+func (*SetResourceModelsRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SetResourceModelsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetResourceModelsRequest) GetModels() []*ResourceModel {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+func (x *SetResourceModelsRequest) GetResourceVersion() int64 {
+	if x != nil {
+		return x.ResourceVersion
+	}
+	return 0
+}
+
+// SetResourceModelsResponse carries the cluster after the change.
+type SetResourceModelsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster.
+	Cluster       *Cluster `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetResourceModelsResponse) Reset() {
+	*x = SetResourceModelsResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetResourceModelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetResourceModelsResponse) ProtoMessage() {}
+
+func (x *SetResourceModelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetResourceModelsResponse.ProtoReflect.Descriptor instead.
+func (*SetResourceModelsResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SetResourceModelsResponse) GetCluster() *Cluster {
 	if x != nil {
 		return x.Cluster
 	}
@@ -1338,7 +1891,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"L\n" +
 	"\x0fAPIGroupVersion\x12#\n" +
 	"\rgroup_version\x18\x01 \x01(\tR\fgroupVersion\x12\x14\n" +
-	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\xaf\a\n" +
+	"\x05kinds\x18\x02 \x03(\tR\x05kinds\"\xcd\t\n" +
 	"\aCluster\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x121\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1b.tether.hub.v1.ClusterStateR\x05state\x12\x1c\n" +
@@ -1362,12 +1915,28 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"work_count\x18\x10 \x01(\x05R\tworkCount\x12?\n" +
 	"\rregister_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\fregisterTime\x12N\n" +
 	"\x15certificate_not_after\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\x13certificateNotAfter\x126\n" +
-	"\x17pending_key_fingerprint\x18\x13 \x01(\tR\x15pendingKeyFingerprint\x1a9\n" +
+	"\x17pending_key_fingerprint\x18\x13 \x01(\tR\x15pendingKeyFingerprint\x12I\n" +
+	"\vannotations\x18\x14 \x03(\v2'.tether.hub.v1.Cluster.AnnotationsEntryR\vannotations\x12)\n" +
+	"\x10resource_version\x18\x15 \x01(\x03R\x0fresourceVersion\x12\x1f\n" +
+	"\vobject_json\x18\x16 \x01(\fR\n" +
+	"objectJson\x12E\n" +
+	"\x0fresource_models\x18\x17 \x03(\v2\x1c.tether.hub.v1.ResourceModelR\x0eresourceModels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"<\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10AnnotationsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"`\n" +
+	"\rResourceModel\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\rR\x05grade\x129\n" +
+	"\x06ranges\x18\x02 \x03(\v2!.tether.hub.v1.ResourceModelRangeR\x06ranges\"L\n" +
+	"\x12ResourceModelRange\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03min\x18\x02 \x01(\tR\x03min\x12\x10\n" +
+	"\x03max\x18\x03 \x01(\tR\x03max\"_\n" +
 	"\x13ListClustersRequest\x12%\n" +
-	"\x0elabel_selector\x18\x01 \x01(\tR\rlabelSelector\"J\n" +
+	"\x0elabel_selector\x18\x01 \x01(\tR\rlabelSelector\x12!\n" +
+	"\fwith_objects\x18\x02 \x01(\bR\vwithObjects\"J\n" +
 	"\x14ListClustersResponse\x122\n" +
 	"\bclusters\x18\x01 \x03(\v2\x16.tether.hub.v1.ClusterR\bclusters\"'\n" +
 	"\x11GetClusterRequest\x12\x12\n" +
@@ -1396,6 +1965,34 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x0fkey_fingerprint\x18\x02 \x01(\tR\x0ekeyFingerprint\"C\n" +
 	"\x0fApproveResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\xf3\x01\n" +
+	"\fLabelRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x126\n" +
+	"\x03set\x18\x02 \x03(\v2$.tether.hub.v1.LabelRequest.SetEntryR\x03set\x12\x16\n" +
+	"\x06remove\x18\x03 \x03(\tR\x06remove\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12)\n" +
+	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"A\n" +
+	"\rLabelResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\xf9\x01\n" +
+	"\x0fAnnotateRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x129\n" +
+	"\x03set\x18\x02 \x03(\v2'.tether.hub.v1.AnnotateRequest.SetEntryR\x03set\x12\x16\n" +
+	"\x06remove\x18\x03 \x03(\tR\x06remove\x12\x1c\n" +
+	"\toverwrite\x18\x04 \x01(\bR\toverwrite\x12)\n" +
+	"\x10resource_version\x18\x05 \x01(\x03R\x0fresourceVersion\x1a6\n" +
+	"\bSetEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x10AnnotateResponse\x120\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\x8f\x01\n" +
+	"\x18SetResourceModelsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
+	"\x06models\x18\x02 \x03(\v2\x1c.tether.hub.v1.ResourceModelR\x06models\x12)\n" +
+	"\x10resource_version\x18\x03 \x01(\x03R\x0fresourceVersion\"M\n" +
+	"\x19SetResourceModelsResponse\x120\n" +
 	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster*\x99\x01\n" +
 	"\fClusterState\x12\x1d\n" +
 	"\x19CLUSTER_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -1407,7 +2004,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x18TAINT_EFFECT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TAINT_EFFECT_NO_SCHEDULE\x10\x01\x12#\n" +
 	"\x1fTAINT_EFFECT_PREFER_NO_SCHEDULE\x10\x02\x12\x1b\n" +
-	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\xa5\x04\n" +
+	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\x9e\x06\n" +
 	"\x0eClusterService\x12W\n" +
 	"\fListClusters\x12\".tether.hub.v1.ListClustersRequest\x1a#.tether.hub.v1.ListClustersResponse\x12Q\n" +
 	"\n" +
@@ -1416,7 +2013,10 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\bUncordon\x12\x1e.tether.hub.v1.UncordonRequest\x1a\x1f.tether.hub.v1.UncordonResponse\x12B\n" +
 	"\x05Taint\x12\x1b.tether.hub.v1.TaintRequest\x1a\x1c.tether.hub.v1.TaintResponse\x12E\n" +
 	"\x06Remove\x12\x1c.tether.hub.v1.RemoveRequest\x1a\x1d.tether.hub.v1.RemoveResponse\x12H\n" +
-	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
+	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponse\x12B\n" +
+	"\x05Label\x12\x1b.tether.hub.v1.LabelRequest\x1a\x1c.tether.hub.v1.LabelResponse\x12K\n" +
+	"\bAnnotate\x12\x1e.tether.hub.v1.AnnotateRequest\x1a\x1f.tether.hub.v1.AnnotateResponse\x12f\n" +
+	"\x11SetResourceModels\x12'.tether.hub.v1.SetResourceModelsRequest\x1a(.tether.hub.v1.SetResourceModelsResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_tether_hub_v1_cluster_proto_rawDescOnce sync.Once
@@ -1431,80 +2031,106 @@ func file_tether_hub_v1_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_tether_hub_v1_cluster_proto_goTypes = []any{
-	(ClusterState)(0),             // 0: tether.hub.v1.ClusterState
-	(TaintEffect)(0),              // 1: tether.hub.v1.TaintEffect
-	(*Taint)(nil),                 // 2: tether.hub.v1.Taint
-	(*ClusterCondition)(nil),      // 3: tether.hub.v1.ClusterCondition
-	(*Capacity)(nil),              // 4: tether.hub.v1.Capacity
-	(*APIGroupVersion)(nil),       // 5: tether.hub.v1.APIGroupVersion
-	(*Cluster)(nil),               // 6: tether.hub.v1.Cluster
-	(*ListClustersRequest)(nil),   // 7: tether.hub.v1.ListClustersRequest
-	(*ListClustersResponse)(nil),  // 8: tether.hub.v1.ListClustersResponse
-	(*GetClusterRequest)(nil),     // 9: tether.hub.v1.GetClusterRequest
-	(*GetClusterResponse)(nil),    // 10: tether.hub.v1.GetClusterResponse
-	(*CordonRequest)(nil),         // 11: tether.hub.v1.CordonRequest
-	(*CordonResponse)(nil),        // 12: tether.hub.v1.CordonResponse
-	(*UncordonRequest)(nil),       // 13: tether.hub.v1.UncordonRequest
-	(*UncordonResponse)(nil),      // 14: tether.hub.v1.UncordonResponse
-	(*TaintRequest)(nil),          // 15: tether.hub.v1.TaintRequest
-	(*TaintResponse)(nil),         // 16: tether.hub.v1.TaintResponse
-	(*RemoveRequest)(nil),         // 17: tether.hub.v1.RemoveRequest
-	(*RemoveResponse)(nil),        // 18: tether.hub.v1.RemoveResponse
-	(*ApproveRequest)(nil),        // 19: tether.hub.v1.ApproveRequest
-	(*ApproveResponse)(nil),       // 20: tether.hub.v1.ApproveResponse
-	nil,                           // 21: tether.hub.v1.Capacity.AllocatableEntry
-	nil,                           // 22: tether.hub.v1.Capacity.AllocatedEntry
-	nil,                           // 23: tether.hub.v1.Capacity.AllocatingEntry
-	nil,                           // 24: tether.hub.v1.Cluster.LabelsEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(ClusterState)(0),                 // 0: tether.hub.v1.ClusterState
+	(TaintEffect)(0),                  // 1: tether.hub.v1.TaintEffect
+	(*Taint)(nil),                     // 2: tether.hub.v1.Taint
+	(*ClusterCondition)(nil),          // 3: tether.hub.v1.ClusterCondition
+	(*Capacity)(nil),                  // 4: tether.hub.v1.Capacity
+	(*APIGroupVersion)(nil),           // 5: tether.hub.v1.APIGroupVersion
+	(*Cluster)(nil),                   // 6: tether.hub.v1.Cluster
+	(*ResourceModel)(nil),             // 7: tether.hub.v1.ResourceModel
+	(*ResourceModelRange)(nil),        // 8: tether.hub.v1.ResourceModelRange
+	(*ListClustersRequest)(nil),       // 9: tether.hub.v1.ListClustersRequest
+	(*ListClustersResponse)(nil),      // 10: tether.hub.v1.ListClustersResponse
+	(*GetClusterRequest)(nil),         // 11: tether.hub.v1.GetClusterRequest
+	(*GetClusterResponse)(nil),        // 12: tether.hub.v1.GetClusterResponse
+	(*CordonRequest)(nil),             // 13: tether.hub.v1.CordonRequest
+	(*CordonResponse)(nil),            // 14: tether.hub.v1.CordonResponse
+	(*UncordonRequest)(nil),           // 15: tether.hub.v1.UncordonRequest
+	(*UncordonResponse)(nil),          // 16: tether.hub.v1.UncordonResponse
+	(*TaintRequest)(nil),              // 17: tether.hub.v1.TaintRequest
+	(*TaintResponse)(nil),             // 18: tether.hub.v1.TaintResponse
+	(*RemoveRequest)(nil),             // 19: tether.hub.v1.RemoveRequest
+	(*RemoveResponse)(nil),            // 20: tether.hub.v1.RemoveResponse
+	(*ApproveRequest)(nil),            // 21: tether.hub.v1.ApproveRequest
+	(*ApproveResponse)(nil),           // 22: tether.hub.v1.ApproveResponse
+	(*LabelRequest)(nil),              // 23: tether.hub.v1.LabelRequest
+	(*LabelResponse)(nil),             // 24: tether.hub.v1.LabelResponse
+	(*AnnotateRequest)(nil),           // 25: tether.hub.v1.AnnotateRequest
+	(*AnnotateResponse)(nil),          // 26: tether.hub.v1.AnnotateResponse
+	(*SetResourceModelsRequest)(nil),  // 27: tether.hub.v1.SetResourceModelsRequest
+	(*SetResourceModelsResponse)(nil), // 28: tether.hub.v1.SetResourceModelsResponse
+	nil,                               // 29: tether.hub.v1.Capacity.AllocatableEntry
+	nil,                               // 30: tether.hub.v1.Capacity.AllocatedEntry
+	nil,                               // 31: tether.hub.v1.Capacity.AllocatingEntry
+	nil,                               // 32: tether.hub.v1.Cluster.LabelsEntry
+	nil,                               // 33: tether.hub.v1.Cluster.AnnotationsEntry
+	nil,                               // 34: tether.hub.v1.LabelRequest.SetEntry
+	nil,                               // 35: tether.hub.v1.AnnotateRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 36: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 37: google.protobuf.Duration
 }
 var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: tether.hub.v1.Taint.effect:type_name -> tether.hub.v1.TaintEffect
-	25, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
-	25, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	21, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
-	22, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
-	23, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
+	36, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
+	36, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	29, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
+	30, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
+	31, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
 	0,  // 6: tether.hub.v1.Cluster.state:type_name -> tether.hub.v1.ClusterState
-	24, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
+	32, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
 	2,  // 8: tether.hub.v1.Cluster.taints:type_name -> tether.hub.v1.Taint
-	25, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
-	26, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
+	36, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
+	37, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
 	4,  // 11: tether.hub.v1.Cluster.capacity:type_name -> tether.hub.v1.Capacity
 	3,  // 12: tether.hub.v1.Cluster.conditions:type_name -> tether.hub.v1.ClusterCondition
-	25, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
-	25, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
-	6,  // 15: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
-	6,  // 16: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
-	5,  // 17: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
-	6,  // 18: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 19: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
-	2,  // 20: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
-	2,  // 21: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
-	6,  // 22: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
-	6,  // 23: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
-	7,  // 24: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
-	9,  // 25: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
-	11, // 26: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
-	13, // 27: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
-	15, // 28: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
-	17, // 29: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
-	19, // 30: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
-	8,  // 31: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
-	10, // 32: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
-	12, // 33: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
-	14, // 34: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
-	16, // 35: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
-	18, // 36: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
-	20, // 37: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	36, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
+	36, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
+	33, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
+	7,  // 16: tether.hub.v1.Cluster.resource_models:type_name -> tether.hub.v1.ResourceModel
+	8,  // 17: tether.hub.v1.ResourceModel.ranges:type_name -> tether.hub.v1.ResourceModelRange
+	6,  // 18: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
+	6,  // 19: tether.hub.v1.GetClusterResponse.cluster:type_name -> tether.hub.v1.Cluster
+	5,  // 20: tether.hub.v1.GetClusterResponse.api_enablements:type_name -> tether.hub.v1.APIGroupVersion
+	6,  // 21: tether.hub.v1.CordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 22: tether.hub.v1.UncordonResponse.cluster:type_name -> tether.hub.v1.Cluster
+	2,  // 23: tether.hub.v1.TaintRequest.add:type_name -> tether.hub.v1.Taint
+	2,  // 24: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
+	6,  // 25: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
+	6,  // 26: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
+	34, // 27: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
+	6,  // 28: tether.hub.v1.LabelResponse.cluster:type_name -> tether.hub.v1.Cluster
+	35, // 29: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
+	6,  // 30: tether.hub.v1.AnnotateResponse.cluster:type_name -> tether.hub.v1.Cluster
+	7,  // 31: tether.hub.v1.SetResourceModelsRequest.models:type_name -> tether.hub.v1.ResourceModel
+	6,  // 32: tether.hub.v1.SetResourceModelsResponse.cluster:type_name -> tether.hub.v1.Cluster
+	9,  // 33: tether.hub.v1.ClusterService.ListClusters:input_type -> tether.hub.v1.ListClustersRequest
+	11, // 34: tether.hub.v1.ClusterService.GetCluster:input_type -> tether.hub.v1.GetClusterRequest
+	13, // 35: tether.hub.v1.ClusterService.Cordon:input_type -> tether.hub.v1.CordonRequest
+	15, // 36: tether.hub.v1.ClusterService.Uncordon:input_type -> tether.hub.v1.UncordonRequest
+	17, // 37: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
+	19, // 38: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
+	21, // 39: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
+	23, // 40: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
+	25, // 41: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
+	27, // 42: tether.hub.v1.ClusterService.SetResourceModels:input_type -> tether.hub.v1.SetResourceModelsRequest
+	10, // 43: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
+	12, // 44: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
+	14, // 45: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
+	16, // 46: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
+	18, // 47: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
+	20, // 48: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
+	22, // 49: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
+	24, // 50: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
+	26, // 51: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
+	28, // 52: tether.hub.v1.ClusterService.SetResourceModels:output_type -> tether.hub.v1.SetResourceModelsResponse
+	43, // [43:53] is the sub-list for method output_type
+	33, // [33:43] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_cluster_proto_init() }
@@ -1518,7 +2144,7 @@ func file_tether_hub_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_cluster_proto_rawDesc), len(file_tether_hub_v1_cluster_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

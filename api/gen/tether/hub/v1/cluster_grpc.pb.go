@@ -22,13 +22,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ClusterService_ListClusters_FullMethodName = "/tether.hub.v1.ClusterService/ListClusters"
-	ClusterService_GetCluster_FullMethodName   = "/tether.hub.v1.ClusterService/GetCluster"
-	ClusterService_Cordon_FullMethodName       = "/tether.hub.v1.ClusterService/Cordon"
-	ClusterService_Uncordon_FullMethodName     = "/tether.hub.v1.ClusterService/Uncordon"
-	ClusterService_Taint_FullMethodName        = "/tether.hub.v1.ClusterService/Taint"
-	ClusterService_Remove_FullMethodName       = "/tether.hub.v1.ClusterService/Remove"
-	ClusterService_Approve_FullMethodName      = "/tether.hub.v1.ClusterService/Approve"
+	ClusterService_ListClusters_FullMethodName      = "/tether.hub.v1.ClusterService/ListClusters"
+	ClusterService_GetCluster_FullMethodName        = "/tether.hub.v1.ClusterService/GetCluster"
+	ClusterService_Cordon_FullMethodName            = "/tether.hub.v1.ClusterService/Cordon"
+	ClusterService_Uncordon_FullMethodName          = "/tether.hub.v1.ClusterService/Uncordon"
+	ClusterService_Taint_FullMethodName             = "/tether.hub.v1.ClusterService/Taint"
+	ClusterService_Remove_FullMethodName            = "/tether.hub.v1.ClusterService/Remove"
+	ClusterService_Approve_FullMethodName           = "/tether.hub.v1.ClusterService/Approve"
+	ClusterService_Label_FullMethodName             = "/tether.hub.v1.ClusterService/Label"
+	ClusterService_Annotate_FullMethodName          = "/tether.hub.v1.ClusterService/Annotate"
+	ClusterService_SetResourceModels_FullMethodName = "/tether.hub.v1.ClusterService/SetResourceModels"
 )
 
 // ClusterServiceClient is the client API for ClusterService service.
@@ -61,6 +64,20 @@ type ClusterServiceClient interface {
 	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
 	// one.
 	Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error)
+	// Label sets and removes a cluster's labels, as kubectl label does for
+	// nodes. Labels the hub sets win over what the agent reports: the
+	// agent's labels are only the initial value of a new record. Placements
+	// whose cluster affinity the change affects are rescheduled.
+	Label(ctx context.Context, in *LabelRequest, opts ...grpc.CallOption) (*LabelResponse, error)
+	// Annotate sets and removes a cluster's annotations.
+	Annotate(ctx context.Context, in *AnnotateRequest, opts ...grpc.CallOption) (*AnnotateResponse, error)
+	// SetResourceModels replaces a cluster's resource models (Karmada's
+	// Cluster spec.resourceModels), validated as Karmada does. The hub sends
+	// them to the cluster's agent, which grades its nodes by them and
+	// reports the count per grade; the scheduler's general estimator then
+	// estimates from the grades, as Karmada's does. An empty list removes
+	// them.
+	SetResourceModels(ctx context.Context, in *SetResourceModelsRequest, opts ...grpc.CallOption) (*SetResourceModelsResponse, error)
 }
 
 type clusterServiceClient struct {
@@ -141,6 +158,36 @@ func (c *clusterServiceClient) Approve(ctx context.Context, in *ApproveRequest, 
 	return out, nil
 }
 
+func (c *clusterServiceClient) Label(ctx context.Context, in *LabelRequest, opts ...grpc.CallOption) (*LabelResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LabelResponse)
+	err := c.cc.Invoke(ctx, ClusterService_Label_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterServiceClient) Annotate(ctx context.Context, in *AnnotateRequest, opts ...grpc.CallOption) (*AnnotateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnnotateResponse)
+	err := c.cc.Invoke(ctx, ClusterService_Annotate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clusterServiceClient) SetResourceModels(ctx context.Context, in *SetResourceModelsRequest, opts ...grpc.CallOption) (*SetResourceModelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetResourceModelsResponse)
+	err := c.cc.Invoke(ctx, ClusterService_SetResourceModels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServiceServer is the server API for ClusterService service.
 // All implementations must embed UnimplementedClusterServiceServer
 // for forward compatibility.
@@ -171,6 +218,20 @@ type ClusterServiceServer interface {
 	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
 	// one.
 	Approve(context.Context, *ApproveRequest) (*ApproveResponse, error)
+	// Label sets and removes a cluster's labels, as kubectl label does for
+	// nodes. Labels the hub sets win over what the agent reports: the
+	// agent's labels are only the initial value of a new record. Placements
+	// whose cluster affinity the change affects are rescheduled.
+	Label(context.Context, *LabelRequest) (*LabelResponse, error)
+	// Annotate sets and removes a cluster's annotations.
+	Annotate(context.Context, *AnnotateRequest) (*AnnotateResponse, error)
+	// SetResourceModels replaces a cluster's resource models (Karmada's
+	// Cluster spec.resourceModels), validated as Karmada does. The hub sends
+	// them to the cluster's agent, which grades its nodes by them and
+	// reports the count per grade; the scheduler's general estimator then
+	// estimates from the grades, as Karmada's does. An empty list removes
+	// them.
+	SetResourceModels(context.Context, *SetResourceModelsRequest) (*SetResourceModelsResponse, error)
 	mustEmbedUnimplementedClusterServiceServer()
 }
 
@@ -201,6 +262,15 @@ func (UnimplementedClusterServiceServer) Remove(context.Context, *RemoveRequest)
 }
 func (UnimplementedClusterServiceServer) Approve(context.Context, *ApproveRequest) (*ApproveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Approve not implemented")
+}
+func (UnimplementedClusterServiceServer) Label(context.Context, *LabelRequest) (*LabelResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Label not implemented")
+}
+func (UnimplementedClusterServiceServer) Annotate(context.Context, *AnnotateRequest) (*AnnotateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Annotate not implemented")
+}
+func (UnimplementedClusterServiceServer) SetResourceModels(context.Context, *SetResourceModelsRequest) (*SetResourceModelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetResourceModels not implemented")
 }
 func (UnimplementedClusterServiceServer) mustEmbedUnimplementedClusterServiceServer() {}
 func (UnimplementedClusterServiceServer) testEmbeddedByValue()                        {}
@@ -349,6 +419,60 @@ func _ClusterService_Approve_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClusterService_Label_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LabelRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).Label(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_Label_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).Label(ctx, req.(*LabelRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterService_Annotate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnnotateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).Annotate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_Annotate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).Annotate(ctx, req.(*AnnotateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ClusterService_SetResourceModels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetResourceModelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).SetResourceModels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_SetResourceModels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).SetResourceModels(ctx, req.(*SetResourceModelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ClusterService_ServiceDesc is the grpc.ServiceDesc for ClusterService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -383,6 +507,18 @@ var ClusterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Approve",
 			Handler:    _ClusterService_Approve_Handler,
+		},
+		{
+			MethodName: "Label",
+			Handler:    _ClusterService_Label_Handler,
+		},
+		{
+			MethodName: "Annotate",
+			Handler:    _ClusterService_Annotate_Handler,
+		},
+		{
+			MethodName: "SetResourceModels",
+			Handler:    _ClusterService_SetResourceModels_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
