@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -22,20 +21,5 @@ var ownFrames = []string{
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, remove, err := fleet.TestBinaries()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer remove()
-	binDir = dir
-	return checkLeaks(m.Run())
-}
-
-func checkLeaks(code int) int {
-	return leakcheck.Check(code, leakcheck.Filter{Only: ownFrames, Ignore: []string{"faults_test.TestMain", "faults_test.runMain"}})
+	os.Exit(fleet.RunTests(m, &binDir, leakcheck.Filter{Only: ownFrames, Ignore: []string{"faults_test.TestMain"}}))
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"testing"
 
+	"github.com/tetherproj/tether/internal/leakcheck"
 	"github.com/tetherproj/tether/test/proc"
 )
 
@@ -34,4 +36,21 @@ func TestBinaries() (dir string, remove func(), err error) {
 		return "", nil, fmt.Errorf("build %s and %s: %w", binHub, binAgent, err)
 	}
 	return dir, remove, nil
+}
+
+// RunTests is the TestMain of a test package that runs the fleet's
+// binaries: it sets *binDir (TestBinaries), runs the tests, and turns a
+// passing run into a failure when a goroutine that leaks counts survived
+// them (internal/leakcheck). The goroutine running RunTests itself is
+// never counted.
+func RunTests(m *testing.M, binDir *string, leaks leakcheck.Filter) int {
+	dir, remove, err := TestBinaries()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer remove()
+	*binDir = dir
+	leaks.Ignore = append(leaks.Ignore, "test/fleet.RunTests")
+	return leakcheck.Check(m.Run(), leaks)
 }

@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -22,22 +21,7 @@ const fleetFrame = "github.com/tetherproj/tether/test/fleet."
 const procFrame = "github.com/tetherproj/tether/test/proc."
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, remove, err := fleet.TestBinaries()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer remove()
-	binDir = dir
-	return checkLeaks(m.Run())
-}
-
-// checkLeaks turns a passing run into a failure if fleet goroutines (one
-// reaper per process) survived the tests; Stop waits for every process.
-func checkLeaks(code int) int {
-	return leakcheck.Check(code, leakcheck.Filter{Only: []string{fleetFrame, procFrame}, Ignore: []string{"fleet_test."}})
+	// Stop waits for every process, so no reaper (one per process) may
+	// survive the tests.
+	os.Exit(fleet.RunTests(m, &binDir, leakcheck.Filter{Only: []string{fleetFrame, procFrame}, Ignore: []string{"fleet_test."}}))
 }

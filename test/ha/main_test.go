@@ -1,7 +1,6 @@
 package ha_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -22,16 +21,5 @@ var ownFrames = []string{
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	dir, remove, err := fleet.TestBinaries()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer remove()
-	binDir = dir
-	return leakcheck.Check(m.Run(), leakcheck.Filter{Only: ownFrames, Ignore: []string{"ha_test.TestMain", "ha_test.runMain"}})
+	os.Exit(fleet.RunTests(m, &binDir, leakcheck.Filter{Only: ownFrames, Ignore: []string{"ha_test.TestMain"}}))
 }
