@@ -33,10 +33,17 @@ const (
 	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
 	DefaultHelloTimeout = 30 * time.Second
 	// DefaultRegistrationRate is how many registrations per second the hub
-	// serves, with bursts of DefaultRegistrationBurst: enough for a fleet
-	// installed at once, and a bound on CSR signing and store writes.
-	DefaultRegistrationRate  = 10
-	DefaultRegistrationBurst = 50
+	// serves from one source address, with bursts of
+	// DefaultRegistrationBurst: a site installing a few clusters at once
+	// goes through, one address cannot use up the total.
+	DefaultRegistrationRate  = 1
+	DefaultRegistrationBurst = 10
+	// DefaultRegistrationTotalRate is how many registrations per second the
+	// hub serves from all sources together, with bursts of
+	// DefaultRegistrationTotalBurst: enough for a fleet installed at once,
+	// and a bound on CSR signing and store writes.
+	DefaultRegistrationTotalRate  = 10
+	DefaultRegistrationTotalBurst = 50
 )
 
 // Keepalive of agent connections: a dead connection behind NAT (no FIN ever
@@ -74,9 +81,14 @@ type Config struct {
 	// implements it. Nil: Register answers Unimplemented and every agent
 	// certificate of the hub CA is accepted.
 	Registry Registry
-	// RegistrationRate (per second) and RegistrationBurst bound Register.
+	// RegistrationRate (per second) and RegistrationBurst bound Register
+	// from one source address (the TCP peer's IP).
 	RegistrationRate  float64
 	RegistrationBurst int
+	// RegistrationTotalRate (per second) and RegistrationTotalBurst bound
+	// Register from all sources together.
+	RegistrationTotalRate  float64
+	RegistrationTotalBurst int
 	// Counts tallies refused status reports (guard.KindRefused); nil
 	// counts nothing.
 	Counts *guard.Counts
@@ -143,6 +155,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RegistrationBurst <= 0 {
 		c.RegistrationBurst = DefaultRegistrationBurst
+	}
+	if c.RegistrationTotalRate <= 0 {
+		c.RegistrationTotalRate = DefaultRegistrationTotalRate
+	}
+	if c.RegistrationTotalBurst <= 0 {
+		c.RegistrationTotalBurst = DefaultRegistrationTotalBurst
 	}
 	return c, nil
 }

@@ -68,7 +68,8 @@
 //
 // # Registration and revocation
 //
-// Register (register.go), rate-limited, exchanges a bootstrap token and a
+// Register (register.go), rate-limited per source address and in total
+// (ratelimit.go), exchanges a bootstrap token and a
 // CSR for the cluster's certificate through Config.Registry (hub/tokens).
 // Every Connect asks the Registry whether its certificate was revoked (the
 // cluster removed, or its key replaced), and Recheck, called by the hub on

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -37,9 +36,7 @@ func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*a
 	if s.cfg.Registry == nil {
 		return nil, grpcStatus(fmt.Errorf("%w: this hub has no bootstrap tokens; mint agent certificates with `tether-hub mint-agent`", ErrUnimplemented))
 	}
-	if !s.limiter.allow(time.Now()) {
-		err := fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second (burst %d); retry later",
-			ErrLimit, s.cfg.RegistrationRate, s.cfg.RegistrationBurst)
+	if err := s.registrations.allow(sourceOf(ctx), time.Now()); err != nil {
 		s.log.Warn("registration refused", "cluster", req.GetClusterName(), "error", err)
 		return nil, grpcStatus(err)
 	}
@@ -137,33 +134,4 @@ func peerCert(ctx context.Context) *x509.Certificate {
 		return nil
 	}
 	return info.State.PeerCertificates[0]
-}
-
-// limiter is a token bucket: rate per second, up to burst at once.
-type limiter struct {
-	rate  float64
-	burst float64
-
-	mu     sync.Mutex // guards the fields below
-	tokens float64
-	last   time.Time
-}
-
-func newLimiter(rate float64, burst int) *limiter {
-	return &limiter{rate: rate, burst: float64(burst), tokens: float64(burst)}
-}
-
-// allow takes one token at now, if there is one.
-func (l *limiter) allow(now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() {
-		l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		return false
-	}
-	l.tokens--
-	return true
 }

@@ -19,7 +19,8 @@ type Server struct {
 	statuses Statuses
 	leases   Leases
 	log      hclog.Logger
-	limiter  *limiter // of Register
+	// registrations bounds Register per source address and in total.
+	registrations *registrationLimits
 
 	receivers sync.WaitGroup // receive goroutines, which outlive Connect briefly
 
@@ -39,14 +40,14 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 		return nil, err
 	}
 	return &Server{
-		cfg:      cfg,
-		works:    works,
-		statuses: statuses,
-		leases:   leases,
-		log:      logger,
-		limiter:  newLimiter(cfg.RegistrationRate, cfg.RegistrationBurst),
-		streams:  make(map[string]*stream),
-		all:      make(map[*stream]struct{}),
+		cfg:           cfg,
+		works:         works,
+		statuses:      statuses,
+		leases:        leases,
+		log:           logger,
+		registrations: newRegistrationLimits(cfg),
+		streams:       make(map[string]*stream),
+		all:           make(map[*stream]struct{}),
 	}, nil
 }
 

@@ -1,0 +1,138 @@
+package agentapi
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/peer"
+)
+
+// maxRegistrationSources is how many source addresses the registration
+// limits remember at once (about 100 bytes each). A source idle long enough
+// to have refilled its whole burst is forgotten first (forgetting it
+// changes nothing); when all are busy, the least recently seen is: it
+// starts again with a full burst, still under the total ceiling.
+const maxRegistrationSources = 10000
+
+// registrationLimits bounds Register: each source address (the TCP peer's
+// IP; behind a proxy that does not preserve it, every agent shares the
+// proxy's) at RegistrationRate with bursts of RegistrationBurst, so one
+// source cannot use up another's budget; and all sources together at
+// RegistrationTotalRate with bursts of RegistrationTotalBurst, a bound on
+// CSR signing and store writes.
+type registrationLimits struct {
+	rate  float64
+	burst int
+	total *limiter
+
+	mu      sync.Mutex // guards sources
+	sources map[string]*limiter
+}
+
+func newRegistrationLimits(cfg Config) *registrationLimits {
+	return &registrationLimits{rate: cfg.RegistrationRate, burst: cfg.RegistrationBurst,
+		total: newLimiter(cfg.RegistrationTotalRate, cfg.RegistrationTotalBurst), sources: map[string]*limiter{}}
+}
+
+// allow takes one registration of source at now, or says (ErrLimit) which
+// limit refuses it. A registration its source's limit refuses takes nothing
+// of the total.
+func (r *registrationLimits) allow(source string, now time.Time) error {
+	if !r.source(source, now).allow(now) {
+		return fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second from one address (burst %d); retry later",
+			ErrLimit, r.rate, r.burst)
+	}
+	if !r.total.allow(now) {
+		return fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second in all (burst %d); retry later",
+			ErrLimit, r.total.rate, int(r.total.burst))
+	}
+	return nil
+}
+
+// source returns the limiter of source, making room for it if need be.
+func (r *registrationLimits) source(source string, now time.Time) *limiter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l, ok := r.sources[source]; ok {
+		return l
+	}
+	if len(r.sources) >= maxRegistrationSources {
+		r.forget(now)
+	}
+	l := newLimiter(r.rate, r.burst)
+	r.sources[source] = l
+	return l
+}
+
+// forget drops every source whose burst has refilled by now, or else the
+// least recently seen one. r.mu is held.
+func (r *registrationLimits) forget(now time.Time) {
+	refill := time.Duration(float64(r.burst) / r.rate * float64(time.Second))
+	var oldest string
+	var oldestAt time.Time
+	for k, l := range r.sources {
+		last := l.lastSeen()
+		if now.Sub(last) >= refill {
+			delete(r.sources, k)
+			continue
+		}
+		if oldest == "" || last.Before(oldestAt) {
+			oldest, oldestAt = k, last
+		}
+	}
+	if len(r.sources) >= maxRegistrationSources {
+		delete(r.sources, oldest)
+	}
+}
+
+// sourceOf is the IP address of the call's peer, "" when unknown.
+func sourceOf(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(p.Addr.String())
+	if err != nil {
+		return p.Addr.String()
+	}
+	return host
+}
+
+// limiter is a token bucket: rate per second, up to burst at once.
+type limiter struct {
+	rate  float64
+	burst float64
+
+	mu     sync.Mutex // guards the fields below
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(rate float64, burst int) *limiter {
+	return &limiter{rate: rate, burst: float64(burst), tokens: float64(burst)}
+}
+
+// allow takes one token at now, if there is one.
+func (l *limiter) allow(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() {
+		l.tokens = min(l.burst, l.tokens+now.Sub(l.last).Seconds()*l.rate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		return false
+	}
+	l.tokens--
+	return true
+}
+
+// lastSeen is when allow was last called.
+func (l *limiter) lastSeen() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
