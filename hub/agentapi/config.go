@@ -32,6 +32,14 @@ const (
 	DefaultMaxWorks = 10000
 	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
 	DefaultHelloTimeout = 30 * time.Second
+	// DefaultHandshakeTimeout bounds a new connection's TLS handshake and
+	// HTTP/2 setup (gRPC's own default is 120 s): long enough for a slow
+	// link, short enough that silent connections cannot pile up.
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxConnectionIdle is how long a connection with no call in
+	// progress stays open. Agents always have their stream open; a client
+	// reconnects when it next calls.
+	DefaultMaxConnectionIdle = 5 * time.Minute
 	// DefaultRegistrationRate is how many registrations per second the hub
 	// serves from one source address, with bursts of
 	// DefaultRegistrationBurst: a site installing a few clusters at once
@@ -76,6 +84,13 @@ type Config struct {
 	MaxWorks int
 	// HelloTimeout bounds the wait for an agent's Hello.
 	HelloTimeout time.Duration
+	// HandshakeTimeout bounds a new connection's TLS handshake and HTTP/2
+	// setup; a connection that has not finished them by then is closed.
+	HandshakeTimeout time.Duration
+	// MaxConnectionIdle closes (GOAWAY) a connection that has had no call
+	// in progress for that long. An agent's stream is one call for as long
+	// as it lives, so only connections that make no call at all go.
+	MaxConnectionIdle time.Duration
 	// Registry registers agents (Register) and says whether an agent's
 	// certificate is still valid (every Connect, and Recheck); hub/tokens
 	// implements it. Nil: Register answers Unimplemented and every agent
@@ -144,6 +159,8 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.LeaseDuration, DefaultLeaseDuration)
 	def(&c.StatusMinInterval, DefaultStatusMinInterval)
 	def(&c.HelloTimeout, DefaultHelloTimeout)
+	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
+	def(&c.MaxConnectionIdle, DefaultMaxConnectionIdle)
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
@@ -166,15 +183,24 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // ServerOptions returns the gRPC server options the service needs: the
-// receive limit of cfg and keepalive. They apply to the whole gRPC server.
+// receive limit of cfg, its handshake and idle bounds, and keepalive. They
+// apply to the whole gRPC server.
 func ServerOptions(cfg Config) []grpc.ServerOption {
 	max := cfg.MaxMessageBytes
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
+	handshake, idle := cfg.HandshakeTimeout, cfg.MaxConnectionIdle
+	if handshake <= 0 {
+		handshake = DefaultHandshakeTimeout
+	}
+	if idle <= 0 {
+		idle = DefaultMaxConnectionIdle
+	}
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(max),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
+		grpc.ConnectionTimeout(handshake),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, MaxConnectionIdle: idle}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
 	}
 }
