@@ -40,6 +40,11 @@ const (
 	// progress stays open. Agents always have their stream open; a client
 	// reconnects when it next calls.
 	DefaultMaxConnectionIdle = 5 * time.Minute
+	// DefaultMaxConcurrentStreams is the most calls one connection may have
+	// in progress at once (HTTP/2's recommended minimum; gRPC's own default
+	// is unbounded): an agent needs one stream and a few calls, a client a
+	// few watches.
+	DefaultMaxConcurrentStreams = 100
 	// DefaultRegistrationRate is how many registrations per second the hub
 	// serves from one source address, with bursts of
 	// DefaultRegistrationBurst: a site installing a few clusters at once
@@ -91,6 +96,9 @@ type Config struct {
 	// in progress for that long. An agent's stream is one call for as long
 	// as it lives, so only connections that make no call at all go.
 	MaxConnectionIdle time.Duration
+	// MaxConcurrentStreams is the most calls one connection may have in
+	// progress at once; a client waits for a free one.
+	MaxConcurrentStreams uint32
 	// Registry registers agents (Register) and says whether an agent's
 	// certificate is still valid (every Connect, and Recheck); hub/tokens
 	// implements it. Nil: Register answers Unimplemented and every agent
@@ -161,6 +169,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.HelloTimeout, DefaultHelloTimeout)
 	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	def(&c.MaxConnectionIdle, DefaultMaxConnectionIdle)
+	if c.MaxConcurrentStreams == 0 {
+		c.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
@@ -183,14 +194,18 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // ServerOptions returns the gRPC server options the service needs: the
-// receive limit of cfg, its handshake and idle bounds, and keepalive. They
+// receive limit of cfg, its handshake, idle and per-connection stream
+// bounds, and keepalive. They
 // apply to the whole gRPC server.
 func ServerOptions(cfg Config) []grpc.ServerOption {
 	max := cfg.MaxMessageBytes
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	handshake, idle := cfg.HandshakeTimeout, cfg.MaxConnectionIdle
+	handshake, idle, streams := cfg.HandshakeTimeout, cfg.MaxConnectionIdle, cfg.MaxConcurrentStreams
+	if streams == 0 {
+		streams = DefaultMaxConcurrentStreams
+	}
 	if handshake <= 0 {
 		handshake = DefaultHandshakeTimeout
 	}
@@ -200,6 +215,7 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(max),
 		grpc.ConnectionTimeout(handshake),
+		grpc.MaxConcurrentStreams(streams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, MaxConnectionIdle: idle}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
 	}

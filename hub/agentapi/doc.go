@@ -61,10 +61,19 @@
 //
 // # Wiring
 //
-// The hub's gRPC server needs ServerOptions(cfg) (message size, keepalive)
-// and TLS credentials whose ClientCAs is the hub CA with ClientAuth
+// The hub's gRPC server needs ServerOptions(cfg) (message size, keepalive,
+// connection bounds) and TLS credentials whose ClientCAs is the hub CA with ClientAuth
 // tls.VerifyClientCertIfGiven: Register is called without a certificate,
 // Connect refuses a stream without one.
+//
+// # Connection bounds
+//
+// ServerOptions bounds every connection to the gRPC server: its TLS
+// handshake and HTTP/2 setup (Config.HandshakeTimeout), its time without
+// any call in progress (Config.MaxConnectionIdle; a stream is a call, so a
+// connected agent is never idle) and its calls at once
+// (Config.MaxConcurrentStreams). A cluster has at most one live stream
+// however many connections it opens: the newest supersedes the others.
 //
 // # Registration and revocation
 //
