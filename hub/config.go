@@ -128,6 +128,21 @@ type Config struct {
 	// (the excess is withheld, never deleted) and the most the scheduler
 	// places there; zero means DefaultMaxWorksPerCluster.
 	MaxWorksPerCluster int
+	// HandshakeTimeout closes a connection that has not finished its TLS
+	// handshake by then, MaxConnectionIdle one without a call in progress
+	// for that long, and MaxStreamsPerConnection is the most calls one
+	// connection has at once; zero means agentapi.DefaultHandshakeTimeout
+	// (10 s), DefaultMaxConnectionIdle (5 min) and
+	// DefaultMaxConcurrentStreams (100).
+	HandshakeTimeout        time.Duration
+	MaxConnectionIdle       time.Duration
+	MaxStreamsPerConnection uint32
+	// RegistrationRate (per second) and RegistrationBurst bound agent
+	// registrations from one source address, under a total ceiling of
+	// agentapi.DefaultRegistrationTotalRate; zero means
+	// agentapi.DefaultRegistrationRate (1) and DefaultRegistrationBurst (10).
+	RegistrationRate  float64
+	RegistrationBurst int
 	// LeaderTTL is the lease of the replica's leadership session
 	// (hub/leader): a dead leader is replaced, and a leader cut off from
 	// etcd stops its controllers, within it; zero means leader.DefaultTTL.
@@ -201,6 +216,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxWorksPerCluster < 0 {
 		return cfg, fmt.Errorf("max works per cluster %d: must be positive", cfg.MaxWorksPerCluster)
+	}
+	if cfg.HandshakeTimeout < 0 || cfg.MaxConnectionIdle < 0 {
+		return cfg, fmt.Errorf("handshake timeout %s, max connection idle %s: must be positive", cfg.HandshakeTimeout, cfg.MaxConnectionIdle)
+	}
+	if cfg.RegistrationRate < 0 || cfg.RegistrationBurst < 0 {
+		return cfg, fmt.Errorf("registration rate %g, burst %d: must be positive", cfg.RegistrationRate, cfg.RegistrationBurst)
 	}
 	if cfg.MaxObjectBytes < 0 {
 		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)

@@ -71,7 +71,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	models := registration.NewModels(d.st, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
-		Customizations: d.customizations, ResourceModels: models}
+		Customizations: d.customizations, ResourceModels: models, HandshakeTimeout: h.cfg.HandshakeTimeout,
+		MaxConnectionIdle: h.cfg.MaxConnectionIdle, MaxConcurrentStreams: h.cfg.MaxStreamsPerConnection,
+		RegistrationRate: h.cfg.RegistrationRate, RegistrationBurst: h.cfg.RegistrationBurst}
 	agents, err := agentapi.New(agentCfg, d.works, d.statuses, d.heartbeats, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)

@@ -17,12 +17,14 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -105,6 +107,18 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.BoolVar(&cfg.FailoverUnreachable, "failover-unreachable", false, "move the replicas of every Divided workload off a cluster that stays unreachable longer than its toleration; off: only policies with spec.failover.cluster fail over (Duplicated workloads never do)")
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")
 	fs.IntVar(&cfg.MaxWorksPerCluster, "max-works-per-cluster", hub.DefaultMaxWorksPerCluster, "most works the hub serves to one cluster: the scheduler places no new workload on a cluster holding that many, and a stream withholds the excess (never deletes it)")
+	fs.DurationVar(&cfg.HandshakeTimeout, "handshake-timeout", agentapi.DefaultHandshakeTimeout, "a connection that has not finished its TLS handshake by then is closed")
+	fs.DurationVar(&cfg.MaxConnectionIdle, "max-connection-idle", agentapi.DefaultMaxConnectionIdle, "a connection without any call in progress for this long is closed (an agent's stream is a call: connected agents are never idle)")
+	fs.Func("max-streams-per-connection", fmt.Sprintf("most calls one connection has in progress at once; further ones wait (default %d)", agentapi.DefaultMaxConcurrentStreams), func(v string) error {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n == 0 {
+			return fmt.Errorf("want a positive number, got %q", v)
+		}
+		cfg.MaxStreamsPerConnection = uint32(n)
+		return nil
+	})
+	fs.Float64Var(&cfg.RegistrationRate, "registration-rate", agentapi.DefaultRegistrationRate, fmt.Sprintf("agent registrations per second served from one source address (the hub serves at most %g per second in all)", float64(agentapi.DefaultRegistrationTotalRate)))
+	fs.IntVar(&cfg.RegistrationBurst, "registration-burst", agentapi.DefaultRegistrationBurst, "agent registrations served at once from one source address")
 	fs.DurationVar(&cfg.LeaderTTL, "leader-ttl", hub.DefaultLeaderTTL, "lease of this replica's leadership session: with several replicas on one etcd, a dead leader is replaced, and a leader cut off from etcd stops its controllers, within it (whole seconds)")
 	fs.Func("webhook-allow-cidrs", "comma-separated CIDRs interpreter webhooks may be called at although the default policy denies them "+
 		"(loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a webhook on the hub's host (repeatable)", func(v string) error {

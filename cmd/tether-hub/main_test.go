@@ -116,3 +116,15 @@ func TestNamespaceFlags(t *testing.T) {
 		t.Errorf("hub.New with --skipped-propagating-namespaces kube-( = %v; want the bad pattern refused", err)
 	}
 }
+
+func TestConnectionLimitFlags(t *testing.T) {
+	cfg, _, err := parseFlags([]string{"--data-dir", "d", "--handshake-timeout", "3s", "--max-connection-idle", "1m",
+		"--max-streams-per-connection", "7", "--registration-rate", "0.5", "--registration-burst", "4"}, io.Discard, io.Discard)
+	if err != nil || cfg.HandshakeTimeout != 3*time.Second || cfg.MaxConnectionIdle != time.Minute ||
+		cfg.MaxStreamsPerConnection != 7 || cfg.RegistrationRate != 0.5 || cfg.RegistrationBurst != 4 {
+		t.Errorf("parseFlags = %+v, %v; want each connection limit as given", cfg, err)
+	}
+	if _, _, err := parseFlags([]string{"--data-dir", "d", "--max-streams-per-connection", "0"}, io.Discard, io.Discard); err == nil {
+		t.Error("--max-streams-per-connection 0 was accepted; want a positive number")
+	}
+}
