@@ -45,6 +45,10 @@ const (
 	// is unbounded): an agent needs one stream and a few calls, a client a
 	// few watches.
 	DefaultMaxConcurrentStreams = 100
+	// DefaultMaxStreamsPerCluster is the most Connect calls one cluster has
+	// in progress at once, with or without Hello, over all its
+	// connections: its live stream and a few reconnects racing it.
+	DefaultMaxStreamsPerCluster = 4
 	// DefaultRegistrationRate is how many registrations per second the hub
 	// serves from one source address, with bursts of
 	// DefaultRegistrationBurst: a site installing a few clusters at once
@@ -99,6 +103,9 @@ type Config struct {
 	// MaxConcurrentStreams is the most calls one connection may have in
 	// progress at once; a client waits for a free one.
 	MaxConcurrentStreams uint32
+	// MaxStreamsPerCluster is the most Connect calls one cluster has in
+	// progress at once; past it the oldest ends (superseded).
+	MaxStreamsPerCluster int
 	// Registry registers agents (Register) and says whether an agent's
 	// certificate is still valid (every Connect, and Recheck); hub/tokens
 	// implements it. Nil: Register answers Unimplemented and every agent
@@ -169,6 +176,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.HelloTimeout, DefaultHelloTimeout)
 	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	def(&c.MaxConnectionIdle, DefaultMaxConnectionIdle)
+	if c.MaxStreamsPerCluster <= 0 {
+		c.MaxStreamsPerCluster = DefaultMaxStreamsPerCluster
+	}
 	if c.MaxConcurrentStreams == 0 {
 		c.MaxConcurrentStreams = DefaultMaxConcurrentStreams
 	}

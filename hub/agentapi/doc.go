@@ -73,7 +73,9 @@
 // any call in progress (Config.MaxConnectionIdle; a stream is a call, so a
 // connected agent is never idle) and its calls at once
 // (Config.MaxConcurrentStreams). A cluster has at most one live stream
-// however many connections it opens: the newest supersedes the others.
+// however many connections it opens: the newest supersedes the others; and
+// at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
+// not: past it the oldest ends (superseded).
 //
 // # Registration and revocation
 //

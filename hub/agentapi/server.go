@@ -3,6 +3,7 @@ package agentapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,6 +28,9 @@ type Server struct {
 	mu      sync.Mutex           // guards the fields below
 	streams map[string]*stream   // the live stream of each cluster
 	all     map[*stream]struct{} // every Connect in progress, registered or not
+	// opened is every Connect in progress of each cluster, oldest first,
+	// at most Config.MaxStreamsPerCluster.
+	opened  map[string][]*stream
 	closing bool
 	// suspended, when not nil, is why this replica serves no stream now
 	// (Suspend): new streams get Goodbye SHUTDOWN with it.
@@ -48,6 +52,7 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 		registrations: newRegistrationLimits(cfg),
 		streams:       make(map[string]*stream),
 		all:           make(map[*stream]struct{}),
+		opened:        make(map[string][]*stream),
 	}, nil
 }
 
@@ -106,18 +111,39 @@ func (s *Server) Resume() {
 	s.suspended = nil
 }
 
-// track records a starting Connect, so that Close and Suspend can end it;
-// it refuses when the server is closing or suspended.
-func (s *Server) track(st *stream) error {
+// Pending returns the number of Connect calls in progress, with or
+// without Hello.
+func (s *Server) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return len(s.all)
+}
+
+// track records a starting Connect, so that Close and Suspend can end it;
+// it refuses when the server is closing or suspended. Past
+// Config.MaxStreamsPerCluster streams of its cluster, the oldest ends
+// (superseded): the newest is served, as with one stream per cluster.
+func (s *Server) track(st *stream) error {
+	s.mu.Lock()
 	if s.closing {
+		s.mu.Unlock()
 		return fmt.Errorf("%w: the hub replica is stopping; reconnect", ErrShutdown)
 	}
 	if s.suspended != nil {
+		s.mu.Unlock()
 		return s.suspended
 	}
 	s.all[st] = struct{}{}
+	opened := append(s.opened[st.cluster], st)
+	var oldest *stream
+	if len(opened) > s.cfg.MaxStreamsPerCluster {
+		oldest, opened = opened[0], opened[1:]
+	}
+	s.opened[st.cluster] = opened
+	s.mu.Unlock()
+	if oldest != nil {
+		oldest.end(fmt.Errorf("%w: cluster %q opened more than %d streams at once; the oldest ends", ErrSuperseded, st.cluster, s.cfg.MaxStreamsPerCluster))
+	}
 	return nil
 }
 
@@ -125,6 +151,12 @@ func (s *Server) untrack(st *stream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.all, st)
+	opened := slices.DeleteFunc(s.opened[st.cluster], func(o *stream) bool { return o == st })
+	if len(opened) == 0 {
+		delete(s.opened, st.cluster)
+		return
+	}
+	s.opened[st.cluster] = opened
 }
 
 // register makes st the live stream of its cluster and ends the one it

@@ -32,3 +32,15 @@ func TestOneConnectionOpensAtMostItsStreams(t *testing.T) {
 	h.works.Set(edge1, work("a", "2"))
 	first.expect("upsert a@2")
 }
+
+func TestAClusterOpensAtMostItsStreams(t *testing.T) {
+	h := startHub(t, agentapi.Config{MaxStreamsPerCluster: 2, HelloTimeout: 5 * time.Second})
+	// Each on its own connection, none says Hello yet.
+	oldest := h.connect(t, "edge-1", nil)
+	h.connect(t, "edge-1", nil)
+	eventually(t, "two streams in progress", func() bool { return h.srv.Streams() == 0 && h.srv.Pending() == 2 })
+	newest := h.connect(t, "edge-1", &agentv1.Hello{})
+	newest.expect("welcome "+hubIdentity, "syncdone 0")
+	oldest.expect("goodbye DISCONNECT_REASON_SUPERSEDED")
+	eventually(t, "the cap's streams in progress", func() bool { return h.srv.Pending() == 2 })
+}
