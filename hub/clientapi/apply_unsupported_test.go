@@ -29,11 +29,11 @@ func TestApplyRefusesUnsupportedFields(t *testing.T) {
 		fields = append(fields, fe.GetField())
 	}
 	wantFields := []string{"spec.schedulerName", "spec.placement.workloadAffinity", "spec.schedulePriority",
-		"spec.failover.application", "spec.failover.cluster.purgeMode", "spec.failover.cluster.statePreservation"}
+		"spec.failover.application.statePreservation", "spec.failover.cluster.purgeMode", "spec.failover.cluster.statePreservation"}
 	if diff := cmp.Diff(wantFields, fields); diff != "" {
 		t.Errorf("rejected policy field errors (-want +got):\n%s", diff)
 	}
-	for _, msg := range []string{"spec.failover.application: Forbidden: not supported by Tether yet (application failover",
+	for _, msg := range []string{"spec.failover.application.statePreservation: Forbidden: not supported by Tether yet (state preservation",
 		`spec.schedulerName: Invalid value: "my-scheduler": Tether has one scheduler`} {
 		if !strings.Contains(rejected.GetMessage(), msg) {
 			t.Errorf("rejected policy message = %q; want it to contain %q", rejected.GetMessage(), msg)

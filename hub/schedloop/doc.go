@@ -18,7 +18,8 @@
 // tested: Census and FullDisruption, BuildMembers (clusters + leases → the
 // scheduler's clusters and their taints), NeedsSchedule (spec §3),
 // BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,
-// AssessTasks, and Step, which composes them for one binding.
+// ApplicationEvictions, AssessTasks, and Step, which composes them for one
+// binding.
 //
 // # When a binding is scheduled (NeedsSchedule, scheduler spec §3)
 //
@@ -160,6 +161,31 @@
 // reports), so a Divided failover keeps the evicted copy until the
 // replacement replicas are healthy.
 //
+// # Application failover (spec §6.5)
+//
+// For a binding whose policy sets spec.failover.application (the detector
+// copies spec.failover onto the binding), the loop is Karmada's application
+// failover controller — ApplicationEvictions. It remembers, in memory and
+// per target cluster, when the cluster's aggregated status item (written by
+// hub/aggregate) was first Unhealthy: Healthy forgets it; Unknown, no item,
+// or a cluster whose lease is not Ready neither counts nor forgets (a
+// stale or disconnected cluster is cluster failover's business: losing
+// contact never fails an application over). When a cluster has been
+// Unhealthy for longer than decisionConditions.tolerationSeconds (default
+// 300), and its item is Unhealthy at that moment, the cluster is removed
+// from spec.clusters and gets a graceful eviction task {reason
+// ApplicationFailure, producer
+// resource-binding-application-failover-controller, purgeMode}; the
+// binding is rescheduled in the same write, away from it. By purgeMode:
+// Gracefully (the default; or Graciously) keeps the old copy until the
+// replacement is healthy or gracePeriodSeconds (default 600) has passed;
+// Never sets suppressDeletion true, so the copy stays until the user
+// removes the task; Directly (or Immediately) sets suppressDeletion false,
+// so the copy goes at once. As in Karmada, Duplicated bindings fail over
+// too, and a hub restart (a new leader) starts the tolerations over, so a
+// failover comes later, never earlier. Returned never calls these tasks
+// off: only the taint manager's.
+//
 // # The works limit
 //
 // With Config.MaxWorks (hub flag --max-works-per-cluster, default 10000,
@@ -173,8 +199,11 @@
 // Left out of Karmada's behaviour: ClusterTaintPolicy (NoExecute taints come
 // from the admin or from lease expiry), the Failover feature gate (the
 // opt-in above stands for it) and the purge-mode flag (Gracefully unless
-// failover.cluster.purgeMode says otherwise), application failover
-// (§6.5), preservedLabelState / clustersBeforeFailover, and
+// failover.cluster.purgeMode says otherwise), Karmada's check that
+// the kind has an InterpretHealth hook before application failover (the
+// health the agents report is used as it is),
+// preservedLabelState / clustersBeforeFailover (statePreservation is
+// refused at apply), and
 // schedulerObservedGeneration in the health rule (bindings carry no
 // generation; "scheduled" means the loop has nothing pending for the
 // binding and its Scheduled condition is True). Unlike Karmada, a binding

@@ -90,8 +90,13 @@ type Loop struct {
 	membersSig string               // JSON of members, to skip no-op refreshes
 	dirty      map[string]bool      // binding keys to reconcile
 	rechecks   map[string]time.Time // binding key → when to reconcile again
-	armedAt    time.Time            // the time timer fires at
-	timer      <-chan time.Time
+	// unhealthy is the application failover's memory: binding key →
+	// cluster → when its application was first seen Unhealthy. Kept across
+	// relists, as Karmada keeps it across resyncs; a hub restart starts
+	// the tolerations over (later failover, never earlier).
+	unhealthy map[string]map[string]time.Time
+	armedAt   time.Time // the time timer fires at
+	timer     <-chan time.Time
 
 	// disrupted is full disruption mode (disruption.go); written by Run's
 	// goroutine, read by Disrupted.
@@ -132,7 +137,8 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 	if cfg.StartupGrace <= 0 {
 		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
 	}
-	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop")}
+	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop"),
+		unhealthy: map[string]map[string]time.Time{}}
 }
 
 // Run schedules bindings until ctx ends, then returns nil. A compacted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -20,8 +21,11 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		if !ok {
 			return
 		}
-		out := Step(e.b, l.members, l.clock.Now(), l.options())
+		opts := l.options()
+		opts.UnhealthySince = l.unhealthy[key]
+		out := Step(e.b, l.members, l.clock.Now(), opts)
 		l.setRecheck(key, out)
+		l.setUnhealthy(key, out.UnhealthySince)
 		enc := jsonString(out.Binding)
 		if out.Binding == e.b || enc == e.enc {
 			return
@@ -39,6 +43,15 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		}
 	}
 	l.retryLater(key, errors.New("too many write conflicts"))
+}
+
+// setUnhealthy records the application failover's memory of key.
+func (l *Loop) setUnhealthy(key string, since map[string]time.Time) {
+	if len(since) == 0 {
+		delete(l.unhealthy, key)
+		return
+	}
+	l.unhealthy[key] = since
 }
 
 // setRecheck records when to look at key again.
@@ -99,6 +112,9 @@ func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outco
 	}
 	for _, ev := range out.Evicted {
 		log.Info("evicted from cluster", "cluster", ev.Cluster, "taint", ev.Taint.ToString())
+	}
+	for _, c := range out.AppEvicted {
+		log.Info("application failover: evicted from cluster, its application stayed Unhealthy past the toleration", "cluster", c)
 	}
 	if out.Reason == ReasonNone {
 		log.Debug("binding updated", "eviction_tasks", len(out.Binding.Spec.GracefulEvictionTasks))

@@ -47,6 +47,7 @@ func (l *Loop) applyBinding(ev store.Event) {
 	if ev.Type == store.EventDelete {
 		l.setEntry(key, nil)
 		delete(l.rechecks, key)
+		delete(l.unhealthy, key)
 		delete(l.dirty, key)
 		return
 	}

@@ -28,6 +28,10 @@ type Options struct {
 	// Full are the clusters that hold as many works as the hub serves to
 	// one cluster: no new placement goes there.
 	Full map[string]bool
+	// UnhealthySince is, for the binding Step looks at, when each target
+	// cluster's application was first seen Unhealthy (ApplicationEvictions);
+	// the loop keeps Outcome.UnhealthySince for the next Step.
+	UnhealthySince map[string]time.Time
 }
 
 // DefaultUnreachableToleration is the tolerationSeconds of the default
@@ -51,6 +55,11 @@ type Outcome struct {
 	Reason Reason
 	// Evicted are the clusters the taint manager took it off.
 	Evicted []Eviction
+	// AppEvicted are the clusters the application failover took it off.
+	AppEvicted []string
+	// UnhealthySince is the application failover's memory to pass to the
+	// next Step of this binding (Options.UnhealthySince).
+	UnhealthySince map[string]time.Time
 	// Returned are the clusters whose eviction was called off because
 	// they are back (Returned).
 	Returned []string
@@ -62,7 +71,8 @@ type Outcome struct {
 }
 
 // Step is the whole decision for one binding, pure: evictions called off
-// for clusters that are back, the taint manager, then the §3 decision and
+// for clusters that are back, the taint manager, the application failover,
+// then the §3 decision and
 // the scheduler, then the graceful eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
 	if !Managed(b) {
@@ -82,10 +92,17 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 		evict(&nb.Spec, ev, now)
 	}
 	out.Evicted = evictions
+	outOfContact := func(name string) bool { m, ok := byName[name]; return !ok || notReady(m) }
+	appEvicted, since, appRecheck := ApplicationEvictions(nb, opts.UnhealthySince, now, outOfContact)
+	for _, c := range appEvicted {
+		evictApplication(&nb.Spec, c, now)
+	}
+	out.AppEvicted, out.UnhealthySince = appEvicted, since
+	recheck = earliest(recheck, appRecheck)
 	out.Reason = NeedsSchedule(nb, exists)
 	scheduled := out.Reason == ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled)
 	if out.Reason != ReasonNone {
-		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(out.Returned) > 0, now, opts)
+		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(appEvicted)+len(out.Returned) > 0, now, opts)
 		scheduled = out.Err == nil
 	}
 	out.Returned = keepDropped(b, nb, out.Returned, now)

@@ -9,7 +9,7 @@
 // the defaults Karmada's CRD schema and mutating webhooks apply, and Validate,
 // which applies the rules of Karmada's validating webhooks and CRD schema,
 // then refuses the fields of Karmada's YAML that Tether does not
-// implement (RefuseUnsupported: application failover, purgeMode Directly,
+// implement (RefuseUnsupported: cluster failover's purgeMode Directly,
 // state preservation, workload affinity, schedule priority, another
 // scheduler), and returns errors that name the field path. Accessors such as
 // Placement.ReplicaSchedulingType give the effective value of a field whether

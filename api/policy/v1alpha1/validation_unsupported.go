@@ -8,8 +8,8 @@ import (
 // v1.18 accepts and Tether does not implement, each by its path and why, so
 // that a policy that uses one is refused at apply instead of being stored
 // and silently ignored:
-//   - failover.application (decisionConditions, purgeMode,
-//     gracePeriodSeconds, statePreservation): application failover;
+//   - failover.application.statePreservation: state preservation on
+//     application failover (application failover itself is supported);
 //   - failover.cluster.purgeMode Directly: cluster
 //     failover always purges gracefully;
 //   - failover.cluster.statePreservation;
@@ -36,9 +36,9 @@ func RefuseUnsupported(s *PropagationSpec, path *field.Path) field.ErrorList {
 		return errs
 	}
 	fpath := path.Child("failover")
-	if s.Failover.Application != nil {
-		errs = append(errs, notYet(fpath.Child("application"),
-			"application failover, with its decisionConditions, purgeMode, gracePeriodSeconds and statePreservation; cluster failover, spec.failover.cluster, is supported"))
+	if a := s.Failover.Application; a != nil && a.StatePreservation != nil {
+		errs = append(errs, notYet(fpath.Child("application", "statePreservation"),
+			"state preservation on failover; application failover without it is supported"))
 	}
 	if c := s.Failover.Cluster; c != nil {
 		cpath := fpath.Child("cluster")

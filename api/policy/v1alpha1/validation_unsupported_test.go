@@ -23,14 +23,20 @@ func TestValidateRefusesUnsupported(t *testing.T) {
 		{"application failover", func(p *PropagationPolicy) {
 			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover(PurgeModeGracefully, ptr[int32](60))
 			p.Spec.Failover.Application.DecisionConditions.TolerationSeconds = ptr[int32](30)
-		}, []string{"spec.failover.application"}, "spec.failover.application: Forbidden: not supported by Tether yet (application failover"},
+		}, nil, ""},
+		{"application failover with its defaults", func(p *PropagationPolicy) {
+			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover("", nil)
+		}, nil, ""},
 		{"application failover purging never", func(p *PropagationPolicy) {
 			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover(PurgeModeNever, nil)
-		}, []string{"spec.failover.application"}, "not supported by Tether yet"},
+		}, nil, ""},
+		{"application failover purging directly", func(p *PropagationPolicy) {
+			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover(PurgeModeDirectly, nil)
+		}, nil, ""},
 		{"application failover preserving state", func(p *PropagationPolicy) {
 			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover("", nil)
 			p.Spec.Failover.Application.StatePreservation = &StatePreservation{Rules: []StatePreservationRule{{AliasLabelName: "x", JSONPath: "{.x}"}}}
-		}, []string{"spec.failover.application"}, "statePreservation"},
+		}, []string{"spec.failover.application.statePreservation"}, "spec.failover.application.statePreservation: Forbidden: not supported by Tether yet (state preservation"},
 		{"cluster failover purging directly", func(p *PropagationPolicy) { p.Spec.Failover = clusterFailover(PurgeModeDirectly) },
 			[]string{"spec.failover.cluster.purgeMode"}, `spec.failover.cluster.purgeMode: Invalid value: "Directly": not supported by Tether`},
 		{"cluster failover purging immediately", func(p *PropagationPolicy) {
@@ -58,7 +64,7 @@ func TestValidateRefusesUnsupported(t *testing.T) {
 			p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover("", nil)
 			p.Spec.Failover.Cluster = &ClusterFailoverBehavior{PurgeMode: PurgeModeDirectly,
 				StatePreservation: &StatePreservation{Rules: []StatePreservationRule{{AliasLabelName: "x", JSONPath: "{.x}"}}}}
-		}, []string{"spec.schedulerName", "spec.placement.workloadAffinity", "spec.schedulePriority", "spec.failover.application",
+		}, []string{"spec.schedulerName", "spec.placement.workloadAffinity", "spec.schedulePriority",
 			"spec.failover.cluster.purgeMode", "spec.failover.cluster.statePreservation"}, ""},
 	}
 	for _, tt := range tests {
@@ -81,6 +87,7 @@ func TestRefusalsSayWhy(t *testing.T) {
 	p.Spec.Placement.WorkloadAffinity = &WorkloadAffinity{Affinity: &WorkloadAffinityTerm{GroupByLabelKey: "g"}}
 	p.Spec.SchedulePriority = &SchedulePriority{PriorityClassSource: KubePriorityClass, PriorityClassName: "high"}
 	p.Spec.PropagateDeps, p.Spec.Failover = true, appFailover("", nil)
+	p.Spec.Failover.Application.StatePreservation = &StatePreservation{Rules: []StatePreservationRule{{AliasLabelName: "x", JSONPath: "{.x}"}}}
 	p.Spec.Failover.Cluster = &ClusterFailoverBehavior{PurgeMode: PurgeModeDirectly,
 		StatePreservation: &StatePreservation{Rules: []StatePreservationRule{{AliasLabelName: "x", JSONPath: "{.x}"}}}}
 	errs := p.Validate()
