@@ -46,6 +46,7 @@ func TestFleet(t *testing.T) {
 		{"TemplateDeletionCleansMembers", testTemplateDeletion, false},
 		{"KarmadaYAMLUnchanged", testKarmadaYAML, false},
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
+		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 	}
 	demoOK := true
