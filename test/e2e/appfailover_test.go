@@ -75,24 +75,8 @@ func TestApplicationFailoverMovesUnhealthyWorkload(t *testing.T) {
 	// ask for application failover and make the other one, B, the one
 	// where the rule calls it Healthy.
 	f.admin.apply(ctx, appFailoverYAML(names, ""))
+	a, b := gatePlaced(t, f)
 	gate := ref("apps/v1", "Deployment", "gate")
-	var from string
-	poll(t, memberWait, "hub: gate placed on one cluster", func() (bool, string) {
-		p, err := f.admin.placement(ctx, gate)
-		if err != nil {
-			return false, err.Error()
-		}
-		for c, n := range p {
-			from = c
-			return len(p) == 1 && n == 1, fmt.Sprint(p)
-		}
-		return false, "no placement"
-	})
-	a, b := f.env.Clusters[0], f.env.Clusters[1]
-	if from == b.Name {
-		a, b = b, a
-	}
-	waitDeployment(t, a, "gate", "1 ready replica", deploymentIs(1, "nginx:1.27", 1))
 	waitGateHealth(t, f, a.Name, "Unhealthy")
 	f.admin.apply(ctx, appFailoverYAML(names, b.Name))
 

@@ -18,6 +18,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/test/kit"
 )
 
 // readyByRule is the label the user's health rule of gateRulesYAML asks
@@ -77,24 +78,7 @@ func TestUserHealthDrivesGracefulEviction(t *testing.T) {
 	names := []string{f.env.Clusters[0].Name, f.env.Clusters[1].Name}
 	f.admin.apply(ctx, gateRulesYAML)
 	f.admin.apply(ctx, gateYAML(names))
-	gate := ref("apps/v1", "Deployment", "gate")
-	var from string
-	poll(t, memberWait, "hub: gate placed on one cluster", func() (bool, string) {
-		p, err := f.admin.placement(ctx, gate)
-		if err != nil {
-			return false, err.Error()
-		}
-		for c, n := range p {
-			from = c
-			return len(p) == 1 && n == 1, fmt.Sprint(p)
-		}
-		return false, "no placement"
-	})
-	a, b := f.env.Clusters[0], f.env.Clusters[1]
-	if from == b.Name {
-		a, b = b, a
-	}
-	waitDeployment(t, a, "gate", "1 ready replica", deploymentIs(1, "nginx:1.27", 1))
+	a, b := gatePlaced(t, f)
 
 	tetherctl(t, f, "taint", a.Name, "tether.io/drain=true:NoExecute")
 	waitDeployment(t, b, "gate", "1 ready replica (the replacement)", deploymentIs(1, "nginx:1.27", 1))
@@ -198,4 +182,30 @@ func tetherctl(t *testing.T, f *fixture, args ...string) {
 	if code := ctl.Run(ctx, append([]string{"--config", path}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("tetherctl %s: exit %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}
+}
+
+// gatePlaced waits until gate has its one replica ready on one of the
+// fixture's two clusters, and returns that cluster, a, and the other, b.
+func gatePlaced(t *testing.T, f *fixture) (a, b *kit.Cluster) {
+	t.Helper()
+	ctx := ctxFor(t)
+	gate := ref("apps/v1", "Deployment", "gate")
+	var from string
+	poll(t, memberWait, "hub: gate placed on one cluster", func() (bool, string) {
+		p, err := f.admin.placement(ctx, gate)
+		if err != nil {
+			return false, err.Error()
+		}
+		for c, n := range p {
+			from = c
+			return len(p) == 1 && n == 1, fmt.Sprint(p)
+		}
+		return false, "no placement"
+	})
+	a, b = f.env.Clusters[0], f.env.Clusters[1]
+	if from == b.Name {
+		a, b = b, a
+	}
+	waitDeployment(t, a, "gate", "1 ready replica", deploymentIs(1, "nginx:1.27", 1))
+	return a, b
 }
