@@ -2,7 +2,6 @@ package schedloop
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +49,7 @@ func ApplicationEvictions(b *workv1alpha1.ResourceBinding, since map[string]time
 	}
 	next = map[string]time.Time{}
 	for _, t := range b.Spec.Clusters {
-		if evictingFrom(b, t.Name) {
+		if hasTaskFrom(&b.Spec, t.Name) {
 			continue
 		}
 		at, seen := since[t.Name]
@@ -101,10 +100,6 @@ func applicationToleration(app *policyv1alpha1.ApplicationFailoverBehavior) time
 	return DefaultApplicationToleration
 }
 
-func evictingFrom(b *workv1alpha1.ResourceBinding, cluster string) bool {
-	return slices.ContainsFunc(b.Spec.GracefulEvictionTasks, func(t workv1alpha1.GracefulEvictionTask) bool { return t.FromCluster == cluster })
-}
-
 // evictApplication removes the cluster from spec.clusters and adds the
 // application failover's graceful eviction task (Karmada's buildTaskOptions):
 // purge mode Gracefully (or its old spelling Graciously) with the policy's
@@ -114,13 +109,10 @@ func evictingFrom(b *workv1alpha1.ResourceBinding, cluster string) bool {
 // suppressDeletion false — the copy goes with the next assessment, in the
 // same step.
 func evictApplication(s *workv1alpha1.ResourceBindingSpec, cluster string, now time.Time) {
-	i := slices.IndexFunc(s.Clusters, func(t workv1alpha1.TargetCluster) bool { return t.Name == cluster })
-	if i < 0 || s.Failover == nil || s.Failover.Application == nil {
+	if s.Failover == nil || s.Failover.Application == nil {
 		return
 	}
 	app := s.Failover.Application
-	replicas := s.Clusters[i].Replicas
-	s.Clusters = slices.Delete(slices.Clone(s.Clusters), i, i+1)
 	mode := app.PurgeMode
 	if mode == "" {
 		mode = policyv1alpha1.PurgeModeGracefully
@@ -133,9 +125,6 @@ func evictApplication(s *workv1alpha1.ResourceBindingSpec, cluster string, now t
 		Producer:          ApplicationFailoverProducer,
 		CreationTimestamp: &metav1.Time{Time: now},
 	}
-	if replicas > 0 {
-		task.Replicas = &replicas
-	}
 	switch {
 	case mode.IsGraceful():
 		task.GracePeriodSeconds = app.GracePeriodSeconds
@@ -144,7 +133,7 @@ func evictApplication(s *workv1alpha1.ResourceBindingSpec, cluster string, now t
 	case mode.IsDirect():
 		task.SuppressDeletion = ptrTo(false)
 	}
-	s.GracefulEvictionTasks = append(slices.Clone(s.GracefulEvictionTasks), task)
+	evictTarget(s, task)
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -147,27 +147,39 @@ func toleratedUntil(t *corev1.Taint, tolerations []corev1.Toleration) (time.Time
 // evict removes the cluster from spec.clusters and, unless one exists,
 // adds a graceful eviction task for it (Karmada's GracefulEvictCluster).
 func evict(s *workv1alpha1.ResourceBindingSpec, ev Eviction, now time.Time) {
-	i := slices.IndexFunc(s.Clusters, func(t workv1alpha1.TargetCluster) bool { return t.Name == ev.Cluster })
-	if i < 0 {
-		return
-	}
-	replicas := s.Clusters[i].Replicas
-	s.Clusters = slices.Delete(slices.Clone(s.Clusters), i, i+1)
-	if slices.ContainsFunc(s.GracefulEvictionTasks, func(t workv1alpha1.GracefulEvictionTask) bool { return t.FromCluster == ev.Cluster }) {
-		return
-	}
-	task := workv1alpha1.GracefulEvictionTask{
+	evictTarget(s, workv1alpha1.GracefulEvictionTask{
 		FromCluster:       ev.Cluster,
 		PurgeMode:         purgeMode(s.Failover),
 		Reason:            EvictionReason,
 		Message:           fmt.Sprintf("cluster %s has the NoExecute taint {%s} that the placement does not tolerate", ev.Cluster, ev.Taint.ToString()),
 		Producer:          EvictionProducer,
 		CreationTimestamp: &metav1.Time{Time: now},
+	})
+}
+
+// evictTarget removes task.FromCluster from spec.clusters and, unless a
+// task from that cluster exists, adds task with the replicas the cluster
+// had: the one way every eviction (taint, cluster or application failover)
+// changes a binding. Nothing happens when the cluster is no target.
+func evictTarget(s *workv1alpha1.ResourceBindingSpec, task workv1alpha1.GracefulEvictionTask) {
+	i := slices.IndexFunc(s.Clusters, func(t workv1alpha1.TargetCluster) bool { return t.Name == task.FromCluster })
+	if i < 0 {
+		return
+	}
+	replicas := s.Clusters[i].Replicas
+	s.Clusters = slices.Delete(slices.Clone(s.Clusters), i, i+1)
+	if hasTaskFrom(s, task.FromCluster) {
+		return
 	}
 	if replicas > 0 {
 		task.Replicas = &replicas
 	}
-	s.GracefulEvictionTasks = append(s.GracefulEvictionTasks, task)
+	s.GracefulEvictionTasks = append(slices.Clone(s.GracefulEvictionTasks), task)
+}
+
+// hasTaskFrom reports whether a graceful eviction task from cluster exists.
+func hasTaskFrom(s *workv1alpha1.ResourceBindingSpec, cluster string) bool {
+	return slices.ContainsFunc(s.GracefulEvictionTasks, func(t workv1alpha1.GracefulEvictionTask) bool { return t.FromCluster == cluster })
 }
 
 // purgeMode is failover.cluster.purgeMode, Gracefully by default.

@@ -27,10 +27,10 @@ func newTaint(s IO) *cobra.Command {
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = withoutClusterKind(args)
-			req := &hubv1.TaintRequest{Name: args[0]}
 			if len(args) < 2 {
 				return fmt.Errorf("taint: want taint [cluster] NAME KEY[=VALUE]:EFFECT[-] ...")
 			}
+			req := &hubv1.TaintRequest{Name: args[0]}
 			for _, a := range args[1:] {
 				t, remove, err := parseTaint(a)
 				if err != nil {
