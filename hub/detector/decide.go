@@ -2,6 +2,7 @@ package detector
 
 import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	"github.com/tetherproj/tether/internal/overrides"
 )
 
 // Claim is the policy a stored binding records as its owner.
@@ -137,7 +138,7 @@ func decide(in Input) Decision {
 		d = choose(in, "matched")
 	case pre != nil:
 		d = Decision{Verdict: Bind, Policy: pre, Reason: "preempted " + claimed.Ref.String()}
-	case MatchPriority(claimed.Spec.ResourceSelectors, in.Template.Obj) > PriorityMisMatch:
+	case overrides.MatchesResource(in.Template.Obj, claimed.Spec.ResourceSelectors...):
 		d = Decision{Verdict: Bind, Policy: claimed, Reason: "claimed"}
 	case !in.Cause.Policies[claimed.Ref]:
 		return Decision{Verdict: Keep, Reason: "claiming policy no longer matches; claim kept"}
@@ -199,13 +200,13 @@ func Choose(t *Template, pps, cpps []*Policy) *Policy {
 // `preemption: Always` whose selectors name t count.
 func best(t *Template, list []*Policy, named bool) *Policy {
 	var top *Policy
-	var topImplicit Priority
+	var topImplicit overrides.Priority
 	for _, p := range list {
 		if p.Deleting {
 			continue
 		}
-		implicit := MatchPriority(p.Spec.ResourceSelectors, t.Obj)
-		if implicit == PriorityMisMatch {
+		implicit := overrides.ResourcePriority(t.Obj, p.Spec.ResourceSelectors...)
+		if implicit == overrides.PriorityMismatch {
 			continue
 		}
 		if named && (p.Spec.PreemptionPolicy() != policyv1alpha1.PreemptAlways ||
@@ -219,7 +220,7 @@ func best(t *Template, list []*Policy, named bool) *Policy {
 	return top
 }
 
-func better(p *Policy, pi Priority, q *Policy, qi Priority) bool {
+func better(p *Policy, pi overrides.Priority, q *Policy, qi overrides.Priority) bool {
 	if p.priority() != q.priority() {
 		return p.priority() > q.priority()
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/overrides"
 )
 
 // apply updates the index with one stored change and marks the templates
@@ -100,7 +101,7 @@ func (d *Detector) markClaimed(pr PolicyRef, cause Cause) {
 }
 
 func matches(p *Policy, t *Template) bool {
-	return p != nil && MatchPriority(p.Spec.ResourceSelectors, t.Obj) > PriorityMisMatch
+	return p != nil && overrides.MatchesResource(t.Obj, p.Spec.ResourceSelectors...)
 }
 
 // applyOverride records whether an override policy exists and marks the

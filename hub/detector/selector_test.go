@@ -8,47 +8,30 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 )
 
-func TestResourceSelectorPriority(t *testing.T) {
+// The priority rules themselves are tested in internal/overrides
+// (TestSelectorPriority); this is the part only preemption uses.
+func TestNamesTemplate(t *testing.T) {
 	web := deploy("prod/web", map[string]string{"app": "web"})
 	cases := []struct {
 		name string
-		sel  policyv1alpha1.ResourceSelector
-		want Priority
+		sels []policyv1alpha1.ResourceSelector
+		want bool
 	}{
-		{"kind only", selAll("apps/v1", "Deployment"), PriorityMatchAll},
-		{"other kind", selAll("apps/v1", "StatefulSet"), PriorityMisMatch},
-		{"other apiVersion", selAll("apps/v1beta1", "Deployment"), PriorityMisMatch},
-		{"same namespace", policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod"}, PriorityMatchAll},
-		{"other namespace", policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "dev"}, PriorityMisMatch},
-		{"name", selName("apps/v1", "Deployment", "", "web"), PriorityMatchName},
-		{"other name", selName("apps/v1", "Deployment", "", "api"), PriorityMisMatch},
-		{"name ignores labels", policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "web",
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nope"}}}, PriorityMatchName},
-		{"labels match", selLabels("apps/v1", "Deployment", map[string]string{"app": "web"}), PriorityMatchLabelSelector},
-		{"labels differ", selLabels("apps/v1", "Deployment", map[string]string{"app": "api"}), PriorityMisMatch},
-		{"empty label selector", policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment",
-			LabelSelector: &metav1.LabelSelector{}}, PriorityMatchLabelSelector},
-		{"invalid label selector", policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment",
-			LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}},
-			PriorityMisMatch},
+		{"name", deploys(selName("apps/v1", "Deployment", "prod", "web")), true},
+		{"name among others", deploys(selAll("apps/v1", "Deployment"), selName("apps/v1", "Deployment", "", "web")), true},
+		{"name ignores labels", deploys(policyv1alpha1.ResourceSelector{APIVersion: "apps/v1", Kind: "Deployment", Name: "web",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nope"}}}), true},
+		{"other name", deploys(selName("apps/v1", "Deployment", "", "api")), false},
+		{"other namespace", deploys(selName("apps/v1", "Deployment", "dev", "web")), false},
+		{"kind only", deploys(selAll("apps/v1", "Deployment")), false},
+		{"labels only", deploys(selLabels("apps/v1", "Deployment", map[string]string{"app": "web"})), false},
+		{"no selectors", nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := ResourceSelectorPriority(c.sel, web.Obj); got != c.want {
-				t.Errorf("ResourceSelectorPriority(%+v) = %d; want %d", c.sel, got, c.want)
+			if got := namesTemplate(c.sels, web.Obj); got != c.want {
+				t.Errorf("namesTemplate(%+v) = %t; want %t", c.sels, got, c.want)
 			}
 		})
-	}
-}
-
-func TestMatchPriorityIsTheBestSelector(t *testing.T) {
-	web := deploy("prod/web", map[string]string{"app": "web"})
-	sels := deploys(selAll("apps/v1", "Deployment"), selName("apps/v1", "Deployment", "prod", "web"),
-		selLabels("apps/v1", "Deployment", map[string]string{"app": "web"}))
-	if got := MatchPriority(sels, web.Obj); got != PriorityMatchName {
-		t.Errorf("MatchPriority = %d; want %d", got, PriorityMatchName)
-	}
-	if got := MatchPriority(nil, web.Obj); got != PriorityMisMatch {
-		t.Errorf("MatchPriority(no selectors) = %d; want %d (an empty list matches nothing)", got, PriorityMisMatch)
 	}
 }
