@@ -1,4 +1,19 @@
-// Package internal holds code that both the hub and the agent use: the
-// resource interpreter, override application, Kubernetes object helpers,
-// backoff and logging. It may import api/ and libraries, never hub/ or agent/.
+// Package internal holds code that both the hub and the agent use (or that
+// tools and tests share), one package per concern:
+//
+//   - certs: certificate primitives (keys, CSRs, PEM, CA hash pins)
+//   - clientconfig: the credentials file of a hub client (admin.conf)
+//   - hubaddr: the hub addresses an agent dials
+//   - interpreter: the resource interpreter (native, Lua, third-party and
+//     webhook customizations behind one facade)
+//   - overrides: override policies applied to a template, and the
+//     resource-selector and cluster-affinity matching the detector and the
+//     scheduler share
+//   - protocol: the timing contract of the agent protocol
+//   - logging: the go-hclog loggers the processes hand to their parts
+//   - leakcheck: a test binary fails when its tests leave goroutines behind
+//   - version: the build's version
+//
+// It may import api/ and libraries, never hub/, agent/, cmd/ or test/
+// (test/layout checks it).
 package internal

@@ -14,7 +14,9 @@
 //	loop := schedloop.New(st, leases, schedloop.Config{}, logger)
 //	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
 //
-// Run must run only on the leader (DESIGN §3). Pure parts, each table
+// The hub runs it only while its replica leads (hub.Run, hub/leader), on
+// a store view fenced by that leadership (store.Store.Fenced): a deposed
+// leader's writes fail with store.ErrNotLeader. Pure parts, each table
 // tested: Census and FullDisruption, BuildMembers (clusters + leases → the
 // scheduler's clusters and their taints), NeedsSchedule (spec §3),
 // BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,

@@ -19,7 +19,8 @@ import (
 const (
 	// relistBackoff is how long Run waits before listing again after a
 	// session failed for another reason than compaction (etcd unreachable,
-	// say). No jitter: only the leader runs the loop.
+	// say). No jitter: one loop runs at a time, the leader's (hub.Run starts
+	// it for each term of leadership, hub/leader), so no peers retry with it.
 	relistBackoff = 2 * time.Second
 	// retryAfter is when a binding whose write failed (not a conflict) is
 	// tried again, on the loop's clock.

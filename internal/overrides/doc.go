@@ -14,7 +14,9 @@
 //	}
 //	annotations, err := res.Annotations() // the applied-overrides records
 //
-// The matching helpers MatchesResource, ResourcePriority and MatchesCluster
-// are exported for the scheduler and the policy detector, which select
-// resources and clusters with the same rules.
+// The matching helpers SelectorPriority, ResourcePriority, MatchesResource
+// and MatchesCluster are exported for the scheduler, the renderer and the
+// policy detector, which select resources and clusters with the same rules:
+// they are the one implementation of Karmada's implicit selector priority
+// and cluster affinity.
 package overrides

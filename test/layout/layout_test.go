@@ -19,6 +19,10 @@ type pkg struct {
 	Name       string
 	Deps       []string
 	GoFiles    []string
+	// TestGoFiles and XTestGoFiles are the package's _test.go files (in
+	// the package and in package X_test).
+	TestGoFiles  []string
+	XTestGoFiles []string
 }
 
 // packages lists every package of the main module with its transitive deps.
