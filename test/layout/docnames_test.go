@@ -53,7 +53,7 @@ func TestDocsNameWhatExists(t *testing.T) {
 					used[ref.String()] = true
 					continue
 				}
-				if why := resolve(own, byName, locals, ref); why != "" {
+				if why := resolve(own, byName, byPath, locals, ref); why != "" {
 					t.Errorf("%s names %s, but %s", doc.path, ref, why)
 				}
 			}
@@ -207,11 +207,18 @@ type ref struct {
 	parts []string
 	call  bool   // written Name(
 	file  string // a backquoted file name
+	path  string // a directory of the repository (hub/leader), parts then name what it declares
 }
 
 func (r ref) String() string {
 	if r.file != "" {
 		return r.file
+	}
+	if r.path != "" && len(r.parts) > 0 {
+		return r.path + "." + strings.Join(r.parts, ".")
+	}
+	if r.path != "" {
+		return r.path
 	}
 	s := strings.Join(r.parts, ".")
 	if r.call {
@@ -227,6 +234,10 @@ var (
 	// callRE is Name( or camelCase( not after a dot (a chain's call is
 	// checked as the chain).
 	callRE = regexp.MustCompile(`(?:^|[^\w./-])([A-Z]\w*|[a-z]+[A-Z]\w*)\(`)
+	// pathRE is a file or directory of the repository's code (agent/doc.go,
+	// hub/leader), a directory optionally followed by an exported name it
+	// declares (hub/store.ErrNotLeader).
+	pathRE = regexp.MustCompile(`(?:^|[^\w./<-])((?:agent|api|cmd|hub|internal|test)(?:/[\w-]+)+(?:\.[a-z]+)?)((?:\.[A-Z]\w*)+)?`)
 	// codeRE is a markdown code span.
 	codeRE = regexp.MustCompile("`([^`\n]+)`")
 	// identRE is a whole backquoted exported identifier (CamelCase; a
@@ -274,6 +285,13 @@ func (doc docText) refs() []ref {
 		}
 	}
 	for _, s := range spans {
+		for _, m := range pathRE.FindAllStringSubmatch(s, -1) {
+			r := ref{path: m[1]}
+			if m[2] != "" {
+				r.parts = strings.Split(m[2][1:], ".")
+			}
+			refs = append(refs, r)
+		}
 		for _, m := range selectorRE.FindAllStringSubmatch(s, -1) {
 			parts := strings.Split(m[1], ".")
 			switch last := parts[len(parts)-1]; {
@@ -295,7 +313,10 @@ func (doc docText) refs() []ref {
 // package). A single name may be declared by any package of the module
 // (docs name the API types and the interpreter's operations they use);
 // pkg.Name may name a method (store.Fenced for Store.Fenced).
-func resolve(own *decls, byName map[string][]*decls, locals map[string]bool, r ref) string {
+func resolve(own *decls, byName map[string][]*decls, byPath map[string]*decls, locals map[string]bool, r ref) string {
+	if r.path != "" {
+		return resolvePath(own, byPath, r)
+	}
 	if r.file != "" {
 		if !own.files[r.file] {
 			return "the package has no file " + r.file
@@ -337,6 +358,32 @@ func resolve(own *decls, byName map[string][]*decls, locals map[string]bool, r r
 		return ""
 	}
 	return "package " + head + " declares no " + rest[0]
+}
+
+// resolvePath checks that a path names a file or directory of the
+// repository (or of the doc's own directory: deploy/'s hub/hub.yaml) and
+// that what it is followed by (hub/store.ErrNotLeader) is declared by the
+// package there.
+func resolvePath(own *decls, byPath map[string]*decls, r ref) string {
+	_, errRoot := os.Stat(filepath.Join("..", "..", r.path))
+	_, errOwn := os.Stat(filepath.Join(own.dir, r.path))
+	if errRoot != nil && errOwn != nil {
+		return "the repository has no " + r.path
+	}
+	if len(r.parts) == 0 {
+		return ""
+	}
+	p := byPath[module+"/"+r.path]
+	if p == nil {
+		return r.path + " is not a package"
+	}
+	if !p.top[r.parts[0]] && !p.meths[r.parts[0]] {
+		return "package " + r.path + " declares no " + r.parts[0]
+	}
+	if len(r.parts) > 1 && p.types[r.parts[0]] != nil && !p.types[r.parts[0]][r.parts[1]] {
+		return "type " + r.path + "." + r.parts[0] + " has no field or method " + r.parts[1]
+	}
+	return ""
 }
 
 func exported(name string) bool {
