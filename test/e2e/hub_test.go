@@ -43,7 +43,7 @@ func startHub(t, owner testing.TB, dataDir, listen string) *hubProc {
 	h := &hubProc{proc: p, dir: dataDir}
 	poll(t, hubStartTimeout, "tether-hub writes hub.addr", func() (bool, string) {
 		if p.exited() {
-			t.Fatalf("tether-hub exited during start-up: %v\n%s", p.cmd.ProcessState, p.tail(40))
+			t.Fatalf("tether-hub exited during start-up: %v", p.ExitError())
 		}
 		data, err := os.ReadFile(filepath.Join(dataDir, "hub.addr"))
 		if err != nil {

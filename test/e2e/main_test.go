@@ -31,6 +31,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	testproc "github.com/tetherproj/tether/test/proc"
 )
 
 // Binaries TestMain built.
@@ -39,8 +41,8 @@ var (
 	agentBin string
 )
 
-// procs starts every child process (see spawner).
-var procs *spawner
+// procs starts every child process (test/proc).
+var procs *testproc.Spawner
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -61,9 +63,9 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	hubBin, agentBin = filepath.Join(dir, "tether-hub"), filepath.Join(dir, "tether-agent")
-	procs = startSpawner()
+	procs = testproc.NewSpawner()
 	code := m.Run()
-	procs.close()
+	procs.Close()
 	if code == 0 {
 		if leaked := ownGoroutines(leakDeadline); leaked != "" {
 			fmt.Fprintf(os.Stderr, "goroutines of the tests still running after them:\n%s\n", leaked)
@@ -74,12 +76,12 @@ func runMain(m *testing.M) int {
 }
 
 // leakDeadline is how long TestMain waits for the goroutines of this
-// package and of the kit to end after the tests: they end when their
-// processes have been reaped, so only scheduling delay remains.
+// package, of the kit and of test/proc to end after the tests: they end
+// when their processes have been reaped, so only scheduling delay remains.
 const leakDeadline = 5 * time.Second
 
-// ownGoroutines waits up to d for no goroutine to run this package's or
-// the kit's code (TestMain's own excepted) and returns the stacks of those
+// ownGoroutines waits up to d for no goroutine to run this package's, the
+// kit's or test/proc's code (TestMain's own excepted) and returns the stacks of those
 // that still do.
 func ownGoroutines(d time.Duration) string {
 	deadline := time.Now().Add(d)
@@ -88,7 +90,8 @@ func ownGoroutines(d time.Duration) string {
 		buf = buf[:runtime.Stack(buf, true)]
 		var leaked []string
 		for _, g := range strings.Split(string(buf), "\n\n") {
-			own := strings.Contains(g, "tether/test/e2e.") || strings.Contains(g, "tether/test/kit.")
+			own := strings.Contains(g, "tether/test/e2e.") || strings.Contains(g, "tether/test/kit.") ||
+				strings.Contains(g, "tether/test/proc.")
 			if own && !strings.Contains(g, "e2e.TestMain") && !strings.Contains(g, "e2e.runMain") {
 				leaked = append(leaked, g)
 			}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // haTimeout bounds each step of TestReplicas; a leader change must take
@@ -26,7 +26,7 @@ const haTimeout = 30 * time.Second
 // startEtcdCluster starts an n-member etcd cluster from the kit's etcd
 // binary and returns its client URLs and processes. The members are killed
 // with the test.
-func startEtcdCluster(t *testing.T, n int) ([]string, []*exec.Cmd) {
+func startEtcdCluster(t *testing.T, n int) ([]string, []*proc.Process) {
 	t.Helper()
 	bin := filepath.Join(os.Getenv("TETHER_KIT_BIN"), "etcd")
 	if _, err := os.Stat(bin); err != nil {
@@ -34,7 +34,7 @@ func startEtcdCluster(t *testing.T, n int) ([]string, []*exec.Cmd) {
 	}
 	ports := freeTCPPorts(t, 2*n)
 	var clients, peers []string
-	var members []*exec.Cmd
+	var members []*proc.Process
 	for i := range n {
 		clients = append(clients, fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]))
 		peers = append(peers, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
@@ -42,25 +42,17 @@ func startEtcdCluster(t *testing.T, n int) ([]string, []*exec.Cmd) {
 	for i := range n {
 		peer := strings.SplitN(peers[i], "=", 2)[1]
 		dir := t.TempDir()
-		logf, err := os.Create(filepath.Join(dir, "etcd.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(dir, "data"),
+		p, err := proc.Start(procs, proc.Config{Name: fmt.Sprintf("etcd m%d", i), Bin: bin, Args: []string{
+			"--name", fmt.Sprintf("m%d", i), "--data-dir", filepath.Join(dir, "data"),
 			"--listen-client-urls", clients[i], "--advertise-client-urls", clients[i],
 			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 			"--initial-cluster", strings.Join(peers, ","), "--initial-cluster-state", "new",
-			"--unsafe-no-fsync", "--log-level", "warn")
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
+			"--unsafe-no-fsync", "--log-level", "warn"}, LogPath: filepath.Join(dir, "etcd.log")})
+		if err != nil {
 			t.Fatalf("start etcd: %v", err)
 		}
-		members = append(members, cmd)
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			_ = cmd.Wait()
-			logf.Close()
-		})
+		members = append(members, p)
+		t.Cleanup(func() { p.Stop(0) })
 	}
 	return clients, members
 }
@@ -317,10 +309,10 @@ func TestPartitionedLeaderStepsDown(t *testing.T) {
 	})
 	idx := slices.Index(hubs, lead)
 	began := time.Now()
-	if err := members[idx].Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := syscall.Kill(members[idx].PID(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = members[idx].Process.Signal(syscall.SIGCONT) })
+	t.Cleanup(func() { _ = syscall.Kill(members[idx].PID(), syscall.SIGCONT) })
 	poll(t, haTimeout, "the cut-off leader stepping down", func() (bool, string) {
 		return lead.logContains("lost leadership"), ""
 	})

@@ -4,7 +4,7 @@
 // CA. Nothing is faked on the hub's side.
 //
 // The tests poll with deadlines, never sleep for a fixed time, and kill
-// every hub they start (t.Cleanup), also when they fail.
+// every process they start (test/proc, t.Cleanup), also when they fail.
 package integration
 
 import (
@@ -13,10 +13,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // hubBin is the tether-hub binary TestMain built.
 var hubBin string
+
+// procs starts every child process of the tests (test/proc).
+var procs *proc.Spawner
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -37,5 +42,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build tether-hub: %v\n", err)
 		return 1
 	}
+	procs = proc.NewSpawner()
+	defer procs.Close() // after m.Run: every test has stopped its processes
 	return m.Run()
 }

@@ -6,7 +6,9 @@
 //
 // A harness makes one Spawner, starts each child with Start, polls it with
 // Poll until it is ready (returning Permanent(p.ExitError()) once p.Exited),
-// and at the end calls Stop on every Process and then Spawner.Close.
+// and at the end calls Stop on every Process and then Spawner.Close. A test
+// that owns a process hands it to StopAtEnd, which stops it when the test
+// ends and quotes its log if the test failed.
 //
 // It depends on the standard library alone.
 package proc

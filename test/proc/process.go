@@ -94,10 +94,14 @@ func (p *Process) ExitError() error {
 		p.name, p.PID(), p.waitErr, p.logPath, FileTail(p.logPath, TailLines))
 }
 
+// ExitCode is the process's exit code, -1 if a signal ended it. Call it
+// only once Exited.
+func (p *Process) ExitCode() int { return p.cmd.ProcessState.ExitCode() }
+
 // Stop ends the process's whole group: SIGTERM, then SIGKILL if it has not
 // exited within grace (at once if grace is 0), and waits until it has been
-// reaped.
-func (p *Process) Stop(grace time.Duration) {
+// reaped. It reports whether the process had exited before the SIGKILL.
+func (p *Process) Stop(grace time.Duration) (exitedBeforeKill bool) {
 	pgid := p.PID() // Setpgid with Pgid 0 makes the child a group leader.
 	if grace > 0 && !p.Exited() {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -106,10 +110,12 @@ func (p *Process) Stop(grace time.Duration) {
 		case <-time.After(grace):
 		}
 	}
+	exitedBeforeKill = p.Exited()
 	// Also after a clean exit: anything the process forked into its group
 	// must go too. ESRCH (group already empty) is the normal outcome.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-p.done
+	return exitedBeforeKill
 }
 
 // FileTail returns the last n lines of a file, or a note saying why it could

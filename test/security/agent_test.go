@@ -1,13 +1,14 @@
 package security
 
 import (
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // TestAgentRegistersAndConnects: tether-agent with a token and the right
@@ -26,21 +27,20 @@ func TestAgentRegistersAndConnects(t *testing.T) {
 	args := []string{"--hub", h.addr, "--token", tok.Token, "--ca-hash", tok.CAHash, "--cluster", "edge-1",
 		"--kubeconfig", kubeconfig, "--data-dir", data}
 	for run := 1; run <= 2; run++ {
-		logf := filepath.Join(dir, "agent.log")
-		out, _ := os.Create(logf)
-		cmd := exec.Command(agentBin, args...)
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
+		logf := filepath.Join(dir, fmt.Sprintf("agent-%d.log", run))
+		p, err := proc.Start(procs, proc.Config{Name: fmt.Sprintf("tether-agent run %d", run), Bin: agentBin, Args: args, LogPath: logf})
+		if err != nil {
 			t.Fatal(err)
 		}
+		proc.StopAtEnd(t, p, stopGrace)
 		poll(t, 30*time.Second, "the agent's stream in the hub's log", func() (bool, string) {
 			hubLog, _ := os.ReadFile(h.log)
 			agentLog, _ := os.ReadFile(logf)
 			return strings.Count(string(hubLog), "agent stream started") >= run, string(agentLog)
 		})
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		out.Close()
+		if !p.Stop(stopGrace) {
+			t.Errorf("tether-agent did not stop within %s of SIGTERM; killed", stopGrace)
+		}
 		if agentLog, _ := os.ReadFile(logf); run == 2 && strings.Contains(string(agentLog), "registered with the hub") {
 			t.Errorf("the restarted agent registered again; want it to reuse its certificate:\n%s", agentLog)
 		}

@@ -79,7 +79,7 @@ func (e *hostileEnv) objects() hubv1.ObjectServiceClient {
 func (e *hostileEnv) checkServing(t *testing.T) {
 	t.Helper()
 	select {
-	case <-e.h.done:
+	case <-e.h.p.Done():
 		t.Fatal("the hub process exited")
 	default:
 	}

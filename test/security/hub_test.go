@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Timeouts of the tests.
@@ -34,14 +34,18 @@ const (
 	cmdTimeout = 60 * time.Second
 )
 
+// stopGrace is how long a hub or agent may take to stop after SIGTERM
+// before it is killed (and the test fails); the hub's own shutdown grace is
+// 10 s.
+const stopGrace = 20 * time.Second
+
 // hubProc is one tether-hub process on its own data directory.
 type hubProc struct {
 	t    *testing.T
 	dir  string
 	addr string
-	cmd  *exec.Cmd
+	p    *proc.Process
 	log  string
-	done chan struct{}
 }
 
 // startHub starts tether-hub on a free loopback port, with flags added,
@@ -49,32 +53,18 @@ type hubProc struct {
 func startHub(t *testing.T, flags ...string) *hubProc {
 	t.Helper()
 	dir := t.TempDir()
-	logf, err := os.CreateTemp(t.TempDir(), "hub-*.log")
+	h := &hubProc{t: t, dir: dir, log: filepath.Join(t.TempDir(), "hub.log")}
+	p, err := proc.Start(procs, proc.Config{Name: "tether-hub", Bin: hubBin, LogPath: h.log,
+		Args: append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "-log-level", "debug"}, flags...)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &hubProc{t: t, dir: dir, log: logf.Name(), done: make(chan struct{}),
-		cmd: exec.Command(hubBin, append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "-log-level", "debug"}, flags...)...)}
-	h.cmd.Stdout, h.cmd.Stderr = logf, logf
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = h.cmd.Wait(); logf.Close(); close(h.done) }()
-	t.Cleanup(func() {
-		_ = h.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-h.done:
-		case <-time.After(20 * time.Second):
-			_ = h.cmd.Process.Kill()
-			<-h.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(h.log)
-			lines := strings.Split(string(data), "\n")
-			t.Logf("hub log (last lines):\n%s", strings.Join(lines[max(0, len(lines)-60):], "\n"))
-		}
-	})
+	h.p = p
+	proc.StopAtEnd(t, p, stopGrace)
 	poll(t, startTimeout, "hub.addr written", func() (bool, string) {
+		if p.Exited() {
+			t.Fatal(p.ExitError())
+		}
 		data, err := os.ReadFile(filepath.Join(dir, "hub.addr"))
 		h.addr = strings.TrimSpace(string(data))
 		return err == nil && h.addr != "", ""

@@ -12,10 +12,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // Binaries TestMain built.
 var hubBin, agentBin, ctlBin string
+
+// procs starts every long-running child process of the tests (test/proc);
+// commands that must end by themselves (tetherctl, a refused agent) run
+// with exec.CommandContext and a timeout.
+var procs *proc.Spawner
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
@@ -38,5 +45,7 @@ func runMain(m *testing.M) int {
 			return 1
 		}
 	}
+	procs = proc.NewSpawner()
+	defer procs.Close() // after m.Run: every test has stopped its processes
 	return m.Run()
 }

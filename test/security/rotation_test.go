@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"crypto/x509"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/test/proc"
 )
 
 // certLifetime is the agent certificate lifetime of the rotation test: the
@@ -108,24 +107,13 @@ func startAgent(t *testing.T, h *hubProc, tok token, cluster string) (string, st
 	if err := os.WriteFile(kubeconfig, []byte(fakeKubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.Create(logf)
+	p, err := proc.Start(procs, proc.Config{Name: "tether-agent " + cluster, Bin: agentBin, LogPath: logf,
+		Args: []string{"--hub", h.addr, "--token", tok.Token, "--ca-hash", tok.CAHash, "--cluster", cluster,
+			"--kubeconfig", kubeconfig, "--data-dir", data, "--log-level", "debug"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(agentBin, "--hub", h.addr, "--token", tok.Token, "--ca-hash", tok.CAHash, "--cluster", cluster,
-		"--kubeconfig", kubeconfig, "--data-dir", data, "--log-level", "debug")
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		out.Close()
-		if t.Failed() {
-			t.Logf("agent log (last lines):\n%s", tail(logf))
-		}
-	})
+	proc.StopAtEnd(t, p, stopGrace)
 	return data, logf
 }
 
