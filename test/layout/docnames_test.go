@@ -275,12 +275,13 @@ func (doc docText) refs() []ref {
 	if doc.markdown {
 		spans = nil
 		for _, m := range codeRE.FindAllStringSubmatch(doc.text, -1) {
-			spans = append(spans, m[1])
 			switch s := strings.TrimSuffix(m[1], "()"); {
 			case fileRE.MatchString(s):
 				refs = append(refs, ref{file: s})
 			case identRE.MatchString(s):
 				refs = append(refs, ref{parts: []string{s}})
+			default:
+				spans = append(spans, m[1])
 			}
 		}
 	}
@@ -391,4 +392,29 @@ func exported(name string) bool {
 		return unicode.IsUpper(r)
 	}
 	return false
+}
+
+func TestDocRefs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  docText
+		want []string
+	}{
+		{"go comment", docText{text: "Run calls agentapi.New(cfg) and Config.Relay; see hub/store.ErrNotLeader,\n" +
+			"admin.conf, tether.io/x, DataDir/pki and Karmada's util.ClusterMatches. Then NewThing(x) runs."},
+			[]string{"hub/store.ErrNotLeader", "agentapi.New", "Config.Relay", "util.ClusterMatches", "NewThing("}},
+		{"file names", docText{text: "see agent/doc.go and apply.go"}, []string{"agent/doc.go", "apply.go"}},
+		{"readme code spans only", docText{markdown: true, text: "| `apply.go` | `Apply`, `propagateDeps`, `WithX(false)` |\nprose Foo.Bar"},
+			[]string{"apply.go", "Apply", "WithX("}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range tc.doc.refs() {
+				got = append(got, r.String())
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("refs(%q) = %q; want %q", tc.doc.text, got, tc.want)
+			}
+		})
+	}
 }
