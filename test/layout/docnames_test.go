@@ -26,12 +26,21 @@ var notGo = map[string]string{
 }
 
 // TestDocsNameWhatExists checks that every package doc comment and every
-// package README.md names only identifiers that exist (STYLE: "package
-// docs that describe code that exists"). A doc names an identifier as
-// pkg.Name (pkg this package or another of the module; Name exported),
-// Type.Member (Type declared in this package), Name( (a call, CamelCase)
-// or, in a README, `Name` in backquotes; a README's `file.go` must be a
-// file of the package. Other words are prose and are not checked.
+// package README.md names only identifiers and paths that exist (STYLE:
+// "package docs that describe code that exists"). A doc names:
+//
+//   - pkg.Name: pkg this package or another of the module, Name exported
+//     and declared there (a method counts: store.Fenced);
+//   - Type.Member: Type declared in this package, Member its field or method;
+//   - Name( (CamelCase) or, in a README, `Name`: declared by a package of
+//     the module (docs name the API's types and other packages' functions);
+//   - name.go, or a repository path (hub/leader, agent/doc.go,
+//     hub/store.ErrNotLeader): the file, the directory, and the name in
+//     that package exist.
+//
+// A README is read in its code spans only. Variables a code sample
+// declares (api := ...) are not packages. Other words are prose and are
+// not checked; notGo lists the exceptions.
 func TestDocsNameWhatExists(t *testing.T) {
 	pkgs := packages(t)
 	byName := map[string][]*decls{} // package name → the module's packages of that name

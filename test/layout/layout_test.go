@@ -1,5 +1,6 @@
 // Package layout checks the repository's structural rules (DESIGN §2, STYLE):
-// every package has a doc comment, and dependencies point one way.
+// every package has a doc comment, its docs name only code that exists, and
+// dependencies point one way.
 package layout
 
 import (
