@@ -126,6 +126,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("revocation", revoke)                               // agent records → revoked streams ended
 	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
 	g.run("cluster-models", srv.models.Run)                   // clusters' resource models → their agents' Settings
+	g.run("user-revocations", srv.revoked.Run)                // revoked users → their certificates refused on every call
 	g.run("store-watch", storeLoss.run)                       // etcd out of reach → agents sent to other replicas, not ready
 	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
 	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires
