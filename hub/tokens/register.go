@@ -48,6 +48,9 @@ func (r *Registry) Register(ctx context.Context, req Request) (Result, error) {
 	if err := validName(req.Cluster); err != nil {
 		return Result{}, err
 	}
+	if err := registration.ValidateLabels(req.Topology.GetLabels()); err != nil {
+		return Result{}, fmt.Errorf("%w: cluster %q: %v", ErrInvalid, req.Cluster, err)
+	}
 	csr, err := certs.ParseCSR(req.CSRPEM)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -252,7 +255,7 @@ func (r *Registry) clusterExists(ctx context.Context, cluster string) (bool, err
 // createCluster writes the Cluster record of a registration unless one
 // exists; what an admin set there stays.
 func (r *Registry) createCluster(ctx context.Context, req Request) error {
-	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology))
+	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology, r.cfg.NewClustersCordoned))
 	if err != nil {
 		return err
 	}
