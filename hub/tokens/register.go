@@ -101,9 +101,9 @@ func (r *Registry) recordPending(ctx context.Context, cluster string, rec *Agent
 	}
 	if p := next.PendingKeyFingerprint; p != "" && p != fp {
 		r.log.Warn("registration with a new key refused: another key is pending", "cluster", cluster, "key", fp, "pending_key", p)
-		return fmt.Errorf("%w: cluster %q already has a key awaiting approval (%s), and a pending key is never replaced: "+
-			"an admin approves it (tetherctl cluster approve %s --key-fingerprint %s) or rejects it (tetherctl cluster reject %s --key-fingerprint %s) first",
-			ErrPendingApproval, cluster, p, cluster, p, cluster, p)
+		return fmt.Errorf("%w: cluster %q already has a key awaiting approval (%s), and a pending key is never replaced: this registration's key %s was not recorded; "+
+			"an admin approves the pending key (tetherctl cluster approve %s --key-fingerprint %s) or rejects it (tetherctl cluster reject %s --key-fingerprint %s) first",
+			ErrPendingApproval, cluster, p, fp, cluster, p, cluster, p)
 	}
 	if next.PendingKeyFingerprint != fp {
 		next.PendingKeyFingerprint = fp
