@@ -18,7 +18,9 @@
 // its gRPC server, whose transport credentials verify client certificates
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
-//	api, err := clientapi.New(clientapi.Config{Leases: leases}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
+//	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
+//	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
+//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
