@@ -120,6 +120,12 @@ type Config struct {
 	// stays unreachable longer than its toleration, as if every policy set
 	// spec.failover.cluster. Off: only the policies that set it fail over.
 	FailoverUnreachable bool
+	// NewClustersCordoned makes every newly registered cluster (by token or
+	// by a minted certificate's first heartbeat) start cordoned: its record
+	// carries the NoSchedule taint node.tether.io/cordoned, so nothing new
+	// is placed there until an admin runs tetherctl uncordon. Off by
+	// default (a new cluster is schedulable at once, as in Karmada).
+	NewClustersCordoned bool
 	// UnreachableToleration is the toleration of the unreachable and
 	// not-ready NoExecute taints a failing-over binding gets when its
 	// policy has none; zero means DefaultUnreachableToleration.

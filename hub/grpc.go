@@ -23,6 +23,7 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
+	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -41,6 +42,9 @@ type api struct {
 	// models follows the clusters' resource models for the agent streams;
 	// its Run must run on every replica.
 	models *registration.Models
+	// revoked follows the revoked users, refused on every call; its Run
+	// must run on every replica.
+	revoked *revocation.List
 }
 
 // apiDeps is what the services are built over.
@@ -78,8 +82,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
+	revoked := revocation.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter()}, d.st, d.interp, h.logger)
+		Namespaces: h.namespaceFilter(), Revocations: revoked}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}
@@ -90,8 +95,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	m := newMetrics(agents.Streams, d.leases, d.st, d.counts, d.authority, d.disrupted, d.leader)
 	opts := append(agentapi.ServerOptions(agentCfg), grpc.Creds(credentials.NewTLS(serverTLS(d.ca, cert))))
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
+	opts = append(opts, clientapi.RefuseRevoked(revoked)...)
 	opts = append(opts, m.interceptors()...)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models}
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
 	clients.Register(a.server)
 	healthpb.RegisterHealthServer(a.server, a.health)

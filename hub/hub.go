@@ -89,7 +89,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// is held.
 	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
-	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
+	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
@@ -106,7 +106,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
-		t.run("registration", registration.New(fenced, leases, h.logger).Run)          // first heartbeat → /tether/clusters/<name>
+		t.run("registration", registration.New(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
+			registration.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
 		t.run("detector", detector.New(fenced, interp, h.logger, detectorOpts...).Run) // templates × policies → bindings
 		t.run("scheduler", sched.Run)                                                  // bindings × clusters → placements, eviction
 		t.run("aggregate", statuses.Run)                                               // agents' statuses → binding status
@@ -126,6 +127,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("revocation", revoke)                               // agent records → revoked streams ended
 	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
 	g.run("cluster-models", srv.models.Run)                   // clusters' resource models → their agents' Settings
+	g.run("user-revocations", srv.revoked.Run)                // revoked users → their certificates refused on every call
 	g.run("store-watch", storeLoss.run)                       // etcd out of reach → agents sent to other replicas, not ready
 	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
 	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires

@@ -104,6 +104,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		"new connections get the new one and open ones go on (at least 1m)")
 	fs.BoolVar(&cfg.AcceptStoreReset, "accept-store-reset", false, "accept the store as it is after the hub found it wiped, replaced or restored from an older snapshot "+
 		"(it then causes no delete in any member until started once with this flag); the store becomes the new baseline, later starts need not repeat it")
+	fs.BoolVar(&cfg.NewClustersCordoned, "new-clusters-cordoned", false, "newly registered clusters start cordoned (taint node.tether.io/cordoned:NoSchedule): nothing is placed there until an admin runs tetherctl uncordon; off: a new cluster is schedulable at once")
 	fs.BoolVar(&cfg.FailoverUnreachable, "failover-unreachable", false, "move the replicas of every Divided workload off a cluster that stays unreachable longer than its toleration; off: only policies with spec.failover.cluster fail over (Duplicated workloads never do)")
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")
 	fs.IntVar(&cfg.MaxWorksPerCluster, "max-works-per-cluster", hub.DefaultMaxWorksPerCluster, "most works the hub serves to one cluster: the scheduler places no new workload on a cluster holding that many, and a stream withholds the excess (never deletes it)")

@@ -128,3 +128,19 @@ func TestConnectionLimitFlags(t *testing.T) {
 		t.Error("--max-streams-per-connection 0 was accepted; want a positive number")
 	}
 }
+
+// TestNewClustersCordonedFlag: off by default, on with the flag.
+func TestNewClustersCordonedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--data-dir", "d"}, false},
+		{[]string{"--data-dir", "d", "--new-clusters-cordoned"}, true},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard, io.Discard)
+		if err != nil || cfg.NewClustersCordoned != tc.want {
+			t.Errorf("parseFlags(%q) = NewClustersCordoned %v, %v; want %v", tc.args, cfg.NewClustersCordoned, err, tc.want)
+		}
+	}
+}

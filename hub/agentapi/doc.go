@@ -82,6 +82,13 @@
 // Register (register.go), rate-limited per source address and in total
 // (ratelimit.go), exchanges a bootstrap token and a
 // CSR for the cluster's certificate through Config.Registry (hub/tokens).
+// The labels the agent asserts in its topology must be Kubernetes labels
+// (INVALID_ARGUMENT naming the bad one). A new key for a registered name
+// is recorded as pending and refused (FAILED_PRECONDITION) until an admin
+// approves it by its fingerprint; while one key is pending, a registration
+// with any other key is refused and changes nothing, so a holder of an
+// unused token cannot replace it. With the hub's --new-clusters-cordoned,
+// the Cluster record a registration creates starts cordoned.
 // Every Connect asks the Registry whether its certificate was revoked (the
 // cluster removed, or its key replaced), and Recheck, called by the hub on
 // every change of an agent record, ends the streams whose certificate no

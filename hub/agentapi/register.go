@@ -31,7 +31,9 @@ type Registry interface {
 
 // Register serves a bootstrap registration (see RegisterRequest). It is the
 // one call made without a client certificate, so it is rate-limited before
-// anything else.
+// anything else. The Registry checks the token, the topology's labels and
+// the key (pending keys are never replaced) and creates the Cluster
+// record, cordoned when the hub makes new clusters start cordoned.
 func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*agentv1.RegisterResponse, error) {
 	if s.cfg.Registry == nil {
 		return nil, grpcStatus(fmt.Errorf("%w: this hub has no bootstrap tokens; mint agent certificates with `tether-hub mint-agent`", ErrUnimplemented))

@@ -28,8 +28,9 @@ func (s clusterService) Remove(ctx context.Context, req *hubv1.RemoveRequest) (*
 
 // Approve binds a cluster name to the key of its refused registration: the
 // agent's next Register with that key succeeds, and the old key's
-// certificate is refused from now on. An empty fingerprint approves the key
-// that is pending (tetherctl shows which).
+// certificate is refused from now on. The pending key's fingerprint is
+// required (ListClusters and GetCluster show it), so that an admin
+// approves the key they saw, not whichever registered last.
 func (s clusterService) Approve(ctx context.Context, req *hubv1.ApproveRequest) (*hubv1.ApproveResponse, error) {
 	reg, err := s.b.registry(ctx, "ClusterService.Approve")
 	if err != nil {
@@ -50,4 +51,35 @@ func (s clusterService) Approve(ctx context.Context, req *hubv1.ApproveRequest) 
 		view.CertificateNotAfter = timestamppb.New(a.NotAfter)
 	}
 	return &hubv1.ApproveResponse{Cluster: view}, nil
+}
+
+// RejectKey discards a cluster's pending key: a pending key is never
+// replaced by another registration, so one the admin does not want must be
+// rejected before another can be recorded.
+func (s clusterService) RejectKey(ctx context.Context, req *hubv1.RejectKeyRequest) (*hubv1.RejectKeyResponse, error) {
+	reg, err := s.b.registry(ctx, "ClusterService.RejectKey")
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	if _, err := reg.Reject(ctx, req.GetName(), req.GetKeyFingerprint()); err != nil {
+		return nil, grpcStatus(registryError(err))
+	}
+	s.b.log.Info("cluster pending key rejected", "cluster", req.GetName(), "key", req.GetKeyFingerprint())
+	return &hubv1.RejectKeyResponse{}, nil
+}
+
+// withPendingKeys sets the pending key of every view whose cluster has a
+// key awaiting approval (none without a registry).
+func (b *backend) withPendingKeys(ctx context.Context, views ...*hubv1.Cluster) error {
+	if b.cfg.Registry == nil || len(views) == 0 {
+		return nil
+	}
+	pending, err := b.cfg.Registry.PendingKeys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		v.PendingKeyFingerprint = pending[v.GetName()]
+	}
+	return nil
 }

@@ -52,6 +52,9 @@ func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListCluster
 			resp.Clusters = append(resp.Clusters, v)
 		}
 	}
+	if err := s.b.withPendingKeys(ctx, resp.Clusters...); err != nil {
+		return nil, grpcStatus(err)
+	}
 	return resp, nil
 }
 
@@ -65,10 +68,11 @@ func (s clusterService) GetCluster(ctx context.Context, req *hubv1.GetClusterReq
 		return nil, grpcStatus(err)
 	}
 	lease, _ := s.b.lease(c.Name)
-	return &hubv1.GetClusterResponse{
-		Cluster:        s.b.clusterView(c, time.Now()),
-		ApiEnablements: apiEnablementsOf(c, lease.Heartbeat),
-	}, nil
+	view := s.b.clusterView(c, time.Now())
+	if err := s.b.withPendingKeys(ctx, view); err != nil {
+		return nil, grpcStatus(err)
+	}
+	return &hubv1.GetClusterResponse{Cluster: view, ApiEnablements: apiEnablementsOf(c, lease.Heartbeat)}, nil
 }
 
 // storedCluster reads the record at store.ClusterKey(name) and its

@@ -6,8 +6,11 @@
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go), ClusterService's Remove revokes
-// a cluster's certificates and Approve binds its name to a new key
-// (clusters_admin.go).
+// a cluster's certificates, Approve binds its name to a new key and
+// RejectKey discards a pending one (clusters_admin.go); both need the
+// pending key's fingerprint, which ListClusters and GetCluster show. Over
+// hub/revocation (Config.Revocations), UserService's RevokeUser revokes a
+// user name's certificates and ListRevokedUsers lists the revocations.
 //
 // # Usage
 //
@@ -15,7 +18,9 @@
 // its gRPC server, whose transport credentials verify client certificates
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
-//	api, err := clientapi.New(clientapi.Config{Leases: leases}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
+//	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
+//	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
+//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
@@ -25,6 +30,13 @@
 // Simulate), agents and anything else are refused. No certificate is
 // UNAUTHENTICATED, a role that may not is PERMISSION_DENIED. Errors become
 // gRPC codes in one function, grpcStatus.
+//
+// A revoked user's certificate (hub/revocation) is refused before any
+// service sees the call: RefuseRevoked's interceptors, installed on the
+// hub's server, answer UNAUTHENTICATED naming the revocation, and end the
+// user's open streams (Watch, WatchPlacement) with it as soon as the
+// replica learns of the revocation from etcd. An admin cannot revoke the
+// name they are connected as.
 //
 // Viewers see Secrets without their data (secrets.go): in Get, List, Watch
 // and Simulate output, every value of a core/v1 Secret's data and

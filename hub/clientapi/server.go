@@ -14,6 +14,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -51,6 +52,10 @@ type Config struct {
 	// certificates) and ClusterService's Remove and Approve; nil answers
 	// them UNIMPLEMENTED.
 	Registry *tokens.Registry
+	// Revocations serves UserService's RevokeUser and ListRevokedUsers;
+	// nil answers them UNIMPLEMENTED. The server must also refuse the
+	// revoked certificates (RefuseRevoked) for them to take effect.
+	Revocations *revocation.List
 	// LuaLimits bound the dry run of ResourceInterpreterCustomizations'
 	// scripts at Apply; zero takes luavm.DefaultLimits, which the hub's
 	// interpreter also uses.

@@ -11,6 +11,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/revocation"
 )
 
 // User certificate lifetimes.
@@ -18,14 +19,15 @@ const (
 	// defaultUserLifetime is a user certificate's lifetime when none is
 	// asked for: a year, as the API documents.
 	defaultUserLifetime = 365 * 24 * time.Hour
-	// maxUserLifetime caps it: the hub has no user revocation yet, so a
-	// certificate's expiry is the only end of a user's access.
+	// maxUserLifetime caps it, so that a certificate nobody revokes
+	// (RevokeUser) still ends.
 	maxUserLifetime = 2 * 365 * 24 * time.Hour
 )
 
 // userService implements hubv1.UserServiceServer: admins issue client
-// certificates for users, signed by the hub's CA. The role is in the
-// certificate (pki.Identity); the hub stores nothing about users.
+// certificates for users, signed by the hub's CA, and revoke users. The
+// role is in the certificate (pki.Identity); the hub stores nothing about
+// users but their revocations (hub/revocation).
 type userService struct {
 	hubv1.UnimplementedUserServiceServer
 	b *backend
@@ -82,4 +84,61 @@ func userRequest(req *hubv1.CreateUserRequest) (pki.Identity, time.Duration, err
 		return id, 0, fmt.Errorf("%w: ttl %s: want more than 0 and at most %s", ErrInvalid, lifetime, maxUserLifetime)
 	}
 	return id, lifetime, nil
+}
+
+// RevokeUser revokes every certificate of a user name issued until now, on
+// every replica (RefuseRevoked refuses them). An admin cannot revoke the
+// name they are connected as: that would lock them out with nobody to
+// undo it.
+func (s userService) RevokeUser(ctx context.Context, req *hubv1.RevokeUserRequest) (*hubv1.RevokeUserResponse, error) {
+	caller, l, err := s.b.revocations(ctx, "UserService.RevokeUser")
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	name := req.GetName()
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, grpcStatus(fmt.Errorf("%w: user name %q: %s", ErrInvalid, name, strings.Join(errs, "; ")))
+	}
+	if name == caller.Name {
+		return nil, grpcStatus(fmt.Errorf("%w: you are connected as user %q: revoking yourself would lock you out; revoke with another admin's credentials", ErrInvalid, name))
+	}
+	r, err := l.Revoke(ctx, name, caller.Name)
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	return &hubv1.RevokeUserResponse{Revoked: revokedView(r)}, nil
+}
+
+// ListRevokedUsers returns the stored revocations, by name.
+func (s userService) ListRevokedUsers(ctx context.Context, _ *hubv1.ListRevokedUsersRequest) (*hubv1.ListRevokedUsersResponse, error) {
+	_, l, err := s.b.revocations(ctx, "UserService.ListRevokedUsers")
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	all, err := l.All(ctx)
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	resp := &hubv1.ListRevokedUsersResponse{}
+	for _, r := range all {
+		resp.Revoked = append(resp.Revoked, revokedView(r))
+	}
+	return resp, nil
+}
+
+// revocations authorizes an admin call of method and returns the caller
+// and the revocations, or ErrUnimplemented when the hub runs without them.
+func (b *backend) revocations(ctx context.Context, method string) (pki.Identity, *revocation.List, error) {
+	id, err := authorize(ctx, write)
+	if err != nil {
+		return id, nil, err
+	}
+	if b.cfg.Revocations == nil {
+		return id, nil, fmt.Errorf("%w: %s is not served: this hub runs without user revocations", ErrUnimplemented, method)
+	}
+	return id, b.cfg.Revocations, nil
+}
+
+func revokedView(r revocation.Revoked) *hubv1.RevokedUser {
+	return &hubv1.RevokedUser{Name: r.Name, RevokeTime: timestamppb.New(r.At), RevokedBy: r.By}
 }

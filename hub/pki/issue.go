@@ -144,3 +144,8 @@ func (ca *CA) sign(tmpl *x509.Certificate, pub crypto.PublicKey) (*x509.Certific
 	cert, err := x509.ParseCertificate(der)
 	return cert, certs.EncodeCertificate(der), err
 }
+
+// IssuedAt is when this CA issued cert: its NotBefore without the clock
+// skew allowance every certificate is back-dated by, to whole seconds (a
+// certificate's times carry no fractions).
+func IssuedAt(cert *x509.Certificate) time.Time { return cert.NotBefore.Add(clockSkew) }

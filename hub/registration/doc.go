@@ -6,7 +6,12 @@
 // (`tether-hub mint-agent`); either way the certificate's common name is the
 // cluster's name, and the first heartbeat on its stream creates the Cluster
 // record, with the topology the agent reported as its
-// provider, region and zones, and the APIs it serves. An existing record is
+// provider, region and zones, and the APIs it serves. Labels that are not
+// Kubernetes labels (ValidateLabels) are left out of it, with a warning
+// (Register refuses them outright). With the option NewClustersCordoned
+// (the hub's --new-clusters-cordoned) a new record starts with the
+// NoSchedule taint TaintCordoned, so nothing is placed there until an
+// admin uncordons it; NewRecord builds every first record, Register's too. An existing record is
 // never replaced: what an admin set there (labels, annotations, taints,
 // through the client API's ClusterService) stays. The labels the agent
 // reports (tether-agent --labels) are only the initial value of a new

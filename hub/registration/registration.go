@@ -6,10 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -20,6 +24,12 @@ import (
 // retryInterval is how soon a record that could not be written is tried
 // again, so that a store hiccup does not wait for the next lease change.
 const retryInterval = 2 * time.Second
+
+// TaintCordoned is the key of the NoSchedule taint that cordons a cluster
+// (the client API's Cordon): new placements avoid it, what runs there
+// stays. A new record carries it when the hub makes new clusters start
+// cordoned.
+const TaintCordoned = "node.tether.io/cordoned"
 
 // Leases is what the registrar reads of hub/clusters.
 type Leases interface {
@@ -46,11 +56,24 @@ type Registrar struct {
 	// waiting: the last sync skipped a cluster not met yet, so Run looks
 	// again after retryInterval (a renewal does not wake Leases.Wait).
 	waiting bool
+	// cordoned: new records start cordoned (NewClustersCordoned).
+	cordoned bool
 }
 
+// Option changes how a Registrar creates records.
+type Option func(*Registrar)
+
+// NewClustersCordoned makes the records the registrar creates start
+// cordoned (TaintCordoned) when on, until an admin uncordons them.
+func NewClustersCordoned(on bool) Option { return func(r *Registrar) { r.cordoned = on } }
+
 // New returns a registrar over st and leases.
-func New(st *store.Store, leases Leases, logger hclog.Logger) *Registrar {
-	return &Registrar{store: st, leases: leases, log: logger.Named("registration"), known: map[string]bool{}, apis: map[string]string{}}
+func New(st *store.Store, leases Leases, logger hclog.Logger, opts ...Option) *Registrar {
+	r := &Registrar{store: st, leases: leases, log: logger.Named("registration"), known: map[string]bool{}, apis: map[string]string{}}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Run creates records as clusters appear until ctx ends, then returns nil.
@@ -197,9 +220,18 @@ func apiEnablements(hb *agentv1.Heartbeat) []clusterv1alpha1.APIEnablement {
 	return out
 }
 
-// create writes the record of l's cluster unless one exists.
+// create writes the record of l's cluster unless one exists. Labels its
+// agent reported that are not valid Kubernetes labels are left out, with a
+// warning: an agent registered with a token had them checked at Register,
+// and tether-agent checks its own; this is a certificate minted outside
+// registration with an agent that did not.
 func (r *Registrar) create(ctx context.Context, l clusters.Lease) (bool, error) {
-	data, err := json.Marshal(Record(l))
+	rec := Record(l, r.cordoned)
+	if err := ValidateLabels(rec.Labels); err != nil {
+		r.log.Warn("cluster's reported labels left out of its new record", "cluster", l.Cluster, "error", err)
+		rec.Labels = nil
+	}
+	data, err := json.Marshal(rec)
 	if err != nil {
 		return false, err
 	}
@@ -215,8 +247,9 @@ func (r *Registrar) create(ctx context.Context, l clusters.Lease) (bool, error) 
 
 // NewRecord is a cluster's first record: its name, when it was created,
 // and the topology and labels its agent reported (at registration or in a
-// heartbeat). Every path that creates a Cluster record builds it here.
-func NewRecord(name string, created time.Time, topo *agentv1.Topology) *clusterv1alpha1.Cluster {
+// heartbeat); cordoned, it carries the NoSchedule taint TaintCordoned.
+// Every path that creates a Cluster record builds it here.
+func NewRecord(name string, created time.Time, topo *agentv1.Topology, cordoned bool) *clusterv1alpha1.Cluster {
 	c := &clusterv1alpha1.Cluster{
 		TypeMeta: metav1.TypeMeta{APIVersion: clusterv1alpha1.GroupVersion.String(), Kind: "Cluster"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -226,17 +259,35 @@ func NewRecord(name string, created time.Time, topo *agentv1.Topology) *clusterv
 		},
 	}
 	c.Spec.Provider, c.Spec.Region, c.Spec.Zones = topo.GetProvider(), topo.GetRegion(), topo.GetZones()
+	if cordoned {
+		c.Spec.Taints = []corev1.Taint{{Key: TaintCordoned, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &c.CreationTimestamp}}
+	}
 	return c
 }
 
 // Record is the Cluster first stored for a lease: its name, and the
 // topology and Kubernetes version of its first heartbeat.
-func Record(l clusters.Lease) *clusterv1alpha1.Cluster {
+func Record(l clusters.Lease, cordoned bool) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
-	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology())
+	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology(), cordoned)
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
 	if apis := apiEnablements(hb); len(apis) > 0 {
 		c.Status.APIEnablements = apis
 	}
 	return c
+}
+
+// ValidateLabels checks the labels an agent asserts for its cluster as
+// Kubernetes checks labels: a qualified-name key and a label value. The
+// error names the first bad label, in key order.
+func ValidateLabels(labels map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("label key %.100q: %s", k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(labels[k]); len(errs) > 0 {
+			return fmt.Errorf("label %.100q value %.100q: %s", k, labels[k], strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }

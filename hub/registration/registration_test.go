@@ -111,7 +111,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 func TestRecordTakesTopology(t *testing.T) {
 	hb := heartbeat()
 	hb.Topology = &agentv1.Topology{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}, Labels: map[string]string{"tier": "edge"}}
-	c := Record(clusters.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()})
+	c := Record(clusters.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()}, false)
 	want := clusterv1alpha1.ClusterSpec{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}}
 	if diff := cmp.Diff(want, c.Spec); diff != "" {
 		t.Errorf("Record spec (-want +got):\n%s", diff)

@@ -15,6 +15,9 @@ const (
 	ClustersPrefix = Root + "clusters/"
 	TokensPrefix   = Root + "tokens/"
 	AgentsPrefix   = Root + "agents/"
+	// RevokedUsersPrefix holds the revoked user names (hub/revocation):
+	// RevokedUserKey.
+	RevokedUsersPrefix = Root + "revoked-users/"
 	// LivenessPrefix holds two records per cluster whose agent is streaming
 	// to some replica (hub/clusters), attached to that replica's etcd lease:
 	// a small renewal (LivenessKey) and the last heartbeat (HeartbeatKey).
@@ -116,6 +119,9 @@ func TokenKey(id string) string { return TokensPrefix + id }
 
 // AgentKey is where the key binding of the cluster name's agent is stored.
 func AgentKey(name string) string { return AgentsPrefix + name }
+
+// RevokedUserKey is where the revocation of user name is stored.
+func RevokedUserKey(name string) string { return RevokedUsersPrefix + name }
 
 // ParseObjectKey is the inverse of ObjectKey and BindingKey.
 func ParseObjectKey(key string) (ObjectRef, bool) {

@@ -1,8 +1,10 @@
 package tokens
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -108,15 +110,49 @@ func renew(rec *Agent, cluster string, cert *x509.Certificate, fp string, notAft
 }
 
 // approve returns rec with its pending key bound, or ErrNoPending when fp
-// (empty: whatever is pending) is not the pending key.
+// is not the pending key.
 func approve(rec Agent, fp string) (Agent, error) {
-	switch {
-	case rec.PendingKeyFingerprint == "":
-		return rec, fmt.Errorf("%w: cluster %q has no key awaiting approval", ErrNoPending, rec.Cluster)
-	case fp != "" && fp != rec.PendingKeyFingerprint:
-		return rec, fmt.Errorf("%w: the key awaiting approval for cluster %q is %s, not %s", ErrNoPending, rec.Cluster, rec.PendingKeyFingerprint, fp)
+	if err := isPending(rec, fp); err != nil {
+		return rec, err
 	}
 	rec.KeyFingerprint, rec.PendingKeyFingerprint, rec.Removed = rec.PendingKeyFingerprint, "", nil
 	rec.PreviousKeyFingerprint, rec.PreviousNotAfter = "", time.Time{} // replaced, not renewed: refused at once
 	return rec, nil
+}
+
+// reject returns rec without its pending key, or ErrNoPending when fp is
+// not the pending key.
+func reject(rec Agent, fp string) (Agent, error) {
+	if err := isPending(rec, fp); err != nil {
+		return rec, err
+	}
+	rec.PendingKeyFingerprint = ""
+	return rec, nil
+}
+
+// isPending returns ErrNoPending unless fp is rec's pending key.
+func isPending(rec Agent, fp string) error {
+	switch {
+	case rec.PendingKeyFingerprint == "":
+		return fmt.Errorf("%w: cluster %q has no key awaiting approval", ErrNoPending, rec.Cluster)
+	case fp != rec.PendingKeyFingerprint:
+		return fmt.Errorf("%w: the key awaiting approval for cluster %q is %s, not %s", ErrNoPending, rec.Cluster, rec.PendingKeyFingerprint, fp)
+	}
+	return nil
+}
+
+// fingerprintForm is how a key fingerprint reads, for errors.
+const fingerprintForm = "sha256:<64 lowercase hex digits>"
+
+// validFingerprint returns ErrInvalid unless fp has the form Fingerprint
+// returns.
+func validFingerprint(fp string) error {
+	hexPart, ok := strings.CutPrefix(fp, "sha256:")
+	if ok && len(hexPart) == 2*sha256.Size && strings.Trim(hexPart, "0123456789abcdef") == "" {
+		return nil
+	}
+	if fp == "" {
+		return fmt.Errorf("%w: key fingerprint: required: the pending key's, %s, as `tetherctl cluster pending` shows it", ErrInvalid, fingerprintForm)
+	}
+	return fmt.Errorf("%w: key fingerprint %.80q: want %s, as `tetherctl cluster pending` shows it", ErrInvalid, fp, fingerprintForm)
 }

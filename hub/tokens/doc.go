@@ -19,7 +19,13 @@
 // registered. Register signs a CSR only when the name is free, removed, or
 // bound to the CSR's own key; a new key for a bound name (or for a cluster
 // that exists without a binding, minted with `tether-hub mint-agent`) is
-// recorded as pending and refused until Approve. Remove tombstones the
+// recorded as pending and refused until Approve, which needs the pending
+// key's fingerprint. A pending key is never replaced: while one is
+// pending, a registration with any other key is refused and recorded
+// nowhere, until Approve or Reject decides the pending one. Register also
+// refuses topology labels that are not Kubernetes labels, and with
+// Config.NewClustersCordoned creates the Cluster record cordoned. Remove
+// tombstones the
 // binding; Authorize, called on every agent stream, refuses the certificates
 // of removed clusters and of keys that are no longer the bound one. Watch
 // reports every change, so the agent service can end streams whose

@@ -48,6 +48,9 @@ func (r *Registry) Register(ctx context.Context, req Request) (Result, error) {
 	if err := validName(req.Cluster); err != nil {
 		return Result{}, err
 	}
+	if err := registration.ValidateLabels(req.Topology.GetLabels()); err != nil {
+		return Result{}, fmt.Errorf("%w: cluster %q: %v", ErrInvalid, req.Cluster, err)
+	}
 	csr, err := certs.ParseCSR(req.CSRPEM)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -96,6 +99,12 @@ func (r *Registry) recordPending(ctx context.Context, cluster string, rec *Agent
 	if rec != nil {
 		next = *rec
 	}
+	if p := next.PendingKeyFingerprint; p != "" && p != fp {
+		r.log.Warn("registration with a new key refused: another key is pending", "cluster", cluster, "key", fp, "pending_key", p)
+		return fmt.Errorf("%w: cluster %q already has a key awaiting approval (%s), and a pending key is never replaced: this registration's key %s was not recorded; "+
+			"an admin approves the pending key (tetherctl cluster approve %s --key-fingerprint %s) or rejects it (tetherctl cluster reject %s --key-fingerprint %s) first",
+			ErrPendingApproval, cluster, p, fp, cluster, p, cluster, p)
+	}
 	if next.PendingKeyFingerprint != fp {
 		next.PendingKeyFingerprint = fp
 		if err := r.putAgent(ctx, next, rev); err != nil {
@@ -107,8 +116,8 @@ func (r *Registry) recordPending(ctx context.Context, cluster string, rec *Agent
 	if bound == "" {
 		bound = "a certificate minted outside registration"
 	}
-	return fmt.Errorf("%w: cluster %q is registered with another key (%s); an admin must approve the new key %s: tetherctl cluster approve %s",
-		ErrPendingApproval, cluster, bound, fp, cluster)
+	return fmt.Errorf("%w: cluster %q is registered with another key (%s); an admin must approve the new key %s: tetherctl cluster approve %s --key-fingerprint %s",
+		ErrPendingApproval, cluster, bound, fp, cluster, fp)
 }
 
 // Authorize returns nil when cert may speak for cluster: not removed, and
@@ -164,10 +173,26 @@ func (r *Registry) Remove(ctx context.Context, cluster string) error {
 	return nil
 }
 
-// Approve binds cluster to its pending key (which must be fp, when fp is
-// given): the next Register with that key succeeds, and the old key's
-// certificate is refused from now on.
+// Approve binds cluster to its pending key, which must be fp: the next
+// Register with that key succeeds, and the old key's certificate is refused
+// from now on. An fp that is not a fingerprint is ErrInvalid.
 func (r *Registry) Approve(ctx context.Context, cluster, fp string) (Agent, error) {
+	return r.decide(ctx, cluster, fp, approve, "new key approved")
+}
+
+// Reject discards cluster's pending key, which must be fp, so that another
+// registration may record its own: a pending key is never replaced.
+func (r *Registry) Reject(ctx context.Context, cluster, fp string) (Agent, error) {
+	return r.decide(ctx, cluster, fp, reject, "pending key rejected")
+}
+
+// decide applies an admin's decision on cluster's pending key fp (approve
+// or reject) to its binding.
+func (r *Registry) decide(ctx context.Context, cluster, fp string, decision func(Agent, string) (Agent, error), msg string) (Agent, error) {
+	fp = strings.TrimSpace(fp)
+	if err := validFingerprint(fp); err != nil {
+		return Agent{}, err
+	}
 	rec, rev, err := r.agent(ctx, cluster)
 	if err != nil {
 		return Agent{}, err
@@ -175,14 +200,14 @@ func (r *Registry) Approve(ctx context.Context, cluster, fp string) (Agent, erro
 	if rec == nil {
 		return Agent{}, fmt.Errorf("%w: cluster %q has no key awaiting approval", ErrNoPending, cluster)
 	}
-	next, err := approve(*rec, strings.TrimSpace(fp))
+	next, err := decision(*rec, fp)
 	if err != nil {
 		return Agent{}, err
 	}
 	if err := r.putAgent(ctx, next, rev); err != nil {
 		return Agent{}, err
 	}
-	r.log.Info("new key approved", "cluster", cluster, "key", next.KeyFingerprint)
+	r.log.Info(msg, "cluster", cluster, "key", fp)
 	return next, nil
 }
 
@@ -230,7 +255,7 @@ func (r *Registry) clusterExists(ctx context.Context, cluster string) (bool, err
 // createCluster writes the Cluster record of a registration unless one
 // exists; what an admin set there stays.
 func (r *Registry) createCluster(ctx context.Context, req Request) error {
-	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology))
+	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology, r.cfg.NewClustersCordoned))
 	if err != nil {
 		return err
 	}
@@ -250,4 +275,24 @@ func validName(name string) error {
 		return fmt.Errorf("%w: cluster name %q: %s", ErrInvalid, name, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// PendingKeys returns the fingerprint of every key awaiting approval, by
+// cluster name.
+func (r *Registry) PendingKeys(ctx context.Context) (map[string]string, error) {
+	kvs, _, err := r.st.List(ctx, store.AgentsPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list agent records: %w", err)
+	}
+	out := map[string]string{}
+	for _, kv := range kvs {
+		var a Agent
+		if err := json.Unmarshal(kv.Value, &a); err != nil {
+			return nil, fmt.Errorf("decode agent record %s: %w", kv.Key, err)
+		}
+		if a.PendingKeyFingerprint != "" {
+			out[a.Cluster] = a.PendingKeyFingerprint
+		}
+	}
+	return out, nil
 }

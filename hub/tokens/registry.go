@@ -37,6 +37,9 @@ const (
 type Config struct {
 	// AgentCertLifetime is the lifetime of the certificates Register signs.
 	AgentCertLifetime time.Duration
+	// NewClustersCordoned makes the Cluster records Register creates start
+	// cordoned (registration.TaintCordoned) until an admin uncordons them.
+	NewClustersCordoned bool
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
 }

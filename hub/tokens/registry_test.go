@@ -153,7 +153,7 @@ func TestKeyBindingApprovalAndRemoval(t *testing.T) {
 	if err != nil || a.PendingKeyFingerprint == "" {
 		t.Fatalf("Agent = %+v, %v; want a pending key", a, err)
 	}
-	if _, err := r.Approve(ctx, "edge-1", "sha256:00"); !errors.Is(err, ErrNoPending) {
+	if _, err := r.Approve(ctx, "edge-1", Fingerprint([]byte("another key"))); !errors.Is(err, ErrNoPending) {
 		t.Errorf("Approve(wrong fingerprint) = %v; want ErrNoPending", err)
 	}
 	if _, err := r.Approve(ctx, "edge-1", a.PendingKeyFingerprint); err != nil {

@@ -107,7 +107,11 @@ func TestRenewKeepsTheOldKeyUntilItExpires(t *testing.T) {
 	if _, err := r.Register(ctx, Request{Token: tok, Cluster: "edge-1", CSRPEM: csr(t)}); !errors.Is(err, ErrPendingApproval) {
 		t.Fatalf("Register(new key) = %v; want ErrPendingApproval", err)
 	}
-	if _, err := r.Approve(ctx, "edge-1", ""); err != nil {
+	pending, err := r.Agent(ctx, "edge-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Approve(ctx, "edge-1", pending.PendingKeyFingerprint); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []*x509.Certificate{renewed.Cert, again.Cert} {

@@ -124,16 +124,33 @@ func TestNewKeyNeedsApproval(t *testing.T) {
 	if _, err := register(t, h, tok, "edge-1", newKey); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("Register(edge-1, new key) again = %v; want still refused", err)
 	}
-	mustCtl(t, h.adminConf(), "cluster", "approve", "edge-1")
+	if _, errOut, code := ctl(t, h.adminConf(), "cluster", "approve", "edge-1"); code == 0 || !strings.Contains(errOut, "--key-fingerprint: required") {
+		t.Errorf("approve without the key's fingerprint: exit %d, %q; want refused", code, errOut)
+	}
+	fp := pendingKey(t, h, "edge-1")
+	mustCtl(t, h.adminConf(), "cluster", "approve", "edge-1", "--key-fingerprint", fp)
 	if _, err := register(t, h, tok, "edge-1", newKey); err != nil {
 		t.Fatalf("Register(edge-1, approved key) = %v; want success", err)
 	}
 	if _, err := openStream(t, h, old); status.Code(err) != codes.PermissionDenied {
 		t.Errorf("Connect with the replaced certificate = %v; want PermissionDenied", err)
 	}
-	if _, errOut, code := ctl(t, h.adminConf(), "cluster", "approve", "edge-1"); code == 0 || !strings.Contains(errOut, "no key awaiting approval") {
+	if _, errOut, code := ctl(t, h.adminConf(), "cluster", "approve", "edge-1", "--key-fingerprint", fp); code == 0 || !strings.Contains(errOut, "no key awaiting approval") {
 		t.Errorf("approve with nothing pending: exit %d, %q; want refused", code, errOut)
 	}
+}
+
+// pendingKey returns the fingerprint `tetherctl cluster pending` shows for
+// cluster.
+func pendingKey(t *testing.T, h *hubProc, cluster string) string {
+	t.Helper()
+	for _, line := range strings.Split(mustCtl(t, h.adminConf(), "cluster", "pending"), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == cluster {
+			return f[1]
+		}
+	}
+	t.Fatalf("tetherctl cluster pending lists no key for %s", cluster)
+	return ""
 }
 
 func newKeyPEM(t *testing.T) ([]byte, []byte, error) {

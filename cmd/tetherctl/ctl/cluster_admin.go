@@ -2,7 +2,9 @@ package ctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +23,41 @@ a new token.`
 
 const clusterApproveLong = `Lets a new key take over a registered cluster name (a reinstalled agent).
 A registration with another key than the registered one is refused and its
-key's fingerprint recorded; approving binds the name to that key: the old
-agent's certificate is refused from now on, and the new agent's next
-registration attempt succeeds. --key-fingerprint, when given, must be the
-pending key's (as the refused agent logged it), so you approve the key you saw.`
+key's fingerprint recorded as pending: tetherctl cluster pending lists
+them, and the refused agent logs its own. Approving binds the name to that
+key: the old agent's certificate is refused from now on, and the new
+agent's next registration attempt succeeds.
+
+--key-fingerprint is required and must be the pending key's
+(sha256:<64 hex digits>), so that you approve the key you checked against
+the agent's log, never whichever registered last. A pending key is never
+replaced by another registration: reject it (tetherctl cluster reject) to
+let another key be recorded.`
+
+const clusterRejectLong = `Discards a cluster's pending key (see cluster approve), so that the
+next registration with a new key is recorded as pending in its place. The
+registered key and the cluster are unchanged. --key-fingerprint is
+required and must be the pending key's.`
+
+const clusterPendingLong = `Lists the clusters with a key awaiting approval: a registration with
+another key than the registered one (a reinstalled agent, or someone
+else's). Compare the fingerprint with the one the new agent logged, then
+approve it (tetherctl cluster approve NAME --key-fingerprint ...) or
+reject it (tetherctl cluster reject NAME --key-fingerprint ...).`
+
+// fingerprintPattern is a key fingerprint as the hub prints them.
+var fingerprintPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// fingerprintFlag checks --key-fingerprint before the hub is asked.
+func fingerprintFlag(fp string) error {
+	switch {
+	case fp == "":
+		return errors.New("--key-fingerprint: required: the pending key's fingerprint, sha256:<64 hex digits>, as `tetherctl cluster pending` shows it")
+	case !fingerprintPattern.MatchString(fp):
+		return fmt.Errorf("--key-fingerprint %q: want sha256:<64 lowercase hex digits>, as `tetherctl cluster pending` shows it", fp)
+	}
+	return nil
+}
 
 func addClusterAdmin(root *cobra.Command, s IO) {
 	var cluster *cobra.Command
@@ -34,10 +67,10 @@ func addClusterAdmin(root *cobra.Command, s IO) {
 		}
 	}
 	if cluster == nil {
-		cluster = &cobra.Command{Use: "cluster", Short: "administer member clusters: remove, approve a new key"}
+		cluster = &cobra.Command{Use: "cluster", Short: "administer member clusters: remove, approve or reject a new key"}
 		root.AddCommand(cluster)
 	}
-	cluster.AddCommand(newClusterRemove(s), newClusterApprove(s))
+	cluster.AddCommand(newClusterRemove(s), newClusterApprove(s), newClusterReject(s), newClusterPending(s))
 }
 
 func newClusterRemove(s IO) *cobra.Command {
@@ -58,19 +91,80 @@ func newClusterRemove(s IO) *cobra.Command {
 func newClusterApprove(s IO) *cobra.Command {
 	var fp string
 	cmd := &cobra.Command{
-		Use:   "approve NAME [--key-fingerprint sha256:HEX]",
+		Use:   "approve NAME --key-fingerprint sha256:HEX",
 		Short: "let a new key take over a registered cluster name",
 		Long:  clusterApproveLong,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := fingerprintFlag(fp); err != nil {
+				return err
+			}
 			return clusterAdmin(contextOf(cmd), s, func(c hubv1.ClusterServiceClient) (string, error) {
 				_, err := c.Approve(contextOf(cmd), &hubv1.ApproveRequest{Name: args[0], KeyFingerprint: fp})
-				return fmt.Sprintf("cluster/%s approved: its agent may register with the new key", args[0]), err
+				return fmt.Sprintf("cluster/%s approved: its agent may register with the key %s", args[0], fp), err
 			})
 		},
 	}
-	cmd.Flags().StringVar(&fp, "key-fingerprint", "", "the pending key's fingerprint; empty approves whichever is pending")
+	cmd.Flags().StringVar(&fp, "key-fingerprint", "", "the pending key's fingerprint, sha256:<64 hex digits> (required; see cluster pending)")
 	return cmd
+}
+
+func newClusterReject(s IO) *cobra.Command {
+	var fp string
+	cmd := &cobra.Command{
+		Use:   "reject NAME --key-fingerprint sha256:HEX",
+		Short: "discard a cluster's pending key",
+		Long:  clusterRejectLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := fingerprintFlag(fp); err != nil {
+				return err
+			}
+			return clusterAdmin(contextOf(cmd), s, func(c hubv1.ClusterServiceClient) (string, error) {
+				_, err := c.RejectKey(contextOf(cmd), &hubv1.RejectKeyRequest{Name: args[0], KeyFingerprint: fp})
+				return fmt.Sprintf("cluster/%s: pending key %s rejected", args[0], fp), err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&fp, "key-fingerprint", "", "the pending key's fingerprint, sha256:<64 hex digits> (required; see cluster pending)")
+	return cmd
+}
+
+func newClusterPending(s IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pending",
+		Short: "list the clusters with a new key awaiting approval, with its fingerprint",
+		Long:  clusterPendingLong,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runClusterPending(contextOf(cmd), s)
+		},
+	}
+}
+
+func runClusterPending(ctx context.Context, s IO) error {
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := hubv1.NewClusterServiceClient(conn).ListClusters(ctx, &hubv1.ListClustersRequest{})
+	if err != nil {
+		return explain(cfg, err)
+	}
+	t := newTable(s.Out, "NAME", "PENDING KEY")
+	n := 0
+	for _, c := range resp.GetClusters() {
+		if fp := c.GetPendingKeyFingerprint(); fp != "" {
+			t.row(c.GetName(), fp)
+			n++
+		}
+	}
+	if n == 0 {
+		_, err := fmt.Fprintln(s.Err, "No keys awaiting approval.")
+		return err
+	}
+	return t.flush()
 }
 
 // clusterAdmin dials, runs call and prints its message.

@@ -125,6 +125,6 @@ func describeClusterStatus(w io.Writer, c *hubv1.Cluster, apis []*hubv1.APIGroup
 	}
 	fmt.Fprintf(w, "APIs:         %d kinds in %d group versions\n", kinds, len(apis))
 	if p := c.GetPendingKeyFingerprint(); p != "" {
-		fmt.Fprintf(w, "Pending key:  %s (tetherctl cluster approve %s)\n", p, c.GetName())
+		fmt.Fprintf(w, "Pending key:  %s (tetherctl cluster approve %s --key-fingerprint %s)\n", p, c.GetName(), p)
 	}
 }

@@ -27,7 +27,10 @@ func TestSecurityCommandsRefuseBadFlags(t *testing.T) {
 		{"user create bad role", []string{"user", "create", "bob", "--role", "root", "-o", "x"}, "--role"},
 		{"user create without -o", []string{"user", "create", "bob", "--role", "viewer"}, "-o FILE"},
 		{"cluster remove without name", []string{"cluster", "remove"}, "accepts 1 arg"},
-		{"cluster approve without config", []string{"--config", noConfig, "cluster", "approve", "edge-1"}, "no config"},
+		{"cluster approve without config", []string{"--config", noConfig, "cluster", "approve", "edge-1", "--key-fingerprint", "sha256:" + strings.Repeat("ab", 32)}, "no config"},
+		{"cluster approve without fingerprint", []string{"--config", noConfig, "cluster", "approve", "edge-1"}, "--key-fingerprint: required"},
+		{"cluster reject bad fingerprint", []string{"--config", noConfig, "cluster", "reject", "edge-1", "--key-fingerprint", "abc"}, "want sha256:<64 lowercase hex digits>"},
+		{"user revoke without name", []string{"user", "revoke"}, "accepts 1 arg"},
 		{"token create without config", []string{"--config", noConfig, "token", "create"}, "no config"},
 	}
 	for _, tt := range tests {

@@ -23,7 +23,17 @@ CA, the certificate and its key. The key is made here and never leaves this
 machine: the hub signs a certificate request. --role viewer may read
 (get, list, watch, placements, simulate); admin may do everything.
 
-The file is written with mode 0600 and never overwrites an existing one.`
+The file is written with mode 0600 and never overwrites an existing one.
+tetherctl user revoke NAME ends the user's access before the certificate
+expires.`
+
+const userRevokeLong = `Revokes every certificate issued to user NAME until now, on every hub
+replica: their calls are refused (Unauthenticated, naming the revocation)
+and their open watches end. The revocation is stored in the hub's etcd, so
+it survives restarts and holds through any replica. A certificate issued
+to NAME afterwards (tetherctl user create NAME) is accepted; one issued in
+the same second as the revocation is refused too. You cannot revoke the
+user you are connected as.`
 
 // userRoles maps --role to the API's roles.
 var userRoles = map[string]hubv1.Role{"viewer": hubv1.Role_ROLE_READ_ONLY, "admin": hubv1.Role_ROLE_ADMIN}
@@ -31,9 +41,9 @@ var userRoles = map[string]hubv1.Role{"viewer": hubv1.Role_ROLE_READ_ONLY, "admi
 func newUser(s IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "user",
-		Short: "issue credentials for users",
+		Short: "issue and revoke credentials for users",
 	}
-	cmd.AddCommand(newUserCreate(s))
+	cmd.AddCommand(newUserCreate(s), newUserRevoke(s), newUserRevoked(s))
 	return cmd
 }
 
@@ -98,4 +108,63 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 	fmt.Fprintf(s.Out, "user/%s (%s) written to %s; certificate valid until %s\n",
 		name, f.role, f.out, resp.GetNotAfter().AsTime().UTC().Format(time.RFC3339))
 	return nil
+}
+
+func newUserRevoke(s IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "revoke every certificate of a user issued until now, on every replica",
+		Long:  userRevokeLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUserRevoke(contextOf(cmd), s, args[0])
+		},
+	}
+}
+
+func runUserRevoke(ctx context.Context, s IO, name string) error {
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := hubv1.NewUserServiceClient(conn).RevokeUser(ctx, &hubv1.RevokeUserRequest{Name: name})
+	if err != nil {
+		return explain(cfg, err)
+	}
+	_, err = fmt.Fprintf(s.Out, "user/%s revoked: its certificates issued until %s are refused\n",
+		name, resp.GetRevoked().GetRevokeTime().AsTime().UTC().Format(time.RFC3339))
+	return err
+}
+
+func newUserRevoked(s IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoked",
+		Short: "list the revoked users",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runUserRevoked(contextOf(cmd), s)
+		},
+	}
+}
+
+func runUserRevoked(ctx context.Context, s IO) error {
+	conn, cfg, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	resp, err := hubv1.NewUserServiceClient(conn).ListRevokedUsers(ctx, &hubv1.ListRevokedUsersRequest{})
+	if err != nil {
+		return explain(cfg, err)
+	}
+	if len(resp.GetRevoked()) == 0 {
+		_, err := fmt.Fprintln(s.Err, "No users revoked.")
+		return err
+	}
+	t := newTable(s.Out, "NAME", "REVOKED", "BY")
+	for _, r := range resp.GetRevoked() {
+		t.row(r.GetName(), r.GetRevokeTime().AsTime().UTC().Format(time.RFC3339), orNone(r.GetRevokedBy()))
+	}
+	return t.flush()
 }

@@ -1774,8 +1774,9 @@ type Topology struct {
 	// The zones the cluster's nodes are in.
 	Zones []string `protobuf:"bytes,3,rep,name=zones,proto3" json:"zones,omitempty"`
 	// Labels the agent proposes for its Cluster record (tether-agent
-	// --labels). The hub sets them only when it first creates the record;
-	// afterwards the record's labels are the admin's.
+	// --labels), Kubernetes label keys and values (Register refuses others).
+	// The hub sets them only when it first creates the record; afterwards
+	// the record's labels are the admin's.
 	Labels        map[string]string `protobuf:"bytes,4,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

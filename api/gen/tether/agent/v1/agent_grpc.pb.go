@@ -46,10 +46,16 @@ type AgentServiceClient interface {
 	//
 	// Errors: UNAUTHENTICATED for an unknown, expired or used-up token, or a
 	// token bound to another cluster name; INVALID_ARGUMENT for a malformed
-	// name or CSR; FAILED_PRECONDITION when the name is registered with
-	// another key and no admin has approved the replacement (the hub records
-	// the new key's fingerprint for `ClusterService.Approve`);
+	// name or CSR, or a topology label that is not a Kubernetes label (named);
+	// FAILED_PRECONDITION when the name is registered with another key and
+	// no admin has approved the replacement (the hub records the new key's
+	// fingerprint for `ClusterService.Approve`, which requires it), or when
+	// another key is already pending for the name (a pending key is never
+	// replaced: an admin approves or rejects it first);
 	// RESOURCE_EXHAUSTED when registrations are rate-limited.
+	//
+	// A cluster registered by a hub run with --new-clusters-cordoned starts
+	// cordoned: nothing is placed there until an admin uncordons it.
 	Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error)
 	// Connect is the agent's one long-lived stream. The agent sends Hello
 	// first; the hub answers Welcome, then the works that differ from what the
@@ -108,10 +114,16 @@ type AgentServiceServer interface {
 	//
 	// Errors: UNAUTHENTICATED for an unknown, expired or used-up token, or a
 	// token bound to another cluster name; INVALID_ARGUMENT for a malformed
-	// name or CSR; FAILED_PRECONDITION when the name is registered with
-	// another key and no admin has approved the replacement (the hub records
-	// the new key's fingerprint for `ClusterService.Approve`);
+	// name or CSR, or a topology label that is not a Kubernetes label (named);
+	// FAILED_PRECONDITION when the name is registered with another key and
+	// no admin has approved the replacement (the hub records the new key's
+	// fingerprint for `ClusterService.Approve`, which requires it), or when
+	// another key is already pending for the name (a pending key is never
+	// replaced: an admin approves or rejects it first);
 	// RESOURCE_EXHAUSTED when registrations are rate-limited.
+	//
+	// A cluster registered by a hub run with --new-clusters-cordoned starts
+	// cordoned: nothing is placed there until an admin uncordons it.
 	Register(context.Context, *RegisterRequest) (*RegisterResponse, error)
 	// Connect is the agent's one long-lived stream. The agent sends Hello
 	// first; the hub answers Welcome, then the works that differ from what the

@@ -1380,9 +1380,9 @@ type ApproveRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The cluster's name.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The pending key's fingerprint, as shown in
-	// Cluster.pending_key_fingerprint; it must match, so that an admin
-	// approves the key they saw.
+	// The pending key's fingerprint ("sha256:<64 hex digits>"), as shown in
+	// Cluster.pending_key_fingerprint; required, and it must match, so that
+	// an admin approves the key they saw.
 	KeyFingerprint string `protobuf:"bytes,2,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
@@ -1478,6 +1478,99 @@ func (x *ApproveResponse) GetCluster() *Cluster {
 	return nil
 }
 
+// RejectKeyRequest names the pending key to discard.
+type RejectKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The pending key's fingerprint, as shown in
+	// Cluster.pending_key_fingerprint; required, and it must match.
+	KeyFingerprint string `protobuf:"bytes,2,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *RejectKeyRequest) Reset() {
+	*x = RejectKeyRequest{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectKeyRequest) ProtoMessage() {}
+
+func (x *RejectKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectKeyRequest.ProtoReflect.Descriptor instead.
+func (*RejectKeyRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RejectKeyRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RejectKeyRequest) GetKeyFingerprint() string {
+	if x != nil {
+		return x.KeyFingerprint
+	}
+	return ""
+}
+
+// RejectKeyResponse confirms the rejection.
+type RejectKeyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectKeyResponse) Reset() {
+	*x = RejectKeyResponse{}
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectKeyResponse) ProtoMessage() {}
+
+func (x *RejectKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectKeyResponse.ProtoReflect.Descriptor instead.
+func (*RejectKeyResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
+}
+
 // LabelRequest changes a cluster's labels; removals apply before
 // additions.
 type LabelRequest struct {
@@ -1503,7 +1596,7 @@ type LabelRequest struct {
 
 func (x *LabelRequest) Reset() {
 	*x = LabelRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1608,7 @@ func (x *LabelRequest) String() string {
 func (*LabelRequest) ProtoMessage() {}
 
 func (x *LabelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[21]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1621,7 @@ func (x *LabelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelRequest.ProtoReflect.Descriptor instead.
 func (*LabelRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{21}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *LabelRequest) GetName() string {
@@ -1577,7 +1670,7 @@ type LabelResponse struct {
 
 func (x *LabelResponse) Reset() {
 	*x = LabelResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1589,7 +1682,7 @@ func (x *LabelResponse) String() string {
 func (*LabelResponse) ProtoMessage() {}
 
 func (x *LabelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[22]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1602,7 +1695,7 @@ func (x *LabelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelResponse.ProtoReflect.Descriptor instead.
 func (*LabelResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{22}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LabelResponse) GetCluster() *Cluster {
@@ -1636,7 +1729,7 @@ type AnnotateRequest struct {
 
 func (x *AnnotateRequest) Reset() {
 	*x = AnnotateRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1648,7 +1741,7 @@ func (x *AnnotateRequest) String() string {
 func (*AnnotateRequest) ProtoMessage() {}
 
 func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[23]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1661,7 +1754,7 @@ func (x *AnnotateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotateRequest.ProtoReflect.Descriptor instead.
 func (*AnnotateRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{23}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AnnotateRequest) GetName() string {
@@ -1710,7 +1803,7 @@ type AnnotateResponse struct {
 
 func (x *AnnotateResponse) Reset() {
 	*x = AnnotateResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +1815,7 @@ func (x *AnnotateResponse) String() string {
 func (*AnnotateResponse) ProtoMessage() {}
 
 func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[24]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +1828,7 @@ func (x *AnnotateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnotateResponse.ProtoReflect.Descriptor instead.
 func (*AnnotateResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{24}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AnnotateResponse) GetCluster() *Cluster {
@@ -1763,7 +1856,7 @@ type SetResourceModelsRequest struct {
 
 func (x *SetResourceModelsRequest) Reset() {
 	*x = SetResourceModelsRequest{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +1868,7 @@ func (x *SetResourceModelsRequest) String() string {
 func (*SetResourceModelsRequest) ProtoMessage() {}
 
 func (x *SetResourceModelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[25]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +1881,7 @@ func (x *SetResourceModelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetResourceModelsRequest.ProtoReflect.Descriptor instead.
 func (*SetResourceModelsRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{25}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetResourceModelsRequest) GetName() string {
@@ -1823,7 +1916,7 @@ type SetResourceModelsResponse struct {
 
 func (x *SetResourceModelsResponse) Reset() {
 	*x = SetResourceModelsResponse{}
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1928,7 @@ func (x *SetResourceModelsResponse) String() string {
 func (*SetResourceModelsResponse) ProtoMessage() {}
 
 func (x *SetResourceModelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_cluster_proto_msgTypes[26]
+	mi := &file_tether_hub_v1_cluster_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +1941,7 @@ func (x *SetResourceModelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetResourceModelsResponse.ProtoReflect.Descriptor instead.
 func (*SetResourceModelsResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{26}
+	return file_tether_hub_v1_cluster_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetResourceModelsResponse) GetCluster() *Cluster {
@@ -1965,7 +2058,11 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x0fkey_fingerprint\x18\x02 \x01(\tR\x0ekeyFingerprint\"C\n" +
 	"\x0fApproveResponse\x120\n" +
-	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"\xf3\x01\n" +
+	"\acluster\x18\x01 \x01(\v2\x16.tether.hub.v1.ClusterR\acluster\"O\n" +
+	"\x10RejectKeyRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x0fkey_fingerprint\x18\x02 \x01(\tR\x0ekeyFingerprint\"\x13\n" +
+	"\x11RejectKeyResponse\"\xf3\x01\n" +
 	"\fLabelRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x126\n" +
 	"\x03set\x18\x02 \x03(\v2$.tether.hub.v1.LabelRequest.SetEntryR\x03set\x12\x16\n" +
@@ -2004,7 +2101,7 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\x18TAINT_EFFECT_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TAINT_EFFECT_NO_SCHEDULE\x10\x01\x12#\n" +
 	"\x1fTAINT_EFFECT_PREFER_NO_SCHEDULE\x10\x02\x12\x1b\n" +
-	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\x9e\x06\n" +
+	"\x17TAINT_EFFECT_NO_EXECUTE\x10\x032\xee\x06\n" +
 	"\x0eClusterService\x12W\n" +
 	"\fListClusters\x12\".tether.hub.v1.ListClustersRequest\x1a#.tether.hub.v1.ListClustersResponse\x12Q\n" +
 	"\n" +
@@ -2013,7 +2110,8 @@ const file_tether_hub_v1_cluster_proto_rawDesc = "" +
 	"\bUncordon\x12\x1e.tether.hub.v1.UncordonRequest\x1a\x1f.tether.hub.v1.UncordonResponse\x12B\n" +
 	"\x05Taint\x12\x1b.tether.hub.v1.TaintRequest\x1a\x1c.tether.hub.v1.TaintResponse\x12E\n" +
 	"\x06Remove\x12\x1c.tether.hub.v1.RemoveRequest\x1a\x1d.tether.hub.v1.RemoveResponse\x12H\n" +
-	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponse\x12B\n" +
+	"\aApprove\x12\x1d.tether.hub.v1.ApproveRequest\x1a\x1e.tether.hub.v1.ApproveResponse\x12N\n" +
+	"\tRejectKey\x12\x1f.tether.hub.v1.RejectKeyRequest\x1a .tether.hub.v1.RejectKeyResponse\x12B\n" +
 	"\x05Label\x12\x1b.tether.hub.v1.LabelRequest\x1a\x1c.tether.hub.v1.LabelResponse\x12K\n" +
 	"\bAnnotate\x12\x1e.tether.hub.v1.AnnotateRequest\x1a\x1f.tether.hub.v1.AnnotateResponse\x12f\n" +
 	"\x11SetResourceModels\x12'.tether.hub.v1.SetResourceModelsRequest\x1a(.tether.hub.v1.SetResourceModelsResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
@@ -2031,7 +2129,7 @@ func file_tether_hub_v1_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_tether_hub_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_tether_hub_v1_cluster_proto_goTypes = []any{
 	(ClusterState)(0),                 // 0: tether.hub.v1.ClusterState
 	(TaintEffect)(0),                  // 1: tether.hub.v1.TaintEffect
@@ -2056,39 +2154,41 @@ var file_tether_hub_v1_cluster_proto_goTypes = []any{
 	(*RemoveResponse)(nil),            // 20: tether.hub.v1.RemoveResponse
 	(*ApproveRequest)(nil),            // 21: tether.hub.v1.ApproveRequest
 	(*ApproveResponse)(nil),           // 22: tether.hub.v1.ApproveResponse
-	(*LabelRequest)(nil),              // 23: tether.hub.v1.LabelRequest
-	(*LabelResponse)(nil),             // 24: tether.hub.v1.LabelResponse
-	(*AnnotateRequest)(nil),           // 25: tether.hub.v1.AnnotateRequest
-	(*AnnotateResponse)(nil),          // 26: tether.hub.v1.AnnotateResponse
-	(*SetResourceModelsRequest)(nil),  // 27: tether.hub.v1.SetResourceModelsRequest
-	(*SetResourceModelsResponse)(nil), // 28: tether.hub.v1.SetResourceModelsResponse
-	nil,                               // 29: tether.hub.v1.Capacity.AllocatableEntry
-	nil,                               // 30: tether.hub.v1.Capacity.AllocatedEntry
-	nil,                               // 31: tether.hub.v1.Capacity.AllocatingEntry
-	nil,                               // 32: tether.hub.v1.Cluster.LabelsEntry
-	nil,                               // 33: tether.hub.v1.Cluster.AnnotationsEntry
-	nil,                               // 34: tether.hub.v1.LabelRequest.SetEntry
-	nil,                               // 35: tether.hub.v1.AnnotateRequest.SetEntry
-	(*timestamppb.Timestamp)(nil),     // 36: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 37: google.protobuf.Duration
+	(*RejectKeyRequest)(nil),          // 23: tether.hub.v1.RejectKeyRequest
+	(*RejectKeyResponse)(nil),         // 24: tether.hub.v1.RejectKeyResponse
+	(*LabelRequest)(nil),              // 25: tether.hub.v1.LabelRequest
+	(*LabelResponse)(nil),             // 26: tether.hub.v1.LabelResponse
+	(*AnnotateRequest)(nil),           // 27: tether.hub.v1.AnnotateRequest
+	(*AnnotateResponse)(nil),          // 28: tether.hub.v1.AnnotateResponse
+	(*SetResourceModelsRequest)(nil),  // 29: tether.hub.v1.SetResourceModelsRequest
+	(*SetResourceModelsResponse)(nil), // 30: tether.hub.v1.SetResourceModelsResponse
+	nil,                               // 31: tether.hub.v1.Capacity.AllocatableEntry
+	nil,                               // 32: tether.hub.v1.Capacity.AllocatedEntry
+	nil,                               // 33: tether.hub.v1.Capacity.AllocatingEntry
+	nil,                               // 34: tether.hub.v1.Cluster.LabelsEntry
+	nil,                               // 35: tether.hub.v1.Cluster.AnnotationsEntry
+	nil,                               // 36: tether.hub.v1.LabelRequest.SetEntry
+	nil,                               // 37: tether.hub.v1.AnnotateRequest.SetEntry
+	(*timestamppb.Timestamp)(nil),     // 38: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 39: google.protobuf.Duration
 }
 var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	1,  // 0: tether.hub.v1.Taint.effect:type_name -> tether.hub.v1.TaintEffect
-	36, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
-	36, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	29, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
-	30, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
-	31, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
+	38, // 1: tether.hub.v1.Taint.add_time:type_name -> google.protobuf.Timestamp
+	38, // 2: tether.hub.v1.ClusterCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	31, // 3: tether.hub.v1.Capacity.allocatable:type_name -> tether.hub.v1.Capacity.AllocatableEntry
+	32, // 4: tether.hub.v1.Capacity.allocated:type_name -> tether.hub.v1.Capacity.AllocatedEntry
+	33, // 5: tether.hub.v1.Capacity.allocating:type_name -> tether.hub.v1.Capacity.AllocatingEntry
 	0,  // 6: tether.hub.v1.Cluster.state:type_name -> tether.hub.v1.ClusterState
-	32, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
+	34, // 7: tether.hub.v1.Cluster.labels:type_name -> tether.hub.v1.Cluster.LabelsEntry
 	2,  // 8: tether.hub.v1.Cluster.taints:type_name -> tether.hub.v1.Taint
-	36, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
-	37, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
+	38, // 9: tether.hub.v1.Cluster.last_heartbeat_time:type_name -> google.protobuf.Timestamp
+	39, // 10: tether.hub.v1.Cluster.lease_age:type_name -> google.protobuf.Duration
 	4,  // 11: tether.hub.v1.Cluster.capacity:type_name -> tether.hub.v1.Capacity
 	3,  // 12: tether.hub.v1.Cluster.conditions:type_name -> tether.hub.v1.ClusterCondition
-	36, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
-	36, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
-	33, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
+	38, // 13: tether.hub.v1.Cluster.register_time:type_name -> google.protobuf.Timestamp
+	38, // 14: tether.hub.v1.Cluster.certificate_not_after:type_name -> google.protobuf.Timestamp
+	35, // 15: tether.hub.v1.Cluster.annotations:type_name -> tether.hub.v1.Cluster.AnnotationsEntry
 	7,  // 16: tether.hub.v1.Cluster.resource_models:type_name -> tether.hub.v1.ResourceModel
 	8,  // 17: tether.hub.v1.ResourceModel.ranges:type_name -> tether.hub.v1.ResourceModelRange
 	6,  // 18: tether.hub.v1.ListClustersResponse.clusters:type_name -> tether.hub.v1.Cluster
@@ -2100,9 +2200,9 @@ var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	2,  // 24: tether.hub.v1.TaintRequest.remove:type_name -> tether.hub.v1.Taint
 	6,  // 25: tether.hub.v1.TaintResponse.cluster:type_name -> tether.hub.v1.Cluster
 	6,  // 26: tether.hub.v1.ApproveResponse.cluster:type_name -> tether.hub.v1.Cluster
-	34, // 27: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
+	36, // 27: tether.hub.v1.LabelRequest.set:type_name -> tether.hub.v1.LabelRequest.SetEntry
 	6,  // 28: tether.hub.v1.LabelResponse.cluster:type_name -> tether.hub.v1.Cluster
-	35, // 29: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
+	37, // 29: tether.hub.v1.AnnotateRequest.set:type_name -> tether.hub.v1.AnnotateRequest.SetEntry
 	6,  // 30: tether.hub.v1.AnnotateResponse.cluster:type_name -> tether.hub.v1.Cluster
 	7,  // 31: tether.hub.v1.SetResourceModelsRequest.models:type_name -> tether.hub.v1.ResourceModel
 	6,  // 32: tether.hub.v1.SetResourceModelsResponse.cluster:type_name -> tether.hub.v1.Cluster
@@ -2113,21 +2213,23 @@ var file_tether_hub_v1_cluster_proto_depIdxs = []int32{
 	17, // 37: tether.hub.v1.ClusterService.Taint:input_type -> tether.hub.v1.TaintRequest
 	19, // 38: tether.hub.v1.ClusterService.Remove:input_type -> tether.hub.v1.RemoveRequest
 	21, // 39: tether.hub.v1.ClusterService.Approve:input_type -> tether.hub.v1.ApproveRequest
-	23, // 40: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
-	25, // 41: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
-	27, // 42: tether.hub.v1.ClusterService.SetResourceModels:input_type -> tether.hub.v1.SetResourceModelsRequest
-	10, // 43: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
-	12, // 44: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
-	14, // 45: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
-	16, // 46: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
-	18, // 47: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
-	20, // 48: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
-	22, // 49: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
-	24, // 50: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
-	26, // 51: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
-	28, // 52: tether.hub.v1.ClusterService.SetResourceModels:output_type -> tether.hub.v1.SetResourceModelsResponse
-	43, // [43:53] is the sub-list for method output_type
-	33, // [33:43] is the sub-list for method input_type
+	23, // 40: tether.hub.v1.ClusterService.RejectKey:input_type -> tether.hub.v1.RejectKeyRequest
+	25, // 41: tether.hub.v1.ClusterService.Label:input_type -> tether.hub.v1.LabelRequest
+	27, // 42: tether.hub.v1.ClusterService.Annotate:input_type -> tether.hub.v1.AnnotateRequest
+	29, // 43: tether.hub.v1.ClusterService.SetResourceModels:input_type -> tether.hub.v1.SetResourceModelsRequest
+	10, // 44: tether.hub.v1.ClusterService.ListClusters:output_type -> tether.hub.v1.ListClustersResponse
+	12, // 45: tether.hub.v1.ClusterService.GetCluster:output_type -> tether.hub.v1.GetClusterResponse
+	14, // 46: tether.hub.v1.ClusterService.Cordon:output_type -> tether.hub.v1.CordonResponse
+	16, // 47: tether.hub.v1.ClusterService.Uncordon:output_type -> tether.hub.v1.UncordonResponse
+	18, // 48: tether.hub.v1.ClusterService.Taint:output_type -> tether.hub.v1.TaintResponse
+	20, // 49: tether.hub.v1.ClusterService.Remove:output_type -> tether.hub.v1.RemoveResponse
+	22, // 50: tether.hub.v1.ClusterService.Approve:output_type -> tether.hub.v1.ApproveResponse
+	24, // 51: tether.hub.v1.ClusterService.RejectKey:output_type -> tether.hub.v1.RejectKeyResponse
+	26, // 52: tether.hub.v1.ClusterService.Label:output_type -> tether.hub.v1.LabelResponse
+	28, // 53: tether.hub.v1.ClusterService.Annotate:output_type -> tether.hub.v1.AnnotateResponse
+	30, // 54: tether.hub.v1.ClusterService.SetResourceModels:output_type -> tether.hub.v1.SetResourceModelsResponse
+	44, // [44:55] is the sub-list for method output_type
+	33, // [33:44] is the sub-list for method input_type
 	33, // [33:33] is the sub-list for extension type_name
 	33, // [33:33] is the sub-list for extension extendee
 	0,  // [0:33] is the sub-list for field type_name
@@ -2144,7 +2246,7 @@ func file_tether_hub_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_cluster_proto_rawDesc), len(file_tether_hub_v1_cluster_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	ClusterService_Taint_FullMethodName             = "/tether.hub.v1.ClusterService/Taint"
 	ClusterService_Remove_FullMethodName            = "/tether.hub.v1.ClusterService/Remove"
 	ClusterService_Approve_FullMethodName           = "/tether.hub.v1.ClusterService/Approve"
+	ClusterService_RejectKey_FullMethodName         = "/tether.hub.v1.ClusterService/RejectKey"
 	ClusterService_Label_FullMethodName             = "/tether.hub.v1.ClusterService/Label"
 	ClusterService_Annotate_FullMethodName          = "/tether.hub.v1.ClusterService/Annotate"
 	ClusterService_SetResourceModels_FullMethodName = "/tether.hub.v1.ClusterService/SetResourceModels"
@@ -61,9 +62,14 @@ type ClusterServiceClient interface {
 	Remove(ctx context.Context, in *RemoveRequest, opts ...grpc.CallOption) (*RemoveResponse, error)
 	// Approve lets a registered cluster name be taken over by a new key (a
 	// reinstalled agent): the next Register for the name with that key
-	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
-	// one.
+	// succeeds. The pending key's fingerprint is required (INVALID_ARGUMENT
+	// without one); FAILED_PRECONDITION when it is not the pending one.
 	Approve(ctx context.Context, in *ApproveRequest, opts ...grpc.CallOption) (*ApproveResponse, error)
+	// RejectKey discards a cluster's pending key (its fingerprint must match):
+	// a pending key is never replaced by another registration, so a key an
+	// admin does not want is rejected before another may be recorded.
+	// FAILED_PRECONDITION when the fingerprint is not the pending one.
+	RejectKey(ctx context.Context, in *RejectKeyRequest, opts ...grpc.CallOption) (*RejectKeyResponse, error)
 	// Label sets and removes a cluster's labels, as kubectl label does for
 	// nodes. Labels the hub sets win over what the agent reports: the
 	// agent's labels are only the initial value of a new record. Placements
@@ -158,6 +164,16 @@ func (c *clusterServiceClient) Approve(ctx context.Context, in *ApproveRequest, 
 	return out, nil
 }
 
+func (c *clusterServiceClient) RejectKey(ctx context.Context, in *RejectKeyRequest, opts ...grpc.CallOption) (*RejectKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RejectKeyResponse)
+	err := c.cc.Invoke(ctx, ClusterService_RejectKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clusterServiceClient) Label(ctx context.Context, in *LabelRequest, opts ...grpc.CallOption) (*LabelResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LabelResponse)
@@ -215,9 +231,14 @@ type ClusterServiceServer interface {
 	Remove(context.Context, *RemoveRequest) (*RemoveResponse, error)
 	// Approve lets a registered cluster name be taken over by a new key (a
 	// reinstalled agent): the next Register for the name with that key
-	// succeeds. FAILED_PRECONDITION when the fingerprint is not the pending
-	// one.
+	// succeeds. The pending key's fingerprint is required (INVALID_ARGUMENT
+	// without one); FAILED_PRECONDITION when it is not the pending one.
 	Approve(context.Context, *ApproveRequest) (*ApproveResponse, error)
+	// RejectKey discards a cluster's pending key (its fingerprint must match):
+	// a pending key is never replaced by another registration, so a key an
+	// admin does not want is rejected before another may be recorded.
+	// FAILED_PRECONDITION when the fingerprint is not the pending one.
+	RejectKey(context.Context, *RejectKeyRequest) (*RejectKeyResponse, error)
 	// Label sets and removes a cluster's labels, as kubectl label does for
 	// nodes. Labels the hub sets win over what the agent reports: the
 	// agent's labels are only the initial value of a new record. Placements
@@ -262,6 +283,9 @@ func (UnimplementedClusterServiceServer) Remove(context.Context, *RemoveRequest)
 }
 func (UnimplementedClusterServiceServer) Approve(context.Context, *ApproveRequest) (*ApproveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Approve not implemented")
+}
+func (UnimplementedClusterServiceServer) RejectKey(context.Context, *RejectKeyRequest) (*RejectKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RejectKey not implemented")
 }
 func (UnimplementedClusterServiceServer) Label(context.Context, *LabelRequest) (*LabelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Label not implemented")
@@ -419,6 +443,24 @@ func _ClusterService_Approve_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ClusterService_RejectKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RejectKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServiceServer).RejectKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ClusterService_RejectKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServiceServer).RejectKey(ctx, req.(*RejectKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ClusterService_Label_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(LabelRequest)
 	if err := dec(in); err != nil {
@@ -507,6 +549,10 @@ var ClusterService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Approve",
 			Handler:    _ClusterService_Approve_Handler,
+		},
+		{
+			MethodName: "RejectKey",
+			Handler:    _ClusterService_RejectKey_Handler,
 		},
 		{
 			MethodName: "Label",

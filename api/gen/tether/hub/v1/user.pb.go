@@ -226,6 +226,246 @@ func (x *CreateUserResponse) GetNotAfter() *timestamppb.Timestamp {
 	return nil
 }
 
+// RevokeUserRequest names the user whose certificates to revoke.
+type RevokeUserRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user name (the certificates' common name).
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserRequest) Reset() {
+	*x = RevokeUserRequest{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserRequest) ProtoMessage() {}
+
+func (x *RevokeUserRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserRequest.ProtoReflect.Descriptor instead.
+func (*RevokeUserRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RevokeUserRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// RevokeUserResponse describes the revocation.
+type RevokeUserResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revocation as stored.
+	Revoked       *RevokedUser `protobuf:"bytes,1,opt,name=revoked,proto3" json:"revoked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeUserResponse) Reset() {
+	*x = RevokeUserResponse{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeUserResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeUserResponse) ProtoMessage() {}
+
+func (x *RevokeUserResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeUserResponse.ProtoReflect.Descriptor instead.
+func (*RevokeUserResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RevokeUserResponse) GetRevoked() *RevokedUser {
+	if x != nil {
+		return x.Revoked
+	}
+	return nil
+}
+
+// RevokedUser is one revocation: every certificate of name issued up to
+// revoke_time is refused.
+type RevokedUser struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// When it was revoked: certificates issued up to then are refused.
+	RevokeTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
+	// The admin who revoked it.
+	RevokedBy     string `protobuf:"bytes,3,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokedUser) Reset() {
+	*x = RevokedUser{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokedUser) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokedUser) ProtoMessage() {}
+
+func (x *RevokedUser) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokedUser.ProtoReflect.Descriptor instead.
+func (*RevokedUser) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *RevokedUser) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RevokedUser) GetRevokeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokeTime
+	}
+	return nil
+}
+
+func (x *RevokedUser) GetRevokedBy() string {
+	if x != nil {
+		return x.RevokedBy
+	}
+	return ""
+}
+
+// ListRevokedUsersRequest asks for every revocation.
+type ListRevokedUsersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRevokedUsersRequest) Reset() {
+	*x = ListRevokedUsersRequest{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRevokedUsersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRevokedUsersRequest) ProtoMessage() {}
+
+func (x *ListRevokedUsersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRevokedUsersRequest.ProtoReflect.Descriptor instead.
+func (*ListRevokedUsersRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{5}
+}
+
+// ListRevokedUsersResponse lists the revocations.
+type ListRevokedUsersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The revocations, ordered by name.
+	Revoked       []*RevokedUser `protobuf:"bytes,1,rep,name=revoked,proto3" json:"revoked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRevokedUsersResponse) Reset() {
+	*x = ListRevokedUsersResponse{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRevokedUsersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRevokedUsersResponse) ProtoMessage() {}
+
+func (x *ListRevokedUsersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRevokedUsersResponse.ProtoReflect.Descriptor instead.
+func (*ListRevokedUsersResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListRevokedUsersResponse) GetRevoked() []*RevokedUser {
+	if x != nil {
+		return x.Revoked
+	}
+	return nil
+}
+
 var File_tether_hub_v1_user_proto protoreflect.FileDescriptor
 
 const file_tether_hub_v1_user_proto_rawDesc = "" +
@@ -240,15 +480,31 @@ const file_tether_hub_v1_user_proto_rawDesc = "" +
 	"\x0fcertificate_pem\x18\x01 \x01(\fR\x0ecertificatePem\x12&\n" +
 	"\x0fprivate_key_pem\x18\x02 \x01(\fR\rprivateKeyPem\x12\"\n" +
 	"\rca_bundle_pem\x18\x03 \x01(\fR\vcaBundlePem\x127\n" +
-	"\tnot_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bnotAfter*@\n" +
+	"\tnot_after\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bnotAfter\"'\n" +
+	"\x11RevokeUserRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"J\n" +
+	"\x12RevokeUserResponse\x124\n" +
+	"\arevoked\x18\x01 \x01(\v2\x1a.tether.hub.v1.RevokedUserR\arevoked\"}\n" +
+	"\vRevokedUser\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12;\n" +
+	"\vrevoke_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"revokeTime\x12\x1d\n" +
+	"\n" +
+	"revoked_by\x18\x03 \x01(\tR\trevokedBy\"\x19\n" +
+	"\x17ListRevokedUsersRequest\"P\n" +
+	"\x18ListRevokedUsersResponse\x124\n" +
+	"\arevoked\x18\x01 \x03(\v2\x1a.tether.hub.v1.RevokedUserR\arevoked*@\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x12\n" +
-	"\x0eROLE_READ_ONLY\x10\x022`\n" +
+	"\x0eROLE_READ_ONLY\x10\x022\x98\x02\n" +
 	"\vUserService\x12Q\n" +
 	"\n" +
-	"CreateUser\x12 .tether.hub.v1.CreateUserRequest\x1a!.tether.hub.v1.CreateUserResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
+	"CreateUser\x12 .tether.hub.v1.CreateUserRequest\x1a!.tether.hub.v1.CreateUserResponse\x12Q\n" +
+	"\n" +
+	"RevokeUser\x12 .tether.hub.v1.RevokeUserRequest\x1a!.tether.hub.v1.RevokeUserResponse\x12c\n" +
+	"\x10ListRevokedUsers\x12&.tether.hub.v1.ListRevokedUsersRequest\x1a'.tether.hub.v1.ListRevokedUsersResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_tether_hub_v1_user_proto_rawDescOnce sync.Once
@@ -263,25 +519,37 @@ func file_tether_hub_v1_user_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_user_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tether_hub_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_tether_hub_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_tether_hub_v1_user_proto_goTypes = []any{
-	(Role)(0),                     // 0: tether.hub.v1.Role
-	(*CreateUserRequest)(nil),     // 1: tether.hub.v1.CreateUserRequest
-	(*CreateUserResponse)(nil),    // 2: tether.hub.v1.CreateUserResponse
-	(*durationpb.Duration)(nil),   // 3: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(Role)(0),                        // 0: tether.hub.v1.Role
+	(*CreateUserRequest)(nil),        // 1: tether.hub.v1.CreateUserRequest
+	(*CreateUserResponse)(nil),       // 2: tether.hub.v1.CreateUserResponse
+	(*RevokeUserRequest)(nil),        // 3: tether.hub.v1.RevokeUserRequest
+	(*RevokeUserResponse)(nil),       // 4: tether.hub.v1.RevokeUserResponse
+	(*RevokedUser)(nil),              // 5: tether.hub.v1.RevokedUser
+	(*ListRevokedUsersRequest)(nil),  // 6: tether.hub.v1.ListRevokedUsersRequest
+	(*ListRevokedUsersResponse)(nil), // 7: tether.hub.v1.ListRevokedUsersResponse
+	(*durationpb.Duration)(nil),      // 8: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),    // 9: google.protobuf.Timestamp
 }
 var file_tether_hub_v1_user_proto_depIdxs = []int32{
 	0, // 0: tether.hub.v1.CreateUserRequest.role:type_name -> tether.hub.v1.Role
-	3, // 1: tether.hub.v1.CreateUserRequest.ttl:type_name -> google.protobuf.Duration
-	4, // 2: tether.hub.v1.CreateUserResponse.not_after:type_name -> google.protobuf.Timestamp
-	1, // 3: tether.hub.v1.UserService.CreateUser:input_type -> tether.hub.v1.CreateUserRequest
-	2, // 4: tether.hub.v1.UserService.CreateUser:output_type -> tether.hub.v1.CreateUserResponse
-	4, // [4:5] is the sub-list for method output_type
-	3, // [3:4] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8, // 1: tether.hub.v1.CreateUserRequest.ttl:type_name -> google.protobuf.Duration
+	9, // 2: tether.hub.v1.CreateUserResponse.not_after:type_name -> google.protobuf.Timestamp
+	5, // 3: tether.hub.v1.RevokeUserResponse.revoked:type_name -> tether.hub.v1.RevokedUser
+	9, // 4: tether.hub.v1.RevokedUser.revoke_time:type_name -> google.protobuf.Timestamp
+	5, // 5: tether.hub.v1.ListRevokedUsersResponse.revoked:type_name -> tether.hub.v1.RevokedUser
+	1, // 6: tether.hub.v1.UserService.CreateUser:input_type -> tether.hub.v1.CreateUserRequest
+	3, // 7: tether.hub.v1.UserService.RevokeUser:input_type -> tether.hub.v1.RevokeUserRequest
+	6, // 8: tether.hub.v1.UserService.ListRevokedUsers:input_type -> tether.hub.v1.ListRevokedUsersRequest
+	2, // 9: tether.hub.v1.UserService.CreateUser:output_type -> tether.hub.v1.CreateUserResponse
+	4, // 10: tether.hub.v1.UserService.RevokeUser:output_type -> tether.hub.v1.RevokeUserResponse
+	7, // 11: tether.hub.v1.UserService.ListRevokedUsers:output_type -> tether.hub.v1.ListRevokedUsersResponse
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_user_proto_init() }
@@ -295,7 +563,7 @@ func file_tether_hub_v1_user_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_user_proto_rawDesc), len(file_tether_hub_v1_user_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,7 +21,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	UserService_CreateUser_FullMethodName = "/tether.hub.v1.UserService/CreateUser"
+	UserService_CreateUser_FullMethodName       = "/tether.hub.v1.UserService/CreateUser"
+	UserService_RevokeUser_FullMethodName       = "/tether.hub.v1.UserService/RevokeUser"
+	UserService_ListRevokedUsers_FullMethodName = "/tether.hub.v1.UserService/ListRevokedUsers"
 )
 
 // UserServiceClient is the client API for UserService service.
@@ -35,6 +37,14 @@ type UserServiceClient interface {
 	// CreateUser issues a client certificate for a user. ALREADY_EXISTS when
 	// the name is taken with another role.
 	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error)
+	// RevokeUser refuses every certificate issued to a user name up to now,
+	// on every hub replica sharing the store: calls are refused
+	// (UNAUTHENTICATED) and open streams end with that status. A certificate
+	// issued to the name afterwards (CreateUser) is accepted. INVALID_ARGUMENT
+	// for the caller's own name.
+	RevokeUser(ctx context.Context, in *RevokeUserRequest, opts ...grpc.CallOption) (*RevokeUserResponse, error)
+	// ListRevokedUsers returns the revoked user names, ordered by name.
+	ListRevokedUsers(ctx context.Context, in *ListRevokedUsersRequest, opts ...grpc.CallOption) (*ListRevokedUsersResponse, error)
 }
 
 type userServiceClient struct {
@@ -55,6 +65,26 @@ func (c *userServiceClient) CreateUser(ctx context.Context, in *CreateUserReques
 	return out, nil
 }
 
+func (c *userServiceClient) RevokeUser(ctx context.Context, in *RevokeUserRequest, opts ...grpc.CallOption) (*RevokeUserResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeUserResponse)
+	err := c.cc.Invoke(ctx, UserService_RevokeUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *userServiceClient) ListRevokedUsers(ctx context.Context, in *ListRevokedUsersRequest, opts ...grpc.CallOption) (*ListRevokedUsersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRevokedUsersResponse)
+	err := c.cc.Invoke(ctx, UserService_ListRevokedUsers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UserServiceServer is the server API for UserService service.
 // All implementations must embed UnimplementedUserServiceServer
 // for forward compatibility.
@@ -66,6 +96,14 @@ type UserServiceServer interface {
 	// CreateUser issues a client certificate for a user. ALREADY_EXISTS when
 	// the name is taken with another role.
 	CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error)
+	// RevokeUser refuses every certificate issued to a user name up to now,
+	// on every hub replica sharing the store: calls are refused
+	// (UNAUTHENTICATED) and open streams end with that status. A certificate
+	// issued to the name afterwards (CreateUser) is accepted. INVALID_ARGUMENT
+	// for the caller's own name.
+	RevokeUser(context.Context, *RevokeUserRequest) (*RevokeUserResponse, error)
+	// ListRevokedUsers returns the revoked user names, ordered by name.
+	ListRevokedUsers(context.Context, *ListRevokedUsersRequest) (*ListRevokedUsersResponse, error)
 	mustEmbedUnimplementedUserServiceServer()
 }
 
@@ -78,6 +116,12 @@ type UnimplementedUserServiceServer struct{}
 
 func (UnimplementedUserServiceServer) CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateUser not implemented")
+}
+func (UnimplementedUserServiceServer) RevokeUser(context.Context, *RevokeUserRequest) (*RevokeUserResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeUser not implemented")
+}
+func (UnimplementedUserServiceServer) ListRevokedUsers(context.Context, *ListRevokedUsersRequest) (*ListRevokedUsersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRevokedUsers not implemented")
 }
 func (UnimplementedUserServiceServer) mustEmbedUnimplementedUserServiceServer() {}
 func (UnimplementedUserServiceServer) testEmbeddedByValue()                     {}
@@ -118,6 +162,42 @@ func _UserService_CreateUser_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _UserService_RevokeUser_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeUserRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UserServiceServer).RevokeUser(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UserService_RevokeUser_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UserServiceServer).RevokeUser(ctx, req.(*RevokeUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _UserService_ListRevokedUsers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRevokedUsersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UserServiceServer).ListRevokedUsers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UserService_ListRevokedUsers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UserServiceServer).ListRevokedUsers(ctx, req.(*ListRevokedUsersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // UserService_ServiceDesc is the grpc.ServiceDesc for UserService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -128,6 +208,14 @@ var UserService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateUser",
 			Handler:    _UserService_CreateUser_Handler,
+		},
+		{
+			MethodName: "RevokeUser",
+			Handler:    _UserService_RevokeUser_Handler,
+		},
+		{
+			MethodName: "ListRevokedUsers",
+			Handler:    _UserService_ListRevokedUsers_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,175 @@
+package ctl_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/tokens"
+	"github.com/tetherproj/tether/internal/certs"
+)
+
+// adminHub is the client API with a registry of tokens and agents and the
+// user revocations, as the hub serves it, over real gRPC, TLS and etcd.
+type adminHub struct {
+	*onlineHub
+	reg *tokens.Registry
+}
+
+func startAdminHub(t *testing.T) *adminHub {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h := &adminHub{onlineHub: &onlineHub{}}
+	var err error
+	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
+		t.Fatal(err)
+	}
+	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	h.reg = tokens.New(h.st, h.ca, tokens.Config{}, hclog.NewNullLogger())
+	revoked := revocation.New(h.st, hclog.NewNullLogger())
+	api, err := clientapi.New(clientapi.Config{Registry: h.reg, Revocations: revoked}, h.st, nil, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := h.ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(clientapi.RefuseRevoked(revoked), grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert},
+		ClientCAs: h.ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})))
+	gs := grpc.NewServer(opts...)
+	api.Register(gs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = ln.Addr().String()
+	runCtx, stop := context.WithCancel(context.Background())
+	served, followed := make(chan error, 1), make(chan error, 1)
+	go func() { served <- gs.Serve(ln) }()
+	go func() { followed <- revoked.Run(runCtx) }()
+	t.Cleanup(func() {
+		gs.Stop()
+		stop()
+		<-served
+		<-followed
+		h.st.Close()
+	})
+	h.admin = h.writeConfig(t, pki.Identity{Name: "alice", Kind: pki.KindAdmin}, h.addr)
+	h.viewer = h.writeConfig(t, pki.Identity{Name: "victor", Kind: pki.KindViewer}, h.addr)
+	return h
+}
+
+// pendingKey registers cluster with one key, then with another, and
+// returns the second's fingerprint, now pending.
+func (h *adminHub) pendingKey(t *testing.T, cluster string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tok, _, err := h.reg.CreateToken(ctx, tokens.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fp string
+	for i := range 2 {
+		csrPEM, _, err := certs.NewCSR(cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		csr, err := certs.ParseCSR(csrPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp = tokens.Fingerprint(csr.RawSubjectPublicKeyInfo)
+		_, err = h.reg.Register(ctx, tokens.Request{Token: tok, Cluster: cluster, CSRPEM: csrPEM})
+		if want := i == 1; errors.Is(err, tokens.ErrPendingApproval) != want {
+			t.Fatalf("Register(%s, key %d) = %v; want pending: %t", cluster, i+1, err, want)
+		}
+	}
+	return fp
+}
+
+// TestClusterApproveNeedsTheFingerprint: cluster approve without
+// --key-fingerprint, or with something that is not one, is refused naming
+// the form; cluster pending shows the fingerprint to pass; a wrong key is
+// refused by the hub, the pending one approved; reject discards one.
+func TestClusterApproveNeedsTheFingerprint(t *testing.T) {
+	h := startAdminHub(t)
+	fp := h.pendingKey(t, "edge-1")
+	for _, args := range [][]string{
+		{"cluster", "approve", "edge-1"},
+		{"cluster", "approve", "edge-1", "--key-fingerprint", "sha256:00"},
+		{"cluster", "reject", "edge-1"},
+	} {
+		code, _, errOut := runWith(t, h.admin, "", args...)
+		if code == 0 || !strings.Contains(errOut, "--key-fingerprint") || !strings.Contains(errOut, "sha256:<64") {
+			t.Errorf("tetherctl %s = %d, %q; want refused naming --key-fingerprint and the form sha256:<64 hex digits>", strings.Join(args, " "), code, errOut)
+		}
+	}
+	if out := mustRun(t, h.admin, "cluster", "pending"); !strings.Contains(out, "edge-1") || !strings.Contains(out, fp) {
+		t.Errorf("cluster pending = %q; want edge-1 with %s", out, fp)
+	}
+	if out := mustRun(t, h.admin, "describe", "cluster", "edge-1"); !strings.Contains(out, "--key-fingerprint "+fp) {
+		t.Errorf("describe cluster edge-1 = %q; want the approve command with --key-fingerprint %s", out, fp)
+	}
+	other := "sha256:" + strings.Repeat("0", 64)
+	if code, _, errOut := runWith(t, h.admin, "", "cluster", "approve", "edge-1", "--key-fingerprint", other); code == 0 || !strings.Contains(errOut, fp) {
+		t.Errorf("cluster approve with another key = %d, %q; want refused naming the pending %s", code, errOut, fp)
+	}
+	if code, _, errOut := runWith(t, h.viewer, "", "cluster", "approve", "edge-1", "--key-fingerprint", fp); code == 0 || !strings.Contains(errOut, "permission denied") {
+		t.Errorf("cluster approve as a viewer = %d, %q; want permission denied", code, errOut)
+	}
+	mustRun(t, h.admin, "cluster", "approve", "edge-1", "--key-fingerprint", fp)
+	if code, _, errOut := runWith(t, h.admin, "", "cluster", "pending"); code != 0 || !strings.Contains(errOut, "No keys awaiting approval") {
+		t.Errorf("cluster pending after the approval = %d, %q; want none", code, errOut)
+	}
+
+	rejected := h.pendingKey(t, "edge-2")
+	mustRun(t, h.admin, "cluster", "reject", "edge-2", "--key-fingerprint", rejected)
+	if out := mustRun(t, h.admin, "clusters", "edge-2", "-o", "json"); strings.Contains(out, rejected) {
+		t.Errorf("clusters edge-2 after reject = %q; want no pending key", out)
+	}
+}
+
+// TestUserRevoke: an admin revokes a user with tetherctl; the user's
+// next command is refused naming the revocation, user revoked lists it,
+// and an admin cannot revoke themselves.
+func TestUserRevoke(t *testing.T) {
+	h := startAdminHub(t)
+	mustRun(t, h.viewer, "clusters")
+	if out := mustRun(t, h.admin, "user", "revoke", "victor"); !strings.Contains(out, "user/victor revoked") {
+		t.Errorf("user revoke victor = %q; want it confirmed", out)
+	}
+	if code, _, errOut := runWith(t, h.viewer, "", "clusters"); code == 0 || !strings.Contains(errOut, `user "victor" was revoked`) {
+		t.Errorf("clusters as the revoked victor = %d, %q; want refused naming the revocation", code, errOut)
+	}
+	if code, _, errOut := runWith(t, h.viewer, "", "user", "revoke", "alice"); code == 0 || !strings.Contains(errOut, "revoked") {
+		t.Errorf("user revoke as the revoked viewer = %d, %q; want refused", code, errOut)
+	}
+	if code, _, errOut := runWith(t, h.admin, "", "user", "revoke", "alice"); code == 0 || !strings.Contains(errOut, "yourself") {
+		t.Errorf("user revoke alice as alice = %d, %q; want refused", code, errOut)
+	}
+	if out := mustRun(t, h.admin, "user", "revoked"); !strings.Contains(out, "victor") || !strings.Contains(out, "alice") {
+		t.Errorf("user revoked = %q; want victor, revoked by alice", out)
+	}
+	mustRun(t, h.admin, "clusters")
+}

@@ -1,0 +1,25 @@
+// Package revocation records revoked users and follows the records on
+// every hub replica, so that a user revoked through one replica is refused
+// by all of them (issue 14).
+//
+// The hub stores nothing about users: a user is the name and role in a
+// client certificate its CA signed (hub/pki). Revoking a user name stores
+// store.RevokedUserKey(name) with the time of the revocation; from then
+// on every certificate of that name (admin or viewer) issued up to that
+// time (pki.IssuedAt) is refused, and one issued afterwards (`tetherctl
+// user create` again) is accepted. Certificates carry whole seconds, so
+// one issued in the same second as the revocation is refused too. Agent
+// certificates are not users: hub/tokens revokes those.
+//
+//	l := revocation.New(st, logger)
+//	go l.Run(ctx)                              // lists and watches /tether/revoked-users/ on every replica
+//	r, err := l.Revoke(ctx, "bob", "alice")    // durable once it returns
+//	err = l.Check(ctx, cert)                   // ErrRevoked, naming the revocation
+//	<-l.Changed()                              // closed on any change: open streams check again
+//
+// Check answers from what Run last listed and watched; until Run has
+// listed once it reads the record from the store, so that a replica that
+// just started never accepts a revoked certificate.
+//
+// It imports hub/store and hub/pki.
+package revocation
