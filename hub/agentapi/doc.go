@@ -77,6 +77,21 @@
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
 // not: past it the oldest ends (superseded).
 //
+// # Message bounds
+//
+// Each stream bounds what its agent sends after Hello, per kind
+// (Config.MessageRates, messagelimits.go), by token buckets far above what
+// an agent sends: acks and status reports 5,000 a second in bursts of twice
+// Config.MaxWorks (a resync of every work fits); heartbeats 1 a second in
+// bursts of 10; certificate renewals one per 2 s in bursts of 10;
+// customizations acks 1 a second in bursts of 100. A heartbeat the Leases
+// refuses to hold (HeartbeatChecker: hub/clusters bounds its bytes and API
+// entries) and a renewal whose CSR is over MaxCSRBytes are past the bounds
+// too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
+// ResourceExhausted naming the cluster, the kind and the bound, counted
+// as KindStreamLimit; other streams are not affected, and the agent
+// reconnects with all it holds.
+//
 // # Registration and revocation
 //
 // Register (register.go), rate-limited per source address and in total
