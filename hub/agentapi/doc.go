@@ -90,7 +90,8 @@
 // too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
 // ResourceExhausted naming the cluster, the kind and the bound, counted
 // as KindStreamLimit; other streams are not affected, and the agent
-// reconnects with all it holds.
+// reconnects with all it holds. What a customizations ack makes the hub
+// log is clipped (ten refusals, 1 KiB each).
 //
 // # Registration and revocation
 //
