@@ -48,8 +48,10 @@ const KindStreamLimit = "stream_limit"
 // Rate bounds one kind of message on one stream: a token bucket of Burst
 // messages refilled at PerSecond messages a second.
 type Rate struct {
+	// PerSecond is the sustained rate, messages per second.
 	PerSecond float64
-	Burst     int
+	// Burst is how many messages may come at once, after a quiet spell.
+	Burst int
 }
 
 // MessageRates bounds each kind of message an agent sends on one stream,
