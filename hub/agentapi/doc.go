@@ -89,8 +89,10 @@
 // entries) and a renewal whose CSR is over MaxCSRBytes are past the bounds
 // too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
 // ResourceExhausted naming the cluster, the kind and the bound, counted
-// as KindStreamLimit; other streams are not affected, and the agent
-// reconnects with all it holds. What a customizations ack makes the hub
+// as KindStreamLimit; other streams are not affected. Past a rate, the
+// Goodbye's retry_after asks the agent to wait until its burst has
+// refilled, at most one heartbeat interval (so its lease never runs out
+// for it); it then reconnects with all it holds. What a customizations ack makes the hub
 // log is clipped (ten refusals, 1 KiB each).
 //
 // # Registration and revocation

@@ -121,12 +121,16 @@ type messageLimits struct {
 	cluster string
 	rates   map[messageKind]Rate
 	buckets map[messageKind]*limiter
+	// maxWait bounds the wait the Goodbye of a stream past a rate asks
+	// for: the heartbeat interval, so that the cluster's lease never runs
+	// out for it.
+	maxWait time.Duration
 }
 
-func newMessageLimits(cluster string, r MessageRates) *messageLimits {
+func newMessageLimits(cluster string, r MessageRates, maxWait time.Duration) *messageLimits {
 	rates := map[messageKind]Rate{kindAck: r.Ack, kindStatusReport: r.StatusReport, kindHeartbeat: r.Heartbeat,
 		kindCertificateRenewal: r.CertificateRenewal, kindCustomizationsAck: r.CustomizationsAck}
-	m := &messageLimits{cluster: cluster, rates: rates, buckets: make(map[messageKind]*limiter, len(rates))}
+	m := &messageLimits{cluster: cluster, rates: rates, buckets: make(map[messageKind]*limiter, len(rates)), maxWait: maxWait}
 	for k, rt := range rates {
 		m.buckets[k] = newLimiter(rt.PerSecond, rt.Burst)
 	}
@@ -134,7 +138,8 @@ func newMessageLimits(cluster string, r MessageRates) *messageLimits {
 }
 
 // allow takes one message of msg's kind at now, or says (ErrLimit) which
-// bound it is past.
+// bound it is past; the Goodbye then asks the agent to wait for the burst
+// to refill (at most maxWait) before reconnecting.
 func (m *messageLimits) allow(msg *agentv1.AgentMessage, now time.Time) error {
 	kind := kindOf(msg)
 	b, ok := m.buckets[kind]
@@ -142,8 +147,10 @@ func (m *messageLimits) allow(msg *agentv1.AgentMessage, now time.Time) error {
 		return nil
 	}
 	rt := m.rates[kind]
-	return fmt.Errorf("%w: cluster %q sent %s messages faster than the hub accepts on one stream (at most %g per second, bursts of %d)",
-		ErrLimit, m.cluster, kind, rt.PerSecond, rt.Burst)
+	refill := time.Duration(float64(rt.Burst) / rt.PerSecond * float64(time.Second))
+	return retryAfter{after: min(refill, m.maxWait), err: fmt.Errorf(
+		"%w: cluster %q sent %s messages faster than the hub accepts on one stream (at most %g per second, bursts of %d)",
+		ErrLimit, m.cluster, kind, rt.PerSecond, rt.Burst)}
 }
 
 // MaxCSRBytes is the largest CSR a CertificateRenewal may carry, bytes:

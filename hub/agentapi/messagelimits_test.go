@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -37,8 +38,10 @@ func (a *agent) flood(m *agentv1.AgentMessage) int {
 }
 
 // TestFloodingOneKindEndsOnlyThatStream: an agent that sends a kind of
-// message flat out gets Goodbye LIMIT_EXCEEDED and ResourceExhausted naming
-// its cluster, the kind and the bound, counted; another cluster's stream
+// message flat out gets Goodbye LIMIT_EXCEEDED, asking it to wait until
+// its burst has refilled (at most a heartbeat interval), and
+// ResourceExhausted naming its cluster, the kind and the bound, counted;
+// another cluster's stream
 // meanwhile keeps getting its works and renewing its lease. Heartbeats run
 // with the defaults; the other kinds with small bounds, so that the test
 // does not depend on how fast the machine sends.
@@ -49,19 +52,23 @@ func TestFloodingOneKindEndsOnlyThatStream(t *testing.T) {
 		rates agentapi.MessageRates
 		msg   *agentv1.AgentMessage
 		want  string
+		wait  time.Duration
 	}{
 		{"heartbeats, default bound", agentapi.MessageRates{}, heartbeat(),
-			`cluster "edge-1" sent heartbeat messages faster than the hub accepts on one stream (at most 1 per second, bursts of 10)`},
+			`cluster "edge-1" sent heartbeat messages faster than the hub accepts on one stream (at most 1 per second, bursts of 10)`, 10 * time.Second},
 		{"acks", agentapi.MessageRates{Ack: tiny}, ackMsg("a", "0"),
-			`cluster "edge-1" sent ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`},
+			`cluster "edge-1" sent ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`, 5 * time.Second},
 		{"status reports", agentapi.MessageRates{StatusReport: tiny}, statusMsg("a", "0", "d"),
-			`cluster "edge-1" sent status report messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`},
+			`cluster "edge-1" sent status report messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`, 5 * time.Second},
 		{"certificate renewals", agentapi.MessageRates{CertificateRenewal: tiny},
 			&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{}}},
-			`cluster "edge-1" sent certificate renewal messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`},
+			`cluster "edge-1" sent certificate renewal messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`, 5 * time.Second},
 		{"customizations acks", agentapi.MessageRates{CustomizationsAck: tiny},
 			&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{Version: "v"}}},
-			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`},
+			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`, 5 * time.Second},
+		{"customizations acks, default bound: the wait is at most a heartbeat interval", agentapi.MessageRates{},
+			&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{Version: "v"}}},
+			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 100)`, agentapi.DefaultHeartbeatInterval},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,10 +81,14 @@ func TestFloodingOneKindEndsOnlyThatStream(t *testing.T) {
 			b.expect("welcome "+hubIdentity, "syncdone 0")
 
 			a.flood(tt.msg)
-			for m := a.recv(); m.GetGoodbye() == nil; m = a.recv() {
+			m := a.recv()
+			for ; m.GetGoodbye() == nil; m = a.recv() {
 				if m.GetCertificateRenewed() == nil {
 					t.Fatalf("received %s before the Goodbye; want only renewal answers", describe(m))
 				}
+			}
+			if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != tt.wait {
+				t.Errorf("Goodbye = %v; want LIMIT_EXCEEDED, retry after %s (the burst refilled)", g, tt.wait)
 			}
 			_, err := a.stream.Recv()
 			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), tt.want) {

@@ -38,14 +38,14 @@ type stream struct {
 	renewed time.Time
 }
 
-func newStream(cluster string, rates MessageRates, log hclog.Logger) *stream {
+func newStream(cluster string, cfg Config, log hclog.Logger) *stream {
 	return &stream{
 		cluster:  cluster,
 		log:      log,
 		wake:     make(chan struct{}, 1),
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),
-		messages: newMessageLimits(cluster, rates),
+		messages: newMessageLimits(cluster, cfg.MessageRates, cfg.HeartbeatInterval),
 	}
 }
 
