@@ -119,8 +119,11 @@ type Config struct {
 	// Register from all sources together.
 	RegistrationTotalRate  float64
 	RegistrationTotalBurst int
-	// Counts tallies refused status reports (guard.KindRefused); nil
-	// counts nothing.
+	// MessageRates bounds each kind of message one stream may send; zero
+	// fields mean the defaults (MessageRates).
+	MessageRates MessageRates
+	// Counts tallies refused status reports (guard.KindRefused) and
+	// streams ended past a bound (KindStreamLimit); nil counts nothing.
 	Counts *guard.Counts
 	// Authority says whether the hub may cause deletes and checks each
 	// agent's Hello against the store (hub/authority); nil: always
@@ -188,6 +191,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxWorks <= 0 {
 		c.MaxWorks = DefaultMaxWorks
 	}
+	c.MessageRates = c.MessageRates.withDefaults(c.MaxWorks, c.HeartbeatInterval)
 	if c.RegistrationRate <= 0 {
 		c.RegistrationRate = DefaultRegistrationRate
 	}

@@ -29,7 +29,7 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	}
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel() // ends the receiver's wait for ready
-	st := newStream(cluster, s.log.With("cluster", cluster))
+	st := newStream(cluster, s.cfg, s.log.With("cluster", cluster))
 	st.setCertificate(peerCert(ss.Context()))
 	if err := s.track(st); err != nil {
 		st.end(err)

@@ -2,6 +2,8 @@ package agentapi
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
@@ -72,18 +74,38 @@ func (s *Server) followCustomizations(ctx context.Context, st *stream, cs custom
 
 // customizationsAck logs what the agent made of a set: an agent that
 // refused part of it runs without those rules, which must be seen.
+// Its strings are clipped to maxLoggedBytes each, so that an agent cannot
+// make the hub write megabytes of log per ack.
 func (st *stream) customizationsAck(a *agentv1.CustomizationsAck) {
-	refused := a.GetRefused()
-	if len(refused) == 0 {
-		st.log.Info("agent loaded the customizations", "version", a.GetVersion())
+	version := clip(a.GetVersion())
+	if len(a.GetRefused()) == 0 {
+		st.log.Info("agent loaded the customizations", "version", version)
 		return
 	}
-	if len(refused) > maxLoggedRefusals {
-		refused = append(refused[:maxLoggedRefusals:maxLoggedRefusals], "...")
+	refused := make([]string, 0, min(len(a.GetRefused()), maxLoggedRefusals)+1)
+	for _, r := range a.GetRefused()[:min(len(a.GetRefused()), maxLoggedRefusals)] {
+		refused = append(refused, clip(r))
 	}
-	st.log.Warn("agent refused customizations; it runs without their rules", "version", a.GetVersion(),
+	if len(a.GetRefused()) > maxLoggedRefusals {
+		refused = append(refused, "...")
+	}
+	st.log.Warn("agent refused customizations; it runs without their rules", "version", version,
 		"refused", len(a.GetRefused()), "which", refused)
 }
 
-// maxLoggedRefusals bounds the refusals of one ack that are logged.
-const maxLoggedRefusals = 10
+// Bounds of what one customizations ack makes the hub log.
+const (
+	// maxLoggedRefusals is the most refusals of one ack logged.
+	maxLoggedRefusals = 10
+	// maxLoggedBytes is the longest string of an ack logged, bytes; an
+	// agent's refusal names a customization and why in far less.
+	maxLoggedBytes = 1 << 10
+)
+
+// clip returns s cut to maxLoggedBytes, saying so.
+func clip(s string) string {
+	if len(s) <= maxLoggedBytes {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:maxLoggedBytes], ""), len(s))
+}

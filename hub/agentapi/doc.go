@@ -77,6 +77,24 @@
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
 // not: past it the oldest ends (superseded).
 //
+// # Message bounds
+//
+// Each stream bounds what its agent sends after Hello, per kind
+// (Config.MessageRates, messagelimits.go), by token buckets far above what
+// an agent sends: acks and status reports 5,000 a second in bursts of twice
+// Config.MaxWorks (a resync of every work fits); heartbeats 1 a second in
+// bursts of 10; certificate renewals one per 2 s in bursts of 10;
+// customizations acks 1 a second in bursts of 100. A heartbeat the Leases
+// refuses to hold (HeartbeatChecker: hub/clusters bounds its bytes and API
+// entries) and a renewal whose CSR is over MaxCSRBytes are past the bounds
+// too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
+// ResourceExhausted naming the cluster, the kind and the bound, counted
+// as KindStreamLimit; other streams are not affected. Past a rate, the
+// Goodbye's retry_after asks the agent to wait until its burst has
+// refilled, at most one heartbeat interval (so its lease never runs out
+// for it); it then reconnects with all it holds. What a customizations ack makes the hub
+// log is clipped (ten refusals, 1 KiB each).
+//
 // # Registration and revocation
 //
 // Register (register.go), rate-limited per source address and in total

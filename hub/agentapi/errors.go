@@ -3,10 +3,12 @@ package agentapi
 import (
 	"context"
 	"errors"
+	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Sentinel errors of the service, wrapped with what happened; grpcStatus
@@ -91,7 +93,20 @@ func goodbyeFor(err error) *agentv1.HubMessage {
 	default:
 		return nil
 	}
-	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Goodbye{
-		Goodbye: &agentv1.Goodbye{Reason: reason, Message: err.Error()},
-	}}
+	g := &agentv1.Goodbye{Reason: reason, Message: err.Error()}
+	var wait retryAfter
+	if errors.As(err, &wait) {
+		g.RetryAfter = durationpb.New(wait.after)
+	}
+	return &agentv1.HubMessage{Message: &agentv1.HubMessage_Goodbye{Goodbye: g}}
 }
+
+// retryAfter is an error whose Goodbye tells the agent how long to wait
+// before reconnecting.
+type retryAfter struct {
+	err   error
+	after time.Duration
+}
+
+func (r retryAfter) Error() string { return r.err.Error() }
+func (r retryAfter) Unwrap() error { return r.err }

@@ -54,8 +54,13 @@ func recvError(st *stream, err error, maxBytes int) error {
 	return err
 }
 
-// handle acts on one message from the agent after Hello.
+// handle acts on one message from the agent after Hello, once it is
+// within the stream's bounds (bounded).
 func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessage) error {
+	if err := s.bounded(st, msg); err != nil {
+		s.cfg.Counts.Add("agentapi", KindStreamLimit)
+		return err
+	}
 	switch m := msg.GetMessage().(type) {
 	case *agentv1.AgentMessage_Ack:
 		if !st.accept(func(ss *syncstate.Session) bool { return ss.AcceptAck(m.Ack) }) {

@@ -19,6 +19,9 @@ type stream struct {
 	wake    chan struct{} // buffered, 1: something to send, or the stream ends
 	ready   chan struct{} // closed once session is set: the receiver may go on
 	done    chan struct{} // closed when err is first set
+	// messages bounds what the agent sends, per kind; only the receiver
+	// uses it.
+	messages *messageLimits
 
 	mu      sync.Mutex         // guards the fields below
 	session *syncstate.Session // nil until the initial difference is known
@@ -35,13 +38,14 @@ type stream struct {
 	renewed time.Time
 }
 
-func newStream(cluster string, log hclog.Logger) *stream {
+func newStream(cluster string, cfg Config, log hclog.Logger) *stream {
 	return &stream{
-		cluster: cluster,
-		log:     log,
-		wake:    make(chan struct{}, 1),
-		ready:   make(chan struct{}),
-		done:    make(chan struct{}),
+		cluster:  cluster,
+		log:      log,
+		wake:     make(chan struct{}, 1),
+		ready:    make(chan struct{}),
+		done:     make(chan struct{}),
+		messages: newMessageLimits(cluster, cfg.MessageRates, cfg.HeartbeatInterval),
 	}
 }
 

@@ -49,6 +49,26 @@
 // in 5-10 transactions, not one write per heartbeat. A single hub does the
 // same through its embedded etcd.
 //
+// # Bounds
+//
+// What one agent makes the hub write is bounded per cluster. A cluster's
+// heartbeat record is written at most once per
+// PublisherConfig.ContentInterval (default 10 s) however often its content
+// (API list, capacity) changes: the latest content waits and is written
+// once the interval has passed, while renewals naming the content last
+// written go on as before. A state change (Ready, NotReady) is written at
+// once, unless another one already was within the interval. Registration,
+// which copies the API list into /tether/clusters/<name>, follows these
+// records, so it writes no more often. A heartbeat may hold at most
+// HeartbeatLimits (default 512 KiB encoded and 10,000 API entries: group
+// versions plus resources): CheckHeartbeat says why one is past them, and
+// hub/agentapi ends the stream of an agent that sends one; the Publisher
+// never writes one (it renews the lease with the content last written).
+// One transaction holds at most 1 MiB of records, so large heartbeats of
+// many clusters never make a batch too large for all of them. None of this
+// makes a lease run out sooner; a lease renewed by content that waited may
+// run out up to ContentInterval later.
+//
 // Leases themselves stay in memory: expiry, the pause hold and Since are
 // each replica's own, by its own clock. A record going away (its replica
 // stopped or died) only stops the renewals; the lease then runs out as

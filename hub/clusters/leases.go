@@ -71,6 +71,8 @@ type Config struct {
 	PauseThreshold time.Duration
 	// Logger says when a pause was noticed; nil logs nothing.
 	Logger hclog.Logger
+	// HeartbeatLimits bounds the heartbeats CheckHeartbeat lets through.
+	HeartbeatLimits HeartbeatLimits
 }
 
 // Leases holds every cluster's lease. Its methods are safe for concurrent
@@ -81,6 +83,7 @@ type Leases struct {
 	pause    time.Duration // Config.PauseThreshold; negative: no check
 	log      hclog.Logger
 	kick     chan struct{} // wakes Run to re-arm its timer; buffered, 1
+	limits   HeartbeatLimits
 
 	mu      sync.Mutex // guards the fields below
 	leases  map[string]*Lease
@@ -115,6 +118,7 @@ func New(cfg Config) *Leases {
 		pause:    cfg.PauseThreshold,
 		log:      cfg.Logger.Named("leases"),
 		kick:     make(chan struct{}, 1),
+		limits:   cfg.HeartbeatLimits.withDefaults(),
 		leases:   make(map[string]*Lease),
 		changed:  make(chan struct{}),
 	}
@@ -136,6 +140,11 @@ func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
 	now := l.clock.Now()
 	l.renew(cluster, hb, now, now)
 }
+
+// CheckHeartbeat says why hb is past Config.HeartbeatLimits (wrapping
+// ErrHeartbeatTooLarge), or returns nil: hub/agentapi asks before handing
+// a heartbeat over, and refuses it past them.
+func (l *Leases) CheckHeartbeat(hb *agentv1.Heartbeat) error { return l.limits.Check(hb) }
 
 // heartbeatAt renews cluster's lease with a heartbeat received at (by
 // another replica's clock): as if it had arrived then, never later than
