@@ -84,7 +84,7 @@
 // # Reads
 //
 // Get and List of a template merge its binding's status into .status with
-// aggregate.MergeInto: the aggregator folds the per-cluster items with the
+// fold.MergeInto: the aggregator folds the per-cluster items with the
 // interpreter's AggregateStatus as reports arrive and records the result on
 // the binding, so a read only copies it. Get of a ResourceBinding or
 // ClusterResourceBinding by the name GetPlacement gives returns the binding
@@ -100,7 +100,7 @@
 //
 // GetPlacement reads the binding (policy claim, clusters and replicas,
 // Scheduled condition) and the rejected clusters with their reasons as the
-// scheduling loop recorded them (schedloop.Rejections). A binding without
+// scheduling loop recorded them (placement.Rejections). A binding without
 // that record gets them recomputed by running the pure scheduler on the
 // binding and the stored clusters (store.ClusterKey holds a
 // cluster.tether.io Cluster as JSON; a cluster that reported no API

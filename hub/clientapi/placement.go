@@ -13,7 +13,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -59,7 +59,7 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 
 // placement reads the template and its binding. The clusters come from the
 // binding (the scheduler's last result). The rejections are the ones the
-// scheduling loop recorded with that result (schedloop.Rejections), so
+// scheduling loop recorded with that result (placement.Rejections), so
 // that they explain the decision actually made, liveness taints included.
 // A binding scheduled before the loop recorded them (or by another
 // scheduler) gets them recomputed: the scheduler runs again, purely, on the
@@ -168,7 +168,7 @@ func scheduledState(rb *workv1alpha1.ResourceBinding) (bool, string) {
 // as one it never scheduled: both are recomputed, which finds nothing for
 // the former. An unreadable annotation is logged and recomputed too.
 func (b *backend) recordedRejections(rb *workv1alpha1.ResourceBinding) ([]*hubv1.ClusterRejection, bool) {
-	rs, err := schedloop.Rejections(rb)
+	rs, err := placement.Rejections(rb)
 	if err != nil {
 		b.log.Warn("recorded rejections unreadable; recomputing", "namespace", rb.Namespace, "binding", rb.Name, "error", err)
 		return nil, false

@@ -16,12 +16,12 @@
 //
 // Run must run only on the leader (DESIGN §3). Pure parts, each table
 // tested: Census and FullDisruption, BuildMembers (clusters + leases → the
-// scheduler's clusters and their taints), NeedsSchedule (spec §3),
+// scheduler's clusters and their taints), placement.NeedsSchedule (spec §3),
 // BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,
 // ApplicationEvictions, AssessTasks, and Step, which composes them for one
 // binding.
 //
-// # When a binding is scheduled (NeedsSchedule, scheduler spec §3)
+// # When a binding is scheduled (placement.NeedsSchedule, scheduler spec §3)
 //
 // In order, the first that holds: never scheduled (no applied-placement
 // record); placement changed against the applied one (for
@@ -49,7 +49,7 @@
 //   - annotation scheduler.tether.io/rejections: JSON list of
 //     {"cluster", "reasons"} — every cluster the filters turned down with
 //     all its reasons in filter order, for the placement "why not" query
-//     (read it with Rejections). Refreshed with every written decision,
+//     (read it with placement.Rejections). Refreshed with every written decision,
 //     absent when none was rejected.
 //   - status.schedulerObservingAffinityName, status.lastScheduledTime,
 //     status.schedulerObservedGeneration.
