@@ -23,6 +23,7 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
+	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -79,7 +80,8 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter()}, d.st, d.interp, h.logger)
+		Namespaces: h.namespaceFilter(), Scheduling: schedloop.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+			UnreachableToleration: h.cfg.UnreachableToleration}}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)
 	}

@@ -75,11 +75,13 @@ apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
 metadata: {name: e1}
 spec: {region: eu}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{name: deployments, kind: Deployment}]}]}
 ---
 apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
 metadata: {name: e2}
 spec: {region: eu}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{name: deployments, kind: Deployment}]}]}
 `
 	resp, err := c.placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: []byte(apiDeployment), Policies: []byte(policies)})
 	if err != nil {

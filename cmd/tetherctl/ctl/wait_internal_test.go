@@ -101,7 +101,7 @@ func TestDiffValues(t *testing.T) {
 		"spec": map[string]any{"replicas": 3.0, "template": map[string]any{"containers": []any{map[string]any{"image": "nginx"}}}}}
 	b := map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": "web", "uid": "2", "labels": map[string]any{"region": "eu"}},
 		"spec": map[string]any{"replicas": 2.0, "template": map[string]any{"containers": []any{map[string]any{"image": "eu.io/nginx"}}}}}
-	want := []string{`metadata.labels: + {"region":"eu"}`, "spec.replicas: 3 -> 2", `spec.template.containers[0].image: "nginx" -> "eu.io/nginx"`}
+	want := []string{`metadata.labels.region: + "eu"`, "spec.replicas: 3 -> 2", `spec.template.containers[0].image: "nginx" -> "eu.io/nginx"`}
 	if diff := cmp.Diff(want, diffValues("", a, b, nil)); diff != "" {
 		t.Errorf("diffValues (-want +got):\n%s", diff)
 	}
