@@ -49,7 +49,8 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Tem
 	if e.binding != nil {
 		rb.UID = e.bindingID
 	}
-	out := schedloop.Step(rb, b.members(e.clusters, !e.givenClusters, time.Now()), time.Now(), b.cfg.Scheduling)
+	now := time.Now()
+	out := schedloop.Step(rb, b.members(e.clusters, !e.givenClusters, now), now, b.cfg.Scheduling)
 	rb = out.Binding
 	fillPlacement(pl, rb, out.Err)
 	rendered, err := b.render(ctx, t.Obj, rb, e)
