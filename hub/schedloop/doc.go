@@ -16,10 +16,11 @@
 //
 // Run must run only on the leader (DESIGN §3). Pure parts, each table
 // tested: Census and FullDisruption, BuildMembers (clusters + leases → the
-// scheduler's clusters and their taints), placement.NeedsSchedule (spec §3),
-// BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,
-// ApplicationEvictions, AssessTasks, and Step, which composes them for one
-// binding.
+// scheduler's clusters and their taints), BuildInput, FailsOver,
+// Tolerations, Returned, TaintEvictions, ApplicationEvictions, AssessTasks,
+// and Step, which composes them with hub/placement's NeedsSchedule (spec
+// §3) for one binding. The client API's Simulate runs Step too, on the
+// template's would-be binding, and its placement query BuildInput.
 //
 // # When a binding is scheduled (placement.NeedsSchedule, scheduler spec §3)
 //
@@ -49,8 +50,8 @@
 //   - annotation scheduler.tether.io/rejections: JSON list of
 //     {"cluster", "reasons"} — every cluster the filters turned down with
 //     all its reasons in filter order, for the placement "why not" query
-//     (read it with placement.Rejections). Refreshed with every written decision,
-//     absent when none was rejected.
+//     (read it with placement.Rejections). Refreshed with every written
+//     decision, absent when none was rejected.
 //   - status.schedulerObservingAffinityName, status.lastScheduledTime,
 //     status.schedulerObservedGeneration.
 //   - condition Scheduled: True/Success, or False with NoClusterFit (the
