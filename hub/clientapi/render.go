@@ -35,15 +35,16 @@ import (
 func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Template, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
 	pl := &hubv1.Placement{Template: ref}
 	want, ok, err := b.want(ctx, t, e)
-	if !ok || err != nil {
-		pl.Message = "no propagation policy matches the template"
-		if err != nil {
-			pl.Message = err.Error()
-		}
-		return pl, nil, nil
-	}
 	if want.Policy != nil {
 		pl.Policy = simulatedPolicyRef(want.Policy)
+	}
+	switch {
+	case err != nil:
+		pl.Message = err.Error()
+		return pl, nil, nil
+	case !ok:
+		pl.Message = "no propagation policy matches the template"
+		return pl, nil, nil
 	}
 	rb := detector.Merge(e.binding, t, want)
 	if e.binding != nil {
@@ -62,7 +63,7 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Tem
 
 // want is the detector's decision for t: the policy that claims it (or
 // namespace auto-propagation) and the binding's spec; ok is false when
-// no policy matches.
+// no policy matches, and with an error (the policy is set then).
 func (b *backend) want(ctx context.Context, t *detector.Template, e *env) (detector.Want, bool, error) {
 	var want detector.Want
 	if e.binding != nil {
@@ -75,14 +76,14 @@ func (b *backend) want(ctx context.Context, t *detector.Template, e *env) (detec
 	if p == nil {
 		return want, false, nil
 	}
+	if !want.Auto {
+		want.Policy = p
+	}
 	spec, err := detector.BuildSpec(ctx, t, p, b.interp)
 	if err != nil {
 		return want, false, err
 	}
 	want.Spec = spec
-	if !want.Auto {
-		want.Policy = p
-	}
 	return want, true, nil
 }
 
