@@ -10,6 +10,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -111,7 +112,7 @@ func TestTemplateStatusExcludesStale(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := templateStatus(context.Background(), interp, deployment(t), nil, tt.items)
+			got, err := fold.Template(context.Background(), interp, deployment(t), nil, tt.items)
 			if err != nil {
 				t.Fatalf("templateStatus: %v", err)
 			}
@@ -124,34 +125,6 @@ func TestTemplateStatusExcludesStale(t *testing.T) {
 				t.Errorf("template status = %s; want readyReplicas %d, replicas %d, observedGeneration set %v", got, tt.wantReady, tt.wantReplica, tt.wantObsGen)
 			}
 		})
-	}
-}
-
-func TestKeepConditionTimes(t *testing.T) {
-	prev := map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True", "lastTransitionTime": "old"}}}
-	cur := map[string]any{"conditions": []any{
-		map[string]any{"type": "Complete", "status": "True", "lastTransitionTime": "new"},
-		map[string]any{"type": "Failed", "status": "True", "lastTransitionTime": "new"},
-	}}
-	keepConditionTimes(cur, prev)
-	conds := cur["conditions"].([]any)
-	if conds[0].(map[string]any)["lastTransitionTime"] != "old" || conds[1].(map[string]any)["lastTransitionTime"] != "new" {
-		t.Errorf("conditions = %v; want the unchanged one's time kept, the new one's left", conds)
-	}
-}
-
-func TestMergeInto(t *testing.T) {
-	b := webBinding("m1")
-	obj := deployment(t)
-	if err := MergeInto(obj, b); err != nil || obj.Object["status"] != nil {
-		t.Errorf("MergeInto without a template status = %v, status %v; want obj untouched", err, obj.Object["status"])
-	}
-	b.Annotations = map[string]string{AnnotationTemplateStatus: `{"readyReplicas":3}`}
-	if err := MergeInto(obj, b); err != nil {
-		t.Fatalf("MergeInto: %v", err)
-	}
-	if got, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas"); got != 3 {
-		t.Errorf("status.readyReplicas = %d; want 3", got)
 	}
 }
 

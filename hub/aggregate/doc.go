@@ -107,7 +107,7 @@
 //     aggregated status (as Karmada aggregates onto the template). Only
 //     .status is kept. Absent when the kind has no AggregateStatus hook.
 //     The client API merges it into the template's .status on Get
-//     (MergeInto); the stored template itself is never written, so user
+//     (fold.MergeInto); the stored template itself is never written, so user
 //     applies never conflict with status and the detector (which follows
 //     template revisions) is not woken by status changes.
 //   - annotation status.tether.io/stale-clusters: JSON list of the clusters

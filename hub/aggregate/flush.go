@@ -12,6 +12,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -59,7 +60,7 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 		if err == nil {
 			a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev}
 			a.run.writes.Add(1)
-			a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", StaleClusters(nb))
+			a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
@@ -86,21 +87,21 @@ func (a *Aggregator) desired(ctx context.Context, key string, b *workv1alpha1.Re
 		Superseded:   a.supersededFor(key, nb, obs),
 	})
 	nb.Status.AggregatedStatus = items
-	setAnnotation(nb, AnnotationStaleClusters, stale)
-	prev, _ := TemplateStatus(b)
+	setAnnotation(nb, fold.AnnotationStaleClusters, stale)
+	prev, _ := fold.TemplateStatus(b)
 	ts, err := a.aggregateTemplate(ctx, key, prev, items)
 	if err != nil {
 		a.log.Warn("template status not aggregated, keeping the previous one", "binding", key, "error", err)
 		return nb
 	}
 	if ts == nil {
-		delete(nb.Annotations, AnnotationTemplateStatus)
+		delete(nb.Annotations, fold.AnnotationTemplateStatus)
 		return nb
 	}
 	if nb.Annotations == nil {
 		nb.Annotations = map[string]string{}
 	}
-	nb.Annotations[AnnotationTemplateStatus] = string(ts)
+	nb.Annotations[fold.AnnotationTemplateStatus] = string(ts)
 	return nb
 }
 
@@ -119,7 +120,7 @@ func (a *Aggregator) aggregateTemplate(ctx context.Context, key string, prev jso
 	if err := tmpl.UnmarshalJSON(kv.Value); err != nil {
 		return nil, fmt.Errorf("decode template %s: %w", kv.Key, err)
 	}
-	return templateStatus(ctx, a.interp, tmpl, prev, items)
+	return fold.Template(ctx, a.interp, tmpl, prev, items)
 }
 
 // setAnnotation stores v as JSON, or removes the annotation when v is

@@ -10,6 +10,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 // Observation is what the hub holds for one binding's work in one
@@ -55,7 +56,7 @@ func BuildItems(b *workv1alpha1.ResourceBinding, in ItemsInput) (items []configv
 		prev[it.ClusterName] = it
 	}
 	wasStale := make(map[string]bool)
-	for _, c := range StaleClusters(b) {
+	for _, c := range fold.StaleClusters(b) {
 		wasStale[c] = true
 	}
 	for _, cluster := range workClusters(b) {

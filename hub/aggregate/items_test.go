@@ -11,6 +11,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 func webBinding(targets ...string) *workv1alpha1.ResourceBinding {
@@ -83,7 +84,7 @@ func TestBuildItems(t *testing.T) {
 				{ClusterName: "m2", Applied: true, Health: configv1alpha1.ResourceUnknown},
 				{ClusterName: "gone", Applied: true},
 			}
-			b.Annotations = map[string]string{AnnotationStaleClusters: `["m2"]`}
+			b.Annotations = map[string]string{fold.AnnotationStaleClusters: `["m2"]`}
 			return b
 		}, nil, nil, true,
 			[]configv1alpha1.AggregatedStatusItem{

@@ -10,6 +10,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -20,7 +21,7 @@ func memberStatus(ready int) string {
 }
 
 func readyReplicas(b *workv1alpha1.ResourceBinding) int64 {
-	raw, ok := TemplateStatus(b)
+	raw, ok := fold.TemplateStatus(b)
 	if !ok {
 		return -1
 	}
@@ -62,7 +63,7 @@ func TestAggregatorReportsStaleAndRestart(t *testing.T) {
 	report(a, "m1", 2)
 	report(a, "m2", 1)
 	b := e.waitBinding(webRef, "readyReplicas 3", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 3 })
-	if healthOf(b, "m1") != configv1alpha1.ResourceHealthy || healthOf(b, "m2") != configv1alpha1.ResourceHealthy || len(StaleClusters(b)) != 0 {
+	if healthOf(b, "m1") != configv1alpha1.ResourceHealthy || healthOf(b, "m2") != configv1alpha1.ResourceHealthy || len(fold.StaleClusters(b)) != 0 {
 		t.Errorf("items = %+v; want both Healthy, none stale", b.Status.AggregatedStatus)
 	}
 	if w := a.run.writes.Load(); w > 3 {
@@ -73,8 +74,8 @@ func TestAggregatorReportsStaleAndRestart(t *testing.T) {
 	e.clock.Advance(30 * time.Second)
 	e.heartbeat("m1")
 	e.clock.Advance(11 * time.Second)
-	b = e.waitBinding(webRef, "m2 stale", func(b *workv1alpha1.ResourceBinding) bool { return len(StaleClusters(b)) == 1 })
-	if got := StaleClusters(b); got[0] != "m2" || healthOf(b, "m2") != configv1alpha1.ResourceUnknown || readyReplicas(b) != 2 {
+	b = e.waitBinding(webRef, "m2 stale", func(b *workv1alpha1.ResourceBinding) bool { return len(fold.StaleClusters(b)) == 1 })
+	if got := fold.StaleClusters(b); got[0] != "m2" || healthOf(b, "m2") != configv1alpha1.ResourceUnknown || readyReplicas(b) != 2 {
 		t.Errorf("stale %v, m2 health %s, readyReplicas %d; want m2 stale, Unknown, readyReplicas 2 (m1's only)", got, healthOf(b, "m2"), readyReplicas(b))
 	}
 	for _, it := range b.Status.AggregatedStatus {
@@ -101,7 +102,7 @@ func TestAggregatorReportsStaleAndRestart(t *testing.T) {
 	e.heartbeat("m2")
 	report(a2, "m2", 1)
 	e.waitBinding(webRef, "m2 fresh", func(b *workv1alpha1.ResourceBinding) bool {
-		return len(StaleClusters(b)) == 0 && readyReplicas(b) == 3 && healthOf(b, "m2") == configv1alpha1.ResourceHealthy
+		return len(fold.StaleClusters(b)) == 0 && readyReplicas(b) == 3 && healthOf(b, "m2") == configv1alpha1.ResourceHealthy
 	})
 }
 

@@ -3,13 +3,16 @@ package clientapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -36,65 +39,42 @@ func (b *backend) storedClusters(ctx context.Context) ([]clusterv1alpha1.Cluster
 	return out, nil
 }
 
-// schedulerClusters is the scheduler's view of clusters for a workload of
-// apiVersion and kind. A cluster that reported no API enablements yet is
-// taken to serve every kind (its agent has not said otherwise); one that
-// did must list the kind. A cluster with a deletionTimestamp is deleting.
-func schedulerClusters(cs []clusterv1alpha1.Cluster, apiVersion, kind string) []scheduler.Cluster {
-	out := make([]scheduler.Cluster, 0, len(cs))
+// notYet is a start-up grace that never ends: with it, BuildMembers keeps
+// the stored taints of a cluster without a lease.
+var notYet = time.Unix(1<<62, 0)
+
+// members is the scheduling loop's view of cs (schedloop.BuildMembers):
+// with live leases, each cluster's liveness taints, capacity and APIs come
+// from its lease, and a cluster without one counts as unreachable from now
+// on (as after the loop's start-up grace). Without leases (Config.Leases
+// nil, or clusters given to Simulate, which no agent reports on) each
+// cluster is taken as stored.
+func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []schedloop.Member {
+	if !live || b.cfg.Leases == nil {
+		return schedloop.BuildMembers(cs, nil, now, schedloop.Liveness{GraceUntil: notYet})
+	}
+	var leases []clusters.Lease
 	for i := range cs {
-		c := &cs[i]
-		out = append(out, scheduler.Cluster{
-			Name: c.Name, Labels: c.Labels, Taints: c.Spec.Taints,
-			Provider: c.Spec.Provider, Region: c.Spec.Region, Zone: c.Spec.Zone, Zones: c.Spec.Zones,
-			ResourceSummary: c.Status.ResourceSummary, ResourceModels: c.Spec.ResourceModels,
-			APIEnabled: apiEnabled(c, apiVersion, kind), Deleting: c.DeletionTimestamp != nil,
-		})
+		if l, ok := b.cfg.Leases.Get(cs[i].Name); ok {
+			leases = append(leases, l)
+		}
+	}
+	return schedloop.BuildMembers(cs, leases, now, schedloop.Liveness{GraceUntil: now})
+}
+
+// rejectionsOf converts the clusters the scheduler turned down, from its
+// result or its FitError.
+func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
+	rejected := res.Rejected
+	var fit *scheduler.FitError
+	if errors.As(err, &fit) {
+		rejected = fit.Rejected
+	}
+	var out []*hubv1.ClusterRejection
+	for _, r := range rejected {
+		out = append(out, &hubv1.ClusterRejection{Cluster: r.Cluster, Reasons: slices.Clone(r.Reasons)})
 	}
 	return out
-}
-
-func apiEnabled(c *clusterv1alpha1.Cluster, apiVersion, kind string) bool {
-	if len(c.Status.APIEnablements) == 0 {
-		return true
-	}
-	for _, e := range c.Status.APIEnablements {
-		if e.GroupVersion != apiVersion {
-			continue
-		}
-		if slices.ContainsFunc(e.Resources, func(r clusterv1alpha1.APIResource) bool { return r.Kind == kind }) {
-			return true
-		}
-	}
-	return false
-}
-
-// bindingInput is the scheduler input that produced, or would reproduce, a
-// binding's result; false for a binding without placement (an attached
-// dependency, which the scheduler does not place).
-func bindingInput(rb *workv1alpha1.ResourceBinding, cs []clusterv1alpha1.Cluster) (scheduler.Input, bool) {
-	if rb.Spec.Placement == nil {
-		return scheduler.Input{}, false
-	}
-	r := rb.Spec.Resource
-	in := scheduler.Input{
-		Placement: *rb.Spec.Placement,
-		Clusters:  schedulerClusters(cs, r.APIVersion, r.Kind),
-		Workload: scheduler.Workload{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name,
-			UID: string(r.UID), Replicas: rb.Spec.Replicas, Requirements: rb.Spec.ReplicaRequirements,
-			Components: len(rb.Spec.Components)},
-		Previous: scheduler.Previous{ObservedAffinityName: rb.Status.SchedulerObservedAffinityName},
-	}
-	for _, tc := range rb.Spec.Clusters {
-		in.Previous.Clusters = append(in.Previous.Clusters, scheduler.TargetCluster{Name: tc.Name, Replicas: tc.Replicas})
-	}
-	for _, t := range rb.Spec.GracefulEvictionTasks {
-		in.Previous.EvictingClusters = append(in.Previous.EvictingClusters, t.FromCluster)
-	}
-	if at, last := rb.Spec.RescheduleTriggeredAt, rb.Status.LastScheduledTime; at != nil && (last == nil || last.Before(at)) {
-		in.Previous.RescheduleTriggered = true
-	}
-	return in, true
 }
 
 // rejections runs the scheduler on in and returns why each cluster outside

@@ -13,7 +13,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -160,7 +160,7 @@ func TestGetPlacementRecordedRejections(t *testing.T) {
 	c := h.dial(t, viewer)
 	h.dial(t, admin).apply(t, fixture(t, "web.yaml"), false)
 	recorded := strings.Replace(webBinding, `"annotations": {`,
-		`"annotations": {"`+schedloop.AnnotationRejections+`": "[{\"cluster\":\"m2\",\"reasons\":[\"recorded reason\"]}]", `, 1)
+		`"annotations": {"`+placement.AnnotationRejections+`": "[{\"cluster\":\"m2\",\"reasons\":[\"recorded reason\"]}]", `, 1)
 	if _, err := h.st.Put(ctx(t), store.BindingKey(store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "web"}), []byte(recorded)); err != nil {
 		t.Fatal(err)
 	}

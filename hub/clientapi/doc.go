@@ -96,7 +96,7 @@
 // # Reads
 //
 // Get and List of a template merge its binding's status into .status with
-// aggregate.MergeInto: the aggregator folds the per-cluster items with the
+// fold.MergeInto: the aggregator folds the per-cluster items with the
 // interpreter's AggregateStatus as reports arrive and records the result on
 // the binding, so a read only copies it. Get of a ResourceBinding or
 // ClusterResourceBinding by the name GetPlacement gives returns the binding
@@ -112,21 +112,29 @@
 //
 // GetPlacement reads the binding (policy claim, clusters and replicas,
 // Scheduled condition) and the rejected clusters with their reasons as the
-// scheduling loop recorded them (schedloop.Rejections). A binding without
+// scheduling loop recorded them (placement.Rejections). A binding without
 // that record gets them recomputed by running the pure scheduler on the
-// binding and the stored clusters (store.ClusterKey holds a
-// cluster.tether.io Cluster as JSON; a cluster that reported no API
-// enablements counts as serving every kind).
-// Simulate runs the detector-free path on a template and optional objects
-// laid over the stored ones: detector.Choose picks the policy, BuildSpec
-// asks the interpreter for replicas, the scheduler places on the given
-// clusters (or the stored ones) with the stored binding's result as the
-// previous one, and each target is rendered (replicas revised for Divided
-// placements, override policies applied), with the apply strategy and
-// conflict resolution its work would carry (render.ApplyOptions). It
-// stores nothing. Not yet:
+// binding's input (schedloop.BuildInput) over the scheduling loop's view of
+// the stored clusters (schedloop.BuildMembers, with this replica's leases:
+// liveness taints, capacity and API enablements; a cluster that reported
+// none serves no kind).
+// Simulate runs the controllers' own functions on a template and optional
+// objects laid over the stored ones, storing nothing: the template as Apply
+// would store it; detector.Choose picks the policy, detector.BuildSpec and
+// detector.Merge make the binding (onto the stored one, whose result and
+// permanent ID it keeps); schedloop.Step decides as the scheduling loop
+// (Config.Scheduling); render.Render computes each target's work with
+// render.Candidates' override policies. What it shows for a cluster is the
+// manifest that cluster's agent receives, byte for byte, with its apply
+// strategy and conflict resolution (hub/simulate_test.go proves it).
+// Given clusters replace the stored ones and are taken as given (no lease
+// speaks for them: they must list the template's kind in
+// status.apiEnablements). A template never applied has no binding yet,
+// so its works lack the binding's permanent-ID label. Not yet:
 // ResourceInterpreterCustomizations given to Simulate are validated but not
-// used (the hub's interpreter answers), and dependencies are not rendered.
+// used (the hub's interpreter answers), dependencies are not rendered, and
+// the loop's own state (full-disruption mode, clusters at their works
+// limit, application failover memory) is not known to Simulate.
 //
 // # Clusters
 //
@@ -153,7 +161,9 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports the store, the scheduler, hub/clusters' lease type, the
-// aggregator's and scheduling loop's record readers, the detector's pure helpers, pki,
-// internal/interpreter and internal/overrides, and the api/ packages.
+// It imports the store, the scheduler, hub/clusters' lease type, the pure
+// decisions of the detector, the scheduling loop (hub/schedloop,
+// hub/placement), the renderer (hub/render) and the aggregator
+// (hub/aggregate/fold), pki,
+// internal/interpreter, and the api/ packages.
 package clientapi

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -13,13 +14,10 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/schedloop"
 	"github.com/tetherproj/tether/hub/store"
 )
-
-// conditionScheduled is the binding condition the scheduler sets, as in
-// Karmada.
-const conditionScheduled = "Scheduled"
 
 // Placements implements hubv1.PlacementServiceServer.
 type Placements struct {
@@ -59,11 +57,12 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 
 // placement reads the template and its binding. The clusters come from the
 // binding (the scheduler's last result). The rejections are the ones the
-// scheduling loop recorded with that result (schedloop.Rejections), so
+// scheduling loop recorded with that result (placement.Rejections), so
 // that they explain the decision actually made, liveness taints included.
 // A binding scheduled before the loop recorded them (or by another
 // scheduler) gets them recomputed: the scheduler runs again, purely, on the
-// binding's input and the stored clusters.
+// binding's input (schedloop.BuildInput) and the scheduling loop's view of
+// the stored clusters (members).
 func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
 	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -119,15 +118,14 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 		pl.Rejections = recorded
 		return nil
 	}
-	in, ok := bindingInput(rb, nil)
-	if !ok {
-		return nil
+	if rb.Spec.Placement == nil {
+		return nil // an attached dependency: the scheduler does not place it
 	}
 	cs, err := b.storedClusters(ctx)
 	if err != nil {
 		return err
 	}
-	in.Clusters = schedulerClusters(cs, in.Workload.APIVersion, in.Workload.Kind)
+	in := schedloop.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
 	pl.Rejections = rejections(in, chosen)
 	return nil
 }
@@ -149,7 +147,7 @@ func policyRef(rb *workv1alpha1.ResourceBinding) *hubv1.ObjectRef {
 // scheduledState reads the scheduler's Scheduled condition; without one, a
 // binding is scheduled once it has a schedule time.
 func scheduledState(rb *workv1alpha1.ResourceBinding) (bool, string) {
-	if c := apimeta.FindStatusCondition(rb.Status.Conditions, conditionScheduled); c != nil {
+	if c := apimeta.FindStatusCondition(rb.Status.Conditions, placement.ConditionScheduled); c != nil {
 		if c.Status == "True" {
 			return true, ""
 		}
@@ -168,7 +166,7 @@ func scheduledState(rb *workv1alpha1.ResourceBinding) (bool, string) {
 // as one it never scheduled: both are recomputed, which finds nothing for
 // the former. An unreadable annotation is logged and recomputed too.
 func (b *backend) recordedRejections(rb *workv1alpha1.ResourceBinding) ([]*hubv1.ClusterRejection, bool) {
-	rs, err := schedloop.Rejections(rb)
+	rs, err := placement.Rejections(rb)
 	if err != nil {
 		b.log.Warn("recorded rejections unreadable; recomputing", "namespace", rb.Namespace, "binding", rb.Name, "error", err)
 		return nil, false

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
@@ -41,7 +41,7 @@ const webBinding = `{
   "metadata": {"name": "web-deployment", "namespace": "default",
     "labels": {"` + detector.LabelPPPermanentID + `": "7"},
     "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web",
-      "` + aggregate.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}"}},
+      "` + fold.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}"}},
   "spec": {
     "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},
     "replicas": 3,

@@ -2,109 +2,106 @@ package clientapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
-	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/render"
-	"github.com/tetherproj/tether/hub/scheduler"
-	"github.com/tetherproj/tether/internal/overrides"
+	"github.com/tetherproj/tether/hub/schedloop"
 )
 
-// run is the detector-free path of one template: choose its policy as the
-// detector would (detector.Choose, ignoring any stored claim, or
-// namespace auto-propagation for a Namespace none matches), build the
-// binding spec (detector.BuildSpec: replicas and requirements from the
-// interpreter), schedule, then render each target cluster: replicas
-// revised for Divided placements, override policies applied.
-func (b *backend) run(ctx context.Context, it *item, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
-	pl := &hubv1.Placement{Template: it.ref}
-	t, err := templateOf(it, e.uid)
-	if err != nil {
-		return nil, nil, err
+// run is the controllers' pipeline for one template, storing nothing,
+// with each step's own function:
+//
+//  1. the policy, as the detector chooses it (detector.Choose, ignoring
+//     any stored claim; namespace auto-propagation for a Namespace none
+//     matches);
+//  2. the binding, as the detector would write it (detector.BuildSpec and
+//     detector.Merge onto the stored binding, if any);
+//  3. the scheduling loop's decision for it (schedloop.Step, on the
+//     loop's view of the clusters: members);
+//  4. each target cluster's work, as the renderer computes it
+//     (render.Render, with render.Candidates's override policies).
+//
+// t is the template of ref as the hub would store it.
+func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Template, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
+	pl := &hubv1.Placement{Template: ref}
+	want, ok, err := b.want(ctx, t, e)
+	if want.Policy != nil {
+		pl.Policy = simulatedPolicyRef(want.Policy)
 	}
-	p := detector.Choose(t, e.pps, e.cpps)
-	auto := p == nil && b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t)
-	if auto {
-		p = detector.NamespacePolicy() // no policy to name: namespace auto-propagation
-	}
-	if p == nil {
+	switch {
+	case err != nil:
+		pl.Message = err.Error()
+		return pl, nil, nil
+	case !ok:
 		pl.Message = "no propagation policy matches the template"
 		return pl, nil, nil
 	}
-	if !auto {
-		pl.Policy = simulatedPolicyRef(p)
-	}
-	spec, err := detector.BuildSpec(ctx, t, p, b.interp)
-	if err != nil {
-		pl.Message = err.Error()
-		return pl, nil, nil
-	}
-	in := scheduler.Input{
-		Placement: *spec.Placement,
-		Clusters:  schedulerClusters(e.clusters, t.Obj.GetAPIVersion(), t.Obj.GetKind()),
-		Workload: scheduler.Workload{APIVersion: t.Obj.GetAPIVersion(), Kind: t.Obj.GetKind(), Namespace: t.Obj.GetNamespace(),
-			Name: t.Obj.GetName(), UID: e.uid, Replicas: spec.Replicas, Requirements: spec.ReplicaRequirements},
-	}
+	rb := detector.Merge(e.binding, t, want)
 	if e.binding != nil {
-		if prev, ok := bindingInput(e.binding, nil); ok {
-			in.Previous = prev.Previous
-		}
+		rb.UID = e.bindingID
 	}
-	res, err := scheduler.Schedule(in)
-	pl.Rejections = rejectionsOf(res, err)
-	if err != nil {
-		pl.Message = err.Error()
-		return pl, nil, nil
-	}
-	pl.Scheduled = true
-	rendered, err := b.render(ctx, t.Obj, spec.Replicas, in.Placement, res.Clusters, e)
+	now := time.Now()
+	out := schedloop.Step(rb, b.members(e.clusters, !e.givenClusters, now), now, b.cfg.Scheduling)
+	rb = out.Binding
+	fillPlacement(pl, rb, out.Err)
+	rendered, err := b.render(ctx, t.Obj, rb, e)
 	if err != nil {
 		pl.Scheduled, pl.Message = false, err.Error()
-	}
-	if err := withApplyOptions(rendered, t.Obj, spec); err != nil {
-		pl.Scheduled, pl.Message = false, err.Error()
-	}
-	for _, tc := range res.Clusters {
-		pl.Clusters = append(pl.Clusters, &hubv1.ClusterPlacement{Cluster: tc.Name, Replicas: tc.Replicas})
 	}
 	return pl, rendered, nil
 }
 
-// withApplyOptions says in each rendered cluster how its agent would write
-// the template: render.ApplyOptions, as for the works the hub sends.
-func withApplyOptions(rendered []*hubv1.RenderedCluster, obj *unstructured.Unstructured, spec workv1alpha1.ResourceBindingSpec) error {
-	opts, err := render.ApplyOptions(obj, &workv1alpha1.ResourceBinding{Spec: spec})
+// want is the detector's decision for t: the policy that claims it (or
+// namespace auto-propagation) and the binding's spec; ok is false when
+// no policy matches, and with an error (the policy is set then).
+func (b *backend) want(ctx context.Context, t *detector.Template, e *env) (detector.Want, bool, error) {
+	var want detector.Want
+	if e.binding != nil {
+		want.RequiredBy = e.binding.Spec.RequiredBy
+	}
+	p := detector.Choose(t, e.pps, e.cpps)
+	if p == nil && b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t) {
+		p, want.Auto = detector.NamespacePolicy(), true
+	}
+	if p == nil {
+		return want, false, nil
+	}
+	if !want.Auto {
+		want.Policy = p
+	}
+	spec, err := detector.BuildSpec(ctx, t, p, b.interp)
 	if err != nil {
-		return err
+		return want, false, err
 	}
-	for _, r := range rendered {
-		r.ApplyStrategy = render.StrategyName(opts.GetStrategy())
-		r.ConflictResolution = render.ConflictResolutionName(opts.GetConflictResolution())
-	}
-	return nil
+	want.Spec = spec
+	return want, true, nil
 }
 
-func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
-	rejected := res.Rejected
-	var fit *scheduler.FitError
-	if errors.As(err, &fit) {
-		rejected = fit.Rejected
+// fillPlacement sets the scheduler's decision on rb: its clusters, its
+// Scheduled condition (or the scheduling error) and the rejections it
+// recorded.
+func fillPlacement(pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, schedErr error) {
+	for _, tc := range rb.Spec.Clusters {
+		pl.Clusters = append(pl.Clusters, &hubv1.ClusterPlacement{Cluster: tc.Name, Replicas: tc.Replicas})
 	}
-	var out []*hubv1.ClusterRejection
-	for _, r := range rejected {
-		out = append(out, &hubv1.ClusterRejection{Cluster: r.Cluster, Reasons: slices.Clone(r.Reasons)})
+	pl.Scheduled, pl.Message = scheduledState(rb)
+	if schedErr != nil {
+		pl.Scheduled, pl.Message = false, schedErr.Error()
 	}
-	return out
+	rs, _ := placement.Rejections(rb) // written by Step just now, or by the loop
+	for _, r := range rs {
+		pl.Rejections = append(pl.Rejections, &hubv1.ClusterRejection{Cluster: r.Cluster, Reasons: r.Reasons})
+	}
 }
 
 func simulatedPolicyRef(p *detector.Policy) *hubv1.ObjectRef {
@@ -116,43 +113,33 @@ func simulatedPolicyRef(p *detector.Policy) *hubv1.ObjectRef {
 	return r
 }
 
-// render computes what each target cluster would receive. Every cluster is
+// render computes the work each of rb's target clusters would receive
+// (render.Targets), as the renderer does: clusters not in the snapshot and
+// clusters whose dispatching is suspended get none. Every cluster is
 // rendered; the errors of those that fail are joined.
-func (b *backend) render(ctx context.Context, obj *unstructured.Unstructured, replicas int32, placement policyv1alpha1.Placement,
-	targets []scheduler.TargetCluster, e *env) ([]*hubv1.RenderedCluster, error) {
+func (b *backend) render(ctx context.Context, obj *unstructured.Unstructured, rb *workv1alpha1.ResourceBinding, e *env) ([]*hubv1.RenderedCluster, error) {
+	cops, ops := render.Candidates(obj, e.cops, e.ops)
 	var out []*hubv1.RenderedCluster
 	var failed []string
-	for _, tc := range targets {
-		js, err := b.renderOne(ctx, obj, replicas, placement, tc, e)
-		if err != nil {
-			failed = append(failed, fmt.Sprintf("cluster %s: %v", tc.Name, err))
+	for _, tc := range render.Targets(rb) {
+		c := clusterNamed(e.clusters, tc.Name)
+		if c == nil || render.Suspended(rb, tc.Name) {
 			continue
 		}
-		out = append(out, &hubv1.RenderedCluster{Cluster: tc.Name, ObjectsJson: [][]byte{js}})
+		w, err := render.Render(ctx, render.Input{Template: obj, Binding: rb, Cluster: c, ClusterOverrides: cops, Overrides: ops}, b.interp)
+		if err != nil {
+			failed = append(failed, err.Error())
+			continue
+		}
+		opts := w.Upsert.GetApplyOptions()
+		out = append(out, &hubv1.RenderedCluster{Cluster: tc.Name, ObjectsJson: w.Upsert.GetManifests(),
+			ApplyStrategy:      render.StrategyName(opts.GetStrategy()),
+			ConflictResolution: render.ConflictResolutionName(opts.GetConflictResolution())})
 	}
 	if len(failed) > 0 {
-		return out, fmt.Errorf("render: %s", strings.Join(failed, "; "))
+		return out, fmt.Errorf("%s", strings.Join(failed, "; "))
 	}
 	return out, nil
-}
-
-func (b *backend) renderOne(ctx context.Context, obj *unstructured.Unstructured, replicas int32, placement policyv1alpha1.Placement,
-	tc scheduler.TargetCluster, e *env) ([]byte, error) {
-	out := obj.DeepCopy()
-	divided := placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDivided
-	if divided && replicas > 0 && b.interp.HookEnabled(out.GroupVersionKind(), configv1alpha1.InterpreterOperationReviseReplica) {
-		revised, err := b.interp.ReviseReplica(ctx, out, int64(tc.Replicas))
-		if err != nil {
-			return nil, fmt.Errorf("revise replicas: %w", err)
-		}
-		out = revised
-	}
-	cluster := clusterNamed(e.clusters, tc.Name)
-	res, err := overrides.Apply(out, cluster, e.cops, e.ops)
-	if err != nil {
-		return nil, err
-	}
-	return res.Object.MarshalJSON()
 }
 
 func clusterNamed(cs []clusterv1alpha1.Cluster, name string) *clusterv1alpha1.Cluster {
@@ -161,7 +148,5 @@ func clusterNamed(cs []clusterv1alpha1.Cluster, name string) *clusterv1alpha1.Cl
 			return &cs[i]
 		}
 	}
-	c := &clusterv1alpha1.Cluster{}
-	c.Name = name
-	return c
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -17,6 +18,7 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -59,14 +61,17 @@ func mayRunScripts(id pki.Identity, docs []document) error {
 // ones applied on top.
 type env struct {
 	pps, cpps []*detector.Policy
-	ops       []policyv1alpha1.OverridePolicy
-	cops      []policyv1alpha1.ClusterOverridePolicy
+	ops       []*policyv1alpha1.OverridePolicy
+	cops      []*policyv1alpha1.ClusterOverridePolicy
 	clusters  []clusterv1alpha1.Cluster
-	// binding is the template's stored binding, nil when none: its result
-	// is the scheduler's previous result.
-	binding *workv1alpha1.ResourceBinding
-	// uid is the stored template's UID (Webster tie-breaks depend on it).
-	uid string
+	// givenClusters is set when clusters are the request's, not the
+	// stored ones: no lease speaks for them.
+	givenClusters bool
+	// binding is the template's stored binding, nil when none: the
+	// scheduling loop decides from its last result, and bindingID is its
+	// permanent ID (render.PermanentID).
+	binding   *workv1alpha1.ResourceBinding
+	bindingID types.UID
 }
 
 func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id pki.Identity) (*hubv1.SimulateResponse, error) {
@@ -106,8 +111,26 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id p
 	if err != nil {
 		return nil, err
 	}
-	resp.Placement, resp.Rendered, err = b.run(ctx, items[0], e)
+	t, err := storedTemplate(items[0], plans[items[0]])
+	if err != nil {
+		return nil, err
+	}
+	resp.Placement, resp.Rendered, err = b.run(ctx, items[0].ref, t, e)
 	return resp, err
+}
+
+// storedTemplate is the detector's view of the template as Apply would
+// store it (plan's value: the hub's uid, creationTimestamp and generation
+// included), which is what the controllers read.
+func storedTemplate(it *item, p *plan) (*detector.Template, error) {
+	if p == nil {
+		return nil, fmt.Errorf("template %s: not planned", describe(it.ref))
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(p.value); err != nil {
+		return nil, fmt.Errorf("template %s: %w", describe(it.ref), err)
+	}
+	return &detector.Template{Ref: it.key, Obj: u}, nil
 }
 
 // environment reads the stored policies, clusters and binding that bear on
@@ -132,14 +155,15 @@ func (b *backend) environment(ctx context.Context, items []*item) (*env, error) 
 	if err := e.sortPolicies(merged); err != nil {
 		return nil, err
 	}
-	if e.clusters, err = b.clustersFor(ctx, items[1:]); err != nil {
+	if e.clusters, e.givenClusters, err = b.clustersFor(ctx, items[1:]); err != nil {
 		return nil, err
 	}
-	return e, b.readTemplateState(ctx, tkey, e)
+	return e, b.readBinding(ctx, tkey, e)
 }
 
-// clustersFor is the given clusters, or the stored ones when none is given.
-func (b *backend) clustersFor(ctx context.Context, given []*item) ([]clusterv1alpha1.Cluster, error) {
+// clustersFor is the given clusters (true), or the stored ones when none
+// is given.
+func (b *backend) clustersFor(ctx context.Context, given []*item) ([]clusterv1alpha1.Cluster, bool, error) {
 	var out []clusterv1alpha1.Cluster
 	for _, it := range given {
 		if c, ok := it.typed.(*clusterv1alpha1.Cluster); ok {
@@ -147,24 +171,15 @@ func (b *backend) clustersFor(ctx context.Context, given []*item) ([]clusterv1al
 		}
 	}
 	if len(out) > 0 {
-		return out, nil
+		return out, true, nil
 	}
-	return b.storedClusters(ctx)
+	cs, err := b.storedClusters(ctx)
+	return cs, false, err
 }
 
-// readTemplateState reads the stored template's UID and binding, if any.
-func (b *backend) readTemplateState(ctx context.Context, key store.ObjectRef, e *env) error {
-	if kv, err := b.st.Get(ctx, store.ObjectKey(key)); err == nil {
-		var m struct {
-			Metadata struct {
-				UID string `json:"uid"`
-			} `json:"metadata"`
-		}
-		_ = json.Unmarshal(kv.Value, &m)
-		e.uid = m.Metadata.UID
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
+// readBinding reads the template's stored binding, if any, and its
+// permanent ID.
+func (b *backend) readBinding(ctx context.Context, key store.ObjectRef, e *env) error {
 	kv, err := b.st.Get(ctx, store.BindingKey(key))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -173,7 +188,11 @@ func (b *backend) readTemplateState(ctx context.Context, key store.ObjectRef, e 
 		return err
 	}
 	e.binding = &workv1alpha1.ResourceBinding{}
-	return json.Unmarshal(kv.Value, e.binding)
+	if err := json.Unmarshal(kv.Value, e.binding); err != nil {
+		return fmt.Errorf("decode binding %s: %w", kv.Key, err)
+	}
+	e.bindingID = render.PermanentID(e.binding, kv.CreateRevision)
+	return nil
 }
 
 // storedObject is a stored object with its key.
@@ -252,13 +271,16 @@ func (e *env) sortPolicies(objs []storedObject) error {
 					Revision: o.rev, Spec: cpp.Spec, Deleting: cpp.DeletionTimestamp != nil})
 			}
 		case policyv1alpha1.KindOverridePolicy:
-			var op policyv1alpha1.OverridePolicy
-			if err = json.Unmarshal(o.value, &op); err == nil {
+			op := &policyv1alpha1.OverridePolicy{}
+			if err = json.Unmarshal(o.value, op); err == nil {
+				op.Namespace, op.Name = o.key.Namespace, o.key.Name
+				op.SetDefaults() // as the renderer reads it
 				e.ops = append(e.ops, op)
 			}
 		case policyv1alpha1.KindClusterOverridePolicy:
-			var cop policyv1alpha1.ClusterOverridePolicy
-			if err = json.Unmarshal(o.value, &cop); err == nil {
+			cop := &policyv1alpha1.ClusterOverridePolicy{}
+			if err = json.Unmarshal(o.value, cop); err == nil {
+				cop.Name = o.key.Name
 				e.cops = append(e.cops, cop)
 			}
 		}
@@ -267,16 +289,4 @@ func (e *env) sortPolicies(objs []storedObject) error {
 		}
 	}
 	return nil
-}
-
-// templateOf is the detector's view of a prepared template.
-func templateOf(it *item, uid string) (*detector.Template, error) {
-	u, err := toUnstructured(it.obj)
-	if err != nil {
-		return nil, err
-	}
-	if uid != "" {
-		u.SetUID(types.UID(uid))
-	}
-	return &detector.Template{Ref: it.key, Obj: u}, nil
 }

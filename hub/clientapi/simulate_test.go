@@ -75,11 +75,13 @@ apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
 metadata: {name: e1}
 spec: {region: eu}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{name: deployments, kind: Deployment}]}]}
 ---
 apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
 metadata: {name: e2}
 spec: {region: eu}
+status: {apiEnablements: [{groupVersion: apps/v1, resources: [{name: deployments, kind: Deployment}]}]}
 `
 	resp, err := c.placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: []byte(apiDeployment), Policies: []byte(policies)})
 	if err != nil {
@@ -154,5 +156,37 @@ func TestSimulateNamespace(t *testing.T) {
 				t.Errorf("Simulate(%s) = %v; want %d clusters, scheduled %v, no policy", tc.template, pl, tc.clusters, tc.clusters > 0)
 			}
 		})
+	}
+}
+
+// TestSimulateSeesLiveness: Simulate schedules on the clusters as the
+// scheduling loop sees them, leases included: m2, whose agent holds no
+// lease, is unreachable and gets nothing, as the loop would decide.
+func TestSimulateSeesLiveness(t *testing.T) {
+	h := clusterHub(t) // a lease for m1 only
+	policy := `
+apiVersion: policy.tether.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [m1, m2]}}
+`
+	resp, err := h.dial(t, admin).placements.Simulate(ctx(t), &hubv1.SimulateRequest{Template: []byte(apiDeployment), Policies: []byte(policy)})
+	if err != nil {
+		t.Fatalf("Simulate: %v", err)
+	}
+	pl := resp.GetPlacement()
+	if len(pl.GetClusters()) != 1 || pl.GetClusters()[0].GetCluster() != "m1" {
+		t.Errorf("Simulate placement = %v; want m1 only (m2 has no lease)", pl.GetClusters())
+	}
+	var m2 []string
+	for _, r := range pl.GetRejections() {
+		if r.GetCluster() == "m2" {
+			m2 = r.GetReasons()
+		}
+	}
+	if !strings.Contains(strings.Join(m2, "; "), "cluster.karmada.io/unreachable") {
+		t.Errorf("Simulate rejection of m2 = %q; want the unreachable taint", m2)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 // withStatus merges a template's binding status into the template with
-// aggregate.MergeInto, the one implementation of it: the aggregator folds
+// fold.MergeInto, the one implementation of it: the aggregator folds
 // the per-cluster items with the interpreter's AggregateStatus when they
 // change and records the template's .status on the binding, and a read only
 // copies it. The template as stored never holds a status. A binding
@@ -23,11 +23,11 @@ func (b *backend) withStatus(obj map[string]any, binding []byte) map[string]any 
 		b.log.Warn("decode binding on read", "error", err)
 		return obj
 	}
-	if _, ok := aggregate.TemplateStatus(&rb); !ok {
+	if _, ok := fold.TemplateStatus(&rb); !ok {
 		return obj
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	if err := aggregate.MergeInto(u, &rb); err != nil {
+	if err := fold.MergeInto(u, &rb); err != nil {
 		b.log.Warn("merge status on read", "namespace", rb.Namespace, "binding", rb.Name, "error", err)
 		return obj
 	}

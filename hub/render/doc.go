@@ -5,6 +5,12 @@
 // view (DESIGN §3): nothing here is stored; the Renderer keeps them in
 // memory, content-addressed.
 //
+// The client API's Simulate computes what a cluster would receive with the
+// same pure functions the Renderer uses: Render, Candidates (the override
+// policies that apply to a template, in order), PermanentID (a binding's
+// ID in the ownership labels), Targets and Suspended; hub/simulate_test.go
+// checks that both give the same bytes.
+//
 // # Usage
 //
 //	r := render.New(st, interp, render.Config{}, logger) // st: *store.Store
@@ -27,7 +33,7 @@
 //
 // # Apply options
 //
-// ApplyOptions, shared with the client API's Simulate: the strategy of the
+// ApplyOptions (part of every work Render computes): the strategy of the
 // template's apply.tether.io/strategy annotation (ApplyStrategyOf:
 // ServerSideApply when absent, Update, CreateOnly or ReadOnly, OCM
 // ManifestWork's updateStrategy types; Karmada has no per-resource

@@ -3,13 +3,10 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/api/codec"
@@ -17,7 +14,6 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/internal/overrides"
 )
 
 // inputs are the renderer's copy of everything works derive from, keyed by
@@ -159,10 +155,7 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 		return fmt.Errorf("decode binding of %s: %w", key, err)
 	}
 	delete(in.broken, ev.KV.Key)
-	if b.UID == "" {
-		// The create revision tells a re-created binding from the old one.
-		b.UID = types.UID(strconv.FormatInt(ev.KV.CreateRevision, 10))
-	}
+	b.UID = PermanentID(b, ev.KV.CreateRevision)
 	b.Status = workv1alpha1.ResourceBindingStatus{}
 	in.bindings[key] = b
 	if old == nil || old.UID != b.UID || old.Name != b.Name || old.Namespace != b.Namespace ||
@@ -250,36 +243,17 @@ func (in *inputs) overrideSelectors(ref store.ObjectRef) ([]policyv1alpha1.Resou
 	return p.Spec.ResourceSelectors, true
 }
 
-// selects reports whether an override policy with selectors applies to
-// obj: empty selectors match everything.
-func selects(obj *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) bool {
-	return len(selectors) == 0 || overrides.MatchesResource(obj, selectors...)
-}
-
-// candidates returns the override policies that select obj, in name order.
+// candidates returns the override policies that apply to obj
+// (Candidates).
 func (in *inputs) candidates(obj *unstructured.Unstructured) ([]policyv1alpha1.ClusterOverridePolicy, []policyv1alpha1.OverridePolicy) {
-	var cops []policyv1alpha1.ClusterOverridePolicy
-	for _, name := range sortedKeys(in.cops) {
-		if p := in.cops[name]; selects(obj, p.Spec.ResourceSelectors) {
-			cops = append(cops, *p)
-		}
+	cops := make([]*policyv1alpha1.ClusterOverridePolicy, 0, len(in.cops))
+	for _, p := range in.cops {
+		cops = append(cops, p)
 	}
-	var ops []policyv1alpha1.OverridePolicy
-	if ns := obj.GetNamespace(); ns != "" {
-		for _, name := range sortedKeys(in.ops[ns]) {
-			if p := in.ops[ns][name]; selects(obj, p.Spec.ResourceSelectors) {
-				ops = append(ops, *p)
-			}
-		}
+	ns := in.ops[obj.GetNamespace()]
+	ops := make([]*policyv1alpha1.OverridePolicy, 0, len(ns))
+	for _, p := range ns {
+		ops = append(ops, p)
 	}
-	return cops, ops
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return Candidates(obj, cops, ops)
 }

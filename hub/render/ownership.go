@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -50,6 +51,18 @@ func KeyOf(obj *unstructured.Unstructured) string {
 // KeyOfRef is the work key of the template stored at ref.
 func KeyOfRef(ref store.ObjectRef) string {
 	return strings.TrimPrefix(store.ObjectKey(ref), store.ObjectsPrefix)
+}
+
+// PermanentID is the binding's permanent ID, which Render writes into the
+// ownership labels: its metadata.uid or, for a binding stored without one
+// (the detector writes none), the store revision that created it, which
+// tells a re-created binding from the old one. The renderer and the hub's
+// Simulate both identify bindings with it.
+func PermanentID(b *workv1alpha1.ResourceBinding, createRevision int64) types.UID {
+	if b.UID != "" {
+		return b.UID
+	}
+	return types.UID(strconv.FormatInt(createRevision, 10))
 }
 
 // setOwnership labels and annotates obj with its binding and work key.

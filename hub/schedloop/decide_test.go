@@ -8,6 +8,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
 func TestNeedsSchedule(t *testing.T) {
@@ -24,65 +25,65 @@ func TestNeedsSchedule(t *testing.T) {
 	tests := []struct {
 		name string
 		b    func() *workv1alpha1.ResourceBinding
-		want Reason
+		want placement.Reason
 	}{
-		{"never scheduled", func() *workv1alpha1.ResourceBinding { return binding(dividedStatic("m1"), 2) }, ReasonNew},
+		{"never scheduled", func() *workv1alpha1.ResourceBinding { return binding(dividedStatic("m1"), 2) }, placement.ReasonNew},
 		{"nothing changed (Divided)", func() *workv1alpha1.ResourceBinding {
 			return scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1), tc("m2", 1)))
-		}, ReasonNone},
+		}, placement.ReasonNone},
 		{"placement changed", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1), tc("m2", 1)))
 			b.Spec.Placement.ClusterTolerations = append(b.Spec.Placement.ClusterTolerations, noExecuteToleration("k", nil))
 			return b
-		}, ReasonPlacementChanged},
+		}, placement.ReasonPlacementChanged},
 		{"unobserved clusterAffinities term changed: not a change", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(affinities("a", "b"), 2, tc("m1", 2)))
 			b.Status.SchedulerObservedAffinityName = "a"
 			b.Spec.Placement.ClusterAffinities[1].ClusterNames = []string{"m3"}
 			return b
-		}, ReasonNone},
+		}, placement.ReasonNone},
 		{"observed clusterAffinities term changed", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(affinities("a", "b"), 2, tc("m1", 2)))
 			b.Status.SchedulerObservedAffinityName = "a"
 			b.Spec.Placement.ClusterAffinities[0].ClusterNames = []string{"m3"}
 			return b
-		}, ReasonPlacementChanged},
+		}, placement.ReasonPlacementChanged},
 		{"scaled up", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1), tc("m2", 1)))
 			b.Spec.Replicas = 4
 			return b
-		}, ReasonReplicasChanged},
+		}, placement.ReasonReplicasChanged},
 		{"evicted cluster leaves the sum short", func() *workv1alpha1.ResourceBinding {
 			return scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1)))
-		}, ReasonReplicasChanged},
+		}, placement.ReasonReplicasChanged},
 		{"reschedule triggered after the last schedule", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1), tc("m2", 1)))
 			b.Spec.RescheduleTriggeredAt = &metav1.Time{Time: t0.Add(time.Minute)}
 			return b
-		}, ReasonRescheduleTriggered},
+		}, placement.ReasonRescheduleTriggered},
 		{"reschedule triggered before the last schedule", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(dividedStatic("m1", "m2"), 2, tc("m1", 1), tc("m2", 1)))
 			b.Spec.RescheduleTriggeredAt = &metav1.Time{Time: t0.Add(-time.Minute)}
 			return b
-		}, ReasonNone},
+		}, placement.ReasonNone},
 		{"Duplicated: every time", func() *workv1alpha1.ResourceBinding {
 			return scheduled(binding(duplicated(), 2, tc("m1", 2)))
-		}, ReasonAlways},
+		}, placement.ReasonAlways},
 		{"non-workload: every time", func() *workv1alpha1.ResourceBinding {
 			return scheduled(binding(dividedStatic("m1"), 0, tc("m1", 0)))
-		}, ReasonAlways},
+		}, placement.ReasonAlways},
 		{"target cluster gone", func() *workv1alpha1.ResourceBinding {
 			return scheduled(binding(dividedStatic("m1", "m9"), 2, tc("m1", 1), tc("m9", 1)))
-		}, ReasonClusterGone},
+		}, placement.ReasonClusterGone},
 		{"unreadable applied placement", func() *workv1alpha1.ResourceBinding {
 			b := scheduled(binding(dividedStatic("m1"), 1, tc("m1", 1)))
-			b.Annotations[AnnotationAppliedPlacement] = "{"
+			b.Annotations[placement.AnnotationAppliedPlacement] = "{"
 			return b
-		}, ReasonPlacementChanged},
+		}, placement.ReasonPlacementChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := NeedsSchedule(tt.b(), exists); got != tt.want {
+			if got := placement.NeedsSchedule(tt.b(), exists); got != tt.want {
 				t.Errorf("NeedsSchedule = %q; want %q", got, tt.want)
 			}
 		})
@@ -108,7 +109,7 @@ func TestManaged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := binding(duplicated(), 1)
 			tt.modify(b)
-			if got := Managed(b); got != tt.want {
+			if got := placement.Managed(b); got != tt.want {
 				t.Errorf("Managed = %v; want %v", got, tt.want)
 			}
 		})

@@ -18,12 +18,13 @@
 // a store view fenced by that leadership (store.Store.Fenced): a deposed
 // leader's writes fail with store.ErrNotLeader. Pure parts, each table
 // tested: Census and FullDisruption, BuildMembers (clusters + leases → the
-// scheduler's clusters and their taints), NeedsSchedule (spec §3),
-// BuildInput, FailsOver, Tolerations, Returned, TaintEvictions,
-// ApplicationEvictions, AssessTasks, and Step, which composes them for one
-// binding.
+// scheduler's clusters and their taints), BuildInput, FailsOver,
+// Tolerations, Returned, TaintEvictions, ApplicationEvictions, AssessTasks,
+// and Step, which composes them with hub/placement's NeedsSchedule (spec
+// §3) for one binding. The client API's Simulate runs Step too, on the
+// template's would-be binding, and its placement query BuildInput.
 //
-// # When a binding is scheduled (NeedsSchedule, scheduler spec §3)
+// # When a binding is scheduled (placement.NeedsSchedule, scheduler spec §3)
 //
 // In order, the first that holds: never scheduled (no applied-placement
 // record); placement changed against the applied one (for
@@ -51,8 +52,8 @@
 //   - annotation scheduler.tether.io/rejections: JSON list of
 //     {"cluster", "reasons"} — every cluster the filters turned down with
 //     all its reasons in filter order, for the placement "why not" query
-//     (read it with Rejections). Refreshed with every written decision,
-//     absent when none was rejected.
+//     (read it with placement.Rejections). Refreshed with every written
+//     decision, absent when none was rejected.
 //   - status.schedulerObservingAffinityName, status.lastScheduledTime,
 //     status.schedulerObservedGeneration.
 //   - condition Scheduled: True/Success, or False with NoClusterFit (the

@@ -10,6 +10,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 )
 
@@ -188,7 +189,7 @@ func pruneEvictionRejections(b *workv1alpha1.ResourceBinding, before []workv1alp
 	for _, t := range b.Spec.GracefulEvictionTasks {
 		delete(ended, t.FromCluster)
 	}
-	rej, err := Rejections(b)
+	rej, err := placement.Rejections(b)
 	if len(ended) == 0 || len(rej) == 0 || err != nil {
 		return
 	}
@@ -202,8 +203,8 @@ func pruneEvictionRejections(b *workv1alpha1.ResourceBinding, before []workv1alp
 		}
 	}
 	if len(kept) == 0 {
-		delete(b.Annotations, AnnotationRejections)
+		delete(b.Annotations, placement.AnnotationRejections)
 		return
 	}
-	b.Annotations[AnnotationRejections] = jsonString(kept)
+	b.Annotations[placement.AnnotationRejections] = jsonString(kept)
 }

@@ -8,6 +8,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -104,7 +105,7 @@ func TestLoopReturningClusterIsBackAtOnce(t *testing.T) {
 	e.waitState("Unknown", "m3")
 	e.keepAlive(DefaultUnreachableToleration, "m1", "m2")
 	b := e.waitBinding(webRef, "m3 evicted", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.GracefulEvictionTasks) == 1 })
-	rej, _ := Rejections(b)
+	rej, _ := placement.Rejections(b)
 	if len(rej) != 1 || rej[0].Cluster != "m3" || !strings.Contains(strings.Join(rej[0].Reasons, ","), "in the process of eviction") {
 		t.Errorf("rejections while evicting = %+v; want m3 in the process of eviction", rej)
 	}
@@ -124,7 +125,7 @@ func TestLoopReturningClusterIsBackAtOnce(t *testing.T) {
 	if on["m3"] == 0 || sum != 6 {
 		t.Errorf("replicas = %v; want m3 back with replicas, 6 in all", on)
 	}
-	if rej, _ := Rejections(b); len(rej) != 0 {
+	if rej, _ := placement.Rejections(b); len(rej) != 0 {
 		t.Errorf("rejections after m3 is back = %+v; want none", rej)
 	}
 }
@@ -146,11 +147,11 @@ func TestLoopWorksLimit(t *testing.T) {
 	if len(b.Spec.Clusters) != 0 {
 		t.Errorf("dup placed on %v; want nowhere (both clusters at the limit)", names(b.Spec.Clusters))
 	}
-	rej, _ := Rejections(b)
+	rej, _ := placement.Rejections(b)
 	if len(rej) != 2 || !strings.Contains(rej[0].Reasons[0], "limit of works per cluster") {
 		t.Errorf("rejections = %+v; want m1 and m2 at the works limit", rej)
 	}
-	if c := b.Status.Conditions[0]; c.Reason != ReasonNoClusterFit || !strings.Contains(c.Message, "limit of works") {
+	if c := b.Status.Conditions[0]; c.Reason != placement.ReasonNoClusterFit || !strings.Contains(c.Message, "limit of works") {
 		t.Errorf("Scheduled condition = %+v; want NoClusterFit naming the limit", c)
 	}
 

@@ -9,6 +9,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 )
 
@@ -32,9 +33,9 @@ func scheduled(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 	if b.Annotations == nil {
 		b.Annotations = map[string]string{}
 	}
-	b.Annotations[AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+	b.Annotations[placement.AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
 	b.Status.LastScheduledTime = &metav1.Time{Time: t0}
-	b.Status.Conditions = []metav1.Condition{{Type: ConditionScheduled, Status: metav1.ConditionTrue, Reason: ReasonSuccess, Message: messageScheduled, LastTransitionTime: metav1.Time{Time: t0}}}
+	b.Status.Conditions = []metav1.Condition{{Type: placement.ConditionScheduled, Status: metav1.ConditionTrue, Reason: placement.ReasonSuccess, Message: messageScheduled, LastTransitionTime: metav1.Time{Time: t0}}}
 	return b
 }
 

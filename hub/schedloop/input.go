@@ -2,6 +2,7 @@ package schedloop
 
 import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 )
 
@@ -13,11 +14,11 @@ import (
 // that does gets the default tolerations (Tolerations), as Karmada's
 // webhook would have written them into its policy.
 func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options) scheduler.Input {
-	placement := clonePlacement(b.Spec.Placement)
-	placement.SetDefaults()
+	pl := clonePlacement(b.Spec.Placement)
+	pl.SetDefaults()
 	failover := FailsOver(b, opts)
 	if failover {
-		placement.ClusterTolerations = Tolerations(placement.ClusterTolerations, opts)
+		pl.ClusterTolerations = Tolerations(pl.ClusterTolerations, opts)
 	}
 	res := b.Spec.Resource
 	key := apiKey(res.APIVersion, res.Kind)
@@ -29,7 +30,7 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options)
 		cs[i].WorksFull = opts.Full[cs[i].Name]
 	}
 	return scheduler.Input{
-		Placement: *placement,
+		Placement: *pl,
 		Clusters:  cs,
 		Workload: scheduler.Workload{
 			APIVersion:   res.APIVersion,
@@ -50,7 +51,7 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options)
 func previous(b *workv1alpha1.ResourceBinding) scheduler.Previous {
 	p := scheduler.Previous{
 		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
-		RescheduleTriggered:  rescheduleTriggered(b),
+		RescheduleTriggered:  placement.RescheduleTriggered(b),
 	}
 	for _, t := range b.Spec.Clusters {
 		p.Clusters = append(p.Clusters, scheduler.TargetCluster{Name: t.Name, Replicas: t.Replicas})

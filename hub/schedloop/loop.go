@@ -3,9 +3,10 @@ package schedloop
 import (
 	"context"
 	"errors"
-	"github.com/tetherproj/tether/internal/protocol"
 	"sync/atomic"
 	"time"
+
+	"github.com/tetherproj/tether/internal/protocol"
 
 	"github.com/hashicorp/go-hclog"
 

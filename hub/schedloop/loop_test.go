@@ -9,6 +9,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -132,7 +133,7 @@ func TestLoopAdminTaintsCordonAndDrain(t *testing.T) {
 	if got := names(b.Spec.Clusters); got[0] != "m1" || got[1] != "m3" || len(b.Spec.GracefulEvictionTasks) != 1 {
 		t.Fatalf("clusters %v, tasks %+v; want m1 m3 and a task for m2", got, b.Spec.GracefulEvictionTasks)
 	}
-	rej, _ := Rejections(b)
+	rej, _ := placement.Rejections(b)
 	if len(rej) != 2 || rej[0].Cluster != "m2" || rej[1].Cluster != "m4" {
 		t.Errorf("rejections = %+v; want m2 (evicting, drain taint) and m4 (cordoned)", rej)
 	}

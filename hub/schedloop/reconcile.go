@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -116,7 +117,7 @@ func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outco
 	for _, c := range out.AppEvicted {
 		log.Info("application failover: evicted from cluster, its application stayed Unhealthy past the toleration", "cluster", c)
 	}
-	if out.Reason == ReasonNone {
+	if out.Reason == placement.ReasonNone {
 		log.Debug("binding updated", "eviction_tasks", len(out.Binding.Spec.GracefulEvictionTasks))
 		return
 	}

@@ -8,71 +8,15 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 )
 
-// What the loop records on a binding besides spec.clusters and the status
-// fields of the API type (see the package documentation, "What is written").
-const (
-	// AnnotationAppliedPlacement holds the JSON of the placement the
-	// binding was last scheduled with (Karmada's
-	// policy.karmada.io/applied-placement).
-	AnnotationAppliedPlacement = "policy.tether.io/applied-placement"
-	// AnnotationRejections holds the JSON of []Rejection: the clusters the
-	// last written scheduling decision turned down, with every reason.
-	// Absent when none was rejected.
-	AnnotationRejections = "scheduler.tether.io/rejections"
-)
-
-// The Scheduled condition, with Karmada's reasons.
-const (
-	ConditionScheduled = "Scheduled"
-
-	ReasonSuccess        = "Success"
-	ReasonNoClusterFit   = "NoClusterFit"
-	ReasonUnschedulable  = "Unschedulable"
-	ReasonSchedulerError = "SchedulerError"
-
-	// messageScheduled is Karmada's success message.
-	messageScheduled = "Binding has been scheduled successfully."
-)
+// messageScheduled is Karmada's success message of the Scheduled
+// condition.
+const messageScheduled = "Binding has been scheduled successfully."
 
 // Graceful eviction tasks the taint manager creates (Karmada's values).
 const (
 	EvictionProducer = "TaintManager"
 	EvictionReason   = "TaintUntolerated"
 )
-
-// Rejection is one cluster the scheduler turned down, with every reason in
-// filter order, for the placement "why not" query.
-type Rejection struct {
-	Cluster string   `json:"cluster"`
-	Reasons []string `json:"reasons"`
-}
-
-// Rejections reads AnnotationRejections: nil when the binding has none.
-func Rejections(b *workv1alpha1.ResourceBinding) ([]Rejection, error) {
-	raw, ok := b.Annotations[AnnotationRejections]
-	if !ok {
-		return nil, nil
-	}
-	var out []Rejection
-	if err := json.Unmarshal([]byte(raw), &out); err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", AnnotationRejections, err)
-	}
-	return out, nil
-}
-
-// AppliedPlacement reads AnnotationAppliedPlacement; ok is false when the
-// binding was never scheduled.
-func AppliedPlacement(b *workv1alpha1.ResourceBinding) (p *policyv1alpha1.Placement, ok bool, err error) {
-	raw, ok := b.Annotations[AnnotationAppliedPlacement]
-	if !ok {
-		return nil, false, nil
-	}
-	p = &policyv1alpha1.Placement{}
-	if err := json.Unmarshal([]byte(raw), p); err != nil {
-		return nil, true, fmt.Errorf("annotation %s: %w", AnnotationAppliedPlacement, err)
-	}
-	return p, true, nil
-}
 
 // jsonString is the compact JSON of v; the API types always marshal.
 func jsonString(v any) string {

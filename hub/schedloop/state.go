@@ -82,7 +82,7 @@ func (l *Loop) applyCluster(ev store.Event) {
 }
 
 // refreshMembers rebuilds the cluster snapshot and, when it changed, marks
-// every binding dirty (NeedsSchedule decides which ones it concerns).
+// every binding dirty (placement.NeedsSchedule decides which ones it concerns).
 func (l *Loop) refreshMembers() {
 	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
 	for _, c := range l.stored {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 )
 
@@ -51,8 +52,8 @@ type Outcome struct {
 	// to change, else a modified copy (compare the encodings to decide
 	// whether to write).
 	Binding *workv1alpha1.ResourceBinding
-	// Reason is why it was scheduled; ReasonNone when it was not.
-	Reason Reason
+	// placement.Reason is why it was scheduled; placement.ReasonNone when it was not.
+	Reason placement.Reason
 	// Evicted are the clusters the taint manager took it off.
 	Evicted []Eviction
 	// AppEvicted are the clusters the application failover took it off.
@@ -75,7 +76,7 @@ type Outcome struct {
 // then the §3 decision and
 // the scheduler, then the graceful eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
-	if !Managed(b) {
+	if !placement.Managed(b) {
 		return Outcome{Binding: b}
 	}
 	byName := make(map[string]*Member, len(members))
@@ -99,9 +100,9 @@ func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts
 	}
 	out.AppEvicted, out.UnhealthySince = appEvicted, since
 	recheck = earliest(recheck, appRecheck)
-	out.Reason = NeedsSchedule(nb, exists)
-	scheduled := out.Reason == ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled)
-	if out.Reason != ReasonNone {
+	out.Reason = placement.NeedsSchedule(nb, exists)
+	scheduled := out.Reason == placement.ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, placement.ConditionScheduled)
+	if out.Reason != placement.ReasonNone {
 		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(appEvicted)+len(out.Returned) > 0, now, opts)
 		scheduled = out.Err == nil
 	}
@@ -139,11 +140,11 @@ func assignmentsChanged(b, nb *workv1alpha1.ResourceBinding) bool {
 // changed already or the reschedule was asked for, so that re-evaluations
 // (a Duplicated binding on every cluster change, a restarted loop) write
 // nothing; rejections are refreshed only with a decision that is written.
-func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, changed bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
+func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placement.Reason, changed bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
 	res, err := scheduler.Schedule(BuildInput(b, members, opts))
 	nb := cloneBinding(b)
 	record(nb, res, err, now)
-	if reason != ReasonRescheduleTriggered && !changed && !meaningfulChange(b, nb) {
+	if reason != placement.ReasonRescheduleTriggered && !changed && !meaningfulChange(b, nb) {
 		return b, err
 	}
 	if nb.Annotations == nil {
@@ -155,9 +156,9 @@ func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, 
 		rejected = fit.Rejected
 	}
 	if len(rejected) == 0 {
-		delete(nb.Annotations, AnnotationRejections)
+		delete(nb.Annotations, placement.AnnotationRejections)
 	} else {
-		nb.Annotations[AnnotationRejections] = jsonString(rejections(rejected))
+		nb.Annotations[placement.AnnotationRejections] = jsonString(rejections(rejected))
 	}
 	if err == nil || fit != nil {
 		last := now
@@ -174,27 +175,27 @@ func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason Reason, 
 // replaces the targets; a FitError clears them; other errors keep them.
 // The applied placement is recorded for a result and for a FitError.
 func record(b *workv1alpha1.ResourceBinding, res scheduler.Result, err error, now time.Time) {
-	cond := metav1.Condition{Type: ConditionScheduled, ObservedGeneration: b.Generation, LastTransitionTime: metav1.Time{Time: now}}
+	cond := metav1.Condition{Type: placement.ConditionScheduled, ObservedGeneration: b.Generation, LastTransitionTime: metav1.Time{Time: now}}
 	var fit *scheduler.FitError
 	var unsched *scheduler.UnschedulableError
 	switch {
 	case errors.As(err, &fit):
 		b.Spec.Clusters = nil
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoClusterFit, err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, placement.ReasonNoClusterFit, err.Error()
 	case errors.As(err, &unsched):
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUnschedulable, err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, placement.ReasonUnschedulable, err.Error()
 	case err != nil:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonSchedulerError, err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, placement.ReasonSchedulerError, err.Error()
 	default:
 		b.Spec.Clusters = targets(res.Clusters)
 		b.Status.SchedulerObservedAffinityName = res.ObservedAffinityName
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonSuccess, messageScheduled
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, placement.ReasonSuccess, messageScheduled
 	}
 	if err == nil || fit != nil {
 		if b.Annotations == nil {
 			b.Annotations = map[string]string{}
 		}
-		b.Annotations[AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+		b.Annotations[placement.AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
 	}
 	meta.SetStatusCondition(&b.Status.Conditions, cond)
 }
@@ -203,12 +204,12 @@ func record(b *workv1alpha1.ResourceBinding, res scheduler.Result, err error, no
 // out times and rejections.
 func meaningfulChange(old, cur *workv1alpha1.ResourceBinding) bool {
 	if jsonString(old.Spec.Clusters) != jsonString(cur.Spec.Clusters) ||
-		old.Annotations[AnnotationAppliedPlacement] != cur.Annotations[AnnotationAppliedPlacement] ||
+		old.Annotations[placement.AnnotationAppliedPlacement] != cur.Annotations[placement.AnnotationAppliedPlacement] ||
 		old.Status.SchedulerObservedAffinityName != cur.Status.SchedulerObservedAffinityName {
 		return true
 	}
-	a := meta.FindStatusCondition(old.Status.Conditions, ConditionScheduled)
-	c := meta.FindStatusCondition(cur.Status.Conditions, ConditionScheduled)
+	a := meta.FindStatusCondition(old.Status.Conditions, placement.ConditionScheduled)
+	c := meta.FindStatusCondition(cur.Status.Conditions, placement.ConditionScheduled)
 	return a == nil || a.Status != c.Status || a.Reason != c.Reason || a.Message != c.Message
 }
 
@@ -226,10 +227,10 @@ func targets(in []scheduler.TargetCluster) []workv1alpha1.TargetCluster {
 	return out
 }
 
-func rejections(in []scheduler.Rejection) []Rejection {
-	out := make([]Rejection, len(in))
+func rejections(in []scheduler.Rejection) []placement.Rejection {
+	out := make([]placement.Rejection, len(in))
 	for i, r := range in {
-		out[i] = Rejection{Cluster: r.Cluster, Reasons: r.Reasons}
+		out[i] = placement.Rejection{Cluster: r.Cluster, Reasons: r.Reasons}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out

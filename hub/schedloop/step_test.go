@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 )
 
@@ -51,14 +52,14 @@ func TestStepSchedulesOnceThenHoldsStill(t *testing.T) {
 	members := []Member{ready("m1"), ready("m2"), ready("m3")}
 	b := binding(duplicated(), 2)
 	out := Step(b, members, t0, Options{EvictionTimeout: time.Minute})
-	if out.Reason != ReasonNew || out.Err != nil {
+	if out.Reason != placement.ReasonNew || out.Err != nil {
 		t.Fatalf("Step = %q, %v; want New, nil", out.Reason, out.Err)
 	}
 	nb := out.Binding
 	if got := names(nb.Spec.Clusters); !cmp.Equal(got, []string{"m1", "m2", "m3"}) {
 		t.Errorf("clusters = %v; want m1 m2 m3", got)
 	}
-	if !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) || nb.Annotations[AnnotationAppliedPlacement] == "" || nb.Status.LastScheduledTime == nil {
+	if !meta.IsStatusConditionTrue(nb.Status.Conditions, placement.ConditionScheduled) || nb.Annotations[placement.AnnotationAppliedPlacement] == "" || nb.Status.LastScheduledTime == nil {
 		t.Errorf("binding = %+v; want Scheduled True, applied placement and lastScheduledTime", nb)
 	}
 	again := Step(nb, members, t0.Add(time.Hour), Options{})
@@ -79,14 +80,14 @@ func TestStepFitErrorClearsAndRecordsRejections(t *testing.T) {
 	if out.Err != nil || !cmp.Equal(names(b2.Spec.Clusters), []string{"m1"}) {
 		t.Fatalf("Step = %v, clusters %v; want m1 kept (scheduled clusters bypass taints)", out.Err, names(b2.Spec.Clusters))
 	}
-	rej, err := Rejections(b2)
+	rej, err := placement.Rejections(b2)
 	if err != nil || len(rej) != 1 || rej[0].Cluster != "m2" || !strings.Contains(rej[0].Reasons[0], "untolerated taint {cordoned:NoSchedule}") {
 		t.Errorf("Rejections = %+v, %v; want m2 with the untolerated cordon taint", rej, err)
 	}
 	b.Spec.Clusters = nil
 	out = Step(b, members, t0, Options{})
-	c := meta.FindStatusCondition(out.Binding.Status.Conditions, ConditionScheduled)
-	if out.Err == nil || c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoClusterFit || !strings.Contains(c.Message, "0/2 clusters are available") {
+	c := meta.FindStatusCondition(out.Binding.Status.Conditions, placement.ConditionScheduled)
+	if out.Err == nil || c == nil || c.Status != metav1.ConditionFalse || c.Reason != placement.ReasonNoClusterFit || !strings.Contains(c.Message, "0/2 clusters are available") {
 		t.Errorf("Step on cordoned clusters = %v, condition %+v; want a FitError recorded as NoClusterFit", out.Err, c)
 	}
 	if len(out.Binding.Spec.Clusters) != 0 {
@@ -104,7 +105,7 @@ func TestStepFailsOverUntoleratedNoExecute(t *testing.T) {
 	b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{}}
 	out := Step(b, members, t0, Options{EvictionTimeout: 10 * time.Minute})
 	nb := out.Binding
-	if len(out.Evicted) != 1 || out.Evicted[0].Cluster != "m3" || out.Reason != ReasonReplicasChanged {
+	if len(out.Evicted) != 1 || out.Evicted[0].Cluster != "m3" || out.Reason != placement.ReasonReplicasChanged {
 		t.Fatalf("Step = evicted %+v, reason %q; want m3 evicted and a reschedule for the missing replica", out.Evicted, out.Reason)
 	}
 	var sum int32
@@ -162,7 +163,7 @@ func TestStepKeepsEvictionUntilReplacementsReport(t *testing.T) {
 
 func TestStepLeavesUnmanagedAlone(t *testing.T) {
 	b := binding(nil, 1)
-	if out := Step(b, []Member{ready("m1")}, t0, Options{}); out.Binding != b || out.Reason != ReasonNone {
+	if out := Step(b, []Member{ready("m1")}, t0, Options{}); out.Binding != b || out.Reason != placement.ReasonNone {
 		t.Errorf("Step(dependency binding) = %+v; want it untouched", out)
 	}
 }
@@ -239,10 +240,10 @@ func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 			if !onM3 || on["m3"] == 0 || sum != 6 || !cmp.Equal(out.Returned, []string{"m3"}) {
 				t.Errorf("Step: clusters %v (sum %d), returned %v; want m3 back with replicas, 6 in all", nb.Spec.Clusters, sum, out.Returned)
 			}
-			if out.Err != nil || !meta.IsStatusConditionTrue(nb.Status.Conditions, ConditionScheduled) {
+			if out.Err != nil || !meta.IsStatusConditionTrue(nb.Status.Conditions, placement.ConditionScheduled) {
 				t.Errorf("Step err = %v; want a successful reschedule", out.Err)
 			}
-			if rej, _ := Rejections(nb); len(rej) != 0 {
+			if rej, _ := placement.Rejections(nb); len(rej) != 0 {
 				t.Errorf("rejections = %+v; want none (m3 no longer in the process of eviction)", rej)
 			}
 		})
@@ -261,7 +262,7 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 	for _, c := range []string{"m1", "m2"} {
 		b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
 	}
-	b.Annotations[AnnotationRejections] = jsonString([]Rejection{
+	b.Annotations[placement.AnnotationRejections] = jsonString([]placement.Rejection{
 		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", scheduler.ReasonEviction}},
 		{Cluster: "m4", Reasons: []string{scheduler.ReasonEviction}},
 	})
@@ -271,8 +272,8 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 	if len(out.Binding.Spec.GracefulEvictionTasks) != 0 {
 		t.Fatalf("tasks = %+v; want both ended (replacement healthy)", out.Binding.Spec.GracefulEvictionTasks)
 	}
-	rej, err := Rejections(out.Binding)
-	want := []Rejection{{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}"}}}
+	rej, err := placement.Rejections(out.Binding)
+	want := []placement.Rejection{{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}"}}}
 	if err != nil || !cmp.Equal(rej, want) {
 		t.Errorf("rejections = %+v, %v; want only m3's taint", rej, err)
 	}

@@ -17,7 +17,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 func init() { commands = append(commands, newDescribe) }
@@ -150,7 +150,7 @@ func describePlacement(w io.Writer, pl *hubv1.Placement, b *workv1alpha1.Resourc
 			for _, it := range b.Status.AggregatedStatus {
 				items[it.ClusterName] = it
 			}
-			stale = aggregate.StaleClusters(b)
+			stale = fold.StaleClusters(b)
 		}
 		for _, c := range pl.GetClusters() {
 			it, ok := items[c.GetCluster()]

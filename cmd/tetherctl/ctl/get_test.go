@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/detector"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -20,8 +20,8 @@ const webBinding = `{
   "metadata": {"name": "web-deployment", "namespace": "default",
     "labels": {"` + detector.LabelPPPermanentID + `": "7"},
     "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web",
-      "` + schedloop.AnnotationRejections + `": "[{\"cluster\":\"m2\",\"reasons\":[\"cluster affinity: env=dev\"]},{\"cluster\":\"m3\",\"reasons\":[\"untolerated taint {dedicated=gpu:NoSchedule}\"]}]",
-      "` + aggregate.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2}"}},
+      "` + placement.AnnotationRejections + `": "[{\"cluster\":\"m2\",\"reasons\":[\"cluster affinity: env=dev\"]},{\"cluster\":\"m3\",\"reasons\":[\"untolerated taint {dedicated=gpu:NoSchedule}\"]}]",
+      "` + fold.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2}"}},
   "spec": {
     "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},
     "replicas": 3,

@@ -163,8 +163,9 @@ func simulatedOf(resp *hubv1.SimulateResponse) simulated {
 }
 
 // printRendered writes, per cluster, how what it would receive differs
-// from the template: changed fields of the template and the other objects
-// (dependencies) by name.
+// from the template: changed fields of the template (the hub's ownership
+// labels and annotations among them) and the other objects (dependencies)
+// by name.
 func printRendered(s IO, template []byte, rendered []*hubv1.RenderedCluster) error {
 	if len(rendered) == 0 {
 		return nil
@@ -253,6 +254,10 @@ func diffValues(path string, a, b any, out []string) []string {
 			bv, inB := bm[k]
 			p := joinPath(path, k)
 			switch {
+			case !inA && isMap(bv):
+				out = diffValues(p, map[string]any{}, bv, out) // each added key on its own line
+			case !inB && isMap(av):
+				out = diffValues(p, av, map[string]any{}, out)
 			case !inA && !ignoredPaths[p]:
 				out = append(out, fmt.Sprintf("%s: + %s", p, brief(bv)))
 			case !inB && !ignoredPaths[p]:
@@ -275,6 +280,11 @@ func diffValues(path string, a, b any, out []string) []string {
 		out = append(out, fmt.Sprintf("%s: %s -> %s", path, brief(a), brief(b)))
 	}
 	return out
+}
+
+func isMap(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
 }
 
 func joinPath(path, key string) string {

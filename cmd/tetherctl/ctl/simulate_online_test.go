@@ -37,10 +37,16 @@ func TestSimulateOnline(t *testing.T) {
 
 	out := spaces.ReplaceAllString(mustRun(t, h.viewer, "simulate", "-f", tmpl), " ")
 	for _, want := range []string{"Policy: PropagationPolicy default/web", "Scheduled: True", "m1 3 chosen",
-		"m2 - rejected: cluster(s) did not match", "m3 - rejected: cluster(s) had untolerated taint", "Rendered (differences from the template):\n m1:\n no change\n applied with ServerSideApply, conflict resolution Abort\n"} {
+		"m2 - rejected: cluster(s) did not match", "m3 - rejected: cluster(s) had untolerated taint", "Rendered (differences from the template):\n m1:\n",
+		// The work m1's agent receives carries the hub's ownership labels.
+		`metadata.labels.tether.io/managed: + "true"`, `metadata.annotations.resourcebinding.tether.io/name: + "web-deployment"`,
+		"applied with ServerSideApply, conflict resolution Abort\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("simulate -f web.yaml =\n%s\nwant %q", out, want)
 		}
+	}
+	if rendered := out[strings.Index(out, "Rendered"):]; strings.Contains(rendered, "spec.") {
+		t.Errorf("simulate -f web.yaml rendered =\n%s\nwant no change of the spec", rendered)
 	}
 
 	out = spaces.ReplaceAllString(mustRun(t, h.viewer, "simulate", "-f", tmpl, "-f", ops), " ")

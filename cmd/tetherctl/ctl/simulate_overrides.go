@@ -26,10 +26,13 @@ clusterOverridePolicies and overridePolicies (full policy objects, Tether's
 or Karmada's apiVersion; decoded strictly, defaulted and validated as the
 hub does on apply).
 
-Output: {"object": {...}}, the object as that cluster would receive it, or
-{"error": "..."} when applying the overrides fails; the exit status is 0
-either way, because the simulation ran. An input that cannot be read or
-decoded, or an invalid policy, exits 1 with the error on standard error.`
+Output: {"object": {...}}, the object with the override policies applied
+as the hub's renderer applies them, or {"error": "..."} when applying them
+fails; the exit status is 0 either way, because the simulation ran. (The
+work a cluster receives is also pruned of the hub's metadata and carries
+its ownership labels: "tetherctl simulate" shows it whole.) An input that
+cannot be read or decoded, or an invalid policy, exits 1 with the error on
+standard error.`
 
 func newOverrides(s IO) *cobra.Command {
 	cmd := &cobra.Command{
@@ -49,8 +52,9 @@ func newOverridesSimulate(s IO) *cobra.Command {
 	})
 }
 
-// simulateOverrides applies the override input's policies to its object:
-// the object as the cluster would receive it, or the error applying them.
+// simulateOverrides applies the override input's policies to its object
+// with overrides.Apply, the function hub/render's Render applies them with:
+// the overridden object, or the error applying them.
 func simulateOverrides(input []byte) (any, error) {
 	in, err := DecodeOverrideInput(input)
 	if err != nil {

@@ -24,8 +24,8 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/aggregate"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/internal/clientconfig"
 )
 
@@ -76,7 +76,7 @@ func progressOf(pl *hubv1.Placement, b *workv1alpha1.ResourceBinding, want appli
 	for _, it := range b.Status.AggregatedStatus {
 		items[it.ClusterName] = it
 	}
-	stale := aggregate.StaleClusters(b)
+	stale := fold.StaleClusters(b)
 	r := rollout{done: true}
 	var parts []string
 	// The clusters come from the binding, not the placement: the binding
@@ -126,7 +126,7 @@ func clusterProgress(it configv1alpha1.AggregatedStatusItem, reported, stale boo
 
 // scheduledCurrent reports whether the binding's clusters are the
 // scheduler's answer to its current spec. Bindings carry no generation, so
-// this is the scheduling loop's own test (schedloop.NeedsSchedule: a
+// this is the scheduling loop's own test (placement.NeedsSchedule: a
 // changed placement or replica count, a reschedule asked for; a binding
 // without the loop's record counts as scheduled when its condition says
 // so), plus, for Duplicated, which the loop re-evaluates every pass, every
@@ -135,8 +135,8 @@ func scheduledCurrent(b *workv1alpha1.ResourceBinding) bool {
 	if b.Spec.Placement == nil {
 		return true
 	}
-	switch schedloop.NeedsSchedule(b, func(string) bool { return true }) {
-	case schedloop.ReasonPlacementChanged, schedloop.ReasonReplicasChanged, schedloop.ReasonRescheduleTriggered:
+	switch placement.NeedsSchedule(b, func(string) bool { return true }) {
+	case placement.ReasonPlacementChanged, placement.ReasonReplicasChanged, placement.ReasonRescheduleTriggered:
 		return false
 	}
 	if b.Spec.Replicas == 0 || b.Spec.Placement.ReplicaSchedulingType() != policyv1alpha1.ReplicaSchedulingTypeDuplicated {

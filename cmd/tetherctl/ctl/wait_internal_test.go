@@ -11,7 +11,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 func TestProgressOf(t *testing.T) {
@@ -42,7 +42,7 @@ func TestProgressOf(t *testing.T) {
 	duplicated.Spec.Replicas, duplicated.Spec.Placement = 3, &policyv1alpha1.Placement{}
 	failing := binding("", on(at("m1", 1), at("m2", 1), at("m3", 1)), item("m1", ready2, true, "Healthy"),
 		configv1alpha1.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: "forbidden"})
-	failing.ObjectMeta = metav1.ObjectMeta{Annotations: map[string]string{aggregate.AnnotationStaleClusters: `["m1"]`}}
+	failing.ObjectMeta = metav1.ObjectMeta{Annotations: map[string]string{fold.AnnotationStaleClusters: `["m1"]`}}
 
 	tests := []struct {
 		name string
@@ -101,7 +101,7 @@ func TestDiffValues(t *testing.T) {
 		"spec": map[string]any{"replicas": 3.0, "template": map[string]any{"containers": []any{map[string]any{"image": "nginx"}}}}}
 	b := map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": "web", "uid": "2", "labels": map[string]any{"region": "eu"}},
 		"spec": map[string]any{"replicas": 2.0, "template": map[string]any{"containers": []any{map[string]any{"image": "eu.io/nginx"}}}}}
-	want := []string{`metadata.labels: + {"region":"eu"}`, "spec.replicas: 3 -> 2", `spec.template.containers[0].image: "nginx" -> "eu.io/nginx"`}
+	want := []string{`metadata.labels.region: + "eu"`, "spec.replicas: 3 -> 2", `spec.template.containers[0].image: "nginx" -> "eu.io/nginx"`}
 	if diff := cmp.Diff(want, diffValues("", a, b, nil)); diff != "" {
 		t.Errorf("diffValues (-want +got):\n%s", diff)
 	}

@@ -1,4 +1,4 @@
-package aggregate
+package fold
 
 import (
 	"context"
@@ -6,14 +6,15 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 )
 
-// Where the aggregator records what api/work/v1alpha1 has no field for
-// (see the package documentation).
+// Where the aggregator (hub/aggregate) records what api/work/v1alpha1 has
+// no field for.
 const (
 	// AnnotationTemplateStatus holds the JSON of the template's aggregated
 	// .status: what AggregateStatus(template, items) returned. The client
@@ -65,11 +66,18 @@ func MergeInto(obj *unstructured.Unstructured, b *workv1alpha1.ResourceBinding) 
 	return nil
 }
 
-// templateStatus runs AggregateStatus on the template, whose .status is
+// Interpreter is what folding needs of the resource interpreter; the
+// facade in internal/interpreter satisfies it.
+type Interpreter interface {
+	AggregateStatus(ctx context.Context, obj *unstructured.Unstructured, items []configv1alpha1.AggregatedStatusItem) (*unstructured.Unstructured, error)
+	HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool
+}
+
+// Template runs AggregateStatus on the template, whose .status is
 // first set to the previous aggregated status (Karmada aggregates onto the
 // template's current status), and returns the resulting .status as JSON;
 // nil when the kind has no AggregateStatus hook or the result has no status.
-func templateStatus(ctx context.Context, interp Interpreter, template *unstructured.Unstructured, prev json.RawMessage, items []configv1alpha1.AggregatedStatusItem) (json.RawMessage, error) {
+func Template(ctx context.Context, interp Interpreter, template *unstructured.Unstructured, prev json.RawMessage, items []configv1alpha1.AggregatedStatusItem) (json.RawMessage, error) {
 	if !interp.HookEnabled(template.GroupVersionKind(), configv1alpha1.InterpreterOperationAggregateStatus) {
 		return nil, nil
 	}

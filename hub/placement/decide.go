@@ -1,4 +1,4 @@
-package schedloop
+package placement
 
 import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
@@ -57,7 +57,7 @@ func NeedsSchedule(b *workv1alpha1.ResourceBinding, exists func(name string) boo
 		return ReasonPlacementChanged
 	case replicasChanged(&b.Spec):
 		return ReasonReplicasChanged
-	case rescheduleTriggered(b):
+	case RescheduleTriggered(b):
 		return ReasonRescheduleTriggered
 	case b.Spec.Replicas == 0 || b.Spec.Placement.ReplicaSchedulingType() == policyv1alpha1.ReplicaSchedulingTypeDuplicated:
 		return ReasonAlways
@@ -118,8 +118,8 @@ func replicasChanged(s *workv1alpha1.ResourceBindingSpec) bool {
 	return sum != s.Replicas
 }
 
-// rescheduleTriggered: an explicit reschedule after the last schedule.
-func rescheduleTriggered(b *workv1alpha1.ResourceBinding) bool {
+// RescheduleTriggered reports an explicit reschedule after the last schedule.
+func RescheduleTriggered(b *workv1alpha1.ResourceBinding) bool {
 	at := b.Spec.RescheduleTriggeredAt
 	if at == nil {
 		return false
