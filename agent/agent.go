@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/hubclient"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/internal/version"
@@ -19,6 +20,8 @@ type Agent struct {
 	store  *state.Store
 	client *hubclient.Client // nil until registered, when registering
 	member *Member
+	// reg is the agent's metrics registry, served by metrics.
+	reg *prometheus.Registry
 	// metrics serves the registry at cfg.MetricsAddr; nil when not asked.
 	metrics *metricsServer
 }
@@ -50,12 +53,12 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	if cfg.AgentVersion == "" {
 		cfg.AgentVersion = version.Version
 	}
-	a := &Agent{log: logger, cfg: cfg, store: store, member: member}
+	a := &Agent{log: logger, cfg: cfg, store: store, member: member, reg: reg}
 	if cfg.MetricsAddr != "" {
 		a.metrics = &metricsServer{addr: cfg.MetricsAddr, reg: reg, log: logger.Named("metrics")}
 	}
 	if !cfg.registering() {
-		if a.client, err = newClient(cfg, store, member, logger); err != nil {
+		if a.client, err = newClient(cfg, store, member, reg, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +81,7 @@ func openStore(cfg Config) (*state.Store, error) {
 // newClient builds the hub client over the certificate files of cfg. It
 // renews the certificate of a registered agent, whose data directory holds
 // its credentials; --cert and --key are managed outside the agent.
-func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logger) (*hubclient.Client, error) {
+func newClient(cfg Config, store *state.Store, member *Member, reg prometheus.Registerer, logger hclog.Logger) (*hubclient.Client, error) {
 	files := newCertFiles(cfg)
 	tlsCfg, err := files.tlsConfig()
 	if err != nil {
@@ -101,6 +104,7 @@ func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logg
 		Customizations: member.Customizations,
 		EvictionGrace:  cfg.EvictionGrace,
 		Backoff:        cfg.Backoff,
+		Registerer:     reg,
 	}, logger)
 }
 
@@ -114,7 +118,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		if err := a.cfg.register(ctx, a.log); err != nil {
 			return err
 		}
-		client, err := newClient(a.cfg, a.store, a.member, a.log)
+		client, err := newClient(a.cfg, a.store, a.member, a.reg, a.log)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/grpc"
@@ -62,6 +63,8 @@ type Config struct {
 	// Backoff returns the wait before reconnect number attempt (0 for the
 	// first); nil is the jittered exponential backoff of backoff.go.
 	Backoff func(attempt int) time.Duration
+	// Registerer, when set, registers the client's metrics.
+	Registerer prometheus.Registerer
 	// DialOptions are added to the client's own (tests).
 	DialOptions []grpc.DialOption
 	// Now is the clock; nil is time.Now.
@@ -86,6 +89,12 @@ type Client struct {
 	// since the last stream that reached SyncDone, the most recent last; a
 	// new connection tries them last (dial). Only connectLoop uses it.
 	avoid []string
+	// maxMessageBytes is the hub's Settings.limits.max_message_bytes, the
+	// largest message it accepts (fit), from the last Settings; 0 before
+	// any. Only the stream goroutine (connectLoop) uses it.
+	maxMessageBytes int64
+	// metrics count what the client could not send as it was.
+	metrics *metrics
 
 	mu     sync.Mutex // guards books, outbox and writes to the store
 	books  *Books
@@ -121,6 +130,10 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		queue: newQueue(cfg.Now),
 		wake:  make(chan struct{}, 1),
 		books: NewBooks(snap),
+	}
+	if c.metrics, err = newMetrics(cfg.Registerer); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	c.loadHeldCustomizations(snap.Customizations)
 	return c, nil

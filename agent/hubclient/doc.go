@@ -33,6 +33,17 @@
 // and opens another, on the same connection, except after a renewal or a
 // Goodbye SHUTDOWN or REBALANCE (below); Goodbye CLUSTER_REMOVED ends Run.
 //
+// # The hub's limits
+//
+// Nothing larger than the hub's Settings.limits.max_message_bytes is sent
+// (limit.go, fit): the hub would end the stream, and the same message
+// would go again on the next. An oversized status report is replaced by
+// one without the statuses whose manifests say how large it was, an ack
+// loses its per-object results, a heartbeat keeps only the agent version;
+// each is logged and counted (tether_agent_oversized_messages_total, on
+// Config.Registerer), and the stream goes on. Hello, sent before the
+// Settings of its stream, is not checked.
+//
 // # Several hub addresses
 //
 // Config.Addrs may list the replicas of one hub. Dial gives gRPC all of
