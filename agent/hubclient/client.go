@@ -96,9 +96,19 @@ type Client struct {
 	// metrics count what the client could not send as it was.
 	metrics *metrics
 
-	mu     sync.Mutex // guards books, outbox and writes to the store
+	saveWake chan struct{} // buffered, 1: unsavedState holds something
+
+	mu     sync.Mutex // guards books, outbox and unsavedState; never held for I/O
 	books  *Books
 	outbox []*agentv1.AgentMessage // for the current stream; dropped when it ends
+	// unsavedState is what the state writer (writeState) is to write.
+	unsavedState unsaved
+}
+
+// unsaved is what the state writer has to write; zero fields are nothing.
+type unsaved struct {
+	hub            string                  // the hub identity
+	customizations *agentv1.Customizations // the set loaded last
 }
 
 // New loads the local state and returns a client; it does not connect
@@ -115,7 +125,7 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 			return backoff(reconnectBase, reconnectMax, attempt, rand.Float64())
 		}
 	}
-	snap, err := cfg.Store.Load()
+	snap, err := cfg.Store.Load(context.Background()) // bounded by the store
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +134,13 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		cfg:   cfg,
-		log:   logger.Named("hubclient"),
-		conn:  conn,
-		queue: newQueue(cfg.Now),
-		wake:  make(chan struct{}, 1),
-		books: NewBooks(snap),
+		cfg:      cfg,
+		log:      logger.Named("hubclient"),
+		conn:     conn,
+		queue:    newQueue(cfg.Now),
+		wake:     make(chan struct{}, 1),
+		books:    NewBooks(snap),
+		saveWake: make(chan struct{}, 1),
 	}
 	if c.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		conn.Close()
@@ -170,11 +181,11 @@ func (c *Client) Run(ctx context.Context) error {
 		spawn(c.work)
 	}
 	spawn(c.evict)
-	spawn(c.flushDigests)
+	spawn(c.writeState)
 	err := c.connectLoop(ctx)
 	cancel()
 	wg.Wait()
-	c.flush()
+	c.save(context.Background(), true) // what is left, each write bounded by the store
 	return err
 }
 
@@ -243,45 +254,43 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// carry out does what e says: writes the state, queues applies and
-// deletions, and queues messages for the stream. Nothing goes on from a
-// record that was not written: a work not persisted is not applied (it is
-// acknowledged FAILED and persisted again with backoff), a deletion not
-// persisted does not start. mu is held.
+// carryOut does what e says, without I/O (mu is held): each work's record
+// is written by the apply workers before its apply or deletion (persist:
+// nothing goes on from a record that was not written), the hub identity
+// by the state writer, and messages are queued for the stream.
 func (c *Client) carryOut(e Effects) {
 	for _, n := range e.Notes {
 		c.log.Info(n)
 	}
 	if e.Hub != "" {
-		if err := c.cfg.Store.PutHub(e.Hub); err != nil {
-			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
-		}
+		c.unsavedState.hub = e.Hub
+		c.saveSoon()
 	}
-	unsaved := map[string]error{}
-	for _, h := range e.Persist {
-		if err := c.cfg.Store.PutWork(h); err != nil {
-			unsaved[h.Work.Key] = err
-			if h.Orphaned() && h.Removal == nil {
-				c.log.Error("orphan mark not saved; the agent goes on with it in memory (a restart restarts its grace period)", "work", h.Work.Key, "error", err)
-			}
-		}
-	}
+	then := make(map[string]task, len(e.Apply)+len(e.Delete))
 	for _, w := range e.Apply {
-		if err := unsaved[w.Key]; err != nil {
-			c.unsaved(w, err)
-			c.retry(w.Key, task{work: w, persist: true})
-			continue
-		}
-		c.queue.add(w.Key, task{work: w})
+		then[w.Key] = task{work: w}
 	}
 	for i := range e.Delete {
-		d := e.Delete[i]
-		if err := unsaved[d.Work.Key]; err != nil {
-			c.books.Undecide(d.Work.Key)
-			c.log.Error("deletion not started: its record could not be saved", "work", d.Work.Key, "reason", d.Reason, "error", err)
-			continue
+		then[e.Delete[i].Work.Key] = task{deletion: &e.Delete[i]}
+	}
+	for _, h := range e.Persist {
+		t, ok := then[h.Work.Key]
+		if !ok {
+			t = task{recordOnly: true}
 		}
-		c.queue.add(d.Work.Key, task{deletion: &d})
+		t.persist = true
+		delete(then, h.Work.Key)
+		c.queue.add(h.Work.Key, t)
+	}
+	for _, w := range e.Apply { // not to persist: none today
+		if t, ok := then[w.Key]; ok {
+			c.queue.add(w.Key, t)
+		}
+	}
+	for _, d := range e.Delete {
+		if t, ok := then[d.Work.Key]; ok {
+			c.queue.add(d.Work.Key, t)
+		}
 	}
 	c.post(e.Send...)
 }
@@ -310,26 +319,71 @@ func (c *Client) post(msgs ...*agentv1.AgentMessage) {
 	}
 }
 
-// flushDigests writes changed digests every digestFlushInterval.
-func (c *Client) flushDigests(ctx context.Context) {
+// writeState is the state writer: it writes the hub identity and the
+// customizations when they change (saveSoon), and changed digests every
+// digestFlushInterval, outside the lock, until ctx ends.
+func (c *Client) writeState(ctx context.Context) {
 	t := time.NewTicker(digestFlushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			c.flush()
+			c.save(ctx, true)
+		case <-c.saveWake:
+			c.save(ctx, false)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-func (c *Client) flush() {
+// saveSoon wakes the state writer. mu is held.
+func (c *Client) saveSoon() {
+	select {
+	case c.saveWake <- struct{}{}:
+	default:
+	}
+}
+
+// save writes what the state writer holds, and the digests too when
+// digests is set. What could not be written is kept for the next time,
+// unless something newer replaced it.
+func (c *Client) save(ctx context.Context, digests bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := c.books.TakeDigests(); d != nil {
-		if err := c.cfg.Store.PutDigests(d); err != nil {
+	u := c.unsavedState
+	c.unsavedState = unsaved{}
+	var d map[string]state.Digest
+	if digests {
+		d = c.books.TakeDigests()
+	}
+	c.mu.Unlock()
+	if u.hub != "" {
+		if err := c.cfg.Store.PutHub(ctx, u.hub); err != nil {
+			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
+			c.keepUnsaved(unsaved{hub: u.hub})
+		}
+	}
+	if u.customizations != nil {
+		if err := c.cfg.Store.PutCustomizations(ctx, u.customizations); err != nil {
+			c.log.Error("customizations not saved to the agent's state; they apply until the agent restarts", "version", u.customizations.GetVersion(), "error", err)
+			c.keepUnsaved(unsaved{customizations: u.customizations})
+		}
+	}
+	if d != nil {
+		if err := c.cfg.Store.PutDigests(ctx, d); err != nil {
 			c.log.Warn("status digests not saved; the hub will ask for statuses again", "error", err)
 		}
+	}
+}
+
+// keepUnsaved puts back what save could not write, unless newer is there.
+func (c *Client) keepUnsaved(u unsaved) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unsavedState.hub == "" {
+		c.unsavedState.hub = u.hub
+	}
+	if c.unsavedState.customizations == nil {
+		c.unsavedState.customizations = u.customizations
 	}
 }

@@ -85,6 +85,17 @@
 // the answer through Credentials; the stream stays up. The next stream
 // comes on a new connection, whose handshake presents the new certificate.
 //
+// # State I/O
+//
+// Writes to the state (agent/state; a Secret's take up to 30 s when the
+// member API server is slow) never run under the client's lock nor on the
+// stream's goroutine: Books decide under the lock, a worker writes a
+// work's record and then applies or deletes it (persist, reconcile.go),
+// and the state writer (writeState) writes the hub identity, the
+// customizations and the digests. A hung write holds the writes after it
+// (the Store takes turns), so new works wait to be applied, but the
+// stream, heartbeats, status reports and acks go on.
+//
 // # Pure state
 //
 // Books holds what the hubs have told the agent and decides, for each
@@ -95,7 +106,7 @@
 // # Goroutines
 //
 // Run owns them all and returns once they have exited: applyWorkers
-// workers, the eviction check, the digest writer, and, per stream, the
+// workers, the eviction check, the state writer, and, per stream, the
 // receiver and the heartbeat builder (stopped and waited for when the
 // stream ends). Only the stream's goroutine sends on it.
 //
