@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,43 +107,47 @@ func newClient(cfg Config, store *state.Store, member *Member, reg prometheus.Re
 	}, logger)
 }
 
-// Run runs the member side (apply with drift repair, status, capacity) and
-// the hub client until ctx ends, and returns once all have exited: nil,
-// or why the agent cannot go on (hubclient.ErrClusterRemoved,
-// ErrRegistrationRefused). A registering agent registers first (once: the
-// data directory keeps the certificate).
+// Run runs the agent until ctx ends, and returns once every part has
+// exited: nil, or why the agent cannot go on (hubclient.ErrClusterRemoved,
+// ErrRegistrationRefused). One part ending ends them all. A work's way:
+//
+//	hub ⇄ stream → books → state → apply → member cluster → status → report → stream
 func (a *Agent) Run(ctx context.Context) error {
-	if a.client == nil {
-		if err := a.cfg.register(ctx, a.log); err != nil {
-			return err
-		}
-		client, err := newClient(a.cfg, a.store, a.member, a.reg, a.log)
-		if err != nil {
-			return err
-		}
-		a.client = client
+	client, err := a.hubClient(ctx) // registers first with --token (once: --data-dir keeps the certificate)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runners := a.member.Runners
+	defer client.Close() // last: what the state writer has left, then the connection
+	g := newGroup(ctx)
+	g.run(client.Stream)    // hub ⇄ stream ⇄ books: works and deletes in (books decide); acks, heartbeats, reports out
+	g.run(client.Apply)     // books → state → member: each work's record written, then applied or deleted, acked
+	g.run(client.Evict)     // works orphaned past --eviction-grace → deleted
+	g.run(client.SaveState) // hub identity, customizations, status digests → state
+	for _, r := range a.member.Runners {
+		g.run(r.Run) // member side: applied objects watched, drift repaired; their status → reports → the stream
+	}
 	if a.metrics != nil {
-		runners = append(runners[:len(runners):len(runners)], a.metrics)
-	}
-	errs := make([]error, len(runners)+1)
-	var wg sync.WaitGroup
-	for i, r := range runners {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.Run(ctx)
-			cancel() // one part ending ends the agent
-		}()
+		g.run(a.metrics.Run) // --metrics-addr
 	}
 	a.log.Info("agent started", "version", version.Version)
-	errs[len(errs)-1] = a.client.Run(ctx)
-	cancel()
-	wg.Wait()
-	return filterCanceled(errs)
+	return g.wait()
+}
+
+// hubClient returns the hub client, registering the agent first when it
+// registers with a bootstrap token.
+func (a *Agent) hubClient(ctx context.Context) (*hubclient.Client, error) {
+	if a.client != nil {
+		return a.client, nil
+	}
+	if err := a.cfg.register(ctx, a.log); err != nil {
+		return nil, err
+	}
+	client, err := newClient(a.cfg, a.store, a.member, a.reg, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.client = client
+	return client, nil
 }
 
 // filterCanceled drops context.Canceled from errs: parts ending because

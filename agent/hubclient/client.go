@@ -111,8 +111,9 @@ type unsaved struct {
 	customizations *agentv1.Customizations // the set loaded last
 }
 
-// New loads the local state and returns a client; it does not connect
-// yet. A corrupt state file is state.ErrCorrupt.
+// New loads the local state and returns a client whose queue holds every
+// held work to apply (and every deletion a restart interrupted); it does
+// not connect yet. A corrupt state file is state.ErrCorrupt.
 func New(cfg Config, logger hclog.Logger) (*Client, error) {
 	if len(cfg.Addrs) == 0 || cfg.TLS == nil || cfg.Store == nil || cfg.Applier == nil {
 		return nil, errors.New("hubclient: Addrs, TLS, Store and Applier are required")
@@ -147,17 +148,88 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		return nil, err
 	}
 	c.loadHeldCustomizations(snap.Customizations)
+	c.mu.Lock()
+	c.queueHeld()
+	c.mu.Unlock()
 	return c, nil
 }
 
-// Run applies every held work, then holds the stream to the hub
-// (reconnecting with backoff) and reconciles until ctx ends. It returns
-// nil then, or ErrClusterRemoved; every goroutine it started has exited.
+// Run runs the whole client until ctx ends, then closes it: Apply, Evict
+// and SaveState beside Stream, which holds the stream to the hub
+// (reconnecting with backoff). It returns nil then, or ErrClusterRemoved;
+// every goroutine it started has exited. agent.Run composes the same
+// parts with the member side's.
 func (c *Client) Run(ctx context.Context) error {
-	defer func() { c.conn.Close() }() // the connection of the moment
-	c.mu.Lock()
+	defer c.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, part := range []func(context.Context) error{c.Apply, c.Evict, c.SaveState} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = part(ctx) // nil: they end with ctx
+		}()
+	}
+	err := c.Stream(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// Stream holds the stream to the hub until ctx ends, reconnecting with
+// backoff: hub messages go through the Books (which queue each work for
+// Apply), acks, heartbeats and status reports go to the hub. It returns
+// nil when ctx ends, or ErrClusterRemoved.
+func (c *Client) Stream(ctx context.Context) error {
+	return c.connectLoop(ctx)
+}
+
+// Apply runs the apply workers until ctx ends: each writes a work's
+// record to the state, then applies or deletes it, and records the
+// result for the stream. Every held work (and every deletion a restart
+// interrupted) is queued by New, so a restarted agent reconciles what it
+// holds with or without a hub. It returns nil once they have exited.
+func (c *Client) Apply(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range applyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.work(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Evict deletes orphaned works past Config.EvictionGrace until ctx ends;
+// with eviction off it only waits. It returns nil.
+func (c *Client) Evict(ctx context.Context) error {
+	c.evict(ctx)
+	<-ctx.Done()
+	return nil
+}
+
+// SaveState writes the hub identity and the customizations when they
+// change, and the status digests every digestFlushInterval, until ctx
+// ends. It returns nil; Close writes what is left.
+func (c *Client) SaveState(ctx context.Context) error {
+	c.writeState(ctx)
+	return nil
+}
+
+// Close writes what the state writer has left (each write bounded by the
+// store) and closes the connection; call it once every part has returned.
+func (c *Client) Close() {
+	c.save(context.Background(), true)
+	c.conn.Close() // the connection of the moment
+}
+
+// queueHeld queues every held work to apply, and every deletion decided
+// before a restart to carry out. mu is held.
+func (c *Client) queueHeld() {
 	held, resume := c.books.Start(), c.books.Resume()
-	c.mu.Unlock()
 	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held), "pending_deletions", len(resume))
 	for _, w := range held {
 		c.queue.add(w.Key, task{work: w})
@@ -167,26 +239,6 @@ func (c *Client) Run(ctx context.Context) error {
 		c.log.Info("resuming a deletion decided before the restart", "work", d.Work.Key, "version", d.Work.Version, "reason", d.Reason)
 		c.queue.add(d.Work.Key, task{deletion: &d})
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	spawn := func(f func(context.Context)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(ctx)
-		}()
-	}
-	for range applyWorkers {
-		spawn(c.work)
-	}
-	spawn(c.evict)
-	spawn(c.writeState)
-	err := c.connectLoop(ctx)
-	cancel()
-	wg.Wait()
-	c.save(context.Background(), true) // what is left, each write bounded by the store
-	return err
 }
 
 // connectLoop holds a stream, and reconnects after backoff when it ends.

@@ -9,9 +9,12 @@
 //		Applier: applier, Status: status, Capacity: capacity}, logger)
 //	err = c.Run(ctx) // until ctx ends, or ErrClusterRemoved
 //
-// Run loads nothing more (New read the local state, agent/state) and first
-// queues every held work for the Applier, so a restarted agent reconciles
-// what it holds while the hub is unreachable. It then opens a stream:
+// Run runs the client's parts, which agent.Run composes itself with the
+// member side's: Stream (the stream to the hub and the Books), Apply (the
+// workers), Evict and SaveState (the state writer); Close ends it. New
+// reads the local state (agent/state) and queues every held work for the
+// Applier, so a restarted agent reconciles what it holds while the hub is
+// unreachable. Stream opens a stream:
 // Hello (the hub identity last seen, the works held from it with their
 // versions, the status digests reported for them), Welcome, the hub's
 // upserts and deletes, SyncDone, then changes as they happen. Every upsert
@@ -105,8 +108,10 @@
 //
 // # Goroutines
 //
-// Run owns them all and returns once they have exited: applyWorkers
-// workers, the eviction check, the state writer, and, per stream, the
+// Each part owns its goroutines and returns once they have exited, and
+// Run (or agent.Run) owns the parts: applyWorkers workers (Apply), the
+// eviction check (Evict), the state writer (SaveState), and, per stream
+// (Stream), the
 // receiver and the heartbeat builder (stopped and waited for when the
 // stream ends). Only the stream's goroutine sends on it.
 //
