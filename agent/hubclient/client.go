@@ -122,9 +122,7 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = func(attempt int) time.Duration {
-			return backoff(reconnectBase, reconnectMax, attempt, rand.Float64())
-		}
+		cfg.Backoff = reconnect.Delay
 	}
 	snap, err := cfg.Store.Load(context.Background()) // bounded by the store
 	if err != nil {

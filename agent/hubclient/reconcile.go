@@ -2,7 +2,6 @@ package hubclient
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/tetherproj/tether/agent/state"
@@ -139,7 +138,7 @@ func (c *Client) delete(ctx context.Context, key string, t task) {
 
 // retry queues t again after the apply backoff for its failures.
 func (c *Client) retry(key string, t task) {
-	wait := backoff(applyRetryBase, applyRetryMax, t.failures, rand.Float64())
+	wait := applyRetry.Delay(t.failures)
 	t.failures++
 	c.queue.retry(key, t, c.cfg.Now().Add(wait))
 }
