@@ -15,15 +15,25 @@ func (c *Client) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		switch {
-		case t.persist && !c.persist(ctx, key, t):
-		case t.recordOnly:
-		case t.deletion != nil:
-			c.delete(ctx, key, t)
-		default:
-			c.apply(ctx, key, t)
-		}
+		c.do(ctx, key, t)
 		c.queue.done(key)
+	}
+}
+
+// do writes t's record when asked, then carries out its action.
+func (c *Client) do(ctx context.Context, key string, t task) {
+	if t.persist {
+		if !c.persist(ctx, key, t) {
+			return
+		}
+		t.persist = false // written: a retry of the action does not write it again
+	}
+	switch {
+	case t.recordOnly:
+	case t.deletion != nil:
+		c.delete(ctx, key, t)
+	default:
+		c.apply(ctx, key, t)
 	}
 }
 
@@ -74,7 +84,7 @@ func (c *Client) persist(ctx context.Context, key string, t task) bool {
 	}
 	if err == nil {
 		if t.failures > 0 && t.deletion == nil && !t.recordOnly {
-			c.log.Info("work saved to the agent's state after a failed write; applying it", "work", key, "version", t.work.Version)
+			c.log.Info("work saved to the agent's state after a failed attempt; applying it", "work", key, "version", t.work.Version)
 		}
 		return true
 	}
