@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/hubclient"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/internal/version"
@@ -19,6 +19,8 @@ type Agent struct {
 	store  *state.Store
 	client *hubclient.Client // nil until registered, when registering
 	member *Member
+	// reg is the agent's metrics registry, served by metrics.
+	reg *prometheus.Registry
 	// metrics serves the registry at cfg.MetricsAddr; nil when not asked.
 	metrics *metricsServer
 }
@@ -50,12 +52,12 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	if cfg.AgentVersion == "" {
 		cfg.AgentVersion = version.Version
 	}
-	a := &Agent{log: logger, cfg: cfg, store: store, member: member}
+	a := &Agent{log: logger, cfg: cfg, store: store, member: member, reg: reg}
 	if cfg.MetricsAddr != "" {
 		a.metrics = &metricsServer{addr: cfg.MetricsAddr, reg: reg, log: logger.Named("metrics")}
 	}
 	if !cfg.registering() {
-		if a.client, err = newClient(cfg, store, member, logger); err != nil {
+		if a.client, err = newClient(cfg, store, member, reg, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +80,7 @@ func openStore(cfg Config) (*state.Store, error) {
 // newClient builds the hub client over the certificate files of cfg. It
 // renews the certificate of a registered agent, whose data directory holds
 // its credentials; --cert and --key are managed outside the agent.
-func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logger) (*hubclient.Client, error) {
+func newClient(cfg Config, store *state.Store, member *Member, reg prometheus.Registerer, logger hclog.Logger) (*hubclient.Client, error) {
 	files := newCertFiles(cfg)
 	tlsCfg, err := files.tlsConfig()
 	if err != nil {
@@ -101,46 +103,51 @@ func newClient(cfg Config, store *state.Store, member *Member, logger hclog.Logg
 		Customizations: member.Customizations,
 		EvictionGrace:  cfg.EvictionGrace,
 		Backoff:        cfg.Backoff,
+		Registerer:     reg,
 	}, logger)
 }
 
-// Run runs the member side (apply with drift repair, status, capacity) and
-// the hub client until ctx ends, and returns once all have exited: nil,
-// or why the agent cannot go on (hubclient.ErrClusterRemoved,
-// ErrRegistrationRefused). A registering agent registers first (once: the
-// data directory keeps the certificate).
+// Run runs the agent until ctx ends, and returns once every part has
+// exited: nil, or why the agent cannot go on (hubclient.ErrClusterRemoved,
+// ErrRegistrationRefused). One part ending ends them all. A work's way:
+//
+//	hub ⇄ stream → books → state → apply → member cluster → status → report → stream
 func (a *Agent) Run(ctx context.Context) error {
-	if a.client == nil {
-		if err := a.cfg.register(ctx, a.log); err != nil {
-			return err
-		}
-		client, err := newClient(a.cfg, a.store, a.member, a.log)
-		if err != nil {
-			return err
-		}
-		a.client = client
+	client, err := a.hubClient(ctx) // registers first with --token (once: --data-dir keeps the certificate)
+	if err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runners := a.member.Runners
+	defer client.Close() // last: what the state writer has left, then the connection
+	g := newGroup(ctx)
+	g.run(client.Stream)    // hub ⇄ stream ⇄ books: works and deletes in (books decide); acks, heartbeats, reports out
+	g.run(client.Apply)     // books → state → member: each work's record written, then applied or deleted, acked
+	g.run(client.Evict)     // works orphaned past --eviction-grace → deleted
+	g.run(client.SaveState) // hub identity, customizations, status digests → state
+	for _, r := range a.member.Runners {
+		g.run(r.Run) // member side: applied objects watched, drift repaired; their status → reports → the stream
+	}
 	if a.metrics != nil {
-		runners = append(runners[:len(runners):len(runners)], a.metrics)
-	}
-	errs := make([]error, len(runners)+1)
-	var wg sync.WaitGroup
-	for i, r := range runners {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = r.Run(ctx)
-			cancel() // one part ending ends the agent
-		}()
+		g.run(a.metrics.Run) // --metrics-addr
 	}
 	a.log.Info("agent started", "version", version.Version)
-	errs[len(errs)-1] = a.client.Run(ctx)
-	cancel()
-	wg.Wait()
-	return filterCanceled(errs)
+	return g.wait()
+}
+
+// hubClient returns the hub client, registering the agent first when it
+// registers with a bootstrap token.
+func (a *Agent) hubClient(ctx context.Context) (*hubclient.Client, error) {
+	if a.client != nil {
+		return a.client, nil
+	}
+	if err := a.cfg.register(ctx, a.log); err != nil {
+		return nil, err
+	}
+	client, err := newClient(a.cfg, a.store, a.member, a.reg, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.client = client
+	return client, nil
 }
 
 // filterCanceled drops context.Canceled from errs: parts ending because

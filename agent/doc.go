@@ -12,9 +12,14 @@
 //	      load the local state (a corrupt file stops the agent with its path),
 //	      build apply/status/capacity for the member cluster (or Config.Member)
 //	      over one interpreter, loaded with the customizations the state holds
-//	Run:  the member side's loops (drift repair, status) and hubclient.Run,
-//	      which first re-applies every held work (hub or no hub), then holds
-//	      the stream: Hello → Welcome → upserts/deletes → SyncDone → changes
+//	Run:  one screen (agent.go), each part a goroutine, one ending ends all:
+//	      stream  hub ⇄ stream ⇄ books: Hello → Welcome → upserts/deletes →
+//	              SyncDone → changes; acks, heartbeats, status reports out
+//	      apply   books → state → member: each work's record written, then
+//	              applied or deleted (every held work first, hub or no hub)
+//	      evict   works orphaned past --eviction-grace → deleted
+//	      state   hub identity, customizations, status digests → state
+//	      member  drift repair; applied objects → status → reports → stream
 //
 // # Interpreter customizations
 //

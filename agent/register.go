@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math"
 	mrand "math/rand/v2"
 	"net"
 	"os"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/backoff"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -47,12 +47,12 @@ const (
 	// replica that accepts connections and never answers leaves time in
 	// the attempt for the next address.
 	probeTimeout = 10 * time.Second
-	// registerRetryBase and registerRetryMax are the backoff of attempts
-	// that may succeed later (hub unreachable, rate-limited, awaiting an
-	// admin's approval), with equal jitter.
-	registerRetryBase = time.Second
-	registerRetryMax  = 30 * time.Second
 )
+
+// registerRetry is the backoff of attempts that may succeed later (hub
+// unreachable, rate-limited, awaiting an admin's approval): 1 s up to
+// 30 s, with equal jitter.
+var registerRetry = backoff.Policy{Base: time.Second, Max: 30 * time.Second, Jitter: true}
 
 // ErrRegistrationRefused is a registration that cannot succeed by retrying:
 // a bad token, a hub whose CA does not match --ca-hash, an invalid name. The
@@ -124,11 +124,7 @@ func (c Config) registerBackoff(attempt int) time.Duration {
 	if c.Backoff != nil {
 		return c.Backoff(attempt)
 	}
-	step := registerRetryMax
-	if attempt < 16 {
-		step = time.Duration(math.Min(float64(registerRetryBase<<attempt), float64(registerRetryMax)))
-	}
-	return step/2 + time.Duration(mrand.Float64()*float64(step/2))
+	return registerRetry.Delay(attempt)
 }
 
 // registerOnce pins the hub's CA, sends the CSR and stores the result.

@@ -3,50 +3,29 @@ package hubclient
 import (
 	"testing"
 	"time"
+
+	"github.com/tetherproj/tether/internal/backoff"
 )
 
-func TestBackoff(t *testing.T) {
+// TestBackoffPolicies pins the client's backoffs (internal/backoff has the
+// rule's tests): reconnects from 0.5–1 s up to 15–30 s, apply retries from
+// 2.5–5 s up to 2.5–5 min, renewals from 2.5–5 s up to 5–10 min.
+func TestBackoffPolicies(t *testing.T) {
 	tests := []struct {
-		name    string
-		attempt int
-		r       float64
-		want    time.Duration
+		name      string
+		p         backoff.Policy
+		first, at time.Duration // DelayWith(0, 0) and the cap
 	}{
-		{"first retry, least jitter", 0, 0, 500 * time.Millisecond},
-		{"first retry, most jitter", 0, 0.999999, 999999500 * time.Nanosecond},
-		{"first retry, middle", 0, 0.5, 750 * time.Millisecond},
-		{"third retry doubles twice", 2, 0, 2 * time.Second},
-		{"step below the cap", 4, 0, 8 * time.Second},
-		{"step reaches the cap", 5, 0, 15 * time.Second},
-		{"capped", 5, 0.999999, 30*time.Second - 15*time.Microsecond},
-		{"far past the cap", 40, 0.5, 22500 * time.Millisecond},
-		{"shift overflow stays capped", 63, 0, 15 * time.Second},
-		{"r out of range is no jitter", 0, 1.5, 500 * time.Millisecond},
-		{"negative r is no jitter", 0, -1, 500 * time.Millisecond},
+		{"reconnect", reconnect, 500 * time.Millisecond, 30 * time.Second},
+		{"apply retry", applyRetry, 2500 * time.Millisecond, 5 * time.Minute},
+		{"renewal retry", renewRetry, 2500 * time.Millisecond, 10 * time.Minute},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := backoff(reconnectBase, reconnectMax, tt.attempt, tt.r)
-			if got != tt.want {
-				t.Errorf("backoff(%s, %s, %d, %v) = %s; want %s", reconnectBase, reconnectMax, tt.attempt, tt.r, got, tt.want)
+			if got := tt.p.DelayWith(0, 0); got != tt.first || !tt.p.Jitter || tt.p.Max != tt.at {
+				t.Errorf("%s = %+v, first delay %s; want first %s, cap %s, jittered", tt.name, tt.p, got, tt.first, tt.at)
 			}
 		})
-	}
-}
-
-// TestBackoffBounds checks the jitter rule over every attempt: the delay is
-// within [step/2, step) and never above the cap.
-func TestBackoffBounds(t *testing.T) {
-	for attempt := range 70 {
-		for _, r := range []float64{0, 0.25, 0.5, 0.75, 0.999999} {
-			d := backoff(applyRetryBase, applyRetryMax, attempt, r)
-			if d < applyRetryBase/2 || d > applyRetryMax {
-				t.Errorf("backoff(%d, %v) = %s; want within [%s, %s]", attempt, r, d, applyRetryBase/2, applyRetryMax)
-			}
-			if attempt > 0 && d < backoff(applyRetryBase, applyRetryMax, attempt-1, r) {
-				t.Errorf("backoff(%d, %v) = %s; shorter than the attempt before", attempt, r, d)
-			}
-		}
 	}
 }
 

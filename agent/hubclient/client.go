@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/grpc"
@@ -62,6 +63,8 @@ type Config struct {
 	// Backoff returns the wait before reconnect number attempt (0 for the
 	// first); nil is the jittered exponential backoff of backoff.go.
 	Backoff func(attempt int) time.Duration
+	// Registerer, when set, registers the client's metrics.
+	Registerer prometheus.Registerer
 	// DialOptions are added to the client's own (tests).
 	DialOptions []grpc.DialOption
 	// Now is the clock; nil is time.Now.
@@ -86,14 +89,31 @@ type Client struct {
 	// since the last stream that reached SyncDone, the most recent last; a
 	// new connection tries them last (dial). Only connectLoop uses it.
 	avoid []string
+	// maxMessageBytes is the hub's Settings.limits.max_message_bytes, the
+	// largest message it accepts (fit), from the last Settings; 0 before
+	// any. Only the stream goroutine (connectLoop) uses it.
+	maxMessageBytes int64
+	// metrics count what the client could not send as it was.
+	metrics *metrics
 
-	mu     sync.Mutex // guards books, outbox and writes to the store
+	saveWake chan struct{} // buffered, 1: unsavedState holds something
+
+	mu     sync.Mutex // guards books, outbox and unsavedState; never held for I/O
 	books  *Books
 	outbox []*agentv1.AgentMessage // for the current stream; dropped when it ends
+	// unsavedState is what the state writer (writeState) is to write.
+	unsavedState unsaved
 }
 
-// New loads the local state and returns a client; it does not connect
-// yet. A corrupt state file is state.ErrCorrupt.
+// unsaved is what the state writer has to write; zero fields are nothing.
+type unsaved struct {
+	hub            string                  // the hub identity
+	customizations *agentv1.Customizations // the set loaded last
+}
+
+// New loads the local state and returns a client whose queue holds every
+// held work to apply (and every deletion a restart interrupted); it does
+// not connect yet. A corrupt state file is state.ErrCorrupt.
 func New(cfg Config, logger hclog.Logger) (*Client, error) {
 	if len(cfg.Addrs) == 0 || cfg.TLS == nil || cfg.Store == nil || cfg.Applier == nil {
 		return nil, errors.New("hubclient: Addrs, TLS, Store and Applier are required")
@@ -102,11 +122,9 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = func(attempt int) time.Duration {
-			return backoff(reconnectBase, reconnectMax, attempt, rand.Float64())
-		}
+		cfg.Backoff = reconnect.Delay
 	}
-	snap, err := cfg.Store.Load()
+	snap, err := cfg.Store.Load(context.Background()) // bounded by the store
 	if err != nil {
 		return nil, err
 	}
@@ -115,25 +133,101 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		cfg:   cfg,
-		log:   logger.Named("hubclient"),
-		conn:  conn,
-		queue: newQueue(cfg.Now),
-		wake:  make(chan struct{}, 1),
-		books: NewBooks(snap),
+		cfg:      cfg,
+		log:      logger.Named("hubclient"),
+		conn:     conn,
+		queue:    newQueue(cfg.Now),
+		wake:     make(chan struct{}, 1),
+		books:    NewBooks(snap),
+		saveWake: make(chan struct{}, 1),
+	}
+	if c.metrics, err = newMetrics(cfg.Registerer); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	c.loadHeldCustomizations(snap.Customizations)
+	c.mu.Lock()
+	c.queueHeld()
+	c.mu.Unlock()
 	return c, nil
 }
 
-// Run applies every held work, then holds the stream to the hub
-// (reconnecting with backoff) and reconciles until ctx ends. It returns
-// nil then, or ErrClusterRemoved; every goroutine it started has exited.
+// Run runs the whole client until ctx ends, then closes it: Apply, Evict
+// and SaveState beside Stream, which holds the stream to the hub
+// (reconnecting with backoff). It returns nil then, or ErrClusterRemoved;
+// every goroutine it started has exited. agent.Run composes the same
+// parts with the member side's.
 func (c *Client) Run(ctx context.Context) error {
-	defer func() { c.conn.Close() }() // the connection of the moment
-	c.mu.Lock()
+	defer c.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, part := range []func(context.Context) error{c.Apply, c.Evict, c.SaveState} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = part(ctx) // nil: they end with ctx
+		}()
+	}
+	err := c.Stream(ctx)
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// Stream holds the stream to the hub until ctx ends, reconnecting with
+// backoff: hub messages go through the Books (which queue each work for
+// Apply), acks, heartbeats and status reports go to the hub. It returns
+// nil when ctx ends, or ErrClusterRemoved.
+func (c *Client) Stream(ctx context.Context) error {
+	return c.connectLoop(ctx)
+}
+
+// Apply runs the apply workers until ctx ends: each writes a work's
+// record to the state, then applies or deletes it, and records the
+// result for the stream. Every held work (and every deletion a restart
+// interrupted) is queued by New, so a restarted agent reconciles what it
+// holds with or without a hub. It returns nil once they have exited.
+func (c *Client) Apply(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range applyWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.work(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Evict deletes orphaned works past Config.EvictionGrace until ctx ends;
+// with eviction off it only waits. It returns nil.
+func (c *Client) Evict(ctx context.Context) error {
+	c.evict(ctx)
+	<-ctx.Done()
+	return nil
+}
+
+// SaveState writes the hub identity and the customizations when they
+// change, and the status digests every digestFlushInterval, until ctx
+// ends. It returns nil; Close writes what is left.
+func (c *Client) SaveState(ctx context.Context) error {
+	c.writeState(ctx)
+	return nil
+}
+
+// Close writes what the state writer has left (each write bounded by the
+// store) and closes the connection; call it once every part has returned.
+func (c *Client) Close() {
+	c.save(context.Background(), true)
+	c.conn.Close() // the connection of the moment
+}
+
+// queueHeld queues every held work to apply, and every deletion decided
+// before a restart to carry out. mu is held.
+func (c *Client) queueHeld() {
 	held, resume := c.books.Start(), c.books.Resume()
-	c.mu.Unlock()
 	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held), "pending_deletions", len(resume))
 	for _, w := range held {
 		c.queue.add(w.Key, task{work: w})
@@ -143,26 +237,6 @@ func (c *Client) Run(ctx context.Context) error {
 		c.log.Info("resuming a deletion decided before the restart", "work", d.Work.Key, "version", d.Work.Version, "reason", d.Reason)
 		c.queue.add(d.Work.Key, task{deletion: &d})
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	spawn := func(f func(context.Context)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(ctx)
-		}()
-	}
-	for range applyWorkers {
-		spawn(c.work)
-	}
-	spawn(c.evict)
-	spawn(c.flushDigests)
-	err := c.connectLoop(ctx)
-	cancel()
-	wg.Wait()
-	c.flush()
-	return err
 }
 
 // connectLoop holds a stream, and reconnects after backoff when it ends.
@@ -230,45 +304,43 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// carry out does what e says: writes the state, queues applies and
-// deletions, and queues messages for the stream. Nothing goes on from a
-// record that was not written: a work not persisted is not applied (it is
-// acknowledged FAILED and persisted again with backoff), a deletion not
-// persisted does not start. mu is held.
+// carryOut does what e says, without I/O (mu is held): each work's record
+// is written by the apply workers before its apply or deletion (persist:
+// nothing goes on from a record that was not written), the hub identity
+// by the state writer, and messages are queued for the stream.
 func (c *Client) carryOut(e Effects) {
 	for _, n := range e.Notes {
 		c.log.Info(n)
 	}
 	if e.Hub != "" {
-		if err := c.cfg.Store.PutHub(e.Hub); err != nil {
-			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
-		}
+		c.unsavedState.hub = e.Hub
+		c.saveSoon()
 	}
-	unsaved := map[string]error{}
-	for _, h := range e.Persist {
-		if err := c.cfg.Store.PutWork(h); err != nil {
-			unsaved[h.Work.Key] = err
-			if h.Orphaned() && h.Removal == nil {
-				c.log.Error("orphan mark not saved; the agent goes on with it in memory (a restart restarts its grace period)", "work", h.Work.Key, "error", err)
-			}
-		}
-	}
+	then := make(map[string]task, len(e.Apply)+len(e.Delete))
 	for _, w := range e.Apply {
-		if err := unsaved[w.Key]; err != nil {
-			c.unsaved(w, err)
-			c.retry(w.Key, task{work: w, persist: true})
-			continue
-		}
-		c.queue.add(w.Key, task{work: w})
+		then[w.Key] = task{work: w}
 	}
 	for i := range e.Delete {
-		d := e.Delete[i]
-		if err := unsaved[d.Work.Key]; err != nil {
-			c.books.Undecide(d.Work.Key)
-			c.log.Error("deletion not started: its record could not be saved", "work", d.Work.Key, "reason", d.Reason, "error", err)
-			continue
+		then[e.Delete[i].Work.Key] = task{deletion: &e.Delete[i]}
+	}
+	for _, h := range e.Persist {
+		t, ok := then[h.Work.Key]
+		if !ok {
+			t = task{recordOnly: true}
 		}
-		c.queue.add(d.Work.Key, task{deletion: &d})
+		t.persist = true
+		delete(then, h.Work.Key)
+		c.queue.add(h.Work.Key, t)
+	}
+	for _, w := range e.Apply { // not to persist: none today
+		if t, ok := then[w.Key]; ok {
+			c.queue.add(w.Key, t)
+		}
+	}
+	for _, d := range e.Delete {
+		if t, ok := then[d.Work.Key]; ok {
+			c.queue.add(d.Work.Key, t)
+		}
 	}
 	c.post(e.Send...)
 }
@@ -297,26 +369,71 @@ func (c *Client) post(msgs ...*agentv1.AgentMessage) {
 	}
 }
 
-// flushDigests writes changed digests every digestFlushInterval.
-func (c *Client) flushDigests(ctx context.Context) {
+// writeState is the state writer: it writes the hub identity and the
+// customizations when they change (saveSoon), and changed digests every
+// digestFlushInterval, outside the lock, until ctx ends.
+func (c *Client) writeState(ctx context.Context) {
 	t := time.NewTicker(digestFlushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			c.flush()
+			c.save(ctx, true)
+		case <-c.saveWake:
+			c.save(ctx, false)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-func (c *Client) flush() {
+// saveSoon wakes the state writer. mu is held.
+func (c *Client) saveSoon() {
+	select {
+	case c.saveWake <- struct{}{}:
+	default:
+	}
+}
+
+// save writes what the state writer holds, and the digests too when
+// digests is set. What could not be written is kept for the next time,
+// unless something newer replaced it.
+func (c *Client) save(ctx context.Context, digests bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := c.books.TakeDigests(); d != nil {
-		if err := c.cfg.Store.PutDigests(d); err != nil {
+	u := c.unsavedState
+	c.unsavedState = unsaved{}
+	var d map[string]state.Digest
+	if digests {
+		d = c.books.TakeDigests()
+	}
+	c.mu.Unlock()
+	if u.hub != "" {
+		if err := c.cfg.Store.PutHub(ctx, u.hub); err != nil {
+			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
+			c.keepUnsaved(unsaved{hub: u.hub})
+		}
+	}
+	if u.customizations != nil {
+		if err := c.cfg.Store.PutCustomizations(ctx, u.customizations); err != nil {
+			c.log.Error("customizations not saved to the agent's state; they apply until the agent restarts", "version", u.customizations.GetVersion(), "error", err)
+			c.keepUnsaved(unsaved{customizations: u.customizations})
+		}
+	}
+	if d != nil {
+		if err := c.cfg.Store.PutDigests(ctx, d); err != nil {
 			c.log.Warn("status digests not saved; the hub will ask for statuses again", "error", err)
 		}
+	}
+}
+
+// keepUnsaved puts back what save could not write, unless newer is there.
+func (c *Client) keepUnsaved(u unsaved) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.unsavedState.hub == "" {
+		c.unsavedState.hub = u.hub
+	}
+	if c.unsavedState.customizations == nil {
+		c.unsavedState.customizations = u.customizations
 	}
 }

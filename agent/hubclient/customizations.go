@@ -19,7 +19,7 @@ func (c *Client) loadHeldCustomizations(set *agentv1.Customizations) {
 	}
 }
 
-// customizations loads a set the hub sent, persists it, and acknowledges
+// customizations loads a set the hub sent, has it persisted, and acknowledges
 // it with what was refused. A set refused as a whole is not persisted:
 // the agent keeps the one it holds, and the hub hears why.
 func (s *conn) customizations(ctx context.Context, set *agentv1.Customizations) {
@@ -34,10 +34,9 @@ func (s *conn) customizations(ctx context.Context, set *agentv1.Customizations) 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err == nil {
-		if perr := c.cfg.Store.PutCustomizations(set); perr != nil {
-			c.log.Error("customizations not saved to the agent's state; they apply until the agent restarts", "version", set.GetVersion(), "error", perr)
-		}
+	if err == nil { // written by the state writer
+		c.unsavedState.customizations = set
+		c.saveSoon()
 	}
 	c.post(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{
 		Version: set.GetVersion(), Refused: refused,

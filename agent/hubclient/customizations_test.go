@@ -76,7 +76,7 @@ func TestCustomizationsAreLoadedPersistedAndNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap, err := store.Load(); err != nil || snap.Customizations.GetVersion() != "c1" {
+	if snap, err := store.Load(context.Background()); err != nil || snap.Customizations.GetVersion() != "c1" {
 		t.Fatalf("state holds customizations %q (%v); want c1", snap.Customizations.GetVersion(), err)
 	}
 

@@ -9,9 +9,12 @@
 //		Applier: applier, Status: status, Capacity: capacity}, logger)
 //	err = c.Run(ctx) // until ctx ends, or ErrClusterRemoved
 //
-// Run loads nothing more (New read the local state, agent/state) and first
-// queues every held work for the Applier, so a restarted agent reconciles
-// what it holds while the hub is unreachable. It then opens a stream:
+// Run runs the client's parts, which agent.Run composes itself with the
+// member side's: Stream (the stream to the hub and the Books), Apply (the
+// workers), Evict and SaveState (the state writer); Close ends it. New
+// reads the local state (agent/state) and queues every held work for the
+// Applier, so a restarted agent reconciles what it holds while the hub is
+// unreachable. Stream opens a stream:
 // Hello (the hub identity last seen, the works held from it with their
 // versions, the status digests reported for them), Welcome, the hub's
 // upserts and deletes, SyncDone, then changes as they happen. Every upsert
@@ -32,6 +35,17 @@
 // When a stream ends the client waits (backoff.go, or Goodbye.retry_after)
 // and opens another, on the same connection, except after a renewal or a
 // Goodbye SHUTDOWN or REBALANCE (below); Goodbye CLUSTER_REMOVED ends Run.
+//
+// # The hub's limits
+//
+// Nothing larger than the hub's Settings.limits.max_message_bytes is sent
+// (limit.go, fit): the hub would end the stream, and the same message
+// would go again on the next. An oversized status report is replaced by
+// one without the statuses whose manifests say how large it was, an ack
+// loses its per-object results, a heartbeat keeps only the agent version;
+// each is logged and counted (tether_agent_oversized_messages_total, on
+// Config.Registerer), and the stream goes on. Hello, sent before the
+// Settings of its stream, is not checked.
 //
 // # Several hub addresses
 //
@@ -74,6 +88,17 @@
 // the answer through Credentials; the stream stays up. The next stream
 // comes on a new connection, whose handshake presents the new certificate.
 //
+// # State I/O
+//
+// Writes to the state (agent/state; a Secret's take up to 30 s when the
+// member API server is slow) never run under the client's lock nor on the
+// stream's goroutine: Books decide under the lock, a worker writes a
+// work's record and then applies or deletes it (persist, reconcile.go),
+// and the state writer (writeState) writes the hub identity, the
+// customizations and the digests. A hung write holds the writes after it
+// (the Store takes turns), so new works wait to be applied, but the
+// stream, heartbeats, status reports and acks go on.
+//
 // # Pure state
 //
 // Books holds what the hubs have told the agent and decides, for each
@@ -83,8 +108,10 @@
 //
 // # Goroutines
 //
-// Run owns them all and returns once they have exited: applyWorkers
-// workers, the eviction check, the digest writer, and, per stream, the
+// Each part owns its goroutines and returns once they have exited, and
+// Run (or agent.Run) owns the parts: applyWorkers workers (Apply), the
+// eviction check (Evict), the state writer (SaveState), and, per stream
+// (Stream), the
 // receiver and the heartbeat builder (stopped and waited for when the
 // stream ends). Only the stream's goroutine sends on it.
 //

@@ -65,6 +65,9 @@ func (s *conn) settings(st *agentv1.Settings) {
 	if s.c.cfg.OnSettings != nil && st != nil {
 		s.c.cfg.OnSettings(st)
 	}
+	if st != nil {
+		s.c.maxMessageBytes = st.GetLimits().GetMaxMessageBytes()
+	}
 	b := beatSettings{every: st.GetHeartbeatInterval().AsDuration(), models: st.GetResourceModels()}
 	if b.every <= 0 {
 		b.every = defaultHeartbeatInterval

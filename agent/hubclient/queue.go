@@ -8,15 +8,29 @@ import (
 	"github.com/tetherproj/tether/agent/state"
 )
 
-// task is one thing to do for a work key: apply its work, or carry out a
-// deletion.
+// task is one thing to do for a work key: write its record to the state,
+// then apply its work, carry out a deletion, or nothing more.
 type task struct {
-	work     state.Work // to apply, when deletion is nil
+	work     state.Work // to apply, when deletion is nil and not recordOnly
 	deletion *Deletion
-	// persist is true for a work whose state write failed: it is written
-	// again before it is applied.
-	persist  bool
-	failures int // consecutive failures so far, for the retry backoff
+	// persist: the work's record (the Books' current one) is written to
+	// the state first, and nothing else is done unless it was written.
+	persist bool
+	// recordOnly: the task only writes the record (an orphan mark).
+	recordOnly bool
+	failures   int // consecutive failures so far, for the retry backoff
+}
+
+// merge is the task waiting for a key once next arrives for it: next,
+// except that a record write never replaces an action (the action writes
+// the record first), and that a record write still to do is never lost.
+func merge(waiting, next task) task {
+	if next.recordOnly && !waiting.recordOnly {
+		waiting.persist = true
+		return waiting
+	}
+	next.persist = next.persist || waiting.persist
+	return next
 }
 
 // queue holds at most one task per work key (a newer task replaces a
@@ -55,19 +69,24 @@ func (q *queue) add(key string, t task) {
 	delete(q.timed, key)
 	e, ok := q.waiting[key]
 	if !ok {
-		e = &entry{}
+		e = &entry{t: t}
 		q.waiting[key] = e
+	} else {
+		e.t = merge(e.t, t)
 	}
-	e.t = t
 	q.ready(key, e)
 }
 
 // retry queues t for key at the time at, unless a newer task for key is
-// already waiting.
+// already waiting; a waiting record write takes t's action (at once).
 func (q *queue) retry(key string, t task, at time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if _, ok := q.waiting[key]; ok {
+	if e, ok := q.waiting[key]; ok {
+		if e.t.recordOnly {
+			t.persist = true
+			e.t = t
+		}
 		return
 	}
 	q.waiting[key] = &entry{t: t}

@@ -82,3 +82,41 @@ func TestQueueGetEndsWithContext(t *testing.T) {
 		t.Error("get() on an ended context = ok; want false")
 	}
 }
+
+func TestMerge(t *testing.T) {
+	apply1, apply2 := applyTask("a", "v1"), applyTask("a", "v2")
+	record := task{recordOnly: true, persist: true}
+	del := task{deletion: &Deletion{Work: state.Work{Key: "a", Version: "v1"}}, persist: true}
+	persisted := func(t task) task { t.persist = true; return t }
+	tests := []struct {
+		name          string
+		waiting, next task
+		want          task
+	}{
+		{"a newer apply replaces", apply1, apply2, apply2},
+		{"a record write keeps the waiting apply, written first", apply1, record, persisted(apply1)},
+		{"an apply after a record write writes the record", record, apply2, persisted(apply2)},
+		{"a deletion replaces an apply", apply1, del, del},
+		{"an apply after a deletion to write writes the record", del, apply2, persisted(apply2)},
+		{"record after record", record, record, record},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := merge(tt.waiting, tt.next)
+			if got.work.Version != tt.want.work.Version || got.persist != tt.want.persist ||
+				got.recordOnly != tt.want.recordOnly || (got.deletion == nil) != (tt.want.deletion == nil) {
+				t.Errorf("merge(%s) = %+v; want %+v", tt.name, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryAfterARecordWriteKeepsTheAction(t *testing.T) {
+	q := newQueue(time.Now)
+	q.add("a", task{recordOnly: true, persist: true})
+	q.retry("a", applyTask("a", "v1"), time.Now().Add(time.Hour))
+	_, got, _, ok := q.take()
+	if !ok || got.recordOnly || !got.persist || got.work.Version != "v1" {
+		t.Errorf("take() = %+v, %t; want the apply of v1, its record written first", got, ok)
+	}
+}

@@ -2,9 +2,9 @@ package hubclient
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
+	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -15,14 +15,25 @@ func (c *Client) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		switch {
-		case t.deletion != nil:
-			c.delete(ctx, key, t)
-		case t.persist && !c.persist(key, t):
-		default:
-			c.apply(ctx, key, t)
-		}
+		c.do(ctx, key, t)
 		c.queue.done(key)
+	}
+}
+
+// do writes t's record when asked, then carries out its action.
+func (c *Client) do(ctx context.Context, key string, t task) {
+	if t.persist {
+		if !c.persist(ctx, key, t) {
+			return
+		}
+		t.persist = false // written: a retry of the action does not write it again
+	}
+	switch {
+	case t.recordOnly:
+	case t.deletion != nil:
+		c.delete(ctx, key, t)
+	default:
+		c.apply(ctx, key, t)
 	}
 }
 
@@ -55,23 +66,54 @@ func (c *Client) apply(ctx context.Context, key string, t task) {
 	c.retry(key, t)
 }
 
-// persist writes t.work to the state again after a failed write, and
-// reports whether to apply it now: it was written and is still the version
-// held. A failure is acknowledged FAILED and retried with backoff.
-func (c *Client) persist(key string, t task) bool {
+// persist writes the Books' record of key to the state, outside the lock,
+// and reports whether to go on with t: it was written and t is still what
+// the record says (else a newer task does the rest). Nothing goes on from
+// a record that was not written: a work is acknowledged FAILED and written
+// again with backoff, a deletion does not start (it is undecided).
+func (c *Client) persist(ctx context.Context, key string, t task) bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	h, ok := c.books.Held(key)
-	if !ok || h.Work.Version != t.work.Version || h.Removal != nil {
+	c.mu.Unlock()
+	if !ok || !t.holds(h) {
 		return false // replaced or deleted meanwhile: that task does the rest
 	}
-	if err := c.cfg.Store.PutWork(h); err != nil {
-		c.unsaved(t.work, err)
-		c.retry(key, t)
+	err := c.cfg.Store.PutWork(ctx, h)
+	if ctx.Err() != nil {
 		return false
 	}
-	c.log.Info("work saved to the agent's state after a failed write; applying it", "work", key, "version", t.work.Version)
-	return true
+	if err == nil {
+		if t.failures > 0 && t.deletion == nil && !t.recordOnly {
+			c.log.Info("work saved to the agent's state after a failed attempt; applying it", "work", key, "version", t.work.Version)
+		}
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case t.deletion != nil:
+		c.books.Undecide(key)
+		c.log.Error("deletion not started: its record could not be saved", "work", key, "reason", t.deletion.Reason, "error", err)
+	case t.recordOnly:
+		c.log.Error("work record not saved; the agent goes on with it in memory (a restart restarts an orphan's grace period)", "work", key, "error", err)
+	default:
+		c.unsaved(t.work, err)
+		c.retry(key, t)
+	}
+	return false
+}
+
+// holds reports whether h, the Books' record of t's key, is still the one
+// t acts on.
+func (t task) holds(h state.Held) bool {
+	switch {
+	case t.recordOnly:
+		return true
+	case t.deletion != nil:
+		return h.Removal != nil && h.Work.Version == t.deletion.Work.Version
+	default:
+		return h.Removal == nil && h.Work.Version == t.work.Version
+	}
 }
 
 // delete carries out t.deletion and forgets the work once it is done.
@@ -87,21 +129,26 @@ func (c *Client) delete(ctx context.Context, key string, t task) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	forget, send := c.books.Deleted(d)
+	stream := c.books.s
+	c.mu.Unlock()
 	if !forget {
 		return
 	}
-	if err := c.cfg.Store.DeleteWork(key); err != nil {
+	if err := c.cfg.Store.DeleteWork(ctx, key); err != nil {
 		c.log.Error("deleted work not removed from the state", "work", key, "error", err)
 	}
 	c.log.Info("work deleted", "work", key, "version", d.Work.Version, "policy", d.Policy, "reason", d.Reason, "hub_identity", d.Hub, "evicted", d.Evicted)
-	c.post(send...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.books.s == stream { // the ack is for the stream it was decided on
+		c.post(send...)
+	}
 }
 
 // retry queues t again after the apply backoff for its failures.
 func (c *Client) retry(key string, t task) {
-	wait := backoff(applyRetryBase, applyRetryMax, t.failures, rand.Float64())
+	wait := applyRetry.Delay(t.failures)
 	t.failures++
 	c.queue.retry(key, t, c.cfg.Now().Add(wait))
 }

@@ -1,6 +1,7 @@
 package hubclient
 
 import (
+	"github.com/tetherproj/tether/internal/backoff"
 	"math/rand/v2"
 	"time"
 
@@ -17,11 +18,6 @@ const (
 	// it for retries.
 	renewAtMin = 0.70
 	renewAtMax = 0.80
-	// renewRetryBase and renewRetryMax are the backoff of a refused renewal
-	// (equal jitter, backoff.go), capped at half the time left before the
-	// certificate expires so that retries go on until then.
-	renewRetryBase = 5 * time.Second
-	renewRetryMax  = 10 * time.Minute
 	// renewRetryMin is the shortest wait between two requests: the hub
 	// serves one renewal per stream every 2 s (hub/agentapi).
 	renewRetryMin = 2 * time.Second
@@ -29,6 +25,11 @@ const (
 	// request before it asks again.
 	renewAnswerTimeout = 30 * time.Second
 )
+
+// renewRetry is the backoff of a refused renewal, 5 s up to 10 min with
+// equal jitter; renewRetryAt also caps it at half the time left before
+// the certificate expires, so that retries go on until then.
+var renewRetry = backoff.Policy{Base: 5 * time.Second, Max: 10 * time.Minute, Jitter: true}
 
 // renewAt returns when to renew a certificate that the agent got at
 // issued and that expires at notAfter: after the fraction of that lifetime
@@ -48,7 +49,7 @@ func renewAt(issued, notAfter time.Time, r float64) time.Time {
 // certificate expires. An expired certificate gets the plain backoff: the
 // hub refuses it until an admin registers the cluster again.
 func renewRetryAt(now, notAfter time.Time, attempt int, r float64) time.Time {
-	d := backoff(renewRetryBase, renewRetryMax, attempt, r)
+	d := renewRetry.DelayWith(attempt, r)
 	if half := notAfter.Sub(now) / 2; half > 0 && d > half {
 		d = max(half, renewRetryMin)
 	}
@@ -70,7 +71,7 @@ func (c *Client) schedule() {
 	cert, issued, err := c.cfg.Credentials.Certificate()
 	if err != nil {
 		c.log.Error("client certificate not read; renewal retried later", "error", err)
-		c.renewal.due = c.cfg.Now().Add(renewRetryMax)
+		c.renewal.due = c.cfg.Now().Add(renewRetry.Max)
 		return
 	}
 	c.renewal.notAfter = cert.NotAfter

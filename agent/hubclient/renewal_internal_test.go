@@ -54,11 +54,11 @@ func TestRenewRetryAt(t *testing.T) {
 		r        float64
 		min, max time.Duration
 	}{
-		{"first refusal, a year left", 90 * 24 * time.Hour, 0, 0, renewRetryBase / 2, renewRetryBase / 2},
-		{"many refusals, a year left: capped backoff", 90 * 24 * time.Hour, 20, 0.5, renewRetryMax / 2, renewRetryMax},
+		{"first refusal, a year left", 90 * 24 * time.Hour, 0, 0, renewRetry.Base / 2, renewRetry.Base / 2},
+		{"many refusals, a year left: capped backoff", 90 * 24 * time.Hour, 20, 0.5, renewRetry.Max / 2, renewRetry.Max},
 		{"15 s left: halfway to expiry", 15 * time.Second, 3, 0.5, 7500 * time.Millisecond, 7500 * time.Millisecond},
 		{"3 s left: not sooner than the hub's pace", 3 * time.Second, 5, 0.5, renewRetryMin, renewRetryMin},
-		{"expired: the plain backoff", -time.Second, 0, 0, renewRetryBase / 2, renewRetryBase / 2},
+		{"expired: the plain backoff", -time.Second, 0, 0, renewRetry.Base / 2, renewRetry.Base / 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

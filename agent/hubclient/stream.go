@@ -178,10 +178,18 @@ func (s *conn) welcomed() bool {
 	return s.c.books.s != nil && s.c.books.s.hub != ""
 }
 
-// send sends msg and records its delivery.
+// send sends msg, shrunk to the hub's limit (fit), and records its
+// delivery. A message that cannot be made to fit is logged, counted and
+// not sent; the stream goes on.
 func (s *conn) send(msg *agentv1.AgentMessage) error {
-	if err := s.stream.Send(msg); err != nil {
-		return fmt.Errorf("send: %w", err)
+	out, action := fit(msg, s.c.maxMessageBytes)
+	if action != "" {
+		s.c.oversized(msg, action)
+	}
+	if out != nil {
+		if err := s.stream.Send(out); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
 	}
 	s.c.mu.Lock()
 	s.c.books.Delivered(msg)

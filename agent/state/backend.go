@@ -8,7 +8,8 @@ import (
 // Backend keeps the state's named blobs: hub.json, digests.json and
 // works/<sha256>.json. The directory backend (Open) keeps them as files;
 // package agent/state/secret keeps them in a Kubernetes Secret.
-// Implementations need not be safe for concurrent use: Store serializes.
+// Implementations need not be safe for concurrent use: Store serializes
+// its calls.
 type Backend interface {
 	// ReadAll returns every blob by name; none is an empty map. Leftovers
 	// of writes that did not finish are not blobs.
@@ -22,10 +23,9 @@ type Backend interface {
 	Where(name string) string
 }
 
-// backendTimeout bounds one Backend call. Store's methods take no context
-// (the agent calls them between its own steps), so each call gets this
-// deadline: long enough for an API server under load, short enough that a
-// hung one does not hold the agent.
+// backendTimeout bounds one Backend call within the caller's context: long
+// enough for an API server under load, short enough that a hung one does
+// not hold the work it is written for for ever.
 const backendTimeout = 30 * time.Second
 
 // Blob names.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"encoding/json"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -18,12 +19,12 @@ type customizationsDoc struct {
 
 // PutCustomizations records the set of interpreter customizations the
 // agent holds (the hub's last Customizations), replacing the previous one.
-func (s *Store) PutCustomizations(set *agentv1.Customizations) error {
+func (s *Store) PutCustomizations(ctx context.Context, set *agentv1.Customizations) error {
 	data, err := protojson.Marshal(set)
 	if err != nil {
 		return err
 	}
-	return s.write(customizationsBlob, customizationsDoc{FormatVersion: formatVersion, Set: data})
+	return s.write(ctx, customizationsBlob, customizationsDoc{FormatVersion: formatVersion, Set: data})
 }
 
 // loadCustomizations reads the customizations blob; nil when there is none.

@@ -27,9 +27,13 @@
 // ignored (that could make the agent forget works, and then never delete
 // their objects).
 //
-// Digests are an optimization (a lost one only makes the hub ask for a
-// status again), so the client writes them in batches; works and the hub
-// identity are written before the agent acts on them.
+// Every method takes a context, which bounds its I/O (and at most 30 s,
+// backendTimeout); the Store serializes its calls to the backend and is
+// safe for concurrent use. Digests are an optimization (a lost one only
+// makes the hub ask for a status again), so the client writes them in
+// batches; a work's record (and a deletion's) is written before the agent
+// acts on it; the hub identity and the customizations soon after they
+// change (agent/hubclient's state writer).
 //
 // It imports only the generated agent protocol and the standard library;
 // the Secret backend, which needs client-go, is its subpackage.

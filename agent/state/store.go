@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -80,10 +81,13 @@ type Snapshot struct {
 }
 
 // Store reads and writes the state through one Backend. Its methods are
-// not safe for concurrent use; the agent serializes them.
+// safe for concurrent use: they take turns on the backend. Each takes a
+// context, which bounds its I/O (and at most backendTimeout).
 type Store struct {
-	b   Backend
 	dir string // <data-dir>/state with the directory backend, else empty
+
+	mu sync.Mutex // guards b: one backend call at a time
+	b  Backend
 }
 
 // Open returns the store of dataDir, creating its directories.
@@ -126,10 +130,12 @@ type digestsDoc struct {
 
 // Load reads the whole state. Missing blobs are an empty state; a blob
 // that does not parse is ErrCorrupt.
-func (s *Store) Load() (Snapshot, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+func (s *Store) Load(ctx context.Context) (Snapshot, error) {
+	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
+	s.mu.Lock()
 	blobs, err := s.b.ReadAll(ctx)
+	s.mu.Unlock()
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -215,25 +221,30 @@ func (s *Store) corrupt(name string, err error) error {
 }
 
 // write stores v as JSON in the blob name.
-func (s *Store) write(name string, v any) error {
+func (s *Store) write(ctx context.Context, name string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("state: encode %s: %w", s.b.Where(name), err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil { // given up while waiting for its turn
+		return fmt.Errorf("state: write %s: %w", s.b.Where(name), err)
+	}
 	return s.b.Write(ctx, name, data)
 }
 
 // PutHub records the identity of the hub last welcomed.
-func (s *Store) PutHub(identity string) error {
-	return s.write(hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
+func (s *Store) PutHub(ctx context.Context, identity string) error {
+	return s.write(ctx, hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
 }
 
 // PutWork records h, replacing what is held under its key. With
 // h.Removal set it is the record of a pending deletion: written before the
 // deletion starts.
-func (s *Store) PutWork(h Held) error {
+func (s *Store) PutWork(ctx context.Context, h Held) error {
 	u, err := protojson.Marshal(h.Work.Upsert())
 	if err != nil {
 		return fmt.Errorf("state: encode work %q: %w", h.Work.Key, err)
@@ -246,19 +257,24 @@ func (s *Store) PutWork(h Held) error {
 	if h.Removal != nil {
 		doc.Removal = h.Removal.doc()
 	}
-	return s.write(workBlob(h.Work.Key), doc)
+	return s.write(ctx, workBlob(h.Work.Key), doc)
 }
 
 // DeleteWork forgets the work under key; an unknown key is not an error.
-func (s *Store) DeleteWork(key string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), backendTimeout)
+func (s *Store) DeleteWork(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("state: delete %s: %w", s.b.Where(workBlob(key)), err)
+	}
 	return s.b.Delete(ctx, workBlob(key))
 }
 
 // PutDigests replaces the recorded status digests with d.
-func (s *Store) PutDigests(d map[string]Digest) error {
-	return s.write(digestsBlob, digestsDoc{FormatVersion: formatVersion, Digests: d})
+func (s *Store) PutDigests(ctx context.Context, d map[string]Digest) error {
+	return s.write(ctx, digestsBlob, digestsDoc{FormatVersion: formatVersion, Digests: d})
 }
 
 // Keys returns the keys of works, sorted.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,23 +30,23 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := Held{Work: work("ns/b/2", "v2"), Hub: "hub-a", OrphanedSince: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	mustDo(t, s.PutHub("hub-b"))
-	mustDo(t, s.PutWork(Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
-	mustDo(t, s.PutWork(Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
-	mustDo(t, s.PutWork(orphan))
-	mustDo(t, s.PutWork(Held{Work: work("gone", "v1"), Hub: "hub-b"}))
-	mustDo(t, s.DeleteWork("gone"))
-	mustDo(t, s.DeleteWork("never-held"))
-	mustDo(t, s.PutDigests(map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
+	mustDo(t, s.PutHub(context.Background(), "hub-b"))
+	mustDo(t, s.PutWork(context.Background(), Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
+	mustDo(t, s.PutWork(context.Background(), Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
+	mustDo(t, s.PutWork(context.Background(), orphan))
+	mustDo(t, s.PutWork(context.Background(), Held{Work: work("gone", "v1"), Hub: "hub-b"}))
+	mustDo(t, s.DeleteWork(context.Background(), "gone"))
+	mustDo(t, s.DeleteWork(context.Background(), "never-held"))
+	mustDo(t, s.PutDigests(context.Background(), map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
 	custom := &agentv1.Customizations{Version: "c1", ResourceInterpreterCustomizations: [][]byte{[]byte(`{"kind":"ResourceInterpreterCustomization"}`)}}
-	mustDo(t, s.PutCustomizations(&agentv1.Customizations{Version: "c0"}))
-	mustDo(t, s.PutCustomizations(custom)) // replaces
+	mustDo(t, s.PutCustomizations(context.Background(), &agentv1.Customizations{Version: "c0"}))
+	mustDo(t, s.PutCustomizations(context.Background(), custom)) // replaces
 
 	again, err := Open(dir) // a new agent process on the same directory
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := again.Load()
+	got, err := again.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestLoadEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Load()
+	got, err := s.Load(context.Background())
 	if err != nil || got.HubIdentity != "" || len(got.Works) != 0 || len(got.Digests) != 0 {
 		t.Errorf("Load() of a new directory = %+v, %v; want an empty state", got, err)
 	}
@@ -81,7 +82,7 @@ func TestLoadRemovesUnfinishedWrites(t *testing.T) {
 	}
 	tmp := filepath.Join(s.Dir(), worksDir, tempPrefix+"123")
 	mustDo(t, os.WriteFile(tmp, []byte(`{"half`), 0o600))
-	if _, err := s.Load(); err != nil {
+	if _, err := s.Load(context.Background()); err != nil {
 		t.Fatalf("Load() with a temporary file = %v; want it ignored", err)
 	}
 	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
@@ -109,10 +110,10 @@ func TestCorruptFileIsAClearError(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mustDo(t, s.PutWork(Held{Work: work("a", "v1"), Hub: "h"}))
+			mustDo(t, s.PutWork(context.Background(), Held{Work: work("a", "v1"), Hub: "h"}))
 			path := tt.file(s)
 			mustDo(t, os.WriteFile(path, []byte(tt.content), 0o600))
-			_, err = s.Load()
+			_, err = s.Load(context.Background())
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Load() = %v; want ErrCorrupt", err)
 			}
@@ -158,12 +159,12 @@ func TestPendingRemovalSurvivesRestart(t *testing.T) {
 		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED,
 		Hub:    "hub-a",
 	}}
-	mustDo(t, s.PutWork(pending))
+	mustDo(t, s.PutWork(context.Background(), pending))
 	again, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := again.Load()
+	got, err := again.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestCorruptRemovalIsAClearError(t *testing.T) {
 	}
 	path := workFile(s)
 	mustDo(t, os.WriteFile(path, []byte(`{"format_version":1,"work_key":"a","hub_identity":"h","removal":{"deletion_policy":"SHRED","reason":"DELETE_REASON_FAILOVER"},"upsert":{"workKey":"a","version":"v1"}}`), 0o600))
-	if _, err := s.Load(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "SHRED") {
+	if _, err := s.Load(context.Background()); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "SHRED") {
 		t.Errorf("Load() = %v; want ErrCorrupt naming the policy", err)
 	}
 }

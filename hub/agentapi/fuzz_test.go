@@ -2,10 +2,15 @@ package agentapi_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -23,6 +28,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/tokens"
 )
 
 // Names of the fuzzed stream.
@@ -48,8 +54,8 @@ const (
 // receives, acknowledges and reports cluster fuzz's works.
 // Run with: go test -run '^$' -fuzz FuzzConnect -fuzztime 5m ./hub/agentapi/
 func FuzzConnect(f *testing.F) {
-	cert := fuzzCert(f)
-	for _, seq := range fuzzSeeds() {
+	cert, ca := fuzzCert(f)
+	for _, seq := range fuzzSeeds(fuzzCSR(f)) {
 		f.Add(frame(seq...))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -60,7 +66,8 @@ func FuzzConnect(f *testing.F) {
 		works.Set([]string{fuzzOther}, work("x", "1"))
 		statuses := agentapitest.NewStatuses()
 		leases := &fuzzLeases{}
-		srv, err := agentapi.New(agentapi.Config{HubIdentity: fuzzHub, MaxWorks: 4, HelloTimeout: connectWait},
+		srv, err := agentapi.New(agentapi.Config{HubIdentity: fuzzHub, MaxWorks: 4, HelloTimeout: connectWait,
+			Registry: &fuzzRegistry{ca: ca}, Customizations: fuzzCustomizations{}},
 			works, statuses, leases, hclog.NewNullLogger())
 		if err != nil {
 			t.Fatal(err)
@@ -110,6 +117,9 @@ func checkIsolation(t *testing.T, sent []*agentv1.HubMessage, statuses *agentapi
 		if m.GetWorkUpsert().GetWorkKey() == "x" || m.GetWorkDelete().GetWorkKey() == "x" {
 			t.Fatalf("cluster %s got %v of cluster %s", fuzzCluster, m, fuzzOther)
 		}
+		if pemCert := m.GetCertificateRenewed().GetCertificatePem(); len(pemCert) > 0 {
+			checkRenewedFor(t, pemCert, fuzzCluster)
+		}
 	}
 	acks, reports, _ := statuses.Recorded()
 	for _, a := range acks {
@@ -129,7 +139,28 @@ func checkIsolation(t *testing.T, sent []*agentv1.HubMessage, statuses *agentapi
 	}
 }
 
-func fuzzSeeds() [][]*agentv1.AgentMessage {
+// checkRenewedFor: a renewed certificate is cluster's agent's, whatever
+// the request said.
+func checkRenewedFor(t *testing.T, certPEM []byte, cluster string) {
+	t.Helper()
+	block, _ := pem.Decode(certPEM)
+	if block == nil {
+		t.Fatalf("renewed certificate is not PEM")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatalf("renewed certificate: %v", err)
+	}
+	id, err := pki.IdentityOf(cert)
+	if err != nil || id.Name != cluster || id.Kind != pki.KindAgent {
+		t.Fatalf("renewed certificate of %+v, %v; want cluster %s's agent", id, err, cluster)
+	}
+}
+
+// fuzzSeeds are sequences of every AgentMessage kind: Hello, Ack,
+// StatusReport, Heartbeat, CertificateRenewal (csrPEM a valid request)
+// and CustomizationsAck.
+func fuzzSeeds(csrPEM []byte) [][]*agentv1.AgentMessage {
 	hello := func(identity string, kv ...string) *agentv1.AgentMessage {
 		return &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: held(identity, kv...)}}
 	}
@@ -145,6 +176,21 @@ func fuzzSeeds() [][]*agentv1.AgentMessage {
 	hb := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: &agentv1.Heartbeat{AgentVersion: "v",
 		Conditions: []*agentv1.Condition{{Type: "Ready", Status: agentv1.ConditionStatus_CONDITION_STATUS_TRUE}}}}}
 	renew := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{}}}
+	renewCSR := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_CertificateRenewal{CertificateRenewal: &agentv1.CertificateRenewal{CsrPem: csrPEM}}}
+	custAck := func(version string, refused ...string) *agentv1.AgentMessage {
+		return &agentv1.AgentMessage{Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{
+			Version: version, Refused: refused,
+		}}}
+	}
+	helloCustomizing := func() *agentv1.AgentMessage {
+		h := hello("")
+		h.GetHello().CustomizationsSupported = true
+		return h
+	}
+	many := make([]string, 20)
+	for i := range many {
+		many[i] = "refused: does not decode"
+	}
 	applied, deleted := agentv1.ApplyResult_APPLY_RESULT_APPLIED, agentv1.ApplyResult_APPLY_RESULT_DELETED
 	withStatus := hello(fuzzHub, "a", "1", "r", "1")
 	withStatus.GetHello().ReportedStatuses = []*agentv1.ReportedStatus{{WorkKey: "a", Version: "1", StatusDigest: "d"}}
@@ -158,6 +204,9 @@ func fuzzSeeds() [][]*agentv1.AgentMessage {
 		{hello(""), hello("")},
 		{hello(""), {}},
 		{hello(fuzzHub, "a", "0"), ack("a", "0", applied), report("a", "0"), ack("a", "1", agentv1.ApplyResult_APPLY_RESULT_FAILED)},
+		{hello(fuzzHub, "a", "1"), renewCSR, renewCSR, hb},
+		{helloCustomizing(), custAck(fuzzCustomizationsVersion), custAck("other", many...), custAck("")},
+		{custAck(fuzzCustomizationsVersion), renewCSR},
 	}
 }
 
@@ -190,8 +239,9 @@ func unframe(data []byte) []*agentv1.AgentMessage {
 	return out
 }
 
-// fuzzCert issues an agent certificate of cluster fuzz.
-func fuzzCert(f *testing.F) *x509.Certificate {
+// fuzzCert issues an agent certificate of cluster fuzz, and returns the
+// CA that issued it.
+func fuzzCert(f *testing.F) (*x509.Certificate, *pki.CA) {
 	ca, err := pki.LoadOrCreateCA(f.TempDir())
 	if err != nil {
 		f.Fatal(err)
@@ -205,7 +255,52 @@ func fuzzCert(f *testing.F) *x509.Certificate {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return cert
+	return cert, ca
+}
+
+// fuzzCSR is a PEM certificate request for a new key, naming another
+// cluster (the hub must ignore the name).
+func fuzzCSR(f *testing.F) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: fuzzOther}}, key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+}
+
+// fuzzRegistry accepts every certificate of the stream and renews through
+// the real CA, which parses the agent's CSR and signs it as the stream's
+// cluster (hub/tokens does the same after its store checks).
+type fuzzRegistry struct{ ca *pki.CA }
+
+func (r *fuzzRegistry) Register(context.Context, tokens.Request) (tokens.Result, error) {
+	return tokens.Result{}, tokens.ErrInvalid
+}
+
+func (r *fuzzRegistry) Authorize(context.Context, string, *x509.Certificate) error { return nil }
+
+func (r *fuzzRegistry) Renew(_ context.Context, req tokens.Renewal) (tokens.Result, error) {
+	issued, err := r.ca.SignCSR(req.CSRPEM, pki.Identity{Name: req.Cluster, Kind: pki.KindAgent}, time.Hour)
+	if err != nil {
+		return tokens.Result{}, fmt.Errorf("%w: %v", tokens.ErrInvalid, err)
+	}
+	return tokens.Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: issued.Cert.NotAfter}, nil
+}
+
+// fuzzCustomizationsVersion is the version of the set fuzzCustomizations
+// serves.
+const fuzzCustomizationsVersion = "fuzz-c1"
+
+// fuzzCustomizations serves one set that never changes, so that the hub
+// sends it and the agent's CustomizationsAck answers something.
+type fuzzCustomizations struct{}
+
+func (fuzzCustomizations) Customizations() (*agentv1.Customizations, <-chan struct{}) {
+	return &agentv1.Customizations{Version: fuzzCustomizationsVersion}, nil
 }
 
 // fuzzStream is an in-memory Connect stream: Recv hands out msgs, then

@@ -10,6 +10,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/backoff"
 )
 
 // Tuned intervals.
@@ -291,10 +292,7 @@ func (d *Detector) dueRetries(now time.Time) {
 func (d *Detector) failed(ref store.ObjectRef, cause Cause, err error) {
 	r := d.retries[ref]
 	r.failures++
-	delay := retryMax
-	if r.failures < 8 {
-		delay = min(retryBase<<(r.failures-1), retryMax)
-	}
+	delay := backoff.Policy{Base: retryBase, Max: retryMax}.Step(r.failures - 1)
 	r.at, r.cause = time.Now().Add(delay), mergeCause(r.cause, cause)
 	d.retries[ref] = r
 	d.log.Warn("reconcile failed, will retry", "template", refString(ref), "error", err, "retry_in", delay)

@@ -12,6 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/backoff"
 )
 
 // Defaults of Config.
@@ -344,7 +345,7 @@ func (r *Renderer) noteResult(key string, failed bool) {
 		return
 	}
 	rt := r.retries[key]
-	wait := min(retryMin<<min(rt.failures, 10), retryMax)
+	wait := backoff.Policy{Base: retryMin, Max: retryMax}.Step(rt.failures)
 	r.retries[key] = retry{at: r.cfg.Now().Add(wait), failures: rt.failures + 1}
 }
 

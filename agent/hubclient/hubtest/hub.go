@@ -45,9 +45,23 @@ func Start(t testing.TB, certs *Certs, addr string) *Hub {
 	return StartServing(t, certs, addr, certs.Server)
 }
 
+// StartLimited is Start with a hub that refuses agent messages larger
+// than maxBytes, as the real hub does (gRPC's MaxRecvMsgSize, announced
+// as Settings.limits.max_message_bytes): the stream ends with
+// RESOURCE_EXHAUSTED.
+func StartLimited(t testing.TB, certs *Certs, addr string, maxBytes int) *Hub {
+	t.Helper()
+	return start(t, certs, addr, certs.Server, grpc.MaxRecvMsgSize(maxBytes))
+}
+
 // StartServing is Start with the serving certificate serving, e.g. one of
 // Certs.ServingFor.
 func StartServing(t testing.TB, certs *Certs, addr string, serving tls.Certificate) *Hub {
+	t.Helper()
+	return start(t, certs, addr, serving)
+}
+
+func start(t testing.TB, certs *Certs, addr string, serving tls.Certificate, opts ...grpc.ServerOption) *Hub {
 	t.Helper()
 	ln, err := listen(addr)
 	if err != nil {
@@ -59,7 +73,7 @@ func StartServing(t testing.TB, certs *Certs, addr string, serving tls.Certifica
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 	})
 	h := &Hub{Addr: ln.Addr().String(), Streams: make(chan *Stream, 16), t: t, served: make(chan struct{})}
-	h.gs = grpc.NewServer(grpc.Creds(creds))
+	h.gs = grpc.NewServer(append(opts, grpc.Creds(creds))...)
 	agentv1.RegisterAgentServiceServer(h.gs, h)
 	go func() {
 		defer close(h.served)

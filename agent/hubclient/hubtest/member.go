@@ -128,6 +128,9 @@ func (s *Status) Reports() <-chan *agentv1.StatusReport { return s.ch }
 // Resend records keys.
 func (s *Status) Resend(keys []string) { s.Resends <- keys }
 
+// PushReport queues r.
+func (s *Status) PushReport(r *agentv1.StatusReport) { s.ch <- r }
+
 // Push queues a report of key at version with digest.
 func (s *Status) Push(key, version, digest string) {
 	s.ch <- &agentv1.StatusReport{WorkKey: key, Version: version, Digest: digest}

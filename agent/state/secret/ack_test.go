@@ -54,7 +54,7 @@ func TestOverfullSecretIsNeverAcknowledged(t *testing.T) {
 			t.Errorf("call %+v; want a work that was not saved never applied", call)
 		}
 	}
-	snap, err := open("overfull").Load()
+	snap, err := open("overfull").Load(context.Background())
 	if err != nil || len(snap.Works) != 1 {
 		t.Errorf("Load() = %d works, %v; want only small", len(snap.Works), err)
 	}

@@ -13,7 +13,7 @@
 //
 //	b := secret.New(clientset, "tether-system", "tether-agent-state")
 //	store := state.New(b)
-//	snap, err := store.Load()
+//	snap, err := store.Load(ctx)
 package secret
 
 import (

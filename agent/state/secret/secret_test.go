@@ -38,16 +38,16 @@ func open(name string) *state.Store {
 func TestRoundTrip(t *testing.T) {
 	s := open("round-trip")
 	orphan := state.Held{Work: work("ns/b/2", "v2"), Hub: "hub-a", OrphanedSince: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	mustDo(t, s.PutHub("hub-b"))
-	mustDo(t, s.PutWork(state.Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
-	mustDo(t, s.PutWork(state.Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
-	mustDo(t, s.PutWork(orphan))
-	mustDo(t, s.PutWork(state.Held{Work: work("gone", "v1"), Hub: "hub-b"}))
-	mustDo(t, s.DeleteWork("gone"))
-	mustDo(t, s.DeleteWork("never-held"))
-	mustDo(t, s.PutDigests(map[string]state.Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
+	mustDo(t, s.PutHub(context.Background(), "hub-b"))
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
+	mustDo(t, s.PutWork(context.Background(), orphan))
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("gone", "v1"), Hub: "hub-b"}))
+	mustDo(t, s.DeleteWork(context.Background(), "gone"))
+	mustDo(t, s.DeleteWork(context.Background(), "never-held"))
+	mustDo(t, s.PutDigests(context.Background(), map[string]state.Digest{"ns/b/1": {Version: "v1", Digest: "d"}}))
 
-	got, err := open("round-trip").Load()
+	got, err := open("round-trip").Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestLoadMissingSecret(t *testing.T) {
-	got, err := open("never-written").Load()
+	got, err := open("never-written").Load(context.Background())
 	if err != nil || got.HubIdentity != "" || len(got.Works) != 0 || len(got.Digests) != 0 {
 		t.Errorf("Load() of a missing Secret = %+v, %v; want an empty state", got, err)
 	}
@@ -76,7 +76,7 @@ func TestLoadMissingSecret(t *testing.T) {
 func TestWriteAfterAnotherWriter(t *testing.T) {
 	ctx := context.Background()
 	s := open("conflict")
-	mustDo(t, s.PutHub("hub-a"))
+	mustDo(t, s.PutHub(context.Background(), "hub-a"))
 	secrets := env.Clusters[0].Clientset().CoreV1().Secrets(namespace)
 	sec, err := secrets.Get(ctx, "conflict", metav1.GetOptions{})
 	if err != nil {
@@ -86,7 +86,7 @@ func TestWriteAfterAnotherWriter(t *testing.T) {
 	if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	mustDo(t, s.PutWork(state.Held{Work: work("a", "v1"), Hub: "hub-a"}))
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("a", "v1"), Hub: "hub-a"}))
 	sec, err = secrets.Get(ctx, "conflict", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestWriteAfterAnotherWriter(t *testing.T) {
 	if string(sec.Data["other"]) != "kept" || len(sec.Data) != 3 {
 		t.Errorf("Secret keys after a conflicting write = %v; want hub.json, the work and other", keys(sec.Data))
 	}
-	got, err := open("conflict").Load()
+	got, err := open("conflict").Load(context.Background())
 	if err != nil || got.HubIdentity != "hub-a" || len(got.Works) != 1 {
 		t.Errorf("Load() = %+v, %v; want hub-a and work a", got, err)
 	}
@@ -104,11 +104,11 @@ func TestWriteAfterAnotherWriter(t *testing.T) {
 // deleted since creates it again.
 func TestWriteAfterSecretDeleted(t *testing.T) {
 	s := open("deleted")
-	mustDo(t, s.PutHub("hub-a"))
+	mustDo(t, s.PutHub(context.Background(), "hub-a"))
 	secrets := env.Clusters[0].Clientset().CoreV1().Secrets(namespace)
 	mustDo(t, secrets.Delete(context.Background(), "deleted", metav1.DeleteOptions{}))
-	mustDo(t, s.PutWork(state.Held{Work: work("a", "v1"), Hub: "hub-a"}))
-	got, err := open("deleted").Load()
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("a", "v1"), Hub: "hub-a"}))
+	got, err := open("deleted").Load(context.Background())
 	if err != nil || got.HubIdentity != "" || len(got.Works) != 1 {
 		t.Errorf("Load() = %+v, %v; want no hub identity and work a", got, err)
 	}
@@ -130,7 +130,7 @@ func TestCorruptBlobIsAClearError(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			name := "corrupt-" + string(rune('a'+i))
-			mustDo(t, open(name).PutWork(state.Held{Work: work("a", "v1"), Hub: "h"}))
+			mustDo(t, open(name).PutWork(context.Background(), state.Held{Work: work("a", "v1"), Hub: "h"}))
 			secrets := env.Clusters[0].Clientset().CoreV1().Secrets(namespace)
 			sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
@@ -144,7 +144,7 @@ func TestCorruptBlobIsAClearError(t *testing.T) {
 			if _, err := secrets.Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			_, err = open(name).Load()
+			_, err = open(name).Load(context.Background())
 			if !errors.Is(err, state.ErrCorrupt) {
 				t.Fatalf("Load() = %v; want ErrCorrupt", err)
 			}
@@ -158,8 +158,8 @@ func TestCorruptBlobIsAClearError(t *testing.T) {
 func TestTooLarge(t *testing.T) {
 	s := open("too-large")
 	big := bytes.Repeat([]byte("x"), 400<<10) // base64 in the blob: some 533 KiB
-	mustDo(t, s.PutWork(state.Held{Work: work("a", "v1", big), Hub: "h"}))
-	err := s.PutWork(state.Held{Work: work("b", "v1", big), Hub: "h"})
+	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("a", "v1", big), Hub: "h"}))
+	err := s.PutWork(context.Background(), state.Held{Work: work("b", "v1", big), Hub: "h"})
 	if !errors.Is(err, secret.ErrTooLarge) {
 		t.Fatalf("PutWork() over 1 MiB = %v; want ErrTooLarge", err)
 	}
@@ -168,7 +168,7 @@ func TestTooLarge(t *testing.T) {
 			t.Errorf("PutWork() error %q does not say %q", err, want)
 		}
 	}
-	got, err := open("too-large").Load()
+	got, err := open("too-large").Load(context.Background())
 	if err != nil || len(got.Works) != 1 {
 		t.Errorf("Load() after a refused write = %d works, %v; want work a only", len(got.Works), err)
 	}
