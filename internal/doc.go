@@ -1,6 +1,8 @@
 // Package internal holds code that both the hub and the agent use (or that
 // tools and tests share), one package per concern:
 //
+//   - backoff: the one retry backoff of agent and hub (a delay per failure
+//     count, capped, with jitter)
 //   - certs: certificate primitives (keys, CSRs, PEM, CA hash pins)
 //   - clientconfig: the credentials file of a hub client (admin.conf)
 //   - hubaddr: the hub addresses an agent dials

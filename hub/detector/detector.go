@@ -17,7 +17,8 @@ import (
 const (
 	// relistBackoff is how long Run waits before listing again after a
 	// session failed for another reason than compaction (etcd unreachable,
-	// say). No jitter: only the leader runs the detector.
+	// say). No jitter: one detector runs at a time, the leader's (hub.Run
+	// starts it for each term of leadership, hub/leader).
 	relistBackoff = 2 * time.Second
 	// retryBase is the first retry delay of a template whose reconcile
 	// failed (interpreter or store error); it doubles per failure up to
