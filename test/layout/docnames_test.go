@@ -348,7 +348,9 @@ func resolve(own *decls, byName map[string][]*decls, byPath map[string]*decls, l
 	if locals[head] {
 		return "" // a variable of a code sample
 	}
-	if own.types[head] != nil && head != own.name {
+	// A type of the package (a test's, say) may share its name with
+	// another package of the module: either reading will do.
+	if own.types[head] != nil && head != own.name && (own.types[head][rest[0]] || len(byName[head]) == 0) {
 		if !own.types[head][rest[0]] {
 			return "type " + head + " has no field or method " + rest[0]
 		}
