@@ -70,6 +70,9 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	defer interp.Close()
+	// The detector asks webhooks off its loop: a hung one holds only its templates.
+	deferred := interpreter.NewDeferred(interp)
+	defer deferred.Close()
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
@@ -106,11 +109,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
-		t.run("registration", registration.New(fenced, leases, h.logger).Run)          // first heartbeat → /tether/clusters/<name>
-		t.run("detector", detector.New(fenced, interp, h.logger, detectorOpts...).Run) // templates × policies → bindings
-		t.run("scheduler", sched.Run)                                                  // bindings × clusters → placements, eviction
-		t.run("aggregate", statuses.Run)                                               // agents' statuses → binding status
-		t.run("reports-prune", statuses.Prune)                                         // removed clusters' relayed reports → deleted
+		t.run("registration", registration.New(fenced, leases, h.logger).Run)            // first heartbeat → /tether/clusters/<name>
+		t.run("detector", detector.New(fenced, deferred, h.logger, detectorOpts...).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                    // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                                 // agents' statuses → binding status
+		t.run("reports-prune", statuses.Prune)                                           // removed clusters' relayed reports → deleted
 		return t.wait()
 	}
 
