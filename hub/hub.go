@@ -70,7 +70,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	defer interp.Close()
-	// The detector asks webhooks off its loop: a hung one holds only its templates.
+	// The detector and aggregator ask webhooks off their loops: a hung one
+	// holds only its templates.
 	deferred := interpreter.NewDeferred(interp)
 	defer deferred.Close()
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
@@ -90,7 +91,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// replica writes them), and followed back by every replica, so the
 	// leader's aggregator sees every cluster's and any replica knows what
 	// is held.
-	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
+	statuses := aggregate.New(fenced, deferred, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,

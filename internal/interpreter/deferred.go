@@ -118,6 +118,20 @@ func (d *Deferred) GetDependencies(ctx context.Context, obj *unstructured.Unstru
 	return deps, err
 }
 
+// AggregateStatus is the Interpreter's, deferred when a webhook answers
+// it.
+func (d *Deferred) AggregateStatus(ctx context.Context, obj *unstructured.Unstructured, items []configv1alpha1.AggregatedStatusItem) (*unstructured.Unstructured, error) {
+	op := configv1alpha1.InterpreterOperationAggregateStatus
+	if !d.i.Remote(obj.GroupVersionKind(), op) {
+		return d.i.AggregateStatus(ctx, obj, items)
+	}
+	v, err := d.call(op, obj, items, func(ctx context.Context) (any, error) {
+		return d.i.AggregateStatus(ctx, obj, items)
+	})
+	out, _ := v.(*unstructured.Unstructured)
+	return out, err
+}
+
 // call returns the answer of the call keyed by op, obj and args if it
 // ended, else starts it (unless maxDeferredCalls run) and returns
 // ErrPending. fn owns obj: the caller gives a copy.
