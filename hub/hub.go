@@ -70,6 +70,10 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	defer interp.Close()
+	// The detector and aggregator ask webhooks off their loops: a hung one
+	// holds only its templates.
+	deferred := interpreter.NewDeferred(interp)
+	defer deferred.Close()
 	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
@@ -87,7 +91,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// replica writes them), and followed back by every replica, so the
 	// leader's aggregator sees every cluster's and any replica knows what
 	// is held.
-	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
+	statuses := aggregate.New(fenced, deferred, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
@@ -108,10 +112,10 @@ func (h *Hub) Run(ctx context.Context) error {
 		t := newGroup(ctx, h.logger, counts)
 		t.run("registration", registration.New(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
 			registration.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
-		t.run("detector", detector.New(fenced, interp, h.logger, detectorOpts...).Run) // templates × policies → bindings
-		t.run("scheduler", sched.Run)                                                  // bindings × clusters → placements, eviction
-		t.run("aggregate", statuses.Run)                                               // agents' statuses → binding status
-		t.run("reports-prune", statuses.Prune)                                         // removed clusters' relayed reports → deleted
+		t.run("detector", detector.New(fenced, deferred, h.logger, detectorOpts...).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                    // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                                 // agents' statuses → binding status
+		t.run("reports-prune", statuses.Prune)                                           // removed clusters' relayed reports → deleted
 		return t.wait()
 	}
 
