@@ -1,6 +1,7 @@
 package security
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
@@ -29,7 +32,9 @@ func containedAttacks() []attack {
 	return append([]attack{
 		{"viewer reads a Secret", viewerReadsSecret},
 		{"101 calls on one connection", streamsPerConnection},
+		{"101 streams on one connection, the limit ignored", streamsIgnoringTheLimit},
 		{"10 streams of one cluster at once", streamsPerCluster},
+		{"10 streams of one cluster that never say Hello", silentStreamsPerCluster},
 		{"stored customization that spins on real objects", spinningCustomization},
 	}, append(webhookAttacks(), registrationFloods()...)...)
 }
@@ -207,6 +212,40 @@ func (e *hostileEnv) deleteAll(t *testing.T, refs []*hubv1.ObjectRef) {
 	}
 }
 
+// silentStreamsPerCluster: the hostile agent opens 10 Connect calls, each
+// on its own connection, and says nothing on them. The hub keeps at most 4
+// calls of one cluster in progress, Hello or not: 6 end superseded at once
+// instead of holding the hub's resources until the Hello timeout.
+func silentStreamsPerCluster(t *testing.T, e *hostileEnv) string {
+	const streams, limit = 10, 4 // agentapi.DefaultMaxStreamsPerCluster
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ended := make(chan error, streams)
+	for i := range streams {
+		cs, err := agentv1.NewAgentServiceClient(dial(t, e.h.addr, e.hostile.tlsConfig(t))).Connect(ctx)
+		if err != nil {
+			t.Fatalf("Connect %d of the hostile cluster: %v", i+1, err)
+		}
+		go func() { ended <- drain(cs.Recv) }()
+	}
+	timeout := time.After(servingWait)
+	for n := 0; n < streams-limit; n++ {
+		select {
+		case err := <-ended:
+			if !strings.Contains(err.Error(), fmt.Sprintf("opened more than %d streams at once", limit)) {
+				t.Errorf("a silent stream of one cluster ended with %v; want superseded for being past %d", err, limit)
+			}
+		case <-timeout:
+			t.Fatalf("%d of %d silent streams of one cluster ended within %s; want %d", n, streams, servingWait, streams-limit)
+		}
+	}
+	cancel()
+	for range limit {
+		<-ended // the drains end with the context
+	}
+	return fmt.Sprintf("contained: %d of %d ended superseded at once", streams-limit, streams)
+}
+
 // registrationFloods: Register called 200 times from 127.0.0.1 with a bad
 // token is cut off by the rate limit of that address. Then, while
 // 127.0.0.1 goes on flooding, each call refused, a registration from
@@ -321,4 +360,68 @@ func idleClientConn(t *testing.T, e *hostileEnv) string {
 		return conn.GetState() != connectivity.Ready, conn.GetState().String()
 	})
 	return fmt.Sprintf("contained: closed by the hub after %.1f s", time.Since(start).Seconds())
+}
+
+// streamsIgnoringTheLimit: a client that ignores the hub's
+// SETTINGS_MAX_CONCURRENT_STREAMS opens 101 Watch calls at once on one
+// connection, raw HTTP/2 frames, sending no request message so that each
+// stays in progress. The hub refuses the 101st stream (RST_STREAM
+// REFUSED_STREAM) and keeps the others.
+func streamsIgnoringTheLimit(t *testing.T, e *hostileEnv) string {
+	const limit = 100 // tether-hub's default --max-streams-per-connection
+	tc := userTLS(t, e.viewerConf)
+	tc.NextProtos = []string{"h2"}
+	conn, err := tls.Dial("tcp", e.h.addr, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(conn, conn)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range limit + 1 {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: watchHeaders(e.h.addr), EndHeaders: true}); err != nil {
+			t.Fatalf("HEADERS of stream %d: %v", i+1, err)
+		}
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(servingWait)); err != nil {
+		t.Fatal(err)
+	}
+	last := uint32(2*limit + 1)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("read from the hub: %v; want RST_STREAM of stream %d", err, last)
+		}
+		switch f := f.(type) {
+		case *http2.RSTStreamFrame:
+			if f.StreamID != last || f.ErrCode != http2.ErrCodeRefusedStream {
+				t.Fatalf("RST_STREAM %v of stream %d; want only stream %d refused", f.ErrCode, f.StreamID, last)
+			}
+			return fmt.Sprintf("refused: stream %d reset %v, %d kept", limit+1, f.ErrCode, limit)
+		case *http2.GoAwayFrame:
+			t.Fatalf("GOAWAY %v; want only stream %d refused", f.ErrCode, last)
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = fr.WriteSettingsAck()
+			}
+		}
+	}
+}
+
+// watchHeaders is the HPACK block of a Watch call's request headers.
+func watchHeaders(authority string) []byte {
+	var b bytes.Buffer
+	enc := hpack.NewEncoder(&b)
+	for _, h := range [][2]string{
+		{":method", "POST"}, {":scheme", "https"}, {":authority", authority},
+		{":path", hubv1.ObjectService_Watch_FullMethodName}, {"content-type", "application/grpc"}, {"te", "trailers"},
+	} {
+		_ = enc.WriteField(hpack.HeaderField{Name: h[0], Value: h[1]})
+	}
+	return b.Bytes()
 }

@@ -12,7 +12,7 @@
 // still be readable and the hub must still serve (runAttack). The probe's
 // latencies (p50, p99, max) and the hub's VmRSS before and after are
 // logged per attack and, when TETHER_SECURITY_REPORT names a file, written
-// to it as Markdown and to the name plus ".json" (`make security-report`).
+// to it as Markdown and beside it as JSON (`make security-report`).
 // Time is measured, never asserted.
 //
 // Adding an attack is adding one entry:

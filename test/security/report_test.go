@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// reportEnv names the file the suite writes its figures to, as Markdown
-// (and the same as JSON to the name with ".json" added); unset: none.
+// reportEnv names the file the suite writes its figures to, as Markdown,
+// and the same as JSON beside it (the name's extension replaced by
+// ".json"); unset: none.
 const reportEnv = "TETHER_SECURITY_REPORT"
 
 // row is one attack's line of the report.
@@ -191,6 +193,9 @@ func (r *figures) write() error {
 	if path == "" {
 		return nil
 	}
+	if filepath.Ext(path) == ".json" {
+		return fmt.Errorf("%s=%s: want the Markdown file's name; the JSON goes beside it", reportEnv, path)
+	}
 	if err := os.WriteFile(path, []byte(r.markdown()), 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
@@ -204,7 +209,7 @@ func (r *figures) write() error {
 	if err != nil {
 		return fmt.Errorf("encode the report: %w", err)
 	}
-	if err := os.WriteFile(path+".json", data, 0o644); err != nil {
+	if err := os.WriteFile(strings.TrimSuffix(path, filepath.Ext(path))+".json", data, 0o644); err != nil {
 		return fmt.Errorf("write the report: %w", err)
 	}
 	return nil
