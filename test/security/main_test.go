@@ -20,10 +20,12 @@
 //     hostileCase in hostileCases (inputs), roleCases or tokenCases
 //     (credentials_test.go);
 //   - anything else: an attack{name, run} in containedAttacks
-//     (attacks_test.go), whose run makes the attack, fails the test unless
-//     it was refused or contained, and returns a one-line outcome; one that
-//     needs other hub flags goes in a test of its own that starts its
-//     hostileEnv with them and calls runAttacks, as TestHostileConnections.
+//     (attacks_test.go; its connection and stream floods are in
+//     connections_test.go, its webhooks in webhook_test.go), whose run makes
+//     the attack, fails the test unless it was refused or contained, and
+//     returns a one-line outcome; one that needs other hub flags goes in a
+//     test of its own that starts its hostileEnv with them and calls
+//     runAttacks, as TestHostileConnections does.
 //
 // The parties an attack may use are hostileEnv's: an admin and a viewer
 // connection, the hostile cluster's registration (openStream,

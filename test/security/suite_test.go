@@ -101,7 +101,7 @@ func (c hostileCase) attack() attack {
 			}
 		}
 		if code == codes.OK {
-			return "rejected at apply, nothing stored"
+			return "rejected per object, nothing stored"
 		}
 		return "refused " + code.String()
 	}}
