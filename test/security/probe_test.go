@@ -166,14 +166,19 @@ func (e *hostileEnv) drainBystander() {
 
 // lostApplies lists the probe's applied ConfigMaps the hub no longer has.
 func (p *probe) lostApplies(ctx context.Context) ([]string, error) {
-	resp, err := p.e.objects().List(ctx, &hubv1.ListRequest{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default",
-		LabelSelector: probeLabel + "=" + p.id, PageSize: 5000})
-	if err != nil {
-		return nil, fmt.Errorf("list the probe's ConfigMaps: %w", err)
-	}
 	have := map[string]bool{}
-	for _, o := range resp.GetObjects() {
-		have[o.GetRef().GetName()] = true
+	req := &hubv1.ListRequest{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", LabelSelector: probeLabel + "=" + p.id, PageSize: 5000}
+	for {
+		resp, err := p.e.objects().List(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("list the probe's ConfigMaps: %w", err)
+		}
+		for _, o := range resp.GetObjects() {
+			have[o.GetRef().GetName()] = true
+		}
+		if req.PageToken = resp.GetNextPageToken(); req.PageToken == "" {
+			break
+		}
 	}
 	var lost []string
 	for _, name := range p.applied {
