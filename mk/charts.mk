@@ -8,9 +8,12 @@
 # Targets:
 #   tools-charts  install the pinned helm into $(TOOLS_BIN) (skipped when there)
 #   lint-charts   helm lint of both charts (the agent's with its required values)
-#   charts-test   lint, then the Go test that renders the charts with helm and
-#                 applies them to a kit cluster (deploy/chartstest); also part
-#                 of `make test`, which gets helm through tools-charts
+#   charts-test   lint, the Go test that renders the charts with helm and
+#                 applies them to a kit cluster (deploy/chartstest, also part
+#                 of `make test`, which gets helm through tools-charts), and
+#                 the images test (deploy/images, -tags imagestest: it builds
+#                 with CGO_ENABLED=0, minutes on a cold build cache, so it is
+#                 not in `make test`)
 #   images        the hub and agent images as OCI layout tar files in
 #                 $(IMAGES_OUT), reproducible from one commit (deploy/images)
 #
@@ -61,7 +64,7 @@ lint-charts: tools-charts
 
 .PHONY: charts-test
 charts-test: lint-charts
-	cd $(CHARTS_ROOT) && TETHER_HELM=$(HELM) $(GO) test -count=1 ./deploy/chartstest/ ./deploy/images/
+	cd $(CHARTS_ROOT) && TETHER_HELM=$(HELM) $(GO) test -count=1 -tags imagestest ./deploy/chartstest/ ./deploy/images/
 
 # make test runs deploy/chartstest (through ./...), which needs helm.
 test: tools-charts
