@@ -230,25 +230,11 @@ func TestHubManifest(t *testing.T) {
 	}
 }
 
-// TestFilesOnDisk: the embedded files are the ones in the tree, and the
-// Dockerfiles build what the manifests run, as a non-root user.
+// TestFilesOnDisk: the embedded hub manifest is the one in the tree.
 func TestFilesOnDisk(t *testing.T) {
 	hub, err := os.ReadFile(filepath.Join("hub", "hub.yaml"))
 	if err != nil || !bytes.Equal(hub, HubManifest()) {
 		t.Errorf("hub/hub.yaml differs from HubManifest (%v)", err)
-	}
-	for _, tc := range []struct{ file, cmd string }{
-		{"Dockerfile.agent", "./cmd/tether-agent"},
-		{"Dockerfile.hub", "./cmd/tether-hub"},
-	} {
-		data, err := os.ReadFile(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(data)
-		if !strings.Contains(s, tc.cmd) || !strings.Contains(s, "USER 65532") || strings.Count(s, "\nFROM ") < 2 {
-			t.Errorf("%s: want a multi-stage build of %s running as USER 65532", tc.file, tc.cmd)
-		}
 	}
 }
 
