@@ -198,6 +198,9 @@ func TestCharts(t *testing.T) {
 	}
 
 	t.Run("dry-run", func(t *testing.T) {
+		if k := kinds(render(t, "tether-hub", "metrics: {serviceMonitor: {enabled: true}}\n")); k["ServiceMonitor"] != 1 {
+			t.Errorf("hub with metrics.serviceMonitor.enabled: kinds %v; want a ServiceMonitor (not applied: the kit has no Prometheus operator CRDs)", k)
+		}
 		for name, vs := range hubValueSets {
 			objs := render(t, "tether-hub", vs.values)
 			if got := kinds(objs); !equalCounts(got, vs.want) {

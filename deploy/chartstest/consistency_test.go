@@ -93,4 +93,3 @@ func container(t *testing.T, o *unstructured.Unstructured) map[string]any {
 	}
 	return cs[0].(map[string]any)
 }
-
