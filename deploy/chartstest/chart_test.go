@@ -30,6 +30,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/deploy"
+	"github.com/tetherproj/tether/internal/clientconfig"
 	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/kit"
 	"github.com/tetherproj/tether/test/proc"
@@ -159,48 +160,33 @@ service: {type: ClusterIP}
 `, map[string]int{"StatefulSet": 1, "Service": 3, "ServiceAccount": 1, "PodDisruptionBudget": 1}},
 }
 
-// TestCharts starts a hub and a member cluster, dry-runs every main value
-// set of both charts against the member, installs the agent chart for real
-// and runs the agent with the chart's ServiceAccount token: it registers,
-// keeps its state in the chart's state Secret and applies a Deployment and a
-// ConfigMap the hub places.
+// TestCharts starts a member cluster and a hub, dry-runs every main value
+// set of both charts against the member, then goes the way a user does:
+// `tetherctl join edge-1 -o helm` prints the values, the agent chart is
+// installed with them for real, and tether-agent runs with exactly the
+// arguments, bootstrap token and ServiceAccount the chart created. It
+// registers, keeps its state in the chart's state Secret and applies a
+// Deployment and a ConfigMap the hub places.
 func TestCharts(t *testing.T) {
 	helmBin(t) // fail early when helm is missing
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var installed []*unstructured.Unstructured
-	f, err := fleet.Start(ctx, fleet.Options{
-		Clusters:  []kit.ClusterSpec{{Name: cluster}},
-		Dir:       t.TempDir(),
-		Logger:    kit.TestLogger(t),
-		AgentArgs: []string{"--state-secret=" + namespace + "/" + stateName},
-		AgentKubeconfig: func(c *kit.Cluster) (string, error) {
-			installed = installAgent(ctx, t, c)
-			return serviceAccountKubeconfig(ctx, c)
-		},
-	})
+	binDir, err := fleet.BinDir("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range f.Processes() {
-				if p.Role == fleet.RoleAgent {
-					t.Logf("--- %s ---\n%s", p.LogPath, fleet.LogTail(p.LogPath, 40))
-				}
-			}
-		}
-		f.Stop()
-	})
-	member := f.Kit.Clusters[0]
-	if k := kinds(installed); k["ClusterRole"] != 1 || k["Role"] != 1 || k["Secret"] != 1 || k["NetworkPolicy"] != 1 || k["Deployment"] != 1 {
-		t.Errorf("agent chart installed %v; want its RBAC, token Secret, NetworkPolicy and Deployment", k)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env := kit.StartT(t, kit.Options{Clusters: []kit.ClusterSpec{{Name: cluster}}})
+	member := env.Clusters[0]
+	sp := proc.NewSpawner()
+	t.Cleanup(sp.Close) // after the processes' own cleanups
+	hubDir := t.TempDir()
+	hubAddr := startHub(ctx, t, sp, binDir, hubDir)
 
 	t.Run("dry-run", func(t *testing.T) {
 		if k := kinds(render(t, "tether-hub", "metrics: {serviceMonitor: {enabled: true}}\n")); k["ServiceMonitor"] != 1 {
 			t.Errorf("hub with metrics.serviceMonitor.enabled: kinds %v; want a ServiceMonitor (not applied: the kit has no Prometheus operator CRDs)", k)
 		}
+		ensureNamespace(ctx, t, member)
 		for name, vs := range hubValueSets {
 			objs := render(t, "tether-hub", vs.values)
 			if got := kinds(objs); !equalCounts(got, vs.want) {
@@ -208,7 +194,8 @@ func TestCharts(t *testing.T) {
 			}
 			apply(ctx, t, member, objs, true)
 		}
-		// rbac.clusterAdmin with an emptyDir; metrics, no NetworkPolicy, an existing token Secret, cluster facts.
+		// rbac.clusterAdmin with an emptyDir; metrics, no NetworkPolicy, an
+		// existing token Secret, cluster facts.
 		for _, extra := range []string{
 			"rbac: {clusterAdmin: true}\npersistence: {type: emptyDir}\n",
 			"metrics: {port: 8080}\nnetworkPolicy: {enabled: false}\n" +
@@ -218,22 +205,50 @@ func TestCharts(t *testing.T) {
 		}
 	})
 
+	// What a user runs: join -o helm, then the printed helm command (here
+	// helm template and a server-side apply of its output).
+	values := joinValues(t, binDir, hubDir, hubAddr)
+	installed := render(t, "tether-agent", values+"stateSecret: {enabled: true, name: "+stateName+"}\n")
+	if k := kinds(installed); k["ClusterRole"] != 1 || k["Role"] != 1 || k["Secret"] != 1 || k["NetworkPolicy"] != 1 || k["Deployment"] != 1 {
+		t.Errorf("agent chart renders %v; want its RBAC, token Secret, NetworkPolicy and Deployment", k)
+	}
+	ensureNamespace(ctx, t, member)
+	apply(ctx, t, member, installed, false)
+	kubeconfig, err := serviceAccountKubeconfig(ctx, member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAgent(ctx, t, sp, binDir, member, find(t, installed, "Deployment"), kubeconfig)
+
 	t.Run("agent runs with the chart's RBAC", func(t *testing.T) {
-		hub, err := f.Client()
+		cfg, err := clientconfig.Load(filepath.Join(hubDir, "admin.conf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hub, err := fleet.Dial(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer hub.Close()
+		wait, cancelWait := context.WithTimeout(ctx, time.Minute)
+		defer cancelWait()
+		if err := proc.Poll(wait, 200*time.Millisecond, func(ctx context.Context) error {
+			ready, err := hub.ReadyClusters(ctx)
+			if err != nil || len(ready) != 1 {
+				return fmt.Errorf("ready clusters %v, %v", ready, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatalf("the agent never registered: %v", err)
+		}
 		if _, err := hub.Apply(ctx, []byte(workload)); err != nil {
 			t.Fatal(err)
 		}
 		ref := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"}
-		if err := hub.WaitTemplate(ctx, ref, fleet.Rolled); err != nil {
+		if err := hub.WaitTemplate(wait, ref, fleet.Rolled); err != nil {
 			t.Fatalf("Deployment web never rolled out through the agent: %v", err)
 		}
 		cs := member.Clientset()
-		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
 		if err := proc.Poll(wait, 100*time.Millisecond, func(ctx context.Context) error {
 			_, err := cs.CoreV1().ConfigMaps("default").Get(ctx, "web-config", metav1.GetOptions{})
 			return err
@@ -246,8 +261,87 @@ func TestCharts(t *testing.T) {
 	})
 
 	t.Run("the RBAC grants no more than documented", func(t *testing.T) {
-		checkNotAllowed(ctx, t, member)
+		checkNotAllowed(ctx, t, kubeconfig)
 	})
+}
+
+// startHub starts tether-hub with its data in dir and returns its address.
+func startHub(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir, dir string) string {
+	t.Helper()
+	p, err := proc.Start(sp, proc.Config{Name: "tether-hub", Bin: filepath.Join(binDir, "tether-hub"),
+		Args: []string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, LogPath: filepath.Join(dir, "hub.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.StopAtEnd(t, p, 15*time.Second)
+	var addr string
+	if err := proc.Poll(ctx, 50*time.Millisecond, func(context.Context) error {
+		if p.Exited() {
+			return proc.Permanent(p.ExitError())
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "hub.addr"))
+		addr = strings.TrimSpace(string(data))
+		return err
+	}); err != nil {
+		t.Fatalf("hub: %v", err)
+	}
+	return addr
+}
+
+// joinValues runs `tetherctl join edge-1 -o helm` against the hub and
+// returns the values it prints, checking the command around them.
+func joinValues(t *testing.T, binDir, hubDir, hubAddr string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "tetherctl"), "--config", filepath.Join(hubDir, "admin.conf"),
+		"join", cluster, "-o", "helm", "--hub", hubAddr, "--image", deploy.ImageRepository+":v0.0.0-test")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tetherctl join -o helm: %v\n%s", err, stderr.String())
+	}
+	head, rest, _ := strings.Cut(string(out), "\n")
+	if !strings.HasPrefix(head, "helm upgrade --install tether-agent deploy/charts/tether-agent ") || !strings.HasSuffix(rest, "EOF\n") {
+		t.Fatalf("tetherctl join -o helm printed\n%s\nwant the helm command and its values up to EOF", out)
+	}
+	return strings.TrimSuffix(rest, "EOF\n")
+}
+
+// startAgent runs tether-agent as the chart's Deployment would: its args,
+// the token from the Secret the chart created (as the kubelet resolves
+// $(TETHER_TOKEN)), a directory for its data volume, and instead of the
+// in-cluster configuration a kubeconfig with the ServiceAccount's token.
+func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir string, c *kit.Cluster, d *unstructured.Unstructured, kubeconfig string) {
+	t.Helper()
+	ctr := container(t, d)
+	env := ctr["env"].([]any)[0].(map[string]any)
+	ref := env["valueFrom"].(map[string]any)["secretKeyRef"].(map[string]any)
+	secret, err := c.Clientset().CoreV1().Secrets(namespace).Get(ctx, ref["name"].(string), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := string(secret.Data[ref["key"].(string)])
+	dataDir := t.TempDir()
+	args := []string{"--kubeconfig=" + kubeconfig}
+	for _, a := range ctr["args"].([]any) {
+		s := strings.ReplaceAll(a.(string), "$("+env["name"].(string)+")", token)
+		s = strings.Replace(s, "--data-dir=/var/lib/tether-agent", "--data-dir="+dataDir, 1)
+		args = append(args, s)
+	}
+	p, err := proc.Start(sp, proc.Config{Name: "tether-agent", Bin: filepath.Join(binDir, "tether-agent"), Args: args,
+		LogPath: filepath.Join(dataDir, "agent.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.StopAtEnd(t, p, 15*time.Second)
+}
+
+func ensureNamespace(ctx context.Context, t *testing.T, c *kit.Cluster) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := c.Clientset().CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // workload is a Deployment and a ConfigMap placed on the member.
@@ -288,21 +382,6 @@ func equalCounts(a, b map[string]int) bool {
 	return true
 }
 
-// installAgent installs the agent chart into c for real, with the state
-// Secret on (the hub address and CA pin are placeholders: the agent process
-// is started by the fleet with its own). It returns what it applied.
-func installAgent(ctx context.Context, t *testing.T, c *kit.Cluster) []*unstructured.Unstructured {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := c.Clientset().CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	objs := render(t, "tether-agent", agentValues(t, "hub.example.com:7443", testCAHash,
-		"stateSecret: {enabled: true, name: "+stateName+"}\n"))
-	apply(ctx, t, c, objs, false)
-	return objs
-}
-
 // saName is the chart's ServiceAccount for release tether-agent.
 const saName = release
 
@@ -331,10 +410,9 @@ func serviceAccountKubeconfig(ctx context.Context, c *kit.Cluster) (string, erro
 // checkNotAllowed: the chart's ServiceAccount may not touch kinds outside
 // rbac.resources (RBAC objects, a kind it does not list), nor read or write
 // another Secret name than its state's through the Role.
-func checkNotAllowed(ctx context.Context, t *testing.T, c *kit.Cluster) {
+func checkNotAllowed(ctx context.Context, t *testing.T, kubeconfig string) {
 	t.Helper()
-	path := filepath.Join(c.Dir, "agent-sa.kubeconfig")
-	rc, err := clientcmd.BuildConfigFromFlags("", path)
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
