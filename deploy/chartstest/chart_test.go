@@ -212,6 +212,7 @@ func TestCharts(t *testing.T) {
 	if k := kinds(installed); k["ClusterRole"] != 1 || k["Role"] != 1 || k["Secret"] != 1 || k["NetworkPolicy"] != 1 || k["Deployment"] != 1 {
 		t.Errorf("agent chart renders %v; want its RBAC, token Secret, NetworkPolicy and Deployment", k)
 	}
+	checkNetworkPolicy(t, find(t, installed, "NetworkPolicy"))
 	ensureNamespace(ctx, t, member)
 	apply(ctx, t, member, installed, false)
 	kubeconfig, err := serviceAccountKubeconfig(ctx, member)
@@ -334,6 +335,29 @@ func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir stri
 		t.Fatal(err)
 	}
 	proc.StopAtEnd(t, p, 15*time.Second)
+}
+
+// checkNetworkPolicy: no ingress at all, egress only to DNS, the API
+// server's usual ports and the hub's.
+func checkNetworkPolicy(t *testing.T, np *unstructured.Unstructured) {
+	t.Helper()
+	types, _, _ := unstructured.NestedStringSlice(np.Object, "spec", "policyTypes")
+	ingress, _, _ := unstructured.NestedSlice(np.Object, "spec", "ingress")
+	if strings.Join(types, ",") != "Ingress,Egress" || len(ingress) != 0 {
+		t.Errorf("NetworkPolicy policyTypes %v, ingress %v; want both types and no ingress rule", types, ingress)
+	}
+	egress, _, _ := unstructured.NestedSlice(np.Object, "spec", "egress")
+	var ports []string
+	for _, e := range egress {
+		ps, _, _ := unstructured.NestedSlice(e.(map[string]any), "ports")
+		for _, p := range ps {
+			m := p.(map[string]any)
+			ports = append(ports, fmt.Sprintf("%v/%v", m["port"], m["protocol"]))
+		}
+	}
+	if got, want := strings.Join(ports, " "), "53/UDP 53/TCP 443/TCP 6443/TCP 7443/TCP"; got != want {
+		t.Errorf("NetworkPolicy egress ports %q; want %q", got, want)
+	}
 }
 
 func ensureNamespace(ctx context.Context, t *testing.T, c *kit.Cluster) {
