@@ -8,6 +8,8 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
+	"debug/elf"
 	"errors"
 	"io"
 	"os"
@@ -127,6 +129,9 @@ func checkImage(t *testing.T, spec Spec, img v1.Image, epoch int64) {
 			t.Fatal(err)
 		}
 		files[strings.TrimSuffix(h.Name, "/")] = h
+		if h.Name == "usr/local/bin/"+spec.Name {
+			checkStatic(t, tr)
+		}
 		if h.ModTime.Unix() != epoch {
 			t.Errorf("%s dated %v; want the epoch", h.Name, h.ModTime)
 		}
@@ -140,6 +145,29 @@ func checkImage(t *testing.T, spec Spec, img v1.Image, epoch int64) {
 	}
 	if len(files) != 8 {
 		t.Errorf("layer has %d entries; want 8 (the binary, its data directory and 6 directories)", len(files))
+	}
+}
+
+// checkStatic: the binary is a linux/amd64 ELF executable with no
+// interpreter and no dynamic section, so it needs nothing from the image.
+func checkStatic(t *testing.T, r io.Reader) {
+	t.Helper()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("binary: %v", err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_X86_64 || f.Type != elf.ET_EXEC {
+		t.Errorf("binary is %v %v; want an x86-64 executable", f.Machine, f.Type)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Errorf("binary has a %v program header; want a static binary", p.Type)
+		}
 	}
 }
 
