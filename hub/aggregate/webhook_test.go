@@ -1,18 +1,11 @@
 package aggregate
 
 import (
-	"encoding/json"
-	"encoding/pem"
-	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
@@ -23,59 +16,20 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/webhook"
+	"github.com/tetherproj/tether/internal/interpreter/webhooktest"
 )
 
 var widgetRef = store.ObjectRef{Group: "example.io", Kind: "Widget", Namespace: "prod", Name: "w"}
 
 // hungStatusWebhook starts a real HTTPS webhook aggregating Widgets'
-// status that holds every call until release is closed, then sets
-// status.aggregatedBy; it returns the hub's interpreter with it (the
-// webhook's longest timeout, 30 s) and its call count.
-func hungStatusWebhook(t *testing.T, release <-chan struct{}) (*httptest.Server, *interpreter.Interpreter, *atomic.Int64) {
-	t.Helper()
-	calls := &atomic.Int64{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		var in webhook.Context
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Request == nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		jsonPatch := webhook.PatchTypeJSONPatch
-		resp := &webhook.Response{UID: in.Request.UID, Successful: true, PatchType: &jsonPatch,
-			Patch: []byte(`[{"op":"add","path":"/status","value":{"aggregatedBy":"webhook"}}]`)}
-		_ = json.NewEncoder(w).Encode(webhook.Context{TypeMeta: metav1.TypeMeta{APIVersion: webhook.ContextAPIVersion, Kind: webhook.ContextKind}, Response: resp})
-	}))
-	t.Cleanup(srv.Close)
-	i, err := interpreter.New(interpreter.Config{WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(i.Close)
-	url, timeout := srv.URL, configv1alpha1.MaxWebhookTimeoutSeconds
-	err = i.ApplyWebhookConfiguration(webhook.Configuration{
-		ObjectMeta: metav1.ObjectMeta{Name: "status"},
-		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{
-			Name: "widgets",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url,
-				CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
-			Rules: []configv1alpha1.RuleWithOperations{{
-				Operations: []configv1alpha1.InterpreterOperation{configv1alpha1.InterpreterOperationAggregateStatus},
-				Rule:       configv1alpha1.Rule{APIGroups: []string{"example.io"}, APIVersions: []string{"*"}, Kinds: []string{"Widget"}},
-			}},
-			TimeoutSeconds:             &timeout,
-			InterpreterContextVersions: []string{webhook.ContextVersion},
-		}},
+// status (status.aggregatedBy) that holds every call until released, and
+// the hub's interpreter that asks it.
+func hungStatusWebhook(t *testing.T) (*webhooktest.Hung, *interpreter.Interpreter) {
+	hook := webhooktest.StartHung(t, func(*webhook.Request) *webhook.Response {
+		return webhooktest.JSONPatch(`[{"op":"add","path":"/status","value":{"aggregatedBy":"webhook"}}]`)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, i, calls
+	return hook, hook.Interpreter(t, configv1alpha1.InterpreterOperationAggregateStatus,
+		configv1alpha1.Rule{APIGroups: []string{"example.io"}, APIVersions: []string{"*"}, Kinds: []string{"Widget"}})
 }
 
 // TestHungWebhookDoesNotStallOtherBindings: while the webhook that
@@ -84,8 +38,7 @@ func hungStatusWebhook(t *testing.T, release <-chan struct{}) (*httptest.Server,
 // loop waited for the webhook's timeout (30 s) on every flush of the
 // Widget.
 func TestHungWebhookDoesNotStallOtherBindings(t *testing.T) {
-	release := make(chan struct{})
-	srv, interp, calls := hungStatusWebhook(t, release)
+	hook, interp := hungStatusWebhook(t)
 	deferred := interpreter.NewDeferred(interp)
 	t.Cleanup(deferred.Close)
 	e := newEnv(t)
@@ -112,7 +65,7 @@ func TestHungWebhookDoesNotStallOtherBindings(t *testing.T) {
 	if err := a.Report(e.ctx, "m1", widget); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(waitTimeout); calls.Load() == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(waitTimeout); hook.Calls.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting for the webhook to be called")
 		}
@@ -124,12 +77,12 @@ func TestHungWebhookDoesNotStallOtherBindings(t *testing.T) {
 	}
 	e.waitBinding(webRef, "the Deployment's readyReplicas while the webhook hangs", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 3 })
 
-	close(release)
+	hook.Release()
 	e.waitBinding(widgetRef, "the Widget's status from the webhook", func(b *workv1alpha1.ResourceBinding) bool {
 		raw, ok := fold.TemplateStatus(b)
 		return ok && strings.Contains(string(raw), `"aggregatedBy":"webhook"`)
 	})
-	srv.Close() // its connections' goroutines end before the leak check
+	hook.Close() // its connections' goroutines end before the leak check
 	deferred.Close()
 	stopRun()
 	stopRelay()

@@ -2,87 +2,32 @@ package render
 
 import (
 	"context"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"net/netip"
 	"slices"
-	"sync/atomic"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/webhook"
+	"github.com/tetherproj/tether/internal/interpreter/webhooktest"
 )
 
-// hungWebhook is a real HTTPS interpreter webhook that holds every call
-// until release is closed, then revises replicas and marks the object.
-type hungWebhook struct {
-	*httptest.Server
-	release chan struct{}
-	calls   atomic.Int64
-}
-
-func newHungWebhook(t *testing.T) *hungWebhook {
-	h := &hungWebhook{release: make(chan struct{})}
-	h.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.calls.Add(1)
-		var in webhook.Context
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Request == nil {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		select {
-		case <-h.release:
-		case <-r.Context().Done():
-			return
-		}
-		patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/replicas","value":%d},{"op":"add","path":"/metadata/annotations/example.com~1revised-by","value":"webhook"}]`,
-			*in.Request.DesiredReplicas)
-		jsonPatch := webhook.PatchTypeJSONPatch
-		resp := &webhook.Response{UID: in.Request.UID, Successful: true, Patch: []byte(patch), PatchType: &jsonPatch}
-		_ = json.NewEncoder(w).Encode(webhook.Context{TypeMeta: metav1.TypeMeta{APIVersion: webhook.ContextAPIVersion, Kind: webhook.ContextKind}, Response: resp})
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
-
-// interpreter is the hub's interpreter with h revising Deployments'
-// replicas, with the webhook's longest timeout (30 s).
-func (h *hungWebhook) interpreter(t *testing.T) *interpreter.Interpreter {
-	t.Helper()
-	i, err := interpreter.New(interpreter.Config{WebhookAllowCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(i.Close)
-	url, timeout := h.URL, configv1alpha1.MaxWebhookTimeoutSeconds
-	err = i.ApplyWebhookConfiguration(webhook.Configuration{
-		ObjectMeta: metav1.ObjectMeta{Name: "revise"},
-		Webhooks: []configv1alpha1.ResourceInterpreterWebhook{{
-			Name: "deployments",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url,
-				CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: h.Certificate().Raw})},
-			Rules: []configv1alpha1.RuleWithOperations{{
-				Operations: []configv1alpha1.InterpreterOperation{configv1alpha1.InterpreterOperationReviseReplica},
-				Rule:       configv1alpha1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"*"}, Kinds: []string{"Deployment"}},
-			}},
-			TimeoutSeconds:             &timeout,
-			InterpreterContextVersions: []string{webhook.ContextVersion},
-		}},
+// newHungWebhook starts a real HTTPS webhook revising Deployments'
+// replicas (and marking them revised-by) that holds every call until
+// released; interpreterOf gives the hub's interpreter that asks it.
+func newHungWebhook(t *testing.T) *webhooktest.Hung {
+	return webhooktest.StartHung(t, func(req *webhook.Request) *webhook.Response {
+		return webhooktest.JSONPatch(fmt.Sprintf(`[{"op":"replace","path":"/spec/replicas","value":%d},{"op":"add","path":"/metadata/annotations/example.com~1revised-by","value":"webhook"}]`,
+			*req.DesiredReplicas))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return i
+}
+
+func interpreterOf(t *testing.T, hook *webhooktest.Hung) *interpreter.Interpreter {
+	return hook.Interpreter(t, configv1alpha1.InterpreterOperationReviseReplica,
+		configv1alpha1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"*"}, Kinds: []string{"Deployment"}})
 }
 
 // TestHungWebhookDoesNotStallOtherTemplates: while the webhook that
@@ -105,7 +50,7 @@ func TestHungWebhookDoesNotStallOtherTemplates(t *testing.T) {
 	cb := binding(duplicated(), 0, target("m1", 0))
 	cb.Name, cb.UID = "cfg-configmap", "b-2"
 	e.putBinding(cfg, cb)
-	e.startWith(Config{}, hook.interpreter(t))
+	e.startWith(Config{}, interpreterOf(t, hook))
 
 	// The first publication waits for no webhook either.
 	first, cancel := context.WithTimeout(e.ctx, waitTimeout)
@@ -114,7 +59,7 @@ func TestHungWebhookDoesNotStallOtherTemplates(t *testing.T) {
 		ws, _, err := e.r.Current(first, "m1")
 		return err == nil && slices.ContainsFunc(ws, func(w *agentv1.WorkUpsert) bool { return w.GetWorkKey() == cfgKey })
 	})
-	e.waitFor("the webhook called", func() bool { return hook.calls.Load() > 0 })
+	e.waitFor("the webhook called", func() bool { return hook.Calls.Load() > 0 })
 	other := object(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other, namespace: default}\n")
 	e.putTemplate(other)
 	ob := binding(duplicated(), 0, target("m1", 0))
@@ -138,7 +83,7 @@ func TestHungWebhookDoesNotStallOtherTemplates(t *testing.T) {
 	}
 	e.putTemplate(v2)
 	e.settle()
-	close(hook.release)
+	hook.Release()
 	for _, c := range []struct {
 		name     string
 		replicas int64
