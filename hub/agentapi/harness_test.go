@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
@@ -21,8 +24,6 @@ import (
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/leakcheck"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 )
 
 // hubIdentity is the identity of a real store, read once in TestMain.
@@ -132,17 +133,9 @@ func servingCreds(t testing.TB, ca *pki.CA) credentials.TransportCredentials {
 // one when id is nil.
 func (h *hub) dial(t testing.TB, id *pki.Identity, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	cfg := &tls.Config{RootCAs: h.ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
-	if id != nil {
-		issued, err := h.ca.IssueClient(*id, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := tls.X509KeyPair(issued.CertPEM, issued.KeyPEM)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := h.ca.ClientTLS(id, time.Hour, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
 	}
 	conn, err := grpc.NewClient(h.addr, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))...)
 	if err != nil {

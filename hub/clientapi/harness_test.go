@@ -137,17 +137,9 @@ type client struct {
 
 func (h *hub) dial(t *testing.T, id *pki.Identity, opts ...grpc.DialOption) *client {
 	t.Helper()
-	cfg := &tls.Config{RootCAs: h.ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
-	if id != nil {
-		issued, err := h.ca.IssueClient(*id, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := tls.X509KeyPair(issued.CertPEM, issued.KeyPEM)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := h.ca.ClientTLS(id, time.Hour, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
 	}
 	conn, err := grpc.NewClient(h.addr, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))...)
 	if err != nil {
