@@ -12,8 +12,8 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/schedloop"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -64,9 +64,9 @@ func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time
 
 // rejectionsOf converts the clusters the scheduler turned down, from its
 // result or its FitError.
-func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
+func rejectionsOf(res placement.Result, err error) []*hubv1.ClusterRejection {
 	rejected := res.Rejected
-	var fit *scheduler.FitError
+	var fit *placement.FitError
 	if errors.As(err, &fit) {
 		rejected = fit.Rejected
 	}
@@ -80,9 +80,9 @@ func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
 // rejections runs the scheduler on in and returns why each cluster outside
 // chosen was turned down; nothing when scheduling fails for capacity
 // (which names no cluster).
-func rejections(in scheduler.Input, chosen []string) []*hubv1.ClusterRejection {
+func rejections(in placement.Input, chosen []string) []*hubv1.ClusterRejection {
 	var out []*hubv1.ClusterRejection
-	for _, r := range rejectionsOf(scheduler.Schedule(in)) {
+	for _, r := range rejectionsOf(placement.Schedule(in)) {
 		if !slices.Contains(chosen, r.Cluster) {
 			out = append(out, r)
 		}

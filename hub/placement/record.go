@@ -32,13 +32,6 @@ const (
 	ReasonSchedulerError = "SchedulerError"
 )
 
-// Rejection is one cluster the scheduler turned down, with every reason in
-// filter order, for the placement "why not" query.
-type Rejection struct {
-	Cluster string   `json:"cluster"`
-	Reasons []string `json:"reasons"`
-}
-
 // Rejections reads AnnotationRejections: nil when the binding has none.
 func Rejections(b *workv1alpha1.ResourceBinding) ([]Rejection, error) {
 	raw, ok := b.Annotations[AnnotationRejections]

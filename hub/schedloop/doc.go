@@ -1,7 +1,7 @@
 // Package schedloop is the hub's scheduling loop: it watches bindings,
 // registered clusters and cluster leases, decides which bindings need
-// (re)scheduling, runs the pure hub/scheduler on them, and writes the
-// result back to the binding with optimistic concurrency. It also plays
+// (re)scheduling, runs the pure hub/placement.Schedule on them, and writes
+// the result back to the binding with optimistic concurrency. It also plays
 // Karmada's taint manager (NoExecute failover) and graceful eviction
 // controller for the bindings it schedules.
 //
@@ -214,6 +214,6 @@
 // Tolerations are read from the current placement, not the applied one
 // (a placement change is rescheduled in the same pass anyway).
 //
-// It imports hub/store, hub/clusters, hub/scheduler, api/, go-hclog and
+// It imports hub/store, hub/clusters, hub/placement, api/, go-hclog and
 // Kubernetes API machinery.
 package schedloop

@@ -11,7 +11,6 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 // DefaultGracefulEvictionTimeout is how long a graceful eviction task
@@ -196,7 +195,7 @@ func pruneEvictionRejections(b *workv1alpha1.ResourceBinding, before []workv1alp
 	kept := rej[:0]
 	for _, r := range rej {
 		if ended[r.Cluster] {
-			r.Reasons = slices.DeleteFunc(r.Reasons, func(s string) bool { return s == scheduler.ReasonEviction })
+			r.Reasons = slices.DeleteFunc(r.Reasons, func(s string) bool { return s == placement.ReasonEviction })
 		}
 		if len(r.Reasons) > 0 {
 			kept = append(kept, r)

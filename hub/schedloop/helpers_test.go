@@ -10,7 +10,6 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -63,7 +62,7 @@ func dividedStatic(clusters ...string) *policyv1alpha1.Placement {
 // ready is a Ready member serving Deployments.
 func ready(name string, taints ...corev1.Taint) Member {
 	return Member{
-		Cluster: scheduler.Cluster{Name: name, Taints: taints},
+		Cluster: placement.Cluster{Name: name, Taints: taints},
 		APIs:    map[string]bool{apiKey("apps/v1", "Deployment"): true},
 		State:   clusters.StateReady,
 	}

@@ -3,7 +3,6 @@ package schedloop
 import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 // BuildInput is the scheduler's input for a managed binding: its
@@ -13,7 +12,7 @@ import (
 // for a binding that does not fail over (they mean nothing to it); one
 // that does gets the default tolerations (Tolerations), as Karmada's
 // webhook would have written them into its policy.
-func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options) scheduler.Input {
+func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options) placement.Input {
 	pl := clonePlacement(b.Spec.Placement)
 	pl.SetDefaults()
 	failover := FailsOver(b, opts)
@@ -22,17 +21,17 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options)
 	}
 	res := b.Spec.Resource
 	key := apiKey(res.APIVersion, res.Kind)
-	cs := make([]scheduler.Cluster, len(members))
+	cs := make([]placement.Cluster, len(members))
 	for i := range members {
 		cs[i] = members[i].Cluster
 		cs[i].Taints = evicting(cs[i].Taints, failover)
 		cs[i].APIEnabled = members[i].APIs[key]
 		cs[i].WorksFull = opts.Full[cs[i].Name]
 	}
-	return scheduler.Input{
+	return placement.Input{
 		Placement: *pl,
 		Clusters:  cs,
-		Workload: scheduler.Workload{
+		Workload: placement.Workload{
 			APIVersion:   res.APIVersion,
 			Kind:         res.Kind,
 			Namespace:    res.Namespace,
@@ -48,13 +47,13 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options)
 }
 
 // previous is the binding's last result and what happened since.
-func previous(b *workv1alpha1.ResourceBinding) scheduler.Previous {
-	p := scheduler.Previous{
+func previous(b *workv1alpha1.ResourceBinding) placement.Previous {
+	p := placement.Previous{
 		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
 		RescheduleTriggered:  placement.RescheduleTriggered(b),
 	}
 	for _, t := range b.Spec.Clusters {
-		p.Clusters = append(p.Clusters, scheduler.TargetCluster{Name: t.Name, Replicas: t.Replicas})
+		p.Clusters = append(p.Clusters, placement.TargetCluster{Name: t.Name, Replicas: t.Replicas})
 	}
 	for _, t := range b.Spec.GracefulEvictionTasks {
 		p.EvictingClusters = append(p.EvictingClusters, t.FromCluster)

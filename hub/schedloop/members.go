@@ -11,7 +11,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/scheduler"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
 // Member is one member cluster as the loop sees it: the stored Cluster
@@ -20,7 +20,7 @@ import (
 type Member struct {
 	// Cluster is the scheduler's view; APIEnabled is filled per workload
 	// by BuildInput.
-	Cluster scheduler.Cluster
+	Cluster placement.Cluster
 	// APIs holds the served kinds as apiKey(groupVersion, kind).
 	APIs map[string]bool
 	// State is the lease state; "" when this hub has no lease for it.
@@ -63,7 +63,7 @@ func BuildMembers(stored []clusterv1alpha1.Cluster, leases []clusters.Lease, now
 
 // member builds one Member; lease is nil when there is none.
 func member(c *clusterv1alpha1.Cluster, lease *clusters.Lease, now time.Time, lv Liveness) Member {
-	sc := scheduler.Cluster{
+	sc := placement.Cluster{
 		Name:           c.Name,
 		Labels:         c.Labels,
 		Provider:       c.Spec.Provider,
@@ -94,7 +94,7 @@ func member(c *clusterv1alpha1.Cluster, lease *clusters.Lease, now time.Time, lv
 
 // topology fills the properties the stored Cluster leaves empty from the
 // agent's heartbeat.
-func topology(c *scheduler.Cluster, t *agentv1.Topology) {
+func topology(c *placement.Cluster, t *agentv1.Topology) {
 	if c.Provider == "" {
 		c.Provider = t.GetProvider()
 	}

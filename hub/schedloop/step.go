@@ -10,14 +10,13 @@ import (
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 // Options tune Step.
 type Options struct {
 	// EvictionTimeout is the default grace period of eviction tasks.
 	EvictionTimeout time.Duration
-	// EmptyWorkloads is scheduler.Input.EnableEmptyWorkloadPropagation.
+	// EmptyWorkloads is placement.Input.EnableEmptyWorkloadPropagation.
 	EmptyWorkloads bool
 	// FailoverUnreachable makes every Divided binding fail over from an
 	// unreachable cluster, as if its policy set spec.failover.cluster.
@@ -141,7 +140,7 @@ func assignmentsChanged(b, nb *workv1alpha1.ResourceBinding) bool {
 // (a Duplicated binding on every cluster change, a restarted loop) write
 // nothing; rejections are refreshed only with a decision that is written.
 func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placement.Reason, changed bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
-	res, err := scheduler.Schedule(BuildInput(b, members, opts))
+	res, err := placement.Schedule(BuildInput(b, members, opts))
 	nb := cloneBinding(b)
 	record(nb, res, err, now)
 	if reason != placement.ReasonRescheduleTriggered && !changed && !meaningfulChange(b, nb) {
@@ -151,7 +150,7 @@ func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placemen
 		nb.Annotations = map[string]string{}
 	}
 	rejected := res.Rejected
-	var fit *scheduler.FitError
+	var fit *placement.FitError
 	if errors.As(err, &fit) {
 		rejected = fit.Rejected
 	}
@@ -174,10 +173,10 @@ func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placemen
 // record writes the scheduler's answer into b (spec §4.10): a result
 // replaces the targets; a FitError clears them; other errors keep them.
 // The applied placement is recorded for a result and for a FitError.
-func record(b *workv1alpha1.ResourceBinding, res scheduler.Result, err error, now time.Time) {
+func record(b *workv1alpha1.ResourceBinding, res placement.Result, err error, now time.Time) {
 	cond := metav1.Condition{Type: placement.ConditionScheduled, ObservedGeneration: b.Generation, LastTransitionTime: metav1.Time{Time: now}}
-	var fit *scheduler.FitError
-	var unsched *scheduler.UnschedulableError
+	var fit *placement.FitError
+	var unsched *placement.UnschedulableError
 	switch {
 	case errors.As(err, &fit):
 		b.Spec.Clusters = nil
@@ -215,7 +214,7 @@ func meaningfulChange(old, cur *workv1alpha1.ResourceBinding) bool {
 
 // targets converts a result, sorted by name so that the same set always
 // encodes the same.
-func targets(in []scheduler.TargetCluster) []workv1alpha1.TargetCluster {
+func targets(in []placement.TargetCluster) []workv1alpha1.TargetCluster {
 	if len(in) == 0 {
 		return nil
 	}
@@ -227,11 +226,11 @@ func targets(in []scheduler.TargetCluster) []workv1alpha1.TargetCluster {
 	return out
 }
 
-func rejections(in []scheduler.Rejection) []placement.Rejection {
+// rejections is a copy of in sorted by cluster name, so that the same
+// set always encodes the same; the scheduler's result is left as it is.
+func rejections(in []placement.Rejection) []placement.Rejection {
 	out := make([]placement.Rejection, len(in))
-	for i, r := range in {
-		out[i] = placement.Rejection{Cluster: r.Cluster, Reasons: r.Reasons}
-	}
+	copy(out, in)
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
 }

@@ -15,7 +15,6 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 func TestBuildInput(t *testing.T) {
@@ -174,7 +173,7 @@ const clusterUnreachable = "cluster.karmada.io/unreachable"
 // unreachable cluster, whatever its type, and writes nothing.
 func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
 	members := []Member{ready("m1"), ready("m2"), {
-		Cluster: scheduler.Cluster{Name: "m3", Taints: []corev1.Taint{
+		Cluster: placement.Cluster{Name: "m3", Taints: []corev1.Taint{
 			{Key: clusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: t0.Add(-time.Hour)}},
 			noExecute(clusterUnreachable, t0.Add(-time.Hour)),
 		}},
@@ -263,8 +262,8 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 		b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
 	}
 	b.Annotations[placement.AnnotationRejections] = jsonString([]placement.Rejection{
-		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", scheduler.ReasonEviction}},
-		{Cluster: "m4", Reasons: []string{scheduler.ReasonEviction}},
+		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", placement.ReasonEviction}},
+		{Cluster: "m4", Reasons: []string{placement.ReasonEviction}},
 	})
 	away := ready("m3", noExecute(clusterUnreachable, t0))
 	away.State = clusters.StateUnknown

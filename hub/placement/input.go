@@ -1,4 +1,4 @@
-package scheduler
+package placement
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -109,9 +109,12 @@ type Result struct {
 	Rejected []Rejection
 }
 
-// Rejection says why one cluster could not be a candidate.
+// Rejection says why one cluster could not be a candidate. Schedule
+// returns it in Result.Rejected and FitError.Rejected; the scheduling loop
+// records the same list on the binding (AnnotationRejections) for the
+// placement "why not" query.
 type Rejection struct {
-	Cluster string
+	Cluster string `json:"cluster"`
 	// Reasons are the failing filters' messages, in filter order.
-	Reasons []string
+	Reasons []string `json:"reasons"`
 }

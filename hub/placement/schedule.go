@@ -1,4 +1,4 @@
-package scheduler
+package placement
 
 import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"

@@ -1,4 +1,4 @@
-package scheduler
+package placement
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
