@@ -12,7 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -38,7 +38,7 @@ const (
 	// (--failover-unreachable, or its policy's spec.failover.cluster)
 	// tolerates an unreachable cluster when its policy has no toleration
 	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
-	DefaultUnreachableToleration = schedloop.DefaultUnreachableToleration
+	DefaultUnreachableToleration = scheduler.DefaultUnreachableToleration
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute

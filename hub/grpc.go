@@ -24,7 +24,7 @@ import (
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
@@ -85,7 +85,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	}
 	revoked := revocation.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: schedloop.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: scheduler.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration}}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)

@@ -19,7 +19,7 @@ import (
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -90,7 +90,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
-	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,

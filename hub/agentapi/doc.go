@@ -47,7 +47,7 @@
 // its heartbeats and its lease: the stream serves MaxWorks of them (those
 // the agent holds first, then by key) and withholds the others, which are
 // neither sent nor deleted and are served as removals make room (limit.go);
-// the hub logs how many are withheld. The scheduler (hub/schedloop) places
+// the hub logs how many are withheld. The scheduler (hub/scheduler) places
 // no new workload on a full cluster and says so on the binding, so works
 // are withheld only when dependencies or a lowered limit push a cluster
 // over.

@@ -126,7 +126,7 @@
 // status is kept). When a binding's write gives a target cluster other
 // replicas (or a new target), its item counts as Unknown until the agent
 // observes a newer version than the one it held then, or the assignment
-// returns to what it was. So graceful eviction (hub/schedloop) waits for
+// returns to what it was. So graceful eviction (hub/scheduler) waits for
 // the replacement replicas' own status, not for the old assignment's.
 //
 // # Stale clusters
@@ -141,7 +141,7 @@
 // readyReplicas, not availableReplicas), and for Deployment-like kinds
 // observedGeneration does not advance (a nil-status item counts in the
 // number of items but never qualifies, interpreter spec §8.4). Graceful
-// eviction (hub/schedloop) therefore never sees a stale cluster as
+// eviction (hub/scheduler) therefore never sees a stale cluster as
 // healthy. A stale item of a cluster for which no relayed record is held
 // stays stale until its agent reports again.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -70,7 +70,7 @@ func TestClusterLabelMovesWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "schedloop", schedloop.New(h.st, leases, schedloop.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 	if resp := c.apply(t, []byte(edgeWeb), false); len(resp.GetResults()) != 2 {
 		t.Fatalf("apply = %v", outcomes(resp))
 	}
@@ -195,7 +195,7 @@ func TestResourceModelsSteerTheEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "schedloop", schedloop.New(h.st, leases, schedloop.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 
 	c.apply(t, []byte(dynamicWeb("before")), false)
 	waitReplicas(t, c, beat, "before", func(r map[string]int32) bool { return r["m1"] == 5 && r["m2"] == 5 })

@@ -20,7 +20,7 @@ import (
 // (hub/registration and hub/tokens create it and never replace it), and
 // every later change is an admin's, made here. Heartbeats and agent
 // restarts do not touch them. A label change reaches the scheduler through
-// its watch of the cluster records (hub/schedloop), which reschedules the
+// its watch of the cluster records (hub/scheduler), which reschedules the
 // placements whose cluster affinity the change affects.
 
 // metaEdit is one Label or Annotate request: the map it changes, as

@@ -13,7 +13,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -43,15 +43,15 @@ func (b *backend) storedClusters(ctx context.Context) ([]clusterv1alpha1.Cluster
 // the stored taints of a cluster without a lease.
 var notYet = time.Unix(1<<62, 0)
 
-// members is the scheduling loop's view of cs (schedloop.BuildMembers):
+// members is the scheduling loop's view of cs (scheduler.BuildMembers):
 // with live leases, each cluster's liveness taints, capacity and APIs come
 // from its lease, and a cluster without one counts as unreachable from now
 // on (as after the loop's start-up grace). Without leases (Config.Leases
 // nil, or clusters given to Simulate, which no agent reports on) each
 // cluster is taken as stored.
-func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []schedloop.Member {
+func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []scheduler.Member {
 	if !live || b.cfg.Leases == nil {
-		return schedloop.BuildMembers(cs, nil, now, schedloop.Liveness{GraceUntil: notYet})
+		return scheduler.BuildMembers(cs, nil, now, scheduler.Liveness{GraceUntil: notYet})
 	}
 	var leases []clusters.Lease
 	for i := range cs {
@@ -59,7 +59,7 @@ func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time
 			leases = append(leases, l)
 		}
 	}
-	return schedloop.BuildMembers(cs, leases, now, schedloop.Liveness{GraceUntil: now})
+	return scheduler.BuildMembers(cs, leases, now, scheduler.Liveness{GraceUntil: now})
 }
 
 // rejectionsOf converts the clusters the scheduler turned down, from its

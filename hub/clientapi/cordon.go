@@ -20,7 +20,7 @@ import (
 )
 
 // TaintCordoned is the key of the NoSchedule taint Cordon puts on a
-// cluster, the one hub/schedloop's documentation names: new placements
+// cluster, the one hub/scheduler's documentation names: new placements
 // avoid the cluster, what runs there stays. New clusters carry it from
 // their registration when the hub runs with --new-clusters-cordoned.
 const TaintCordoned = registration.TaintCordoned

@@ -114,15 +114,15 @@
 // Scheduled condition) and the rejected clusters with their reasons as the
 // scheduling loop recorded them (placement.Rejections). A binding without
 // that record gets them recomputed by running the pure scheduler on the
-// binding's input (schedloop.BuildInput) over the scheduling loop's view of
-// the stored clusters (schedloop.BuildMembers, with this replica's leases:
+// binding's input (scheduler.BuildInput) over the scheduling loop's view of
+// the stored clusters (scheduler.BuildMembers, with this replica's leases:
 // liveness taints, capacity and API enablements; a cluster that reported
 // none serves no kind).
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
 // would store it; detector.Choose picks the policy, detector.BuildSpec and
 // detector.Merge make the binding (onto the stored one, whose result and
-// permanent ID it keeps); schedloop.Step decides as the scheduling loop
+// permanent ID it keeps); scheduler.Step decides as the scheduling loop
 // (Config.Scheduling); render.Render computes each target's work with
 // render.Candidates' override policies. What it shows for a cluster is the
 // manifest that cluster's agent receives, byte for byte, with its apply
@@ -162,7 +162,7 @@
 // Not yet: work counts, certificate expiry and pending keys.
 //
 // It imports the store, the scheduler, hub/clusters' lease type, the pure
-// decisions of the detector, the scheduling loop (hub/schedloop,
+// decisions of the detector, the scheduling loop (hub/scheduler,
 // hub/placement), the renderer (hub/render) and the aggregator
 // (hub/aggregate/fold), pki,
 // internal/interpreter, and the api/ packages.

@@ -15,7 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -62,11 +62,11 @@ type Config struct {
 	// interpreter also uses.
 	LuaLimits luavm.Limits
 	// Scheduling are the options the hub's scheduling loop runs with
-	// (hub/schedloop: failover of unreachable clusters, their toleration,
+	// (hub/scheduler: failover of unreachable clusters, their toleration,
 	// eviction timeout): Simulate decides with them, and GetPlacement
 	// recomputes rejections with them. Options.Full and UnhealthySince, the
 	// loop's own state, are not known here.
-	Scheduling schedloop.Options
+	Scheduling scheduler.Options
 	// Namespaces, when set, is the detector's filter with namespace
 	// auto-propagation on: Simulate then places a Namespace no
 	// ClusterPropagationPolicy matches as the detector does (every

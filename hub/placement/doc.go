@@ -3,7 +3,7 @@
 // binding is scheduled now (NeedsSchedule, Managed) and what a decision
 // records on the binding (the applied-placement and rejections
 // annotations, read with AppliedPlacement and Rejections; the Scheduled
-// condition). The hub's scheduling loop (hub/schedloop), its client API
+// condition). The hub's scheduling loop (hub/scheduler), its client API
 // (hub/clientapi) and tetherctl share them, so that a what-if and a
 // "why not" answer the way the loop decides.
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // What the scheduling loop records on a binding besides spec.clusters and
-// the status fields of the API type (hub/schedloop's documentation, "What
+// the status fields of the API type (hub/scheduler's documentation, "What
 // is written").
 const (
 	// AnnotationAppliedPlacement holds the JSON of the placement the

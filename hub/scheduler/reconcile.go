@@ -1,4 +1,4 @@
-package schedloop
+package scheduler
 
 import (
 	"context"

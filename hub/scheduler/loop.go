@@ -1,4 +1,4 @@
-package schedloop
+package scheduler
 
 import (
 	"context"
@@ -32,7 +32,7 @@ const (
 )
 
 // errWatchClosed ends a session whose watch channel closed without error.
-var errWatchClosed = errors.New("schedloop: watch closed")
+var errWatchClosed = errors.New("scheduler: watch closed")
 
 // Leases is what the loop needs from hub/clusters.Leases.
 type Leases interface {

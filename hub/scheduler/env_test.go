@@ -1,4 +1,4 @@
-package schedloop
+package scheduler
 
 import (
 	"context"
@@ -27,7 +27,7 @@ const waitTimeout = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
-		"tether/hub/schedloop.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
+		"tether/hub/scheduler.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
 	}}))
 }
 
@@ -81,7 +81,7 @@ func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
 func (e *env) start(cfg Config) (*Loop, func()) {
 	cfg.Clock = e.clock
 	l := New(e.st, e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
-	return l, e.goRun("schedloop", l.Run)
+	return l, e.goRun("scheduler", l.Run)
 }
 
 type testWriter struct{ t *testing.T }

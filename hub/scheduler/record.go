@@ -1,4 +1,4 @@
-package schedloop
+package scheduler
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ const (
 func jsonString(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("schedloop: marshal %T: %v", v, err))
+		panic(fmt.Sprintf("scheduler: marshal %T: %v", v, err))
 	}
 	return string(data)
 }
@@ -31,7 +31,7 @@ func jsonString(v any) string {
 func clonePlacement(p *policyv1alpha1.Placement) *policyv1alpha1.Placement {
 	out := &policyv1alpha1.Placement{}
 	if err := json.Unmarshal([]byte(jsonString(p)), out); err != nil {
-		panic(fmt.Sprintf("schedloop: copy placement: %v", err))
+		panic(fmt.Sprintf("scheduler: copy placement: %v", err))
 	}
 	return out
 }
@@ -41,7 +41,7 @@ func clonePlacement(p *policyv1alpha1.Placement) *policyv1alpha1.Placement {
 func cloneBinding(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 	out := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal([]byte(jsonString(b)), out); err != nil {
-		panic(fmt.Sprintf("schedloop: copy binding: %v", err))
+		panic(fmt.Sprintf("scheduler: copy binding: %v", err))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package schedloop
+package scheduler
 
 import workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 

@@ -1,7 +1,8 @@
-// Package schedloop is the hub's scheduling loop: it watches bindings,
-// registered clusters and cluster leases, decides which bindings need
-// (re)scheduling, runs the pure hub/placement.Schedule on them, and writes
-// the result back to the binding with optimistic concurrency. It also plays
+// Package scheduler is the hub's scheduling loop, the task hub.Run names
+// "scheduler": it watches bindings, registered clusters and cluster
+// leases, decides which bindings need (re)scheduling, runs the pure
+// hub/placement.Schedule on them, and writes the result back to the
+// binding with optimistic concurrency. It also plays
 // Karmada's taint manager (NoExecute failover) and graceful eviction
 // controller for the bindings it schedules.
 //
@@ -11,8 +12,11 @@
 // # Usage
 //
 //	leases := clusters.New(clusters.Config{})
-//	loop := schedloop.New(st, leases, schedloop.Config{}, logger)
+//	loop := scheduler.New(st, leases, scheduler.Config{}, logger)
 //	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
+//
+// Its logger is named "schedloop", the package's former name, kept so that
+// log queries written for earlier releases still match.
 //
 // The hub runs it only while its replica leads (hub.Run, hub/leader), on
 // a store view fenced by that leadership (store.Store.Fenced): a deposed
@@ -145,8 +149,8 @@
 // removed from spec.clusters and a graceful eviction task {fromCluster,
 // replicas, purgeMode (failover.cluster.purgeMode, default Gracefully),
 // producer TaintManager, reason TaintUntolerated, creationTimestamp} is
-// added, and the binding is rescheduled in the same write (the scheduler
-// excludes evicting clusters). A task is removed when suppressDeletion is
+// added, and the binding is rescheduled in the same write
+// (placement.Schedule excludes evicting clusters). A task is removed when suppressDeletion is
 // false, when its grace period (gracePeriodSeconds or
 // Config.GracefulEvictionTimeout, default 10 min) has passed, or when the
 // binding is scheduled and every target cluster's aggregated status item
@@ -216,4 +220,4 @@
 //
 // It imports hub/store, hub/clusters, hub/placement, api/, go-hclog and
 // Kubernetes API machinery.
-package schedloop
+package scheduler
