@@ -12,10 +12,10 @@ import (
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 )
 
 // Defaults of Config.
@@ -104,7 +104,7 @@ type Config struct {
 	Version string
 	// AgentCertLifetime is the lifetime of the certificates agents get by
 	// registering and renewing (they renew at about 75% of it); zero means
-	// tokens.DefaultAgentCertLifetime.
+	// membership.DefaultAgentCertLifetime.
 	AgentCertLifetime time.Duration
 	// ServingCertLifetime is the lifetime of the hub's serving certificate,
 	// re-issued at about two thirds of it without a restart
@@ -197,7 +197,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("lease duration %s: must be positive", cfg.LeaseDuration)
 	}
 	if cfg.AgentCertLifetime == 0 {
-		cfg.AgentCertLifetime = tokens.DefaultAgentCertLifetime
+		cfg.AgentCertLifetime = membership.DefaultAgentCertLifetime
 	}
 	if cfg.AgentCertLifetime < MinAgentCertLifetime {
 		return cfg, fmt.Errorf("agent certificate lifetime %s: must be at least %s", cfg.AgentCertLifetime, MinAgentCertLifetime)

@@ -1,6 +1,6 @@
 // Package hub is the hub's composition root: hub.New(cfg, logger) checks the
 // configuration, Run(ctx) is the whole process. Its subpackages own one
-// responsibility each; pure logic (scheduler, render) does no I/O.
+// responsibility each; pure logic (placement, render) does no I/O.
 //
 // # What Run does
 //
@@ -65,7 +65,7 @@
 //
 // `tether-hub mint-agent` issues an agent certificate from DataDir/pki; an
 // agent connecting with it is the cluster named in it, and its first
-// heartbeat registers the cluster (hub/registration).
+// heartbeat registers the cluster (hub/membership).
 //
 // The hub may import internal/ and api/, never agent/.
 package hub

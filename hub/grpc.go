@@ -21,13 +21,12 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -42,7 +41,7 @@ type api struct {
 	cert    *serving.Cert // the serving certificate; its Run re-issues it
 	// models follows the clusters' resource models for the agent streams;
 	// its Run must run on every replica.
-	models *registration.Models
+	models *membership.Models
 	// revoked follows the revoked users, refused on every call; its Run
 	// must run on every replica.
 	revoked *revocation.List
@@ -58,7 +57,7 @@ type apiDeps struct {
 	statuses       agentapi.Statuses
 	leases         *clusters.Leases
 	heartbeats     agentapi.Leases // where agents' heartbeats go: the liveness publisher
-	registry       *tokens.Registry
+	registry       *membership.Registry
 	authority      *authority.Authority
 	counts         *guard.Counts
 	disrupted      func() bool // the scheduling loop's full disruption mode
@@ -73,7 +72,7 @@ type apiDeps struct {
 // the hub CA optional: Register comes without one) and registers every
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	models := registration.NewModels(d.st, h.logger)
+	models := membership.NewModels(d.st, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
 		Customizations: d.customizations, ResourceModels: models, HandshakeTimeout: h.cfg.HandshakeTimeout,

@@ -16,12 +16,11 @@ import (
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -89,7 +88,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// is held.
 	statuses := aggregate.New(fenced, interp, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
-	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
+	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
@@ -106,8 +105,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
-		t.run("registration", registration.New(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
-			registration.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
+		t.run("registration", membership.NewRegistrar(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
+			membership.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
 		t.run("detector", detector.New(fenced, interp, h.logger, detectorOpts...).Run) // templates × policies → bindings
 		t.run("scheduler", sched.Run)                                                  // bindings × clusters → placements, eviction
 		t.run("aggregate", statuses.Run)                                               // agents' statuses → binding status

@@ -34,7 +34,7 @@
 //
 // # Resource models
 //
-// With Config.ResourceModels (hub/registration's Models), Welcome's
+// With Config.ResourceModels (hub/membership's Models), Welcome's
 // Settings carry the cluster's resource models (its record's
 // spec.resourceModels), and whole new Settings follow on the stream each
 // time they change (models.go). The agent grades its nodes by them and
@@ -99,7 +99,7 @@
 //
 // Register (register.go), rate-limited per source address and in total
 // (ratelimit.go), exchanges a bootstrap token and a
-// CSR for the cluster's certificate through Config.Registry (hub/tokens).
+// CSR for the cluster's certificate through Config.Registry (hub/membership).
 // The labels the agent asserts in its topology must be Kubernetes labels
 // (INVALID_ARGUMENT naming the bad one). A new key for a registered name
 // is recorded as pending and refused (FAILED_PRECONDITION) until an admin

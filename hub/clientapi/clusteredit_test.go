@@ -15,10 +15,9 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -48,7 +47,7 @@ func TestClusterEditsSurviveAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := tokens.New(h.st, ca, tokens.Config{}, hclog.NewNullLogger())
+	reg := membership.NewRegistry(h.st, ca, membership.Config{}, hclog.NewNullLogger())
 	csr, _, err := certs.NewCSR("edge-1")
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +55,11 @@ func TestClusterEditsSurviveAgent(t *testing.T) {
 	agentLabels := map[string]string{"tier": "edge", "site": "lyon"}
 	register := func() {
 		t.Helper()
-		tok, _, err := reg.CreateToken(ctx, tokens.Options{TTL: time.Hour, Uses: 1})
+		tok, _, err := reg.CreateToken(ctx, membership.TokenOptions{TTL: time.Hour, Uses: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reg.Register(ctx, tokens.Request{Token: tok, Cluster: "edge-1", CSRPEM: csr,
+		if _, err := reg.Register(ctx, membership.Request{Token: tok, Cluster: "edge-1", CSRPEM: csr,
 			Topology: &agentv1.Topology{Region: "eu", Labels: agentLabels}}); err != nil {
 			t.Fatalf("Register(edge-1): %v", err)
 		}
@@ -113,7 +112,7 @@ func runRegistrar(t *testing.T, st *store.Store, leases *clusters.Leases) (stop 
 	t.Helper()
 	rctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- registration.New(st, leases, hclog.NewNullLogger()).Run(rctx) }()
+	go func() { done <- membership.NewRegistrar(st, leases, hclog.NewNullLogger()).Run(rctx) }()
 	stopped := false
 	stop = func() {
 		if stopped {

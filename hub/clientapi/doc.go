@@ -2,7 +2,7 @@
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
 // WatchPlacement, Simulate) and ClusterService (ListClusters, GetCluster,
 // Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
-// client. Over hub/tokens' Registry (Config.Registry; without one they
+// client. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go), ClusterService's Remove revokes
@@ -154,7 +154,7 @@
 // client named the revision it read (resource_version: a different one is
 // FAILED_PRECONDITION), and write nothing when nothing changes. The hub owns
 // labels and annotations once the record exists: the agent's labels are
-// only the initial value (hub/registration), heartbeats and agent restarts
+// only the initial value (hub/membership), heartbeats and agent restarts
 // never change them, and the scheduling loop reschedules on the record's
 // change. Every cluster view carries the record's revision and the record
 // as a cluster.tether.io/v1alpha1 Cluster (object_json) with its status

@@ -14,10 +14,10 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/luavm"
 )
@@ -52,7 +52,7 @@ type Config struct {
 	// Registry serves TokenService, UserService (its CA signs users'
 	// certificates) and ClusterService's Remove and Approve; nil answers
 	// them UNIMPLEMENTED.
-	Registry *tokens.Registry
+	Registry *membership.Registry
 	// Revocations serves UserService's RevokeUser and ListRevokedUsers;
 	// nil answers them UNIMPLEMENTED. The server must also refuse the
 	// revoked certificates (RefuseRevoked) for them to take effect.

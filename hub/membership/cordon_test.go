@@ -1,4 +1,4 @@
-package registration
+package membership
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func TestNewClustersCordoned(t *testing.T) {
 		hb := heartbeat()
 		hb.Topology = &agentv1.Topology{Labels: map[string]string{"bad key!": "x"}}
 		leases.Heartbeat(name, hb)
-		if err := New(st, leases, hclog.NewNullLogger(), NewClustersCordoned(on)).sync(ctx); err != nil {
+		if err := NewRegistrar(st, leases, hclog.NewNullLogger(), NewClustersCordoned(on)).sync(ctx); err != nil {
 			t.Fatal(err)
 		}
 		kv, err := st.Get(ctx, store.ClusterKey(name))

@@ -1,4 +1,4 @@
-package registration
+package membership
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 	}
 	defer st.Close()
 	leases := clusters.New(clusters.Config{})
-	r := New(st, leases, hclog.NewNullLogger())
+	r := NewRegistrar(st, leases, hclog.NewNullLogger())
 	key := store.ClusterKey("edge-1")
 	read := func() (clusterv1alpha1.Cluster, int64) {
 		t.Helper()
@@ -97,7 +97,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 	}
 
 	// A new registrar (a hub restart) finds the record up to date.
-	r2 := New(st, leases, hclog.NewNullLogger())
+	r2 := NewRegistrar(st, leases, hclog.NewNullLogger())
 	if err := r2.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestNewLeaderDoesNotRevive(t *testing.T) {
 	leases.Heartbeat("removed", heartbeat()) // its record was removed; its lease stays
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- New(st, leases, hclog.NewNullLogger()).Run(rctx) }()
+	go func() { done <- NewRegistrar(st, leases, hclog.NewNullLogger()).Run(rctx) }()
 	defer func() {
 		stop()
 		if err := <-done; err != nil {

@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -18,7 +17,7 @@ import (
 func TestRegisterRefusesInvalidLabels(t *testing.T) {
 	r, _, st := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{Uses: 1})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{Uses: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +41,7 @@ func TestRegisterCordonsNewClusters(t *testing.T) {
 	r, _, st := newRegistry(t)
 	r.cfg.NewClustersCordoned = true
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func TestRegisterCordonsNewClusters(t *testing.T) {
 	if err := json.Unmarshal(kv.Value, &c); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Spec.Taints) != 1 || c.Spec.Taints[0].Key != registration.TaintCordoned {
-		t.Errorf("new cluster's taints = %v; want %s", c.Spec.Taints, registration.TaintCordoned)
+	if len(c.Spec.Taints) != 1 || c.Spec.Taints[0].Key != TaintCordoned {
+		t.Errorf("new cluster's taints = %v; want %s", c.Spec.Taints, TaintCordoned)
 	}
 }

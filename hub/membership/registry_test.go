@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func newRegistry(t *testing.T) (*Registry, *clock, *store.Store) {
 		t.Fatal(err)
 	}
 	clk := newClock(time.Now())
-	return New(st, ca, Config{Now: clk.Now}, hclog.NewNullLogger()), clk, st
+	return NewRegistry(st, ca, Config{Now: clk.Now}, hclog.NewNullLogger()), clk, st
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -62,7 +62,7 @@ func csr(t *testing.T) []byte {
 func TestTokenLifecycle(t *testing.T) {
 	r, clk, st := newRegistry(t)
 	ctx := testCtx(t)
-	single, info, err := r.CreateToken(ctx, Options{TTL: time.Hour, Uses: 1, Description: "one"})
+	single, info, err := r.CreateToken(ctx, TokenOptions{TTL: time.Hour, Uses: 1, Description: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestTokenLifecycle(t *testing.T) {
 	if _, err := r.Register(ctx, Request{Token: single, Cluster: "edge-2", CSRPEM: csr(t)}); !errors.Is(err, ErrRefused) {
 		t.Errorf("Register with a used-up token = %v; want ErrRefused", err)
 	}
-	many, _, err := r.CreateToken(ctx, Options{TTL: time.Minute})
+	many, _, err := r.CreateToken(ctx, TokenOptions{TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestTokenLifecycle(t *testing.T) {
 	if _, err := r.Register(ctx, Request{Token: "garbage", Cluster: "edge-3", CSRPEM: csr(t)}); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Register with a malformed token = %v; want ErrMalformed", err)
 	}
-	if _, _, err := r.CreateToken(ctx, Options{TTL: 30 * 24 * time.Hour}); !errors.Is(err, ErrInvalid) {
+	if _, _, err := r.CreateToken(ctx, TokenOptions{TTL: 30 * 24 * time.Hour}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("CreateToken(30 days) = %v; want ErrInvalid", err)
 	}
 	if err := r.DeleteToken(ctx, info.ID); err != nil {
@@ -109,7 +109,7 @@ func TestTokenLifecycle(t *testing.T) {
 func TestConcurrentRegistrationsTakeOneUse(t *testing.T) {
 	r, _, _ := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{Uses: 1})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{Uses: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestConcurrentRegistrationsTakeOneUse(t *testing.T) {
 func TestKeyBindingApprovalAndRemoval(t *testing.T) {
 	r, _, _ := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestMintedClusterNeedsApproval(t *testing.T) {
 	if _, err := st.Create(ctx, store.ClusterKey("edge-1"), []byte(`{"metadata":{"name":"edge-1"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	tok, _, _ := r.CreateToken(ctx, Options{})
+	tok, _, _ := r.CreateToken(ctx, TokenOptions{})
 	if _, err := r.Register(ctx, Request{Token: tok, Cluster: "edge-1", CSRPEM: csr(t)}); !errors.Is(err, ErrPendingApproval) {
 		t.Errorf("Register(name of a minted cluster) = %v; want ErrPendingApproval", err)
 	}
@@ -227,7 +227,7 @@ func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
 func TestRegisterRecordsTopology(t *testing.T) {
 	r, _, st := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{TTL: time.Hour, Uses: 1})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{TTL: time.Hour, Uses: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

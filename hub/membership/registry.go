@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type Config struct {
 	// AgentCertLifetime is the lifetime of the certificates Register signs.
 	AgentCertLifetime time.Duration
 	// NewClustersCordoned makes the Cluster records Register creates start
-	// cordoned (registration.TaintCordoned) until an admin uncordons them.
+	// cordoned (TaintCordoned) until an admin uncordons them.
 	NewClustersCordoned bool
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
@@ -54,8 +54,8 @@ type Registry struct {
 	log hclog.Logger
 }
 
-// New returns the registry over st and ca.
-func New(st *store.Store, ca *pki.CA, cfg Config, logger hclog.Logger) *Registry {
+// NewRegistry returns the registry over st and ca.
+func NewRegistry(st *store.Store, ca *pki.CA, cfg Config, logger hclog.Logger) *Registry {
 	if cfg.AgentCertLifetime <= 0 {
 		cfg.AgentCertLifetime = DefaultAgentCertLifetime
 	}
@@ -69,8 +69,8 @@ func New(st *store.Store, ca *pki.CA, cfg Config, logger hclog.Logger) *Registry
 // they trust.
 func (r *Registry) CA() *pki.CA { return r.ca }
 
-// Options describe a token to create.
-type Options struct {
+// TokenOptions describe a token to create.
+type TokenOptions struct {
 	// TTL is its lifetime: 0 for DefaultTokenTTL, capped at MaxTokenTTL.
 	TTL time.Duration
 	// Cluster restricts it to one cluster name; empty for any.
@@ -82,7 +82,7 @@ type Options struct {
 
 // CreateToken issues a token and returns it whole ("<id>.<secret>", shown
 // only now) with its stored description.
-func (r *Registry) CreateToken(ctx context.Context, o Options) (string, Token, error) {
+func (r *Registry) CreateToken(ctx context.Context, o TokenOptions) (string, Token, error) {
 	switch {
 	case o.TTL < 0:
 		return "", Token{}, fmt.Errorf("%w: ttl %s: must be positive", ErrInvalid, o.TTL)

@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"crypto/x509"
@@ -64,7 +64,7 @@ func TestRenewKeepsTheOldKeyUntilItExpires(t *testing.T) {
 	r, clk, _ := newRegistry(t)
 	r.cfg.AgentCertLifetime = time.Minute
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

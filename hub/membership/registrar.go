@@ -1,4 +1,4 @@
-package registration
+package membership
 
 import (
 	"context"
@@ -60,15 +60,15 @@ type Registrar struct {
 	cordoned bool
 }
 
-// Option changes how a Registrar creates records.
-type Option func(*Registrar)
+// RegistrarOption changes how a Registrar creates records.
+type RegistrarOption func(*Registrar)
 
 // NewClustersCordoned makes the records the registrar creates start
 // cordoned (TaintCordoned) when on, until an admin uncordons them.
-func NewClustersCordoned(on bool) Option { return func(r *Registrar) { r.cordoned = on } }
+func NewClustersCordoned(on bool) RegistrarOption { return func(r *Registrar) { r.cordoned = on } }
 
-// New returns a registrar over st and leases.
-func New(st *store.Store, leases Leases, logger hclog.Logger, opts ...Option) *Registrar {
+// NewRegistrar returns a registrar over st and leases.
+func NewRegistrar(st *store.Store, leases Leases, logger hclog.Logger, opts ...RegistrarOption) *Registrar {
 	r := &Registrar{store: st, leases: leases, log: logger.Named("registration"), known: map[string]bool{}, apis: map[string]string{}}
 	for _, o := range opts {
 		o(r)

@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"crypto/rand"
@@ -104,7 +104,7 @@ func randomString(n int) (string, error) {
 	for i := range b {
 		k, err := rand.Int(rand.Reader, max)
 		if err != nil {
-			return "", fmt.Errorf("tokens: crypto/rand: %w", err)
+			return "", fmt.Errorf("membership: crypto/rand: %w", err)
 		}
 		b[i] = alphabet[k.Int64()]
 	}

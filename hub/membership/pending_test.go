@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 func TestPendingKeyIsNeverReplaced(t *testing.T) {
 	r, _, _ := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestPendingKeyIsNeverReplaced(t *testing.T) {
 func TestApproveNeedsTheFingerprint(t *testing.T) {
 	r, _, _ := newRegistry(t)
 	ctx := testCtx(t)
-	tok, _, err := r.CreateToken(ctx, Options{})
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

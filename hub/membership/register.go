@@ -1,4 +1,4 @@
-package tokens
+package membership
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/certs"
 )
@@ -48,7 +47,7 @@ func (r *Registry) Register(ctx context.Context, req Request) (Result, error) {
 	if err := validName(req.Cluster); err != nil {
 		return Result{}, err
 	}
-	if err := registration.ValidateLabels(req.Topology.GetLabels()); err != nil {
+	if err := ValidateLabels(req.Topology.GetLabels()); err != nil {
 		return Result{}, fmt.Errorf("%w: cluster %q: %v", ErrInvalid, req.Cluster, err)
 	}
 	csr, err := certs.ParseCSR(req.CSRPEM)
@@ -255,7 +254,7 @@ func (r *Registry) clusterExists(ctx context.Context, cluster string) (bool, err
 // createCluster writes the Cluster record of a registration unless one
 // exists; what an admin set there stays.
 func (r *Registry) createCluster(ctx context.Context, req Request) error {
-	data, err := json.Marshal(registration.NewRecord(req.Cluster, r.cfg.Now(), req.Topology, r.cfg.NewClustersCordoned))
+	data, err := json.Marshal(NewRecord(req.Cluster, r.cfg.Now(), req.Topology, r.cfg.NewClustersCordoned))
 	if err != nil {
 		return err
 	}
