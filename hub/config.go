@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
@@ -28,7 +28,7 @@ const (
 	DefaultMaxObjectBytes = 3 << 19
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
-	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	DefaultLeaseDuration = liveness.DefaultLeaseDuration
 	// DefaultLeaderTTL is the lease of a replica's leadership session.
 	DefaultLeaderTTL = leader.DefaultTTL
 	// DefaultMaxWorksPerCluster is the most works the hub serves to one

@@ -28,7 +28,7 @@
 //     hub runs, hub/serving) with AgentService, the hub.v1 client services,
 //     gRPC health and reflection.
 //  4. Starts every task of one group: authority, leases, the liveness
-//     publisher and follower (hub/clusters: agents' heartbeats go to etcd
+//     publisher and follower (hub/liveness: agents' heartbeats go to etcd
 //     and come back to every replica's leases), the reports relay
 //     (hub/aggregate: agents' acks and status reports go to etcd and come
 //     back to every replica's aggregator), customizations (stored RICs

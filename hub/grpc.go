@@ -19,8 +19,8 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
@@ -55,7 +55,7 @@ type apiDeps struct {
 	interp         *interpreter.Interpreter
 	works          agentapi.Works
 	statuses       agentapi.Statuses
-	leases         *clusters.Leases
+	leases         *liveness.Leases
 	heartbeats     agentapi.Leases // where agents' heartbeats go: the liveness publisher
 	registry       *membership.Registry
 	authority      *authority.Authority

@@ -11,11 +11,11 @@ import (
 
 	"github.com/tetherproj/tether/hub/aggregate"
 	"github.com/tetherproj/tether/hub/authority"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/render"
@@ -69,10 +69,10 @@ func (h *Hub) Run(ctx context.Context) error {
 		return fmt.Errorf("interpreter: %w", err)
 	}
 	defer interp.Close()
-	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	leases := liveness.New(liveness.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
-	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
+	heartbeats := liveness.NewPublisher(st, liveness.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
 		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
@@ -118,7 +118,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("authority", auth.Run)      // store revision and checkpoint → record next to the CA
 	g.run("leases", leases.Run)       // liveness records → cluster liveness
 	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
-	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
+	g.run("liveness-follow", func(ctx context.Context) error { return liveness.Follow(ctx, st, leases, h.logger) })
 	g.run("reports", statuses.Relay)  // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
 	g.run("customizations", rics.Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })

@@ -17,7 +17,7 @@ const (
 	// DefaultHeartbeatInterval is how often agents send Heartbeat.
 	DefaultHeartbeatInterval = 10 * time.Second
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
-	// heartbeat (DESIGN §5); hub/clusters must use the same value.
+	// heartbeat (DESIGN §5); hub/liveness must use the same value.
 	DefaultLeaseDuration = 40 * time.Second
 	// DefaultStatusMinInterval is the shortest interval between two status
 	// reports of one work.

@@ -85,7 +85,7 @@
 // Config.MaxWorks (a resync of every work fits); heartbeats 1 a second in
 // bursts of 10; certificate renewals one per 2 s in bursts of 10;
 // customizations acks 1 a second in bursts of 100. A heartbeat the Leases
-// refuses to hold (HeartbeatChecker: hub/clusters bounds its bytes and API
+// refuses to hold (HeartbeatChecker: hub/liveness bounds its bytes and API
 // entries) and a renewal whose CSR is over MaxCSRBytes are past the bounds
 // too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
 // ResourceExhausted naming the cluster, the kind and the bound, counted
@@ -121,5 +121,5 @@
 // It imports hub/syncstate, hub/pki and the generated agent protocol; the
 // works, statuses and leases come in through the small interfaces of
 // works.go and sinks.go, which the renderer, the aggregator and
-// hub/clusters implement.
+// hub/liveness implement.
 package agentapi

@@ -131,7 +131,7 @@
 //
 // # Stale clusters
 //
-// A cluster is stale while its lease is Unknown (hub/clusters), or when it
+// A cluster is stale while its lease is Unknown (hub/liveness), or when it
 // has no lease once the start-up grace (Config.StartupGrace, default the
 // lease duration) after Run started is over. Its items are then: health
 // Unknown (never Healthy), status removed, applied and appliedMessage kept
@@ -152,7 +152,7 @@
 // optimistic concurrency (a conflict re-reads and recomputes). Restarting
 // the aggregator writes nothing while nothing changed.
 //
-// It imports hub/store, hub/clusters, hub/agentapi (the interface it
+// It imports hub/store, hub/liveness, hub/agentapi (the interface it
 // implements), hub/guard, hub/syncstate, api/, the etcd client (for the
 // relay's batched conditional writes), protobuf and Kubernetes API
 // machinery; the

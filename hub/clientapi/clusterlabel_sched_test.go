@@ -11,8 +11,8 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -45,7 +45,7 @@ spec:
 // loop on the hub's etcd, relabelling clusters through ClusterService.Label
 // moves a Duplicated workload whose clusterAffinity selects on the label.
 func TestClusterLabelMovesWorkload(t *testing.T) {
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	h := startHub(t, clientapi.Config{Leases: leases})
 	c := h.dial(t, admin)
 	for name, tier := range map[string]string{"m1": "edge", "m2": "core"} {
@@ -166,7 +166,7 @@ spec:
 // a single 1-CPU replica, so a workload divided by available replicas
 // goes (almost) all to m2 once m1 has models; before, it is split evenly.
 func TestResourceModelsSteerTheEstimate(t *testing.T) {
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	h := startHub(t, clientapi.Config{Leases: leases})
 	c := h.dial(t, admin)
 	for _, name := range []string{"m1", "m2"} {

@@ -20,7 +20,7 @@
 //
 //	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
 //	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
-//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
+//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
@@ -161,7 +161,7 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports the store, the scheduler, hub/clusters' lease type, the pure
+// It imports the store, the scheduler, hub/liveness' lease type, the pure
 // decisions of the detector, the scheduling loop (hub/scheduler,
 // hub/placement), the renderer (hub/render) and the aggregator
 // (hub/aggregate/fold), pki,

@@ -12,8 +12,8 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/scheduler"
@@ -45,7 +45,7 @@ type Config struct {
 	// codec.DefaultMaxBytes, 3 MiB). The gRPC server's own receive limit
 	// must be above it.
 	MaxManifestBytes int
-	// Leases is the hub's view of cluster liveness (hub/clusters), which
+	// Leases is the hub's view of cluster liveness (hub/liveness), which
 	// ClusterService shows as state, lease age and last heartbeat; nil
 	// shows every cluster as Unknown, with the capacity last stored.
 	Leases Leases
@@ -75,9 +75,9 @@ type Config struct {
 }
 
 // Leases is what ClusterService reads of the clusters' leases; the hub's
-// *clusters.Leases satisfies it.
+// *liveness.Leases satisfies it.
 type Leases interface {
-	Get(cluster string) (lease clusters.Lease, ok bool)
+	Get(cluster string) (lease liveness.Lease, ok bool)
 }
 
 func (c Config) withDefaults() Config {

@@ -12,7 +12,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -27,7 +27,7 @@ func TestNewClustersCordoned(t *testing.T) {
 		t.Fatalf("store.Open: %v", err)
 	}
 	defer st.Close()
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	for _, on := range []bool{true, false} {
 		name := map[bool]string{true: "cordoned", false: "open"}[on]
 		hb := heartbeat()

@@ -4,7 +4,7 @@
 // the certificates signed on Register and Renew, the Cluster record created
 // at a cluster's first heartbeat (cordoned when the hub says so), and the
 // resource models the agents are sent. Liveness (leases, heartbeats) is
-// hub/clusters, the agents' gRPC service hub/agentapi, the CA hub/pki.
+// hub/liveness, the agents' gRPC service hub/agentapi, the CA hub/pki.
 //
 // # Tokens
 //
@@ -79,7 +79,7 @@
 // heartbeats, rewritten when they change (a CRD installed in the member),
 // so that the client API's placement queries and Simulate, which read the
 // record, see the kinds the scheduler (which reads the lease) sees.
-// Liveness and capacity are hub/clusters' leases, not this record.
+// Liveness and capacity are hub/liveness' leases, not this record.
 //
 // Only the leader runs the Registrar (hub/leader), and it registers only on
 // a heartbeat received after it started: leases outlive their clusters (a
@@ -105,6 +105,6 @@
 // the Registry logs as "tokens", the Registrar as "registration", Models as
 // "cluster_models".
 //
-// It imports hub/store, hub/pki, hub/clusters, internal/certs and the
+// It imports hub/store, hub/pki, hub/liveness, internal/certs and the
 // cluster API types.
 package membership

@@ -17,7 +17,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -31,9 +31,9 @@ const retryInterval = 2 * time.Second
 // cordoned.
 const TaintCordoned = "node.tether.io/cordoned"
 
-// Leases is what the registrar reads of hub/clusters.
+// Leases is what the registrar reads of hub/liveness.
 type Leases interface {
-	List() ([]clusters.Lease, uint64)
+	List() ([]liveness.Lease, uint64)
 	Wait(ctx context.Context, after uint64) (uint64, error)
 }
 
@@ -112,10 +112,10 @@ func (r *Registrar) sync(ctx context.Context) error {
 	return last
 }
 
-func (r *Registrar) syncOne(ctx context.Context, l clusters.Lease) error {
+func (r *Registrar) syncOne(ctx context.Context, l liveness.Lease) error {
 	if !r.known[l.Cluster] {
 		if !l.LastHeartbeat.After(r.since) {
-			r.waiting = r.waiting || l.State != clusters.StateUnknown
+			r.waiting = r.waiting || l.State != liveness.StateUnknown
 			return nil // not met yet: its next heartbeat registers it
 		}
 		created, err := r.create(ctx, l)
@@ -139,7 +139,7 @@ func (r *Registrar) syncOne(ctx context.Context, l clusters.Lease) error {
 // the scheduler then falls back to it. Only status.apiEnablements is
 // touched; the rest of the record (an admin's labels and taints) is kept
 // byte for byte through optimistic concurrency.
-func (r *Registrar) refreshAPIs(ctx context.Context, l clusters.Lease) error {
+func (r *Registrar) refreshAPIs(ctx context.Context, l liveness.Lease) error {
 	apis := apiEnablements(l.Heartbeat)
 	if len(apis) == 0 {
 		return nil
@@ -225,7 +225,7 @@ func apiEnablements(hb *agentv1.Heartbeat) []clusterv1alpha1.APIEnablement {
 // warning: an agent registered with a token had them checked at Register,
 // and tether-agent checks its own; this is a certificate minted outside
 // registration with an agent that did not.
-func (r *Registrar) create(ctx context.Context, l clusters.Lease) (bool, error) {
+func (r *Registrar) create(ctx context.Context, l liveness.Lease) (bool, error) {
 	rec := Record(l, r.cordoned)
 	if err := ValidateLabels(rec.Labels); err != nil {
 		r.log.Warn("cluster's reported labels left out of its new record", "cluster", l.Cluster, "error", err)
@@ -267,7 +267,7 @@ func NewRecord(name string, created time.Time, topo *agentv1.Topology, cordoned 
 
 // Record is the Cluster first stored for a lease: its name, and the
 // topology and Kubernetes version of its first heartbeat.
-func Record(l clusters.Lease, cordoned bool) *clusterv1alpha1.Cluster {
+func Record(l liveness.Lease, cordoned bool) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
 	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology(), cordoned)
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()

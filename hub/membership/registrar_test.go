@@ -12,7 +12,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -37,7 +37,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 		t.Fatalf("store.Open: %v", err)
 	}
 	defer st.Close()
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	r := NewRegistrar(st, leases, hclog.NewNullLogger())
 	key := store.ClusterKey("edge-1")
 	read := func() (clusterv1alpha1.Cluster, int64) {
@@ -111,7 +111,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 func TestRecordTakesTopology(t *testing.T) {
 	hb := heartbeat()
 	hb.Topology = &agentv1.Topology{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}, Labels: map[string]string{"tier": "edge"}}
-	c := Record(clusters.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()}, false)
+	c := Record(liveness.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()}, false)
 	want := clusterv1alpha1.ClusterSpec{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}}
 	if diff := cmp.Diff(want, c.Spec); diff != "" {
 		t.Errorf("Record spec (-want +got):\n%s", diff)
@@ -136,7 +136,7 @@ func TestNewLeaderDoesNotRevive(t *testing.T) {
 		t.Fatalf("store.Open: %v", err)
 	}
 	defer st.Close()
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	leases.Heartbeat("removed", heartbeat()) // its record was removed; its lease stays
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

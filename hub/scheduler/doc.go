@@ -11,7 +11,7 @@
 //
 // # Usage
 //
-//	leases := clusters.New(clusters.Config{})
+//	leases := liveness.New(liveness.Config{})
 //	loop := scheduler.New(st, leases, scheduler.Config{}, logger)
 //	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
 //
@@ -86,7 +86,7 @@
 // cluster.karmada.io/not-ready:NoSchedule; lease Unknown →
 // cluster.karmada.io/unreachable:NoSchedule (no new placement goes there)
 // plus unreachable:NoExecute, which only failing-over bindings heed (below).
-// timeAdded is when the hub saw the lease run out (hub/clusters). Leases are
+// timeAdded is when the hub saw the lease run out (hub/liveness). Leases are
 // in memory: after a hub start, a cluster without a lease keeps its stored
 // taints for Config.StartupGrace (the lease duration plus
 // protocol.MaxReconnectDelay, the longest an agent waits to reconnect) and
@@ -126,7 +126,7 @@
 //     away counts its toleration from then (Liveness.NoExecuteFloor), as the
 //     Kubernetes node lifecycle controller does.
 //   - A hub that was paused (SIGSTOP, VM pause) holds lease expiry for one
-//     lease duration after it resumes (hub/clusters), so the agents'
+//     lease duration after it resumes (hub/liveness), so the agents'
 //     heartbeats get in before anything turns Unknown.
 //   - A cluster that is back (lease Ready, no evicting taint) while its
 //     graceful eviction is pending calls it off — Returned: it is a target
@@ -218,6 +218,6 @@
 // Tolerations are read from the current placement, not the applied one
 // (a placement change is rescheduled in the same pass anyway).
 //
-// It imports hub/store, hub/clusters, hub/placement, api/, go-hclog and
+// It imports hub/store, hub/liveness, hub/placement, api/, go-hclog and
 // Kubernetes API machinery.
 package scheduler

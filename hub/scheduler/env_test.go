@@ -16,8 +16,8 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/leakcheck"
 )
@@ -27,7 +27,7 @@ const waitTimeout = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
-		"tether/hub/scheduler.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
+		"tether/hub/scheduler.", "tether/hub/store.(*Store).Watch", "tether/hub/liveness.(*Leases)",
 	}}))
 }
 
@@ -36,8 +36,8 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	st     *store.Store
-	clock  *clusterstest.Clock
-	leases *clusters.Leases
+	clock  *livenesstest.Clock
+	leases *liveness.Leases
 }
 
 func newEnv(t *testing.T, leaseDuration time.Duration) *env {
@@ -49,9 +49,9 @@ func newEnv(t *testing.T, leaseDuration time.Duration) *env {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clock := clusterstest.NewClock(t0)
-	// The fake clock moves in jumps: no pause check (hub/clusters tests it).
-	leases := clusters.New(clusters.Config{LeaseDuration: leaseDuration, Clock: clock, PauseThreshold: -1})
+	clock := livenesstest.NewClock(t0)
+	// The fake clock moves in jumps: no pause check (hub/liveness tests it).
+	leases := liveness.New(liveness.Config{LeaseDuration: leaseDuration, Clock: clock, PauseThreshold: -1})
 	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: leases}
 	e.goRun("leases", leases.Run)
 	return e
@@ -112,7 +112,7 @@ func (e *env) keepAlive(d time.Duration, names ...string) {
 }
 
 // waitState polls until every cluster of names has a lease in state.
-func (e *env) waitState(state clusters.State, names ...string) {
+func (e *env) waitState(state liveness.State, names ...string) {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for _, n := range names {

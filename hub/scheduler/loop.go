@@ -12,7 +12,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -34,10 +34,10 @@ const (
 // errWatchClosed ends a session whose watch channel closed without error.
 var errWatchClosed = errors.New("scheduler: watch closed")
 
-// Leases is what the loop needs from hub/clusters.Leases.
+// Leases is what the loop needs from hub/liveness.Leases.
 type Leases interface {
 	// List returns every lease and the revision it reflects.
-	List() ([]clusters.Lease, uint64)
+	List() ([]liveness.Lease, uint64)
 	// Wait blocks until the revision is past after.
 	Wait(ctx context.Context, after uint64) (uint64, error)
 	// Duration is the lease duration.
@@ -50,7 +50,7 @@ type Leases interface {
 type Config struct {
 	// Clock is the time source, the same as the leases'; nil: the wall
 	// clock.
-	Clock clusters.Clock
+	Clock liveness.Clock
 	// GracefulEvictionTimeout bounds eviction tasks without their own
 	// grace period; zero: DefaultGracefulEvictionTimeout.
 	GracefulEvictionTimeout time.Duration
@@ -82,7 +82,7 @@ type Loop struct {
 	store  *store.Store
 	leases Leases
 	cfg    Config
-	clock  clusters.Clock
+	clock  liveness.Clock
 	log    hclog.Logger
 
 	graceUntil time.Time
@@ -131,7 +131,7 @@ type entry struct {
 // New returns a loop over st and leases.
 func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop {
 	if cfg.Clock == nil {
-		cfg.Clock = clusters.RealClock{}
+		cfg.Clock = liveness.RealClock{}
 	}
 	if cfg.GracefulEvictionTimeout <= 0 {
 		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
@@ -149,7 +149,7 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 // exited when it returns.
 func (l *Loop) Run(ctx context.Context) error {
 	l.graceUntil = l.clock.Now().Add(l.cfg.StartupGrace)
-	leaseCh, stop := clusters.Changed(ctx, l.leases)
+	leaseCh, stop := liveness.Changed(ctx, l.leases)
 	defer stop()
 	return store.Follow(ctx, l.log, relistBackoff, func(ctx context.Context) error {
 		return l.session(ctx, leaseCh)

@@ -10,7 +10,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -24,7 +24,7 @@ type Member struct {
 	// APIs holds the served kinds as apiKey(groupVersion, kind).
 	APIs map[string]bool
 	// State is the lease state; "" when this hub has no lease for it.
-	State clusters.State
+	State liveness.State
 }
 
 // Liveness says how leases turn into taints.
@@ -48,8 +48,8 @@ type Liveness struct {
 // Cluster (an agent whose cluster is not registered, or not yet seen by the
 // loop) is ignored, so that a cluster never gets work before the admin's
 // labels and taints on it are known.
-func BuildMembers(stored []clusterv1alpha1.Cluster, leases []clusters.Lease, now time.Time, lv Liveness) []Member {
-	byName := make(map[string]*clusters.Lease, len(leases))
+func BuildMembers(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now time.Time, lv Liveness) []Member {
+	byName := make(map[string]*liveness.Lease, len(leases))
 	for i := range leases {
 		byName[leases[i].Cluster] = &leases[i]
 	}
@@ -62,7 +62,7 @@ func BuildMembers(stored []clusterv1alpha1.Cluster, leases []clusters.Lease, now
 }
 
 // member builds one Member; lease is nil when there is none.
-func member(c *clusterv1alpha1.Cluster, lease *clusters.Lease, now time.Time, lv Liveness) Member {
+func member(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv Liveness) Member {
 	sc := placement.Cluster{
 		Name:           c.Name,
 		Labels:         c.Labels,
@@ -109,22 +109,22 @@ func topology(c *placement.Cluster, t *agentv1.Topology) {
 // taints are the admin's taints with the liveness taints replaced by the
 // ones the lease implies, like Karmada's cluster controller (Ready=False:
 // not-ready; Ready=Unknown: unreachable).
-func taints(admin []corev1.Taint, lease *clusters.Lease, now time.Time, lv Liveness) []corev1.Taint {
+func taints(admin []corev1.Taint, lease *liveness.Lease, now time.Time, lv Liveness) []corev1.Taint {
 	if lease == nil && now.Before(lv.GraceUntil) {
 		return admin
 	}
 	out := make([]corev1.Taint, 0, len(admin)+2)
 	for _, t := range admin {
-		if !liveness(t.Key) {
+		if !livenessTaint(t.Key) {
 			out = append(out, t)
 		}
 	}
 	switch {
 	case lease == nil:
 		out = append(out, unreachable(lv.GraceUntil, lv)...)
-	case lease.State == clusters.StateNotReady:
+	case lease.State == liveness.StateNotReady:
 		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: lease.Since}})
-	case lease.State == clusters.StateUnknown:
+	case lease.State == liveness.StateUnknown:
 		out = append(out, unreachable(lease.Since, lv)...)
 	}
 	return out

@@ -88,16 +88,16 @@ func evicting(taints []corev1.Taint, failover bool) []corev1.Taint {
 	}
 	out := make([]corev1.Taint, 0, len(taints))
 	for _, t := range taints {
-		if !liveness(t.Key) || t.Effect != corev1.TaintEffectNoExecute {
+		if !livenessTaint(t.Key) || t.Effect != corev1.TaintEffectNoExecute {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// liveness reports whether key is one of the taints the loop derives from
+// livenessTaint reports whether key is one of the taints the loop derives from
 // leases (members.go replaces any stored taint of these keys).
-func liveness(key string) bool {
+func livenessTaint(key string) bool {
 	return key == clusterv1alpha1.TaintClusterNotReady || key == clusterv1alpha1.TaintClusterUnreachable
 }
 

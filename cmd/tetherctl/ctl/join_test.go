@@ -20,7 +20,7 @@ import (
 
 	"github.com/tetherproj/tether/agent"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
@@ -34,7 +34,7 @@ func startTokenHub(t *testing.T) (*onlineHub, *membership.Registry) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := &onlineHub{leases: clusters.New(clusters.Config{})}
+	h := &onlineHub{leases: liveness.New(liveness.Config{})}
 	var err error
 	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
 		t.Fatal(err)

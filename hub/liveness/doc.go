@@ -1,4 +1,4 @@
-// Package clusters keeps the hub's view of its member clusters' liveness:
+// Package liveness keeps the hub's view of its member clusters' liveness:
 // one lease per cluster, renewed by every Heartbeat an agent sends on its
 // stream (DESIGN §5), with the capacity and conditions it carried.
 //
@@ -57,9 +57,10 @@
 // (API list, capacity) changes: the latest content waits and is written
 // once the interval has passed, while renewals naming the content last
 // written go on as before. A state change (Ready, NotReady) is written at
-// once, unless another one already was within the interval. Registration,
-// which copies the API list into /tether/clusters/<name>, follows these
-// records, so it writes no more often. A heartbeat may hold at most
+// once, unless another one already was within the interval. The
+// registrar (hub/membership), which copies the API list into
+// /tether/clusters/<name>, follows these records, so it writes no more
+// often. A heartbeat may hold at most
 // HeartbeatLimits (default 512 KiB encoded and 10,000 API entries: group
 // versions plus resources): CheckHeartbeat says why one is past them, and
 // hub/agentapi ends the stream of an agent that sends one; the Publisher
@@ -73,7 +74,8 @@
 // each replica's own, by its own clock. A record going away (its replica
 // stopped or died) only stops the renewals; the lease then runs out as
 // above, and nothing is deleted because of it. Persisting the last
-// capacity under /tether/clusters/<name> is the registration's business.
+// capacity under /tether/clusters/<name> is hub/membership's business.
+//
 // It imports the generated agent protocol, hub/store, the etcd client,
 // go-hclog and the standard library.
-package clusters
+package liveness

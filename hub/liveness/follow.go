@@ -1,4 +1,4 @@
-package clusters
+package liveness
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 const relistBackoff = 2 * time.Second
 
 // errWatchClosed ends a session whose watch closed without an error.
-var errWatchClosed = errors.New("clusters: liveness watch closed")
+var errWatchClosed = errors.New("liveness: watch closed")
 
 // Follow feeds l from the liveness records every replica's Publisher
 // writes, until ctx ends (nil). Each record written is a heartbeat at the

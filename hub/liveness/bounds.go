@@ -1,4 +1,4 @@
-package clusters
+package liveness
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ const (
 
 // ErrHeartbeatTooLarge: a heartbeat past HeartbeatLimits, which the hub
 // neither holds nor writes.
-var ErrHeartbeatTooLarge = errors.New("clusters: heartbeat too large")
+var ErrHeartbeatTooLarge = errors.New("liveness: heartbeat too large")
 
 // HeartbeatLimits bounds one heartbeat; zero fields mean the defaults.
 type HeartbeatLimits struct {

@@ -1,13 +1,13 @@
-// Package clusterstest holds a fake clusters.Clock for tests that drive
+// Package livenesstest holds a fake liveness.Clock for tests that drive
 // lease expiry without sleeping. It imports the standard library only.
-package clusterstest
+package livenesstest
 
 import (
 	"sync"
 	"time"
 )
 
-// Clock is a clusters.Clock that moves only when Advance is called. It is
+// Clock is a liveness.Clock that moves only when Advance is called. It is
 // safe for concurrent use.
 type Clock struct {
 	mu      sync.Mutex // guards the fields below

@@ -1,4 +1,4 @@
-package clusters
+package liveness
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newFakeClock() *clusterstest.Clock { return clusterstest.NewClock(t0) }
+func newFakeClock() *livenesstest.Clock { return livenesstest.NewClock(t0) }
 
 func ready(s agentv1.ConditionStatus) *agentv1.Heartbeat {
 	return &agentv1.Heartbeat{Conditions: []*agentv1.Condition{{Type: "Ready", Status: s}}}
