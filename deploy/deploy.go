@@ -2,7 +2,10 @@
 // agent's: agent/agent.yaml is a Go text/template, embedded here, that
 // `tetherctl join NAME -o manifest` fills with one cluster's hub address,
 // bootstrap token and CA pin (RenderAgent). hub/hub.yaml is a plain
-// manifest, applied as is. README.md explains both and the Dockerfiles.
+// manifest, applied as is. The Helm charts in charts/ install the same;
+// `tetherctl join NAME -o helm` prints the agent chart's install command
+// with its values (HelmValues, HelmInstall). README.md explains them all and
+// the images (built by the images command, `make images`).
 //
 // It imports only the standard library.
 package deploy

@@ -230,24 +230,64 @@ func TestHubManifest(t *testing.T) {
 	}
 }
 
-// TestFilesOnDisk: the embedded files are the ones in the tree, and the
-// Dockerfiles build what the manifests run, as a non-root user.
+// TestFilesOnDisk: the embedded hub manifest is the one in the tree.
 func TestFilesOnDisk(t *testing.T) {
 	hub, err := os.ReadFile(filepath.Join("hub", "hub.yaml"))
 	if err != nil || !bytes.Equal(hub, HubManifest()) {
 		t.Errorf("hub/hub.yaml differs from HubManifest (%v)", err)
 	}
-	for _, tc := range []struct{ file, cmd string }{
-		{"Dockerfile.agent", "./cmd/tether-agent"},
-		{"Dockerfile.hub", "./cmd/tether-hub"},
+}
+
+func TestHelmValues(t *testing.T) {
+	a := testAgent
+	a.Image = "registry.local:5000/tether/agent:v1.2.3"
+	a.DataVolume = DataVolumeEmptyDir
+	values, err := HelmValues(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Cluster, Hub, CAHash string
+		BootstrapToken       struct{ Value string }
+		Image                struct{ Repository, Tag string }
+		Persistence          struct{ Type string }
+	}
+	if err := yaml.Unmarshal([]byte(values), &got); err != nil {
+		t.Fatalf("values do not decode: %v\n%s", err, values)
+	}
+	if got.Cluster != a.Cluster || got.Hub != a.Hub || got.CAHash != a.CAHash || got.BootstrapToken.Value != a.Token ||
+		got.Image.Repository != "registry.local:5000/tether/agent" || got.Image.Tag != "v1.2.3" || got.Persistence.Type != "emptyDir" {
+		t.Errorf("values = %+v; want the agent's fields, the image split at its tag, emptyDir\n%s", got, values)
+	}
+	cmd, err := HelmInstall(a, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cmd, "helm upgrade --install tether-agent deploy/charts/tether-agent --namespace tether-system --create-namespace --values - <<'EOF'\n") ||
+		!strings.HasSuffix(cmd, values+"EOF\n") {
+		t.Errorf("HelmInstall = %q", cmd)
+	}
+	for _, bad := range []func(*Agent){
+		func(a *Agent) { a.Image = "r/agent@sha256:" + strings.Repeat("0", 64) },
+		func(a *Agent) { a.Token = "" },
 	} {
-		data, err := os.ReadFile(tc.file)
-		if err != nil {
-			t.Fatal(err)
+		b := testAgent
+		bad(&b)
+		if _, err := HelmValues(b); err == nil {
+			t.Errorf("HelmValues(%+v) = nil error; want a refusal", b)
 		}
-		s := string(data)
-		if !strings.Contains(s, tc.cmd) || !strings.Contains(s, "USER 65532") || strings.Count(s, "\nFROM ") < 2 {
-			t.Errorf("%s: want a multi-stage build of %s running as USER 65532", tc.file, tc.cmd)
+	}
+}
+
+func TestSplitImage(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"ghcr.io/t/agent:v1": {"ghcr.io/t/agent", "v1"},
+		"host:5000/agent":    {"host:5000/agent", ""},
+		"host:5000/agent:v2": {"host:5000/agent", "v2"},
+		"agent":              {"agent", ""},
+	} {
+		if r, tag := splitImage(in); r != want[0] || tag != want[1] {
+			t.Errorf("splitImage(%q) = %q, %q; want %q, %q", in, r, tag, want[0], want[1])
 		}
 	}
 }

@@ -152,9 +152,14 @@
 // optimistic concurrency (a conflict re-reads and recomputes). Restarting
 // the aggregator writes nothing while nothing changed.
 //
+// With an interpreter that answers webhook calls in the background
+// (interpreter.Deferred, as the hub runs it), a template status a webhook
+// aggregates does not hold the loop: the binding is written with its
+// previous template status, and flushed again when the answer arrives.
+//
 // It imports hub/store, hub/liveness, hub/agentapi (the interface it
-// implements), hub/guard, hub/syncstate, api/, the etcd client (for the
-// relay's batched conditional writes), protobuf and Kubernetes API
-// machinery; the
-// interpreter comes in through the Interpreter interface.
+// implements), hub/guard, hub/syncstate, api/, internal/interpreter's
+// ErrPending, the etcd client (for the relay's batched conditional
+// writes), protobuf and Kubernetes API machinery; the interpreter comes in
+// through the Interpreter interface.
 package aggregate

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // conflictRetries is how many times one flush re-reads a binding after an
@@ -90,6 +91,12 @@ func (a *Aggregator) desired(ctx context.Context, key string, b *workv1alpha1.Re
 	setAnnotation(nb, fold.AnnotationStaleClusters, stale)
 	prev, _ := fold.TemplateStatus(b)
 	ts, err := a.aggregateTemplate(ctx, key, prev, items)
+	if errors.Is(err, interpreter.ErrPending) {
+		// A webhook is asked in the background (interpreter.Deferred):
+		// the flush after its answer takes it.
+		a.run.pending[key] = true
+		return nb
+	}
 	if err != nil {
 		a.log.Warn("template status not aggregated, keeping the previous one", "binding", key, "error", err)
 		return nb

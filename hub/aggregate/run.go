@@ -29,6 +29,10 @@ type runState struct {
 	states     map[string]liveness.State // lease state by cluster
 	bindings   map[string]*entry         // by binding key
 	dirty      map[string]bool           // binding keys to flush
+	// pending are the binding keys whose template status waits for a
+	// webhook's answer (interpreter.ErrPending): dirty again when one
+	// arrives.
+	pending map[string]bool
 	// superseded: binding key → cluster → its assignment change still
 	// awaiting a newer version (ItemsInput.Superseded)
 	superseded map[string]map[string]supersession
@@ -105,6 +109,11 @@ func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error
 		case <-flush.C:
 			armed = false
 			a.flushAll(ctx)
+		case <-a.answered():
+			for k := range a.run.pending {
+				a.run.dirty[k] = true
+			}
+			clear(a.run.pending)
 		}
 	}
 }
@@ -117,6 +126,7 @@ func (a *Aggregator) load(ctx context.Context) (int64, error) {
 	}
 	a.run.bindings = make(map[string]*entry, len(kvs))
 	a.run.dirty = make(map[string]bool, len(kvs))
+	a.run.pending = map[string]bool{}
 	for _, kv := range kvs {
 		a.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
@@ -246,4 +256,19 @@ func (a *Aggregator) supersededFor(key string, b *workv1alpha1.ResourceBinding, 
 		out[c] = s.version
 	}
 	return out
+}
+
+// deferring is an Interpreter that answers webhook calls in the
+// background (interpreter.Deferred), signalling Ready when one arrives.
+type deferring interface {
+	Ready() <-chan struct{}
+}
+
+// answered is signalled when a pending webhook answer arrives; nil (never
+// ready) without a deferring Interpreter.
+func (a *Aggregator) answered() <-chan struct{} {
+	if d, ok := a.interp.(deferring); ok {
+		return d.Ready()
+	}
+	return nil
 }

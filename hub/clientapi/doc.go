@@ -108,6 +108,15 @@
 // labels, so an object leaving a selection sends nothing. List pages
 // re-read the store: later pages may see later changes.
 //
+// A slow watcher costs the hub a bounded buffer (lagQueue): at most
+// Config.WatchBufferEvents events (512) and WatchBufferBytes (4 MiB) read
+// from etcd and not yet sent; past that the hub stops reading etcd for
+// that watch and reads on from etcd's history once the client has caught
+// up half of it, so the client loses nothing, and its stream ends
+// OUT_OF_RANGE (List again) only if that history was compacted meanwhile.
+// WatchPlacement sends whole placements, so the changes a busy client has
+// not read coalesce into one message.
+//
 // # Placement
 //
 // GetPlacement reads the binding (policy claim, clusters and replicas,

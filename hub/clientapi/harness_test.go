@@ -72,11 +72,18 @@ func startHub(t *testing.T, cfg clientapi.Config) *hub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := &hub{}
-	var err error
-	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
 		t.Fatal(err)
 	}
+	return startHubOn(t, cfg, st)
+}
+
+// startHubOn starts the services on st, which it closes when the test ends.
+func startHubOn(t *testing.T, cfg clientapi.Config, st *store.Store) *hub {
+	t.Helper()
+	h := &hub{st: st}
+	var err error
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +135,7 @@ type client struct {
 	clusters   hubv1.ClusterServiceClient
 }
 
-func (h *hub) dial(t *testing.T, id *pki.Identity) *client {
+func (h *hub) dial(t *testing.T, id *pki.Identity, opts ...grpc.DialOption) *client {
 	t.Helper()
 	cfg := &tls.Config{RootCAs: h.ca.Pool(), ServerName: "127.0.0.1", MinVersion: tls.VersionTLS13}
 	if id != nil {
@@ -142,7 +149,7 @@ func (h *hub) dial(t *testing.T, id *pki.Identity) *client {
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
-	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	conn, err := grpc.NewClient(h.addr, append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))...)
 	if err != nil {
 		t.Fatal(err)
 	}

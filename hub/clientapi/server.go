@@ -31,6 +31,16 @@ const (
 	// DefaultListPageSize is how many objects a List page holds when the
 	// request names no page size.
 	DefaultListPageSize = 500
+	// DefaultWatchBufferEvents is how many events a Watch holds for a
+	// client that reads more slowly than they come; past it the hub stops
+	// reading etcd for that watch until the client catches up (lagQueue).
+	// It is four of etcd's largest transactions (128 operations), so that
+	// bursts pass without a pause.
+	DefaultWatchBufferEvents = 512
+	// DefaultWatchBufferBytes bounds the same events in bytes of stored
+	// keys and values (4 MiB, a few of the largest objects), so that a
+	// stalled watcher costs the hub at most about this much.
+	DefaultWatchBufferBytes = 4 << 20
 	// maxListPageSize is the largest page_size List serves; larger is
 	// INVALID_ARGUMENT, so that no read holds the whole store at once.
 	maxListPageSize = 5000
@@ -45,6 +55,10 @@ type Config struct {
 	// codec.DefaultMaxBytes, 3 MiB). The gRPC server's own receive limit
 	// must be above it.
 	MaxManifestBytes int
+	// WatchBufferEvents and WatchBufferBytes bound the events a Watch
+	// has read from etcd and its client has not (defaults
+	// DefaultWatchBufferEvents and DefaultWatchBufferBytes).
+	WatchBufferEvents, WatchBufferBytes int
 	// Leases is the hub's view of cluster liveness (hub/liveness), which
 	// ClusterService shows as state, lease age and last heartbeat; nil
 	// shows every cluster as Unknown, with the capacity last stored.
@@ -86,6 +100,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxManifestBytes <= 0 {
 		c.MaxManifestBytes = codec.DefaultMaxBytes
+	}
+	if c.WatchBufferEvents <= 0 {
+		c.WatchBufferEvents = DefaultWatchBufferEvents
+	}
+	if c.WatchBufferBytes <= 0 {
+		c.WatchBufferBytes = DefaultWatchBufferBytes
 	}
 	if c.LuaLimits == (luavm.Limits{}) {
 		c.LuaLimits = luavm.DefaultLimits()

@@ -2,7 +2,6 @@ package clientapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,6 +51,8 @@ func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
 // applied to each event's object: an object whose labels stop matching
 // produces no event (the stored history does not say whether it matched
 // before), so watch without a selector to see objects leave a selection.
+// Events wait for the client in a lagQueue, which bounds what a slow
+// client costs the hub.
 func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, send func(*hubv1.WatchResponse) error) error {
 	f, err := newWatchFilter(req)
 	if err != nil {
@@ -65,33 +66,37 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, se
 		from++
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for ev := range b.st.Watch(ctx, f.prefix, from) {
-		if ev.Err != nil {
-			if errors.Is(ev.Err, store.ErrCompacted) {
-				return fmt.Errorf("watch from revision %d: that revision was compacted; List again and watch from the list's revision: %w", req.GetStartRevision(), ev.Err)
-			}
-			return ev.Err
-		}
-		resp, ok, err := b.watchEvent(ctx, f, ev, v)
+	q := newLagQueue(b.cfg.WatchBufferEvents, b.cfg.WatchBufferBytes)
+	filled := make(chan struct{})
+	go func() {
+		defer close(filled)
+		fillWatch(ctx, b.st, q, f.prefix, from, f.keeps)
+	}()
+	defer func() { cancel(); <-filled }()
+	for {
+		ev, err := q.next(ctx)
 		if err != nil {
 			return err
 		}
-		if ok {
-			if err := send(resp); err != nil {
-				return err
-			}
+		resp, err := b.watchEvent(ctx, ev, v)
+		if err != nil {
+			return err
+		}
+		if err := send(resp); err != nil {
+			return err
 		}
 	}
-	return ctx.Err()
 }
 
-// watchEvent converts a store event, reporting whether the filter keeps it.
-func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event, v view) (*hubv1.WatchResponse, bool, error) {
+// keeps reports whether the filter selects ev.
+func (f *watchFilter) keeps(ev store.Event) bool {
 	key, ok := store.ParseObjectKey(ev.KV.Key)
-	if !ok || (f.namespace != "" && key.Namespace != f.namespace) || !matches(ev.KV.Value, f.sel) {
-		return nil, false, nil
-	}
+	return ok && (f.namespace == "" || key.Namespace == f.namespace) && matches(ev.KV.Value, f.sel)
+}
+
+// watchEvent converts a store event the filter kept.
+func (b *backend) watchEvent(ctx context.Context, ev store.Event, v view) (*hubv1.WatchResponse, error) {
+	key, _ := store.ParseObjectKey(ev.KV.Key)
 	t := hubv1.EventType_EVENT_TYPE_MODIFIED
 	switch {
 	case ev.Type == store.EventDelete:
@@ -101,7 +106,7 @@ func (b *backend) watchEvent(ctx context.Context, f *watchFilter, ev store.Event
 	}
 	obj, err := b.objectOf(ctx, key, ev.KV, nil, v)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return &hubv1.WatchResponse{Type: t, Object: obj}, true, nil
+	return &hubv1.WatchResponse{Type: t, Object: obj}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/backoff"
+	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // Tuned intervals.
@@ -96,6 +97,35 @@ type Detector struct {
 	idx     *index
 	dirty   map[store.ObjectRef]Cause
 	retries map[store.ObjectRef]retry
+	// pending are the templates whose reconcile waits for a webhook's
+	// answer (interpreter.ErrPending), marked again when one arrives.
+	pending map[store.ObjectRef]Cause
+}
+
+// deferring is an Interpreter that answers webhook calls in the
+// background (interpreter.Deferred): its calls fail with
+// interpreter.ErrPending until the answer is there, and Ready is
+// signalled when one arrives. With it, a slow or hung webhook holds only
+// the templates it interprets, not the detector's loop.
+type deferring interface {
+	Ready() <-chan struct{}
+}
+
+// answered is signalled when a pending webhook answer arrives; nil (never
+// ready) without a deferring Interpreter.
+func (d *Detector) answered() <-chan struct{} {
+	if df, ok := d.interp.(deferring); ok {
+		return df.Ready()
+	}
+	return nil
+}
+
+// markPending marks the templates waiting for a webhook's answer.
+func (d *Detector) markPending() {
+	for ref, cause := range d.pending {
+		d.mark(ref, cause)
+	}
+	d.pending = map[store.ObjectRef]Cause{}
 }
 
 // retry is a template waiting to be reconciled again after a failure.
@@ -176,6 +206,8 @@ func (d *Detector) session(ctx context.Context) error {
 			d.dueRetries(time.Now())
 		case <-d.reinterpreted.Ready():
 			d.markScope(d.reinterpreted.Take())
+		case <-d.answered():
+			d.markPending()
 		}
 	}
 }
@@ -217,6 +249,7 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 	d.idx = newIndex()
 	d.dirty = map[store.ObjectRef]Cause{}
 	d.retries = map[store.ObjectRef]retry{}
+	d.pending = map[store.ObjectRef]Cause{}
 	d.loading = true
 	for _, kv := range objects {
 		d.applyGuarded(store.Event{Type: store.EventPut, KV: kv})
@@ -289,8 +322,13 @@ func (d *Detector) dueRetries(now time.Time) {
 	}
 }
 
-// failed schedules ref for another try.
+// failed schedules ref for another try: when the webhook answer it waits
+// for arrives, or after a backoff.
 func (d *Detector) failed(ref store.ObjectRef, cause Cause, err error) {
+	if errors.Is(err, interpreter.ErrPending) {
+		d.pending[ref] = mergeCause(d.pending[ref], cause)
+		return
+	}
 	r := d.retries[ref]
 	r.failures++
 	delay := backoff.Policy{Base: retryBase, Max: retryMax}.Step(r.failures - 1)

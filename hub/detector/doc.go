@@ -96,7 +96,16 @@
 // Run reconciles nothing before the stored customizations are loaded, so
 // that no binding is written with replicas interpreted without them.
 //
-// It imports the store, api/ packages, hub/customizations' Subscription
-// and Kubernetes API machinery; the interpreter is consumed through the
-// Interpreter interface.
+// # Webhooks
+//
+// With an interpreter that answers webhook calls in the background
+// (interpreter.Deferred, as the hub runs it), a template whose replicas or
+// dependencies a webhook interprets waits for that answer without holding
+// the loop: its reconcile fails with interpreter.ErrPending, and it is
+// reconciled again when an answer arrives. Other templates go on being
+// bound while a webhook hangs.
+//
+// It imports the store, api/ packages, hub/customizations' Subscription,
+// internal/interpreter's ErrPending and Kubernetes API machinery; the
+// interpreter is consumed through the Interpreter interface.
 package detector

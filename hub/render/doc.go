@@ -69,6 +69,19 @@
 // nothing for it. A failed render leaves the cluster its current version
 // and is retried with backoff.
 //
+// # Renders that call a webhook
+//
+// A template whose replicas an interpreter webhook revises (the
+// interpreter says so: Remote) is rendered off the loop, at most
+// maxRemoteRenders (4) templates at a time, so that a slow or hung webhook
+// holds only its own templates, for its timeout, while every other
+// template goes on rendering. Until its render ends, the template is
+// published without it: its clusters keep the version they have and Gone
+// says Keep for them. A change to it meanwhile is rendered once that
+// render is published, so an older render never replaces a newer one.
+// The webhook's circuit breaker (internal/interpreter/webhook) fails calls
+// at once after BreakerFailures failures in a row.
+//
 // # Changes and removals
 //
 // Each publication is one revision (in-memory, not etcd's). Per cluster,

@@ -19,10 +19,19 @@ import (
 // same replicas, the same override rules selecting them) are rendered once:
 // Render's output depends on the cluster only through those.
 func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool) *plan {
+	p, jobs := r.preparePlan(key, only)
+	p.set, p.failed = r.runJobs(ctx, key, jobs)
+	return p
+}
+
+// preparePlan is planKey without the renders: the plan, whose set is
+// empty, and the renders that fill it (runJobs). It reads the inputs, so
+// only Run's goroutine calls it; the jobs hold what they need.
+func (r *Renderer) preparePlan(key string, only map[string]bool) (*plan, []renderJob) {
 	placed := r.state.placed(key)
 	t, b := r.in.templates[key], r.in.bindings[key]
 	if (t == nil || b == nil) && r.in.undecodable(key) {
-		return r.keepPlan(key) // a decode error is never a deletion
+		return r.keepPlan(key), nil // a decode error is never a deletion
 	}
 	p := &plan{key: key, set: map[string]*agentv1.WorkUpsert{}}
 	if t == nil || b == nil {
@@ -34,11 +43,11 @@ func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool
 		for c := range placed {
 			p.drop = append(p.drop, c)
 		}
-		return r.holdDrops(p)
+		return r.holdDrops(p), nil
 	}
 	p.exists, p.policy, p.vouch = true, DeletionPolicy(b), map[string]bool{}
 	p.reason, p.evicting = agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED, map[string]bool{}
-	r.renderTargets(ctx, p, t, b, only)
+	jobs := r.targetJobs(p, t, b, only)
 	wasEvicting := r.state.evicting(key)
 	for c := range placed {
 		switch {
@@ -54,7 +63,7 @@ func (r *Renderer) planKey(ctx context.Context, key string, only map[string]bool
 			}
 		}
 	}
-	return r.holdDrops(p)
+	return r.holdDrops(p), jobs
 }
 
 // keepPlan leaves every cluster of key the version it has and vouches for
@@ -84,20 +93,21 @@ func (r *Renderer) holdDrops(p *plan) *plan {
 	return p
 }
 
-// memoEntry is one render shared by the clusters of one signature.
-type memoEntry struct {
-	up  *agentv1.WorkUpsert
-	err error
+// renderJob is one render, shared by the clusters of one signature.
+type renderJob struct {
+	in       Input
+	clusters []string
 }
 
-// renderTargets renders the work for each target cluster in only. A
-// target that is not a known cluster, or whose dispatching is suspended,
-// keeps what it has.
-func (r *Renderer) renderTargets(ctx context.Context, p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) {
+// targetJobs vouches for every target of b and returns the renders of the
+// targets in only. A target that is not a known cluster, or whose
+// dispatching is suspended, keeps what it has.
+func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) []renderJob {
 	cops, ops := r.in.candidates(t)
 	rules := ruleTargets(cops, ops)
 	divided := Divided(b)
-	memo := map[string]memoEntry{}
+	var jobs []renderJob
+	bySig := map[string]int{}
 	for _, tc := range Targets(b) {
 		p.vouch[tc.Name] = true
 		c := r.in.clusters[tc.Name]
@@ -105,22 +115,34 @@ func (r *Renderer) renderTargets(ctx context.Context, p *plan, t *unstructured.U
 			continue
 		}
 		sig := signature(divided, tc.Replicas, c, rules)
-		e, ok := memo[sig]
+		i, ok := bySig[sig]
 		if !ok {
-			w, err := Render(ctx, Input{Template: t, Binding: b, Cluster: c, ClusterOverrides: cops, Overrides: ops}, r.interp)
-			if err == nil {
-				e.up = w.Upsert
-			} else {
-				e.err = err
-				r.log.Warn("work not rendered; the cluster keeps its current version", "work", p.key, "cluster", tc.Name, "error", err)
-				p.failed = true
-			}
-			memo[sig] = e
+			i, bySig[sig] = len(jobs), len(jobs)
+			jobs = append(jobs, renderJob{in: Input{Template: t, Binding: b, Cluster: c, ClusterOverrides: cops, Overrides: ops}})
 		}
-		if e.err == nil {
-			p.set[tc.Name] = e.up
+		jobs[i].clusters = append(jobs[i].clusters, tc.Name)
+	}
+	return jobs
+}
+
+// runJobs renders jobs: the work of each cluster, and whether some render
+// failed (those clusters keep their current version). It reads only the
+// jobs, so it may run off Run's goroutine.
+func (r *Renderer) runJobs(ctx context.Context, key string, jobs []renderJob) (map[string]*agentv1.WorkUpsert, bool) {
+	set := map[string]*agentv1.WorkUpsert{}
+	failed := false
+	for _, j := range jobs {
+		w, err := Render(ctx, j.in, r.interp)
+		if err != nil {
+			r.log.Warn("work not rendered; the clusters keep their current version", "work", key, "clusters", j.clusters, "error", err)
+			failed = true
+			continue
+		}
+		for _, c := range j.clusters {
+			set[c] = w.Upsert
 		}
 	}
+	return set, failed
 }
 
 // ruleTargets lists the cluster filters of every override rule of the

@@ -128,6 +128,8 @@ type Renderer struct {
 	// reinterpreted is the subscription to Config.Customizations; nil
 	// without one (its Ready is then a nil channel, never ready).
 	reinterpreted *customizations.Subscription
+	// remotes are the renders that call a webhook, run off the loop.
+	remotes *remoteRenders
 }
 
 // retry is a work key whose render failed, to render again at at.
@@ -149,15 +151,19 @@ func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Rende
 		cfg.Now = time.Now
 	}
 	return &Renderer{src: src, interp: interp, cfg: cfg, log: logger.Named("render"),
-		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}, bad: map[string]bool{}}
+		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}, bad: map[string]bool{},
+		remotes: newRemoteRenders()}
 }
 
 // Run lists and watches the store and keeps the works current until ctx
-// ends, then returns nil once the store watch has stopped. A compacted
-// watch lists again at once, another failure after relistBackoff; the
-// published works stay as they are meanwhile, and a new list publishes
-// only what differs.
+// ends, then returns nil once the store watch and the renders it started
+// off the loop have stopped. A compacted watch lists again at once,
+// another failure after relistBackoff; the published works stay as they
+// are meanwhile, and a new list publishes only what differs.
 func (r *Renderer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer r.remotes.wait()
+	defer cancel()
 	if c := r.cfg.Customizations; c != nil {
 		// Subscribed before the first list: a change the list's render
 		// did not see yet is handed over after it.
@@ -204,6 +210,8 @@ func (r *Renderer) session(ctx context.Context) error {
 			r.dueRetries()
 		case <-r.reinterpreted.Ready():
 			r.in.markScope(r.reinterpreted.Take())
+		case p := <-r.remotes.results:
+			r.remoteDone(ctx, p)
 		}
 		r.flush(ctx)
 		r.published(last)
@@ -314,28 +322,53 @@ func (r *Renderer) Authoritative(cluster string) bool {
 	return ok && r.undecodable.Load() == 0
 }
 
-// flush renders the marked works and publishes them as one revision.
+// flush renders the marked works and publishes them as one revision,
+// after the renders finished off the loop. A key whose render may call a
+// webhook is published without its renders first (its clusters keep what
+// they have) and rendered off the loop (remoteRenders); a key still in
+// flight is planned again once its render is committed.
 func (r *Renderer) flush(ctx context.Context) {
-	if len(r.in.dirty) == 0 && len(r.in.dropped) == 0 && r.state.readyDone {
+	finished := r.remotes.takeFinished()
+	if len(r.in.dirty) == 0 && len(r.in.dropped) == 0 && len(finished) == 0 && r.state.readyDone {
 		return
 	}
-	plans := make([]*plan, 0, len(r.in.dirty))
+	plans := make([]*plan, 0, len(finished)+len(r.in.dirty))
+	plans = append(plans, finished...)
 	for key, only := range r.in.dirty {
-		var p *plan
-		err := guard.Do(r.log, r.cfg.Counts, "render", key, func() error {
-			p = r.planKey(ctx, key, only)
-			return nil
-		})
-		if err != nil {
-			p = r.keepPlan(key)
-			p.failed = true // retried with backoff; the other keys go on
+		if r.remotes.inflight[key] {
+			r.remotes.deferKey(key, only)
+			continue
 		}
-		plans = append(plans, p)
-		r.noteResult(key, p.failed)
+		plans = append(plans, r.planDirty(ctx, key, only))
 	}
 	r.state.commit(plans, r.in.dropped, r.cfg.Now())
 	r.in.dirty = map[string]map[string]bool{}
 	r.in.dropped = nil
+}
+
+// planDirty plans one marked key, rendering it on the loop unless its
+// render may call a webhook.
+func (r *Renderer) planDirty(ctx context.Context, key string, only map[string]bool) *plan {
+	var p *plan
+	remote := false
+	err := guard.Do(r.log, r.cfg.Counts, "render", key, func() error {
+		var jobs []renderJob
+		p, jobs = r.preparePlan(key, only)
+		if remote = len(jobs) > 0 && r.remote(key); remote {
+			r.startRemote(ctx, p, jobs)
+			return nil
+		}
+		p.set, p.failed = r.runJobs(ctx, key, jobs)
+		return nil
+	})
+	if err != nil {
+		p = r.keepPlan(key)
+		p.failed = true // retried with backoff; the other keys go on
+	}
+	if !remote {
+		r.noteResult(key, p.failed)
+	}
+	return p
 }
 
 // noteResult schedules a retry of a failed key, or forgets a past failure.
@@ -353,7 +386,10 @@ func (r *Renderer) noteResult(key string, failed bool) {
 func (r *Renderer) armRetry(timer *time.Timer) {
 	timer.Stop()
 	var next time.Time
-	for _, rt := range r.retries {
+	for key, rt := range r.retries {
+		if r.remotes.inflight[key] {
+			continue // its result schedules it again
+		}
 		if next.IsZero() || rt.at.Before(next) {
 			next = rt.at
 		}
@@ -367,7 +403,7 @@ func (r *Renderer) armRetry(timer *time.Timer) {
 func (r *Renderer) dueRetries() {
 	now := r.cfg.Now()
 	for key, rt := range r.retries {
-		if !rt.at.After(now) {
+		if !rt.at.After(now) && !r.remotes.inflight[key] {
 			r.in.markAll(key)
 		}
 	}

@@ -154,6 +154,13 @@ func (i *Interpreter) HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1
 	return false
 }
 
+// Remote reports whether a webhook answers op for gvk (no RIC script
+// does first): a call over the network that may take the webhook's
+// timeout, which a controller runs off its main loop.
+func (i *Interpreter) Remote(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool {
+	return !i.customizations.HookEnabled(gvk, op) && i.webhooks.HookEnabled(gvk, op)
+}
+
 // ErrComponentsNotImplemented is GetComponents' error when no Lua or
 // webhook step answers (native never does).
 var ErrComponentsNotImplemented = errors.New("interface GetComponents not implemented yet")

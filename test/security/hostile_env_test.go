@@ -23,15 +23,28 @@ import (
 // viewer reading, an admin writing, and a bystander agent whose stream
 // stays up; plus the hostile agent's registration and a bootstrap token.
 type hostileEnv struct {
-	h         *hubProc
-	tok       token
-	admin     *grpc.ClientConn
-	viewer    *grpc.ClientConn
-	bystander *agentStream
-	hostile   registration
-	// probes counts the bystander's heartbeats, each with its own agent
+	h      *hubProc
+	tok    token
+	admin  *grpc.ClientConn
+	viewer *grpc.ClientConn
+	// viewerConf is the viewer's tetherctl config.
+	viewerConf string
+	bystander  *agentStream
+	hostile    registration
+	// probes counts checkServing's heartbeats, each with its own agent
 	// version so that the hub's reading of it can be told apart.
 	probes int
+	// bystanderReady is the state of the bystander's last heartbeat
+	// (heartbeatRead flips it).
+	bystanderReady bool
+	// hook is the serving certificate of hostile webhooks and its PEM, made
+	// by hookCert.
+	hook struct {
+		cert  tls.Certificate
+		caPEM []byte
+	}
+	// attacks counts the attacks run, which number the probes' ConfigMaps.
+	attacks int
 }
 
 // Names of the hostile environment.
@@ -44,14 +57,14 @@ const (
 
 var webRef = &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"}
 
-func newHostileEnv(t *testing.T) *hostileEnv {
+// newHostileEnv starts a hub with flags and its parties.
+func newHostileEnv(t *testing.T, flags ...string) *hostileEnv {
 	t.Helper()
-	h := startHub(t)
-	e := &hostileEnv{h: h, tok: createToken(t, h)}
-	viewerConf := filepath.Join(t.TempDir(), "viewer.conf")
-	mustCtl(t, h.adminConf(), "user", "create", "vera", "--role", "viewer", "-o", viewerConf)
+	h := startHub(t, flags...)
+	e := &hostileEnv{h: h, tok: createToken(t, h), viewerConf: filepath.Join(t.TempDir(), "viewer.conf")}
+	mustCtl(t, h.adminConf(), "user", "create", "vera", "--role", "viewer", "-o", e.viewerConf)
 	e.admin = dial(t, h.addr, userTLS(t, h.adminConf()))
-	e.viewer = dial(t, h.addr, userTLS(t, viewerConf))
+	e.viewer = dial(t, h.addr, userTLS(t, e.viewerConf))
 	if _, err := e.objects().Apply(rpcCtx(t), &hubv1.ApplyRequest{Manifests: []byte(webYAML)}); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +88,7 @@ func (e *hostileEnv) objects() hubv1.ObjectServiceClient {
 
 // checkServing fails the test unless the hub process runs, a viewer's Get
 // and an admin's dry-run Apply succeed, and the bystander's stream is up
-// and read: a heartbeat sent on it shows in GetCluster.
+// and read: a heartbeat sent on it shows in GetCluster (heartbeatRead).
 func (e *hostileEnv) checkServing(t *testing.T) {
 	t.Helper()
 	select {
@@ -91,30 +104,11 @@ func (e *hostileEnv) checkServing(t *testing.T) {
 		t.Errorf("admin dry-run Apply after the hostile input = %v, %v; want UNCHANGED", resp.GetResults(), err)
 	}
 	e.probes++
-	version := fmt.Sprintf("probe-%d", e.probes)
-	for drained := false; !drained; {
-		select {
-		case _, ok := <-e.bystander.msgs:
-			if !ok {
-				t.Fatalf("the bystander's stream ended: %v", e.bystander.err)
-			}
-		default:
-			drained = true
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), servingWait)
+	defer cancel()
+	if _, err := e.heartbeatRead(ctx, fmt.Sprintf("probe-%d", e.probes)); err != nil {
+		t.Fatal(err)
 	}
-	if err := e.bystander.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: &agentv1.Heartbeat{
-		AgentVersion: version, Conditions: []*agentv1.Condition{{Type: "Ready", Status: agentv1.ConditionStatus_CONDITION_STATUS_TRUE}},
-	}}}); err != nil {
-		t.Fatalf("bystander heartbeat: %v", err)
-	}
-	clusters := hubv1.NewClusterServiceClient(e.viewer)
-	poll(t, servingWait, "the bystander's heartbeat "+version+" read by the hub", func() (bool, string) {
-		resp, err := clusters.GetCluster(rpcCtx(t), &hubv1.GetClusterRequest{Name: bystanderCluster})
-		if err != nil {
-			return false, err.Error()
-		}
-		return resp.GetCluster().GetAgentVersion() == version, resp.GetCluster().GetAgentVersion()
-	})
 }
 
 // apply sends manifests as an admin and returns the refusal: the call's
@@ -127,8 +121,26 @@ func (e *hostileEnv) apply(t *testing.T, manifests []byte) error {
 	if err != nil {
 		return err
 	}
+	return rejectedOf(resp.GetResults())
+}
+
+// simulate calls Simulate over conn and returns the refusal, as apply
+// does: the call's error, or the rejected inputs' messages.
+func (e *hostileEnv) simulate(t *testing.T, conn *grpc.ClientConn, template, policies string) error {
+	t.Helper()
+	resp, err := hubv1.NewPlacementServiceClient(conn).Simulate(rpcCtx(t), &hubv1.SimulateRequest{
+		Template: []byte(template), Policies: []byte(policies)})
+	if err != nil {
+		return err
+	}
+	return rejectedOf(resp.GetInputs())
+}
+
+// rejectedOf is the refusal made of results' rejected objects, nil when
+// none is.
+func rejectedOf(results []*hubv1.ApplyResult) error {
 	var msgs []string
-	for _, r := range resp.GetResults() {
+	for _, r := range results {
 		if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +132,13 @@ type registration struct {
 // and pinned by hash, a new key unless key is given.
 func register(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte) (registration, error) {
 	t.Helper()
+	return registerFrom(t, h, tok, cluster, keyPEM, "")
+}
+
+// registerFrom is register over a connection from source address ip (any
+// of 127.0.0.0/8 on Linux; "" for the system's choice).
+func registerFrom(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte, ip string) (registration, error) {
+	t.Helper()
 	if keyPEM == nil {
 		var err error
 		if _, keyPEM, err = certs.NewCSR(cluster); err != nil {
@@ -146,7 +154,7 @@ func register(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte
 		t.Fatal(err)
 	}
 	pool := pinnedPool(t, h.addr, tok.CAHash)
-	conn := dial(t, h.addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12})
+	conn := dialFrom(t, h.addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}, ip)
 	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
 	defer cancel()
 	resp, err := agentv1.NewAgentServiceClient(conn).Register(ctx, &agentv1.RegisterRequest{
@@ -204,7 +212,20 @@ func userTLS(t *testing.T, path string) *tls.Config {
 
 func dial(t *testing.T, addr string, tc *tls.Config) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
+	return dialFrom(t, addr, tc, "")
+}
+
+// dialFrom is dial from source address ip ("" for the system's choice).
+func dialFrom(t *testing.T, addr string, tc *tls.Config, ip string) *grpc.ClientConn {
+	t.Helper()
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(tc))}
+	if ip != "" {
+		dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, "tcp", addr)
+		}))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 )
 
 // webhookSecret is what a hostile webhook puts in its error body; the hub
@@ -165,4 +170,121 @@ func webhookCert(t *testing.T) (tls.Certificate, []byte) {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// webhookAttacks are hostile interpreter webhooks met by TestHostileInputs'
+// hub, which allows 127.0.0.2/32 (--webhook-allow-cidrs) and so the
+// webhooks listening there; everything else of the default policy's
+// ranges (loopback, link-local, cloud metadata) stays denied. Each attack
+// has its own made-up kind, so that the webhooks of two attacks never
+// answer for one workload.
+func webhookAttacks() []attack {
+	return []attack{
+		{"webhook at the cloud metadata address", func(t *testing.T, e *hostileEnv) string {
+			e.hookAttack(t, "Metadata", "https://169.254.169.254/latest/meta-data/", "destination denied: 169.254.169.254 is link-local")
+			return "refused: destination denied before connecting"
+		}},
+		{"webhook on loopback", func(t *testing.T, e *hostileEnv) string {
+			denied := startHookServer(t, "127.0.0.1", e.hookCert(t), func(w http.ResponseWriter, r *http.Request) {})
+			e.hookAttack(t, "Loopback", denied.URL, "destination denied: 127.0.0.1 is loopback")
+			if c := denied.conns.Load(); c != 0 {
+				t.Errorf("webhook on 127.0.0.1 accepted %d connections; want 0", c)
+			}
+			return "refused: destination denied, never connected"
+		}},
+		{"webhook redirecting to loopback", func(t *testing.T, e *hostileEnv) string {
+			target := startHookServer(t, "127.0.0.1", e.hookCert(t), func(w http.ResponseWriter, r *http.Request) {})
+			redirector := startHookServer(t, "127.0.0.2", e.hookCert(t), func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target.URL+"/hook", http.StatusTemporaryRedirect)
+			})
+			e.hookAttack(t, "RedirectLoopback", redirector.URL, "HTTP status 307")
+			if c := target.conns.Load(); c != 0 {
+				t.Errorf("redirect target on 127.0.0.1 accepted %d connections; want 0 (redirects not followed)", c)
+			}
+			return "refused: redirect not followed"
+		}},
+		{"webhook redirecting to the metadata address", func(t *testing.T, e *hostileEnv) string {
+			redirector := startHookServer(t, "127.0.0.2", e.hookCert(t), func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/iam/security-credentials/", http.StatusFound)
+			})
+			e.hookAttack(t, "RedirectMetadata", redirector.URL, "HTTP status 302")
+			return "refused: redirect not followed"
+		}},
+		{"webhook error body with a secret", func(t *testing.T, e *hostileEnv) string {
+			leaky := startHookServer(t, "127.0.0.2", e.hookCert(t), func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, webhookSecret, http.StatusInternalServerError)
+			})
+			placement := e.hookAttack(t, "Leaky", leaky.URL, "HTTP status 500")
+			if strings.Contains(readFile(e.h.log), "SECRET") || strings.Contains(placement, "SECRET") {
+				t.Errorf("the hub repeats the webhook's response body (log or placement %.300s)", placement)
+			}
+			return "contained: status kept, body dropped"
+		}},
+	}
+}
+
+// hookCert is the webhooks' serving certificate, made once per env.
+func (e *hostileEnv) hookCert(t *testing.T) tls.Certificate {
+	if e.hook.caPEM == nil {
+		e.hook.cert, e.hook.caPEM = webhookCert(t)
+	}
+	return e.hook.cert
+}
+
+// hookAttack applies a webhook configuration at url for the made-up kind
+// example.com/v1 kind, a workload of that kind and a policy placing it,
+// waits for the hub's log to say want about interpreting the workload,
+// and deletes the three again. It returns the workload's placement as
+// GetPlacement shows it.
+func (e *hostileEnv) hookAttack(t *testing.T, kind, url, want string) string {
+	t.Helper()
+	e.hookCert(t)
+	name := strings.ToLower(kind)
+	manifests := fmt.Sprintf(`apiVersion: config.tether.io/v1alpha1
+kind: ResourceInterpreterWebhookConfiguration
+metadata: {name: hook-%[1]s}
+webhooks:
+- name: %[1]s.hooks.example.com
+  clientConfig: {url: %[3]q, caBundle: %[4]s}
+  rules: [{operations: [InterpretReplica], apiGroups: [example.com], apiVersions: [v1], kinds: [%[2]s]}]
+  timeoutSeconds: 2
+  interpreterContextVersions: [v1alpha1]
+---
+apiVersion: example.com/v1
+kind: %[2]s
+metadata: {name: %[1]s, namespace: default}
+spec: {replicas: 2}
+---
+apiVersion: policy.tether.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: hook-%[1]s, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: example.com/v1, kind: %[2]s, name: %[1]s}]
+  placement:
+    clusterAffinity: {clusterNames: [nowhere]}
+`, name, kind, url, base64.StdEncoding.EncodeToString(e.hook.caPEM))
+	if _, err := e.objects().Apply(rpcCtx(t), &hubv1.ApplyRequest{Manifests: []byte(manifests)}); err != nil {
+		t.Fatalf("apply the webhook, its workload and policy: %v", err)
+	}
+	refs := []*hubv1.ObjectRef{
+		{ApiVersion: "policy.tether.io/v1alpha1", Kind: "PropagationPolicy", Namespace: "default", Name: "hook-" + name},
+		{ApiVersion: "example.com/v1", Kind: kind, Namespace: "default", Name: name},
+		{ApiVersion: "config.tether.io/v1alpha1", Kind: "ResourceInterpreterWebhookConfiguration", Name: "hook-" + name},
+	}
+	defer e.deleteAll(t, refs)
+	about := fmt.Sprintf("interpret replicas of %s default/%s", kind, name)
+	poll(t, 60*time.Second, "hub log saying "+want+" in "+about, func() (bool, string) {
+		for _, line := range strings.Split(readFile(e.h.log), "\n") {
+			if strings.Contains(line, about) && strings.Contains(line, want) {
+				t.Logf("hub: %.400s", strings.TrimSpace(line))
+				return true, ""
+			}
+		}
+		return false, ""
+	})
+	resp, err := hubv1.NewPlacementServiceClient(e.admin).GetPlacement(rpcCtx(t), &hubv1.GetPlacementRequest{Template: refs[1]})
+	if err != nil && status.Code(err) != codes.NotFound {
+		t.Errorf("GetPlacement of %s: %v", name, err)
+	}
+	return resp.String()
 }

@@ -3,6 +3,7 @@ package ctl
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ const (
 	joinDefaultTTL = time.Hour
 	// Output forms of join besides text and json.
 	formatManifest = "manifest"
+	formatHelm     = "helm"
 	// agentDataDir and agentKubeconfig are the paths the printed command
 	// uses; the user edits them if theirs differ.
 	agentDataDir    = "/var/lib/tether-agent"
@@ -43,6 +45,13 @@ in a Secret, a Deployment and a volume claim for its state):
 
   tetherctl join edge-1 -o manifest | kubectl --context edge-1 apply -f -
 
+-o helm prints the same as a helm install of the tether-agent chart
+(deploy/charts/tether-agent in a checkout of the repository, or --chart),
+its values (cluster, hub, CA hash, token, image, data volume) given on
+standard input; run it from the checkout with the cluster's context:
+
+  tetherctl join edge-1 -o helm | sh
+
 -o json prints {"cluster", "hub", "token", "caHash", "expires", "command"}.
 
 Each join issues a new token; an unused one expires after --ttl. --hub is
@@ -53,8 +62,8 @@ deploy/README.md).`
 
 // joinFlags are the options of join.
 type joinFlags struct {
-	ttl                       time.Duration
-	output, hub, image, store string
+	ttl                              time.Duration
+	output, hub, image, store, chart string
 }
 
 // joined is join's JSON output; tools rely on its keys.
@@ -70,7 +79,7 @@ type joined struct {
 func newJoin(s IO) *cobra.Command {
 	var f joinFlags
 	cmd := &cobra.Command{
-		Use:   "join NAME [--ttl 1h] [-o text|manifest|json] [--hub HOST:PORT] [--image IMAGE]",
+		Use:   "join NAME [--ttl 1h] [-o text|manifest|helm|json] [--hub HOST:PORT] [--image IMAGE]",
 		Short: "issue a single-use token for a cluster and print how to start its agent",
 		Long:  joinLong,
 		Args:  cobra.ExactArgs(1),
@@ -79,16 +88,17 @@ func newJoin(s IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&f.ttl, "ttl", joinDefaultTTL, "how long the token is valid (the hub caps it at a week)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output: text (the agent command), manifest (YAML for the cluster) or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output: text (the agent command), manifest (YAML for the cluster), helm (the helm install command) or json")
 	cmd.Flags().StringVar(&f.hub, "hub", "", "the hub address agents dial, host:port, or the replicas' addresses comma-separated (default: the config's server)")
 	cmd.Flags().StringVar(&f.image, "image", deploy.ImageRepository+":"+version.Version, "the agent image of the manifest")
 	cmd.Flags().StringVar(&f.store, "data-volume", deploy.DataVolumePVC,
 		"where the manifest's agent keeps its state: pvc (survives the pod) or emptydir (lost with the pod)")
+	cmd.Flags().StringVar(&f.chart, "chart", deploy.AgentChartPath, "the tether-agent chart -o helm installs (a path or a repository's chart reference)")
 	return cmd
 }
 
 func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
-	if err := checkFormat(f.output, "text", formatManifest, formatJSON); err != nil {
+	if err := checkFormat(f.output, "text", formatManifest, formatHelm, formatJSON); err != nil {
 		return err
 	}
 	if f.ttl <= 0 {
@@ -101,6 +111,11 @@ func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
 	// should not leave one behind.
 	if err := deploy.CheckClusterName(name); err != nil {
 		return err
+	}
+	if f.output == formatHelm {
+		if err := deploy.CheckChartImage(f.image); err != nil {
+			return err
+		}
 	}
 	conn, cfg, err := dial(ctx)
 	if err != nil {
@@ -135,6 +150,15 @@ func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
 			return err
 		}
 		_, err = s.Out.Write(manifest)
+		return err
+	case formatHelm:
+		warnLoopback(s, hub, "the cluster's pods")
+		command, err := deploy.HelmInstall(deploy.Agent{Cluster: name, Hub: hub, Token: j.Token, CAHash: j.CAHash,
+			Image: f.image, DataVolume: f.store}, f.chart)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(s.Out, command)
 		return err
 	}
 	fmt.Fprintf(s.Out, "Token for cluster %s: single use, expires %s.\n\n", name, j.Expires)

@@ -244,6 +244,7 @@ func TestJoinRefusals(t *testing.T) {
 		{"bad name", h.admin, []string{"join", "Edge_1"}, "DNS subdomain"},
 		{"bad output", h.admin, []string{"join", "e", "-o", "yaml"}, "unknown output format"},
 		{"bad ttl", h.admin, []string{"join", "e", "--ttl", "0s"}, "--ttl 0s: must be positive"},
+		{"helm image by digest", h.admin, []string{"join", "e", "-o", "helm", "--image", "r/a@sha256:00"}, "not a digest"},
 		{"bad volume", h.admin, []string{"join", "e", "--data-volume", "host"}, "want pvc or emptydir"},
 		{"bad hub", h.admin, []string{"join", "e", "--hub", "nohostport"}, "pass --hub"},
 		{"bad replica", h.admin, []string{"join", "e", "--hub", "h0:443,h1"}, `entry 2 of 2, "h1"`},
@@ -257,4 +258,32 @@ func TestJoinRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestJoinHelm(t *testing.T) {
+	h, reg := startTokenHub(t)
+	code, out, errOut := runWith(t, h.admin, "", "join", "edge-1", "-o", "helm", "--hub", "h0.example.com:7443,h1.example.com:7443",
+		"--image", "registry.local:5000/agent:dev", "--chart", "./charts/tether-agent")
+	if code != 0 {
+		t.Fatalf("join -o helm = %d, %q", code, errOut)
+	}
+	head, rest, ok := strings.Cut(out, "\n")
+	const want = "helm upgrade --install tether-agent ./charts/tether-agent --namespace tether-system --create-namespace --values - <<'EOF'"
+	if !ok || head != want || !strings.HasSuffix(rest, "\nEOF\n") {
+		t.Fatalf("join -o helm =\n%s\nwant the first line %q and the values up to EOF", out, want)
+	}
+	var v struct {
+		Cluster, Hub, CAHash string
+		BootstrapToken       struct{ Value string }
+		Image                struct{ Repository, Tag string }
+		Persistence          struct{ Type string }
+	}
+	if err := yaml.Unmarshal([]byte(strings.TrimSuffix(rest, "EOF\n")), &v); err != nil {
+		t.Fatalf("join -o helm values: %v\n%s", err, rest)
+	}
+	if v.Cluster != "edge-1" || v.Hub != "h0.example.com:7443,h1.example.com:7443" || v.CAHash != h.ca.Hash() ||
+		v.Image.Repository != "registry.local:5000/agent" || v.Image.Tag != "dev" || v.Persistence.Type != "pvc" {
+		t.Errorf("join -o helm values = %+v", v)
+	}
+	checkSingleUse(t, reg, v.BootstrapToken.Value, "edge-1")
 }

@@ -1,0 +1,95 @@
+package chartstest
+
+import (
+	"reflect"
+	"regexp"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tetherproj/tether/deploy"
+)
+
+// TestChartsMatchPlainManifests: the charts' defaults run the binaries with
+// the flags, mounts, security context and (the agent's own) RBAC rules of
+// the plain manifests, deploy/hub/hub.yaml and `tetherctl join -o manifest`.
+func TestChartsMatchPlainManifests(t *testing.T) {
+	a := deploy.Agent{Cluster: cluster, Hub: "hub.example.com:7443", Token: "abcdef.0123456789abcdef",
+		CAHash: testCAHash, Image: deploy.ImageRepository + ":v0.0.0-test"}
+	plain, err := deploy.RenderAgent(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := deploy.HelmValues(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := render(t, "tether-agent", values)
+	plainObjs := decode(t, plain)
+	compareContainer(t, "agent", container(t, find(t, plainObjs, "Deployment")), container(t, find(t, chart, "Deployment")))
+	plainRules, _, _ := unstructured.NestedSlice(find(t, plainObjs, "ClusterRole").Object, "rules")
+	chartRules, _, _ := unstructured.NestedSlice(find(t, chart, "ClusterRole").Object, "rules")
+	own := plainRules[1:] // after * on *: what the agent needs for itself
+	if len(chartRules) < len(own) || !reflect.DeepEqual(chartRules[len(chartRules)-len(own):], own) {
+		t.Errorf("chart ClusterRole rules end with %v; want the plain manifest's own rules %v", chartRules, own)
+	}
+
+	hub := render(t, "tether-hub", "tlsSANs: [tether-hub.example.com]\n")
+	compareContainer(t, "hub", container(t, find(t, decode(t, deploy.HubManifest()), "StatefulSet")), container(t, find(t, hub, "StatefulSet")))
+}
+
+// compareContainer: every argument of the plain container is in the chart's,
+// and probes, mounts and the security context are equal.
+func compareContainer(t *testing.T, what string, plain, chart map[string]any) {
+	t.Helper()
+	chartArgs := map[any]bool{}
+	for _, a := range chart["args"].([]any) {
+		chartArgs[a] = true
+	}
+	for _, a := range plain["args"].([]any) {
+		if !chartArgs[a] {
+			t.Errorf("%s: the plain manifest passes %v; the chart does not (%v)", what, a, chart["args"])
+		}
+	}
+	for _, k := range []string{"readinessProbe", "livenessProbe", "volumeMounts", "securityContext", "resources", "env"} {
+		if !reflect.DeepEqual(plain[k], chart[k]) {
+			t.Errorf("%s %s: plain %v, chart %v", what, k, plain[k], chart[k])
+		}
+	}
+}
+
+func decode(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m != nil {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return out
+}
+
+func find(t *testing.T, objs []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			return o
+		}
+	}
+	t.Fatalf("no %s among %d objects", kind, len(objs))
+	return nil
+}
+
+func container(t *testing.T, o *unstructured.Unstructured) map[string]any {
+	t.Helper()
+	cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	if len(cs) != 1 {
+		t.Fatalf("%s: containers %v; want one", o.GetKind(), cs)
+	}
+	return cs[0].(map[string]any)
+}
