@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 )
 
 // Defaults of Config.
@@ -28,7 +28,7 @@ const (
 	DefaultMaxObjectBytes = 3 << 19
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
 	// heartbeat (DESIGN §5).
-	DefaultLeaseDuration = clusters.DefaultLeaseDuration
+	DefaultLeaseDuration = liveness.DefaultLeaseDuration
 	// DefaultLeaderTTL is the lease of a replica's leadership session.
 	DefaultLeaderTTL = leader.DefaultTTL
 	// DefaultMaxWorksPerCluster is the most works the hub serves to one
@@ -38,7 +38,7 @@ const (
 	// (--failover-unreachable, or its policy's spec.failover.cluster)
 	// tolerates an unreachable cluster when its policy has no toleration
 	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
-	DefaultUnreachableToleration = schedloop.DefaultUnreachableToleration
+	DefaultUnreachableToleration = scheduler.DefaultUnreachableToleration
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute
@@ -104,7 +104,7 @@ type Config struct {
 	Version string
 	// AgentCertLifetime is the lifetime of the certificates agents get by
 	// registering and renewing (they renew at about 75% of it); zero means
-	// tokens.DefaultAgentCertLifetime.
+	// membership.DefaultAgentCertLifetime.
 	AgentCertLifetime time.Duration
 	// ServingCertLifetime is the lifetime of the hub's serving certificate,
 	// re-issued at about two thirds of it without a restart
@@ -197,7 +197,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("lease duration %s: must be positive", cfg.LeaseDuration)
 	}
 	if cfg.AgentCertLifetime == 0 {
-		cfg.AgentCertLifetime = tokens.DefaultAgentCertLifetime
+		cfg.AgentCertLifetime = membership.DefaultAgentCertLifetime
 	}
 	if cfg.AgentCertLifetime < MinAgentCertLifetime {
 		return cfg, fmt.Errorf("agent certificate lifetime %s: must be at least %s", cfg.AgentCertLifetime, MinAgentCertLifetime)

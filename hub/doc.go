@@ -1,6 +1,6 @@
 // Package hub is the hub's composition root: hub.New(cfg, logger) checks the
 // configuration, Run(ctx) is the whole process. Its subpackages own one
-// responsibility each; pure logic (scheduler, render) does no I/O.
+// responsibility each; pure logic (placement, render) does no I/O.
 //
 // # What Run does
 //
@@ -28,7 +28,7 @@
 //     hub runs, hub/serving) with AgentService, the hub.v1 client services,
 //     gRPC health and reflection.
 //  4. Starts every task of one group: authority, leases, the liveness
-//     publisher and follower (hub/clusters: agents' heartbeats go to etcd
+//     publisher and follower (hub/liveness: agents' heartbeats go to etcd
 //     and come back to every replica's leases), the reports relay
 //     (hub/aggregate: agents' acks and status reports go to etcd and come
 //     back to every replica's aggregator), customizations (stored RICs
@@ -65,7 +65,7 @@
 //
 // `tether-hub mint-agent` issues an agent certificate from DataDir/pki; an
 // agent connecting with it is the cluster named in it, and its first
-// heartbeat registers the cluster (hub/registration).
+// heartbeat registers the cluster (hub/membership).
 //
 // The hub may import internal/ and api/, never agent/.
 package hub

@@ -19,15 +19,14 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -42,7 +41,7 @@ type api struct {
 	cert    *serving.Cert // the serving certificate; its Run re-issues it
 	// models follows the clusters' resource models for the agent streams;
 	// its Run must run on every replica.
-	models *registration.Models
+	models *membership.Models
 	// revoked follows the revoked users, refused on every call; its Run
 	// must run on every replica.
 	revoked *revocation.List
@@ -56,9 +55,9 @@ type apiDeps struct {
 	interp         *interpreter.Interpreter
 	works          agentapi.Works
 	statuses       agentapi.Statuses
-	leases         *clusters.Leases
+	leases         *liveness.Leases
 	heartbeats     agentapi.Leases // where agents' heartbeats go: the liveness publisher
-	registry       *tokens.Registry
+	registry       *membership.Registry
 	authority      *authority.Authority
 	counts         *guard.Counts
 	disrupted      func() bool // the scheduling loop's full disruption mode
@@ -73,7 +72,7 @@ type apiDeps struct {
 // the hub CA optional: Register comes without one) and registers every
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	models := registration.NewModels(d.st, h.logger)
+	models := membership.NewModels(d.st, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
 		Customizations: d.customizations, ResourceModels: models, HandshakeTimeout: h.cfg.HandshakeTimeout,
@@ -85,7 +84,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	}
 	revoked := revocation.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: schedloop.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: scheduler.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration}}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)

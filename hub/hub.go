@@ -11,17 +11,16 @@ import (
 
 	"github.com/tetherproj/tether/hub/aggregate"
 	"github.com/tetherproj/tether/hub/authority"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/render"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -74,10 +73,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	// holds only its templates.
 	deferred := interpreter.NewDeferred(interp)
 	defer deferred.Close()
-	leases := clusters.New(clusters.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+	leases := liveness.New(liveness.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
-	heartbeats := clusters.NewPublisher(st, clusters.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
+	heartbeats := liveness.NewPublisher(st, liveness.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
 		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
@@ -93,8 +92,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	// is held.
 	statuses := aggregate.New(fenced, deferred, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
-	registry := tokens.New(st, ca, tokens.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
-	sched := schedloop.New(fenced, leases, schedloop.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
+	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String())}, h.logger)
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
@@ -110,8 +109,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
-		t.run("registration", registration.New(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
-			registration.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
+		t.run("registration", membership.NewRegistrar(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
+			membership.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
 		t.run("detector", detector.New(fenced, deferred, h.logger, detectorOpts...).Run) // templates × policies → bindings
 		t.run("scheduler", sched.Run)                                                    // bindings × clusters → placements, eviction
 		t.run("aggregate", statuses.Run)                                                 // agents' statuses → binding status
@@ -123,7 +122,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("authority", auth.Run)      // store revision and checkpoint → record next to the CA
 	g.run("leases", leases.Run)       // liveness records → cluster liveness
 	g.run("liveness", heartbeats.Run) // this replica's agents' heartbeats → liveness records
-	g.run("liveness-follow", func(ctx context.Context) error { return clusters.Follow(ctx, st, leases, h.logger) })
+	g.run("liveness-follow", func(ctx context.Context) error { return liveness.Follow(ctx, st, leases, h.logger) })
 	g.run("reports", statuses.Relay)  // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
 	g.run("customizations", rics.Run) // stored RICs and webhooks → interpreter
 	g.run("leader", func(ctx context.Context) error { return elector.Run(ctx, lead) })

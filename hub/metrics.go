@@ -16,8 +16,8 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/authority"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -39,7 +39,7 @@ type metrics struct {
 	ready atomic.Bool
 }
 
-func newMetrics(streams func() int, leases *clusters.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority, disrupted func() bool, lead leadership) *metrics {
+func newMetrics(streams func() int, leases *liveness.Leases, st *store.Store, counts *guard.Counts, auth *authority.Authority, disrupted func() bool, lead leadership) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -163,7 +163,7 @@ var (
 
 // stateCollector reads leases and the store's size at scrape time.
 type stateCollector struct {
-	leases *clusters.Leases
+	leases *liveness.Leases
 	st     *store.Store
 }
 
@@ -174,7 +174,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[clusters.State]int{clusters.StateReady: 0, clusters.StateNotReady: 0, clusters.StateUnknown: 0}
+	counts := map[liveness.State]int{liveness.StateReady: 0, liveness.StateNotReady: 0, liveness.StateUnknown: 0}
 	leases, _ := c.leases.List()
 	for _, l := range leases {
 		counts[l.State]++

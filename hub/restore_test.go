@@ -19,7 +19,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/aggregate"
 	"github.com/tetherproj/tether/hub/authority"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/serving"
@@ -154,7 +154,7 @@ func renderedVersion(t *testing.T, ctx context.Context, st *store.Store, interp 
 func reconnect(t *testing.T, ctx context.Context, d *storeDir, interp *interpreter.Interpreter, identity string, held ...*agentv1.HeldWork) []*agentv1.HubMessage {
 	t.Helper()
 	works := render.New(d.st, interp, render.Config{Authority: d.auth}, hclog.NewNullLogger())
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	statuses := aggregate.New(d.st, interp, leases, aggregate.Config{}, hclog.NewNullLogger())
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

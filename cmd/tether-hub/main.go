@@ -26,8 +26,8 @@ import (
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/version"
 )
@@ -99,7 +99,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 		cfg.TLSSANs = append(cfg.TLSSANs, v)
 		return nil
 	})
-	fs.DurationVar(&cfg.AgentCertLifetime, "agent-cert-lifetime", tokens.DefaultAgentCertLifetime, "lifetime of the certificates agents get by registering and renewing; agents renew at about 75% of it (at least 1m)")
+	fs.DurationVar(&cfg.AgentCertLifetime, "agent-cert-lifetime", membership.DefaultAgentCertLifetime, "lifetime of the certificates agents get by registering and renewing; agents renew at about 75% of it (at least 1m)")
 	fs.DurationVar(&cfg.ServingCertLifetime, "serving-cert-lifetime", hub.DefaultServingCertLifetime, "lifetime of the hub's serving certificate; the hub issues a new one at about two thirds of it while it runs, "+
 		"new connections get the new one and open ones go on (at least 1m)")
 	fs.BoolVar(&cfg.AcceptStoreReset, "accept-store-reset", false, "accept the store as it is after the hub found it wiped, replaced or restored from an older snapshot "+

@@ -10,7 +10,7 @@ import (
 // forbiddenDeps are import-path prefixes tetherctl must not link: the
 // embedded etcd server (and its raft and bolt storage) and the hub
 // packages that hold the store. The CLI talks to the hub over gRPC and
-// runs the hub's pure decisions offline (hub/scheduler, hub/placement,
+// runs the hub's pure decisions offline (hub/placement,
 // hub/aggregate/fold ...); a dependency on any of these means a pure
 // function was taken from a package that also does I/O.
 var forbiddenDeps = []string{

@@ -17,7 +17,7 @@ const (
 	// DefaultHeartbeatInterval is how often agents send Heartbeat.
 	DefaultHeartbeatInterval = 10 * time.Second
 	// DefaultLeaseDuration is how long a cluster stays Ready without a
-	// heartbeat (DESIGN §5); hub/clusters must use the same value.
+	// heartbeat (DESIGN §5); hub/liveness must use the same value.
 	DefaultLeaseDuration = 40 * time.Second
 	// DefaultStatusMinInterval is the shortest interval between two status
 	// reports of one work.
@@ -107,7 +107,7 @@ type Config struct {
 	// progress at once; past it the oldest ends (superseded).
 	MaxStreamsPerCluster int
 	// Registry registers agents (Register) and says whether an agent's
-	// certificate is still valid (every Connect, and Recheck); hub/tokens
+	// certificate is still valid (every Connect, and Recheck); hub/membership
 	// implements it. Nil: Register answers Unimplemented and every agent
 	// certificate of the hub CA is accepted.
 	Registry Registry
@@ -133,7 +133,7 @@ type Config struct {
 	// every agent (hub/customizations' Watcher); nil sends none.
 	Customizations Customizations
 	// ResourceModels are the clusters' resource models, sent to each
-	// agent in Settings (hub/registration's Models); nil sends none.
+	// agent in Settings (hub/membership's Models); nil sends none.
 	ResourceModels ResourceModels
 }
 

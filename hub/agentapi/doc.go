@@ -34,7 +34,7 @@
 //
 // # Resource models
 //
-// With Config.ResourceModels (hub/registration's Models), Welcome's
+// With Config.ResourceModels (hub/membership's Models), Welcome's
 // Settings carry the cluster's resource models (its record's
 // spec.resourceModels), and whole new Settings follow on the stream each
 // time they change (models.go). The agent grades its nodes by them and
@@ -47,7 +47,7 @@
 // its heartbeats and its lease: the stream serves MaxWorks of them (those
 // the agent holds first, then by key) and withholds the others, which are
 // neither sent nor deleted and are served as removals make room (limit.go);
-// the hub logs how many are withheld. The scheduler (hub/schedloop) places
+// the hub logs how many are withheld. The scheduler (hub/scheduler) places
 // no new workload on a full cluster and says so on the binding, so works
 // are withheld only when dependencies or a lowered limit push a cluster
 // over.
@@ -85,7 +85,7 @@
 // Config.MaxWorks (a resync of every work fits); heartbeats 1 a second in
 // bursts of 10; certificate renewals one per 2 s in bursts of 10;
 // customizations acks 1 a second in bursts of 100. A heartbeat the Leases
-// refuses to hold (HeartbeatChecker: hub/clusters bounds its bytes and API
+// refuses to hold (HeartbeatChecker: hub/liveness bounds its bytes and API
 // entries) and a renewal whose CSR is over MaxCSRBytes are past the bounds
 // too. Past a bound, the stream ends with Goodbye LIMIT_EXCEEDED and
 // ResourceExhausted naming the cluster, the kind and the bound, counted
@@ -99,7 +99,7 @@
 //
 // Register (register.go), rate-limited per source address and in total
 // (ratelimit.go), exchanges a bootstrap token and a
-// CSR for the cluster's certificate through Config.Registry (hub/tokens).
+// CSR for the cluster's certificate through Config.Registry (hub/membership).
 // The labels the agent asserts in its topology must be Kubernetes labels
 // (INVALID_ARGUMENT naming the bad one). A new key for a registered name
 // is recorded as pending and refused (FAILED_PRECONDITION) until an admin
@@ -121,5 +121,5 @@
 // It imports hub/syncstate, hub/pki and the generated agent protocol; the
 // works, statuses and leases come in through the small interfaces of
 // works.go and sinks.go, which the renderer, the aggregator and
-// hub/clusters implement.
+// hub/liveness implement.
 package agentapi

@@ -24,11 +24,12 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/hashicorp/go-hclog"
+
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/tokens"
 )
 
 // Names of the fuzzed stream.
@@ -274,21 +275,21 @@ func fuzzCSR(f *testing.F) []byte {
 
 // fuzzRegistry accepts every certificate of the stream and renews through
 // the real CA, which parses the agent's CSR and signs it as the stream's
-// cluster (hub/tokens does the same after its store checks).
+// cluster (hub/membership does the same after its store checks).
 type fuzzRegistry struct{ ca *pki.CA }
 
-func (r *fuzzRegistry) Register(context.Context, tokens.Request) (tokens.Result, error) {
-	return tokens.Result{}, tokens.ErrInvalid
+func (r *fuzzRegistry) Register(context.Context, membership.Request) (membership.Result, error) {
+	return membership.Result{}, membership.ErrInvalid
 }
 
 func (r *fuzzRegistry) Authorize(context.Context, string, *x509.Certificate) error { return nil }
 
-func (r *fuzzRegistry) Renew(_ context.Context, req tokens.Renewal) (tokens.Result, error) {
+func (r *fuzzRegistry) Renew(_ context.Context, req membership.Renewal) (membership.Result, error) {
 	issued, err := r.ca.SignCSR(req.CSRPEM, pki.Identity{Name: req.Cluster, Kind: pki.KindAgent}, time.Hour)
 	if err != nil {
-		return tokens.Result{}, fmt.Errorf("%w: %v", tokens.ErrInvalid, err)
+		return membership.Result{}, fmt.Errorf("%w: %v", membership.ErrInvalid, err)
 	}
-	return tokens.Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: issued.Cert.NotAfter}, nil
+	return membership.Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: issued.Cert.NotAfter}, nil
 }
 
 // fuzzCustomizationsVersion is the version of the set fuzzCustomizations

@@ -19,8 +19,8 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
-	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -61,8 +61,8 @@ type hub struct {
 	srv      *agentapi.Server
 	works    *agentapitest.Works
 	statuses *agentapitest.Statuses
-	leases   *clusters.Leases
-	clock    *clusterstest.Clock
+	leases   *liveness.Leases
+	clock    *livenesstest.Clock
 }
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -74,8 +74,8 @@ func startHub(t testing.TB, cfg agentapi.Config) *hub {
 	if cfg.HubIdentity == "" {
 		cfg.HubIdentity = hubIdentity
 	}
-	h := &hub{works: agentapitest.NewWorks(), statuses: agentapitest.NewStatuses(), clock: clusterstest.NewClock(t0)}
-	h.leases = clusters.New(clusters.Config{Clock: h.clock, LeaseDuration: cfg.LeaseDuration, PauseThreshold: -1}) // the fake clock jumps
+	h := &hub{works: agentapitest.NewWorks(), statuses: agentapitest.NewStatuses(), clock: livenesstest.NewClock(t0)}
+	h.leases = liveness.New(liveness.Config{Clock: h.clock, LeaseDuration: cfg.LeaseDuration, PauseThreshold: -1}) // the fake clock jumps
 	var err error
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -263,7 +263,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 // leaseView is a cluster's lease as tests see it.
-type leaseView = clusters.Lease
+type leaseView = liveness.Lease
 
 // slowClient makes a client whose flow-control window stays small.
 func slowClient() []grpc.DialOption {

@@ -12,7 +12,7 @@ import (
 // lease. It serves at most max works, those the agent already holds first,
 // then in key order, and withholds the others: a withheld work is neither
 // sent nor deleted, and is served once a removal makes room. The scheduler
-// places no new workload on a full cluster (hub/schedloop), so works are
+// places no new workload on a full cluster (hub/scheduler), so works are
 // withheld only when dependencies or a lowered limit push a cluster over.
 // limit is not safe for concurrent use; the stream's lock guards it.
 type limit struct {

@@ -13,8 +13,8 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
 )
 
 // maxFlood bounds how many messages a flooding test agent sends before
@@ -137,7 +137,7 @@ func TestResyncOfEveryWorkStaysUnderTheDefaults(t *testing.T) {
 }
 
 // TestHeartbeatPastTheLeasesBoundsEndsTheStream: a heartbeat listing more
-// API entries than hub/clusters holds (clusters.DefaultMaxAPIEntries) is
+// API entries than hub/liveness holds (liveness.DefaultMaxAPIEntries) is
 // not handed over; the stream ends with ResourceExhausted saying why.
 func TestHeartbeatPastTheLeasesBoundsEndsTheStream(t *testing.T) {
 	counts := guard.NewCounts()
@@ -145,12 +145,12 @@ func TestHeartbeatPastTheLeasesBoundsEndsTheStream(t *testing.T) {
 	a := h.connect(t, "edge-1", &agentv1.Hello{})
 	a.expect("welcome "+hubIdentity, "syncdone 0")
 	e := &agentv1.APIEnablement{GroupVersion: "example.com/v1"}
-	for i := range clusters.DefaultMaxAPIEntries {
+	for i := range liveness.DefaultMaxAPIEntries {
 		e.Resources = append(e.Resources, &agentv1.APIResource{Name: fmt.Sprintf("r%d", i), Kind: "R"})
 	}
 	a.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: &agentv1.Heartbeat{ApiEnablements: []*agentv1.APIEnablement{e}}}})
 	a.expectEnd("DISCONNECT_REASON_LIMIT_EXCEEDED", codes.ResourceExhausted,
-		`cluster "edge-1" sent a heartbeat larger than the hub holds: clusters: heartbeat too large: 10001 API entries (group versions and resources), more than 10000`)
+		`cluster "edge-1" sent a heartbeat larger than the hub holds: liveness: heartbeat too large: 10001 API entries (group versions and resources), more than 10000`)
 	if _, ok := h.leases.Get("edge-1"); ok {
 		t.Error("the heartbeat past the bounds renewed a lease")
 	}

@@ -10,12 +10,12 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/registration"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // TestResourceModelsReachTheAgent: Welcome carries the cluster's resource
-// models as stored in its record (hub/registration's Models on a real
+// models as stored in its record (hub/membership's Models on a real
 // etcd), and a change of them reaches the open stream as new Settings.
 func TestResourceModelsReachTheAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -33,7 +33,7 @@ func TestResourceModelsReachTheAgent(t *testing.T) {
 		}
 	}
 	put(`[{"grade":0,"ranges":[{"name":"cpu","min":"0","max":"4"}]},{"grade":1,"ranges":[{"name":"cpu","min":"4","max":"64"}]}]`)
-	models := registration.NewModels(st, hclog.NewNullLogger())
+	models := membership.NewModels(st, hclog.NewNullLogger())
 	_, loaded := models.ResourceModels("edge-1")
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

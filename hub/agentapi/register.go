@@ -7,26 +7,27 @@ import (
 	"fmt"
 	"time"
 
-	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/tokens"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/membership"
 )
 
 // recheckTimeout bounds the store read of one Recheck of one stream.
 const recheckTimeout = 10 * time.Second
 
 // Registry is what the service needs of the hub's bootstrap trust:
-// hub/tokens.Registry implements it.
+// hub/membership.Registry implements it.
 type Registry interface {
 	// Register exchanges a token and a CSR for the cluster's certificate.
-	Register(ctx context.Context, req tokens.Request) (tokens.Result, error)
-	// Authorize returns an error wrapping tokens.ErrRevoked when cert may no
+	Register(ctx context.Context, req membership.Request) (membership.Result, error)
+	// Authorize returns an error wrapping membership.ErrRevoked when cert may no
 	// longer speak for cluster.
 	Authorize(ctx context.Context, cluster string, cert *x509.Certificate) error
 	// Renew signs a CSR for a new key of the stream's cluster (renewal.go).
-	Renew(ctx context.Context, req tokens.Renewal) (tokens.Result, error)
+	Renew(ctx context.Context, req membership.Renewal) (membership.Result, error)
 }
 
 // Register serves a bootstrap registration (see RegisterRequest). It is the
@@ -43,7 +44,7 @@ func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*a
 		return nil, grpcStatus(err)
 	}
 	topo := req.GetTopology()
-	res, err := s.cfg.Registry.Register(ctx, tokens.Request{
+	res, err := s.cfg.Registry.Register(ctx, membership.Request{
 		Token: req.GetToken(), Cluster: req.GetClusterName(), CSRPEM: req.GetCsrPem(),
 		Topology: topo,
 	})
@@ -62,13 +63,13 @@ func (s *Server) Register(ctx context.Context, req *agentv1.RegisterRequest) (*a
 // registryError maps the registry's errors to the service's.
 func registryError(err error) error {
 	switch {
-	case errors.Is(err, tokens.ErrMalformed), errors.Is(err, tokens.ErrRefused):
+	case errors.Is(err, membership.ErrMalformed), errors.Is(err, membership.ErrRefused):
 		return fmt.Errorf("%w: %v", ErrUnauthenticated, err)
-	case errors.Is(err, tokens.ErrInvalid):
+	case errors.Is(err, membership.ErrInvalid):
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	case errors.Is(err, tokens.ErrPendingApproval):
+	case errors.Is(err, membership.ErrPendingApproval):
 		return fmt.Errorf("%w: %v", ErrPendingApproval, err)
-	case errors.Is(err, tokens.ErrRevoked):
+	case errors.Is(err, membership.ErrRevoked):
 		return fmt.Errorf("%w: %v", ErrRevoked, err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
@@ -100,7 +101,7 @@ func (s *Server) authorize(ctx context.Context, st *stream) error {
 
 // Recheck checks the certificates of cluster's open streams again and ends
 // those that were revoked (Goodbye CLUSTER_REMOVED). The hub calls it for
-// every change of an agent record (tokens.Registry.Watch), which is how
+// every change of an agent record (membership.Registry.Watch), which is how
 // `tetherctl cluster remove` disconnects an agent at once.
 func (s *Server) Recheck(cluster string) {
 	if s.cfg.Registry == nil {

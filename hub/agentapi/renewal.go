@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/tokens"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/membership"
 )
 
 // renewalMinInterval is the shortest time between two renewals served on
@@ -42,9 +43,9 @@ func (s *Server) renew(ctx context.Context, st *stream, req *agentv1.Certificate
 }
 
 // renewal checks the renewal's pace and has the registry sign it.
-func (s *Server) renewal(ctx context.Context, st *stream, req *agentv1.CertificateRenewal) (tokens.Result, error) {
+func (s *Server) renewal(ctx context.Context, st *stream, req *agentv1.CertificateRenewal) (membership.Result, error) {
 	if s.cfg.Registry == nil {
-		return tokens.Result{}, fmt.Errorf("%w: this hub has no registry to renew certificates with; mint a new one with `tether-hub mint-agent`", ErrUnimplemented)
+		return membership.Result{}, fmt.Errorf("%w: this hub has no registry to renew certificates with; mint a new one with `tether-hub mint-agent`", ErrUnimplemented)
 	}
 	now := time.Now()
 	st.mu.Lock()
@@ -55,15 +56,15 @@ func (s *Server) renewal(ctx context.Context, st *stream, req *agentv1.Certifica
 	cert := st.cert
 	st.mu.Unlock()
 	if wait := renewalMinInterval - now.Sub(last); wait > 0 {
-		return tokens.Result{}, fmt.Errorf("%w: certificate renewals: at most one per %s per stream; retry in %s",
+		return membership.Result{}, fmt.Errorf("%w: certificate renewals: at most one per %s per stream; retry in %s",
 			ErrLimit, renewalMinInterval, wait.Round(time.Millisecond))
 	}
 	if err := s.authorize(ctx, st); err != nil {
-		return tokens.Result{}, err
+		return membership.Result{}, err
 	}
-	res, err := s.cfg.Registry.Renew(ctx, tokens.Renewal{Cluster: st.cluster, Cert: cert, CSRPEM: req.GetCsrPem()})
+	res, err := s.cfg.Registry.Renew(ctx, membership.Renewal{Cluster: st.cluster, Cert: cert, CSRPEM: req.GetCsrPem()})
 	if err != nil {
-		return tokens.Result{}, registryError(err)
+		return membership.Result{}, registryError(err)
 	}
 	return res, nil
 }

@@ -11,8 +11,8 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -23,32 +23,32 @@ type registry struct {
 
 	mu       sync.Mutex      // guards the fields below
 	accepted map[string]bool // key fingerprints; absent: accepted
-	renewals []tokens.Renewal
+	renewals []membership.Renewal
 }
 
-func (r *registry) Register(context.Context, tokens.Request) (tokens.Result, error) {
-	return tokens.Result{}, errors.New("not in this test")
+func (r *registry) Register(context.Context, membership.Request) (membership.Result, error) {
+	return membership.Result{}, errors.New("not in this test")
 }
 
 func (r *registry) Authorize(_ context.Context, cluster string, cert *x509.Certificate) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ok, known := r.accepted[tokens.Fingerprint(cert.RawSubjectPublicKeyInfo)]; known && !ok {
-		return tokens.ErrRevoked
+	if ok, known := r.accepted[membership.Fingerprint(cert.RawSubjectPublicKeyInfo)]; known && !ok {
+		return membership.ErrRevoked
 	}
 	return nil
 }
 
-func (r *registry) Renew(_ context.Context, req tokens.Renewal) (tokens.Result, error) {
+func (r *registry) Renew(_ context.Context, req membership.Renewal) (membership.Result, error) {
 	r.mu.Lock()
 	r.renewals = append(r.renewals, req)
 	r.mu.Unlock()
 	issued, err := r.ca.SignCSR(req.CSRPEM, pki.Identity{Name: req.Cluster, Kind: pki.KindAgent}, time.Hour)
 	if err != nil {
-		return tokens.Result{}, tokens.ErrInvalid
+		return membership.Result{}, membership.ErrInvalid
 	}
-	return tokens.Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: issued.Cert.NotAfter,
-		KeyFingerprint: tokens.Fingerprint(issued.Cert.RawSubjectPublicKeyInfo)}, nil
+	return membership.Result{CertPEM: issued.CertPEM, CAPEM: r.ca.CertPEM, Cert: issued.Cert, NotAfter: issued.Cert.NotAfter,
+		KeyFingerprint: membership.Fingerprint(issued.Cert.RawSubjectPublicKeyInfo)}, nil
 }
 
 func (r *registry) set(fp string, ok bool) {
@@ -95,12 +95,12 @@ func TestRenewalKeepsTheStream(t *testing.T) {
 		t.Errorf("a second renewal at once = %q; want refused by the pace limit", got)
 	}
 
-	reg.set(tokens.Fingerprint(reg.renewals[0].Cert.RawSubjectPublicKeyInfo), false) // the old key's grace ends
+	reg.set(membership.Fingerprint(reg.renewals[0].Cert.RawSubjectPublicKeyInfo), false) // the old key's grace ends
 	h.srv.Recheck("edge-1")
 	h.works.Set(edge1, work("after", "1"))
 	a.expect("upsert after@1")
 
-	reg.set(tokens.Fingerprint(cert.RawSubjectPublicKeyInfo), false) // the renewed key revoked
+	reg.set(membership.Fingerprint(cert.RawSubjectPublicKeyInfo), false) // the renewed key revoked
 	h.srv.Recheck("edge-1")
 	a.expect("goodbye DISCONNECT_REASON_CLUSTER_REMOVED")
 }

@@ -23,14 +23,14 @@ type Statuses interface {
 	Digests(ctx context.Context, cluster string) (map[string]syncstate.Digest, error)
 }
 
-// Leases receives heartbeats: hub/clusters.Leases implements it.
+// Leases receives heartbeats: hub/liveness.Leases implements it.
 type Leases interface {
 	// Heartbeat renews the cluster's lease with its capacity and conditions.
 	Heartbeat(cluster string, hb *agentv1.Heartbeat)
 }
 
 // HeartbeatChecker is implemented by a Leases that bounds the heartbeats it
-// holds (hub/clusters): a heartbeat it refuses is not handed over, and the
+// holds (hub/liveness): a heartbeat it refuses is not handed over, and the
 // stream ends with ResourceExhausted saying why.
 type HeartbeatChecker interface {
 	// CheckHeartbeat says why hb is past the bounds, or nil.

@@ -14,8 +14,8 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/protocol"
@@ -40,9 +40,9 @@ type Interpreter interface {
 	HookEnabled(gvk schema.GroupVersionKind, op configv1alpha1.InterpreterOperation) bool
 }
 
-// Leases is what the aggregator needs from hub/clusters.Leases.
+// Leases is what the aggregator needs from hub/liveness.Leases.
 type Leases interface {
-	List() ([]clusters.Lease, uint64)
+	List() ([]liveness.Lease, uint64)
 	Wait(ctx context.Context, after uint64) (uint64, error)
 	Duration() time.Duration
 }
@@ -51,7 +51,7 @@ type Leases interface {
 type Config struct {
 	// Clock is the time source, the same as the leases'; nil: the wall
 	// clock. Coalescing always uses the wall clock.
-	Clock clusters.Clock
+	Clock liveness.Clock
 	// FlushInterval coalesces writes; zero: DefaultFlushInterval.
 	FlushInterval time.Duration
 	// StartupGrace is how long after Run starts a cluster without a lease
@@ -119,7 +119,7 @@ type record struct {
 // reports to be held, and Run for statuses to be written.
 func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger hclog.Logger) *Aggregator {
 	if cfg.Clock == nil {
-		cfg.Clock = clusters.RealClock{}
+		cfg.Clock = liveness.RealClock{}
 	}
 	if cfg.FlushInterval <= 0 {
 		cfg.FlushInterval = DefaultFlushInterval

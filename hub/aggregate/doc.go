@@ -126,12 +126,12 @@
 // status is kept). When a binding's write gives a target cluster other
 // replicas (or a new target), its item counts as Unknown until the agent
 // observes a newer version than the one it held then, or the assignment
-// returns to what it was. So graceful eviction (hub/schedloop) waits for
+// returns to what it was. So graceful eviction (hub/scheduler) waits for
 // the replacement replicas' own status, not for the old assignment's.
 //
 // # Stale clusters
 //
-// A cluster is stale while its lease is Unknown (hub/clusters), or when it
+// A cluster is stale while its lease is Unknown (hub/liveness), or when it
 // has no lease once the start-up grace (Config.StartupGrace, default the
 // lease duration) after Run started is over. Its items are then: health
 // Unknown (never Healthy), status removed, applied and appliedMessage kept
@@ -141,7 +141,7 @@
 // readyReplicas, not availableReplicas), and for Deployment-like kinds
 // observedGeneration does not advance (a nil-status item counts in the
 // number of items but never qualifies, interpreter spec §8.4). Graceful
-// eviction (hub/schedloop) therefore never sees a stale cluster as
+// eviction (hub/scheduler) therefore never sees a stale cluster as
 // healthy. A stale item of a cluster for which no relayed record is held
 // stays stale until its agent reports again.
 //
@@ -157,7 +157,7 @@
 // aggregates does not hold the loop: the binding is written with its
 // previous template status, and flushed again when the answer arrives.
 //
-// It imports hub/store, hub/clusters, hub/agentapi (the interface it
+// It imports hub/store, hub/liveness, hub/agentapi (the interface it
 // implements), hub/guard, hub/syncstate, api/, internal/interpreter's
 // ErrPending, the etcd client (for the relay's batched conditional
 // writes), protobuf and Kubernetes API machinery; the interpreter comes in

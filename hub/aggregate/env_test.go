@@ -13,8 +13,8 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/clusters/clusterstest"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -26,7 +26,7 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestMain(m *testing.M) {
 	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
-		"tether/hub/aggregate.", "tether/hub/store.(*Store).Watch", "tether/hub/clusters.(*Leases)",
+		"tether/hub/aggregate.", "tether/hub/store.(*Store).Watch", "tether/hub/liveness.(*Leases)",
 	}}))
 }
 
@@ -34,8 +34,8 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	st     *store.Store
-	clock  *clusterstest.Clock
-	leases *clusters.Leases
+	clock  *livenesstest.Clock
+	leases *liveness.Leases
 }
 
 func newEnv(t *testing.T) *env {
@@ -47,8 +47,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatalf("store.Open: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clock := clusterstest.NewClock(t0)
-	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: clusters.New(clusters.Config{LeaseDuration: 40 * time.Second, Clock: clock, PauseThreshold: -1})}
+	clock := livenesstest.NewClock(t0)
+	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: liveness.New(liveness.Config{LeaseDuration: 40 * time.Second, Clock: clock, PauseThreshold: -1})}
 	e.goRun("leases", e.leases.Run)
 	return e
 }

@@ -40,7 +40,7 @@ type ItemsInput struct {
 	// version its agent had last acked or reported then: what that version
 	// says describes the previous assignment, so the item's health is
 	// Unknown until a newer version is observed. Graceful eviction
-	// (hub/schedloop) thus waits for the replacement replicas themselves.
+	// (hub/scheduler) thus waits for the replacement replicas themselves.
 	Superseded map[string]string
 }
 

@@ -10,14 +10,14 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// removal is the part of an agent record (hub/tokens, store.AgentKey)
+// removal is the part of an agent record (hub/membership, store.AgentKey)
 // Prune reads: set once the cluster was removed.
 type removal struct {
 	Removed *json.RawMessage `json:"removed,omitempty"`
 }
 
 // Prune deletes the relayed records of removed clusters (their agent
-// record is a tombstone, hub/tokens), through the store given to New, so
+// record is a tombstone, hub/membership), through the store given to New, so
 // only the leader's deletions go through. It checks every record when it
 // starts, then each agent record and relayed record that changes, until
 // ctx ends (nil). Leader only, next to Run.

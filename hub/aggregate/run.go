@@ -9,8 +9,8 @@ import (
 	"time"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -26,7 +26,7 @@ var errWatchClosed = errors.New("aggregate: watch closed")
 type runState struct {
 	graceUntil time.Time
 	graceOver  bool
-	states     map[string]clusters.State // lease state by cluster
+	states     map[string]liveness.State // lease state by cluster
 	bindings   map[string]*entry         // by binding key
 	dirty      map[string]bool           // binding keys to flush
 	// pending are the binding keys whose template status waits for a
@@ -53,7 +53,7 @@ type entry struct {
 // relistBackoff. Its goroutines have exited when it returns.
 func (a *Aggregator) Run(ctx context.Context) error {
 	a.run.graceUntil = a.cfg.Clock.Now().Add(a.cfg.StartupGrace)
-	leaseCh, stop := clusters.Changed(ctx, a.leases)
+	leaseCh, stop := liveness.Changed(ctx, a.leases)
 	defer stop()
 	return store.Follow(ctx, a.log, relistBackoff, func(ctx context.Context) error {
 		return a.session(ctx, leaseCh)
@@ -168,7 +168,7 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 // start-up grace changed, every binding is marked dirty.
 func (a *Aggregator) refreshStates() {
 	leases, _ := a.leases.List()
-	states := make(map[string]clusters.State, len(leases))
+	states := make(map[string]liveness.State, len(leases))
 	for _, l := range leases {
 		states[l.Cluster] = l.State
 	}
@@ -186,7 +186,7 @@ func (a *Aggregator) refreshStates() {
 // Unknown, or it has none and the start-up grace is over.
 func (a *Aggregator) stale(cluster string) bool {
 	if st, ok := a.run.states[cluster]; ok {
-		return st == clusters.StateUnknown
+		return st == liveness.StateUnknown
 	}
 	return a.run.graceOver
 }

@@ -14,11 +14,10 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/registration"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -40,7 +39,7 @@ func agentHeartbeat(labels map[string]string, kinds ...string) *agentv1.Heartbea
 // nor the agent registering again, nor a new registrar (a hub restart or a
 // new leader) change them.
 func TestClusterEditsSurviveAgent(t *testing.T) {
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	h := startHub(t, clientapi.Config{Leases: leases})
 	c := h.dial(t, admin)
 	ctx := ctx(t)
@@ -48,7 +47,7 @@ func TestClusterEditsSurviveAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := tokens.New(h.st, ca, tokens.Config{}, hclog.NewNullLogger())
+	reg := membership.NewRegistry(h.st, ca, membership.Config{}, hclog.NewNullLogger())
 	csr, _, err := certs.NewCSR("edge-1")
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +55,11 @@ func TestClusterEditsSurviveAgent(t *testing.T) {
 	agentLabels := map[string]string{"tier": "edge", "site": "lyon"}
 	register := func() {
 		t.Helper()
-		tok, _, err := reg.CreateToken(ctx, tokens.Options{TTL: time.Hour, Uses: 1})
+		tok, _, err := reg.CreateToken(ctx, membership.TokenOptions{TTL: time.Hour, Uses: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := reg.Register(ctx, tokens.Request{Token: tok, Cluster: "edge-1", CSRPEM: csr,
+		if _, err := reg.Register(ctx, membership.Request{Token: tok, Cluster: "edge-1", CSRPEM: csr,
 			Topology: &agentv1.Topology{Region: "eu", Labels: agentLabels}}); err != nil {
 			t.Fatalf("Register(edge-1): %v", err)
 		}
@@ -109,11 +108,11 @@ func TestClusterEditsSurviveAgent(t *testing.T) {
 }
 
 // runRegistrar runs a registrar until stopped or the test ends.
-func runRegistrar(t *testing.T, st *store.Store, leases *clusters.Leases) (stop func()) {
+func runRegistrar(t *testing.T, st *store.Store, leases *liveness.Leases) (stop func()) {
 	t.Helper()
 	rctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- registration.New(st, leases, hclog.NewNullLogger()).Run(rctx) }()
+	go func() { done <- membership.NewRegistrar(st, leases, hclog.NewNullLogger()).Run(rctx) }()
 	stopped := false
 	stop = func() {
 		if stopped {
@@ -145,7 +144,7 @@ func readRecord(t *testing.T, st *store.Store) clusterv1alpha1.Cluster {
 // waitRecord heartbeats hb, as a connected agent does, until the record
 // meets cond, for up to 20 s. (A registrar takes only heartbeats received
 // after it started.)
-func waitRecord(t *testing.T, st *store.Store, leases *clusters.Leases, hb *agentv1.Heartbeat, what string, cond func(clusterv1alpha1.Cluster) bool) {
+func waitRecord(t *testing.T, st *store.Store, leases *liveness.Leases, hb *agentv1.Heartbeat, what string, cond func(clusterv1alpha1.Cluster) bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for leases.Heartbeat("edge-1", hb); !cond(readRecord(t, st)); leases.Heartbeat("edge-1", hb) {

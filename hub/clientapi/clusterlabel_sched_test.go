@@ -11,9 +11,9 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -45,7 +45,7 @@ spec:
 // loop on the hub's etcd, relabelling clusters through ClusterService.Label
 // moves a Duplicated workload whose clusterAffinity selects on the label.
 func TestClusterLabelMovesWorkload(t *testing.T) {
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	h := startHub(t, clientapi.Config{Leases: leases})
 	c := h.dial(t, admin)
 	for name, tier := range map[string]string{"m1": "edge", "m2": "core"} {
@@ -70,7 +70,7 @@ func TestClusterLabelMovesWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "schedloop", schedloop.New(h.st, leases, schedloop.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 	if resp := c.apply(t, []byte(edgeWeb), false); len(resp.GetResults()) != 2 {
 		t.Fatalf("apply = %v", outcomes(resp))
 	}
@@ -166,7 +166,7 @@ spec:
 // a single 1-CPU replica, so a workload divided by available replicas
 // goes (almost) all to m2 once m1 has models; before, it is split evenly.
 func TestResourceModelsSteerTheEstimate(t *testing.T) {
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	h := startHub(t, clientapi.Config{Leases: leases})
 	c := h.dial(t, admin)
 	for _, name := range []string{"m1", "m2"} {
@@ -195,7 +195,7 @@ func TestResourceModelsSteerTheEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "schedloop", schedloop.New(h.st, leases, schedloop.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 
 	c.apply(t, []byte(dynamicWeb("before")), false)
 	waitReplicas(t, c, beat, "before", func(r map[string]int32) bool { return r["m1"] == 5 && r["m2"] == 5 })

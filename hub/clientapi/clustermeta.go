@@ -17,10 +17,10 @@ import (
 
 // A cluster's labels and annotations belong to the hub once its record
 // exists: the agent's --labels are only the initial value of the record
-// (hub/registration and hub/tokens create it and never replace it), and
+// (hub/membership creates it and never replaces it), and
 // every later change is an admin's, made here. Heartbeats and agent
 // restarts do not touch them. A label change reaches the scheduler through
-// its watch of the cluster records (hub/schedloop), which reschedules the
+// its watch of the cluster records (hub/scheduler), which reschedules the
 // placements whose cluster affinity the change affects.
 
 // metaEdit is one Label or Annotate request: the map it changes, as

@@ -23,7 +23,7 @@ const maxResourceModels = 64
 const maxModelRanges = 16
 
 // SetResourceModels replaces a cluster's spec.resourceModels. The agent
-// gets them from hub/registration's Models (in Settings), grades its
+// gets them from hub/membership's Models (in Settings), grades its
 // nodes and heartbeats the counts; the scheduling loop estimates with
 // both, and reschedules on the record's change like any cluster change.
 func (s clusterService) SetResourceModels(ctx context.Context, req *hubv1.SetResourceModelsRequest) (*hubv1.SetResourceModelsResponse, error) {

@@ -11,8 +11,8 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/clusters"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -43,30 +43,30 @@ func (b *backend) storedClusters(ctx context.Context) ([]clusterv1alpha1.Cluster
 // the stored taints of a cluster without a lease.
 var notYet = time.Unix(1<<62, 0)
 
-// members is the scheduling loop's view of cs (schedloop.BuildMembers):
+// members is the scheduling loop's view of cs (scheduler.BuildMembers):
 // with live leases, each cluster's liveness taints, capacity and APIs come
 // from its lease, and a cluster without one counts as unreachable from now
 // on (as after the loop's start-up grace). Without leases (Config.Leases
 // nil, or clusters given to Simulate, which no agent reports on) each
 // cluster is taken as stored.
-func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []schedloop.Member {
+func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []scheduler.Member {
 	if !live || b.cfg.Leases == nil {
-		return schedloop.BuildMembers(cs, nil, now, schedloop.Liveness{GraceUntil: notYet})
+		return scheduler.BuildMembers(cs, nil, now, scheduler.Liveness{GraceUntil: notYet})
 	}
-	var leases []clusters.Lease
+	var leases []liveness.Lease
 	for i := range cs {
 		if l, ok := b.cfg.Leases.Get(cs[i].Name); ok {
 			leases = append(leases, l)
 		}
 	}
-	return schedloop.BuildMembers(cs, leases, now, schedloop.Liveness{GraceUntil: now})
+	return scheduler.BuildMembers(cs, leases, now, scheduler.Liveness{GraceUntil: now})
 }
 
 // rejectionsOf converts the clusters the scheduler turned down, from its
 // result or its FitError.
-func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
+func rejectionsOf(res placement.Result, err error) []*hubv1.ClusterRejection {
 	rejected := res.Rejected
-	var fit *scheduler.FitError
+	var fit *placement.FitError
 	if errors.As(err, &fit) {
 		rejected = fit.Rejected
 	}
@@ -80,9 +80,9 @@ func rejectionsOf(res scheduler.Result, err error) []*hubv1.ClusterRejection {
 // rejections runs the scheduler on in and returns why each cluster outside
 // chosen was turned down; nothing when scheduling fails for capacity
 // (which names no cluster).
-func rejections(in scheduler.Input, chosen []string) []*hubv1.ClusterRejection {
+func rejections(in placement.Input, chosen []string) []*hubv1.ClusterRejection {
 	var out []*hubv1.ClusterRejection
-	for _, r := range rejectionsOf(scheduler.Schedule(in)) {
+	for _, r := range rejectionsOf(placement.Schedule(in)) {
 		if !slices.Contains(chosen, r.Cluster) {
 			out = append(out, r)
 		}

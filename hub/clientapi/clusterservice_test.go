@@ -12,7 +12,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -28,7 +28,7 @@ var heartbeat = &agentv1.Heartbeat{
 // clusterHub is a hub with testdata/clusters.json stored and a lease for m1.
 func clusterHub(t *testing.T) *hub {
 	t.Helper()
-	leases := clusters.New(clusters.Config{})
+	leases := liveness.New(liveness.Config{})
 	leases.Heartbeat("m1", heartbeat)
 	h := startHub(t, clientapi.Config{Leases: leases})
 	putClusters(t, h)

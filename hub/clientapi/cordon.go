@@ -15,19 +15,19 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/registration"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // TaintCordoned is the key of the NoSchedule taint Cordon puts on a
-// cluster, the one hub/schedloop's documentation names: new placements
+// cluster, the one hub/scheduler's documentation names: new placements
 // avoid the cluster, what runs there stays. New clusters carry it from
 // their registration when the hub runs with --new-clusters-cordoned.
-const TaintCordoned = registration.TaintCordoned
+const TaintCordoned = membership.TaintCordoned
 
 // maxEditAttempts bounds the read-modify-write retries of a change to a
 // cluster record (taints, labels, annotations) that loses a race with
-// another writer of the record, such as hub/registration recording API
+// another writer of the record, such as hub/membership recording API
 // enablements.
 const maxEditAttempts = 5
 

@@ -2,7 +2,7 @@
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
 // WatchPlacement, Simulate) and ClusterService (ListClusters, GetCluster,
 // Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
-// client. Over hub/tokens' Registry (Config.Registry; without one they
+// client. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go), ClusterService's Remove revokes
@@ -20,7 +20,7 @@
 //
 //	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
 //	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
-//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *clusters.Leases
+//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
@@ -123,15 +123,15 @@
 // Scheduled condition) and the rejected clusters with their reasons as the
 // scheduling loop recorded them (placement.Rejections). A binding without
 // that record gets them recomputed by running the pure scheduler on the
-// binding's input (schedloop.BuildInput) over the scheduling loop's view of
-// the stored clusters (schedloop.BuildMembers, with this replica's leases:
+// binding's input (scheduler.BuildInput) over the scheduling loop's view of
+// the stored clusters (scheduler.BuildMembers, with this replica's leases:
 // liveness taints, capacity and API enablements; a cluster that reported
 // none serves no kind).
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
 // would store it; detector.Choose picks the policy, detector.BuildSpec and
 // detector.Merge make the binding (onto the stored one, whose result and
-// permanent ID it keeps); schedloop.Step decides as the scheduling loop
+// permanent ID it keeps); scheduler.Step decides as the scheduling loop
 // (Config.Scheduling); render.Render computes each target's work with
 // render.Candidates' override policies. What it shows for a cluster is the
 // manifest that cluster's agent receives, byte for byte, with its apply
@@ -163,15 +163,15 @@
 // client named the revision it read (resource_version: a different one is
 // FAILED_PRECONDITION), and write nothing when nothing changes. The hub owns
 // labels and annotations once the record exists: the agent's labels are
-// only the initial value (hub/registration), heartbeats and agent restarts
+// only the initial value (hub/membership), heartbeats and agent restarts
 // never change them, and the scheduling loop reschedules on the record's
 // change. Every cluster view carries the record's revision and the record
 // as a cluster.tether.io/v1alpha1 Cluster (object_json) with its status
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports the store, the scheduler, hub/clusters' lease type, the pure
-// decisions of the detector, the scheduling loop (hub/schedloop,
+// It imports the store, the scheduler, hub/liveness' lease type, the pure
+// decisions of the detector, the scheduling loop (hub/scheduler,
 // hub/placement), the renderer (hub/render) and the aggregator
 // (hub/aggregate/fold), pki,
 // internal/interpreter, and the api/ packages.

@@ -15,7 +15,7 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -61,7 +61,7 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 // that they explain the decision actually made, liveness taints included.
 // A binding scheduled before the loop recorded them (or by another
 // scheduler) gets them recomputed: the scheduler runs again, purely, on the
-// binding's input (schedloop.BuildInput) and the scheduling loop's view of
+// binding's input (scheduler.BuildInput) and the scheduling loop's view of
 // the stored clusters (members).
 func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
 	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
@@ -125,7 +125,7 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 	if err != nil {
 		return err
 	}
-	in := schedloop.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
+	in := scheduler.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
 	pl.Rejections = rejections(in, chosen)
 	return nil
 }

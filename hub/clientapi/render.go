@@ -15,7 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/render"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 )
 
 // run is the controllers' pipeline for one template, storing nothing,
@@ -26,7 +26,7 @@ import (
 //     matches);
 //  2. the binding, as the detector would write it (detector.BuildSpec and
 //     detector.Merge onto the stored binding, if any);
-//  3. the scheduling loop's decision for it (schedloop.Step, on the
+//  3. the scheduling loop's decision for it (scheduler.Step, on the
 //     loop's view of the clusters: members);
 //  4. each target cluster's work, as the renderer computes it
 //     (render.Render, with render.Candidates's override policies).
@@ -51,7 +51,7 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Tem
 		rb.UID = e.bindingID
 	}
 	now := time.Now()
-	out := schedloop.Step(rb, b.members(e.clusters, !e.givenClusters, now), now, b.cfg.Scheduling)
+	out := scheduler.Step(rb, b.members(e.clusters, !e.givenClusters, now), now, b.cfg.Scheduling)
 	rb = out.Binding
 	fillPlacement(pl, rb, out.Err)
 	rendered, err := b.render(ctx, t.Obj, rb, e)

@@ -12,12 +12,12 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/clusters"
 	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/schedloop"
+	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/luavm"
 )
@@ -59,14 +59,14 @@ type Config struct {
 	// has read from etcd and its client has not (defaults
 	// DefaultWatchBufferEvents and DefaultWatchBufferBytes).
 	WatchBufferEvents, WatchBufferBytes int
-	// Leases is the hub's view of cluster liveness (hub/clusters), which
+	// Leases is the hub's view of cluster liveness (hub/liveness), which
 	// ClusterService shows as state, lease age and last heartbeat; nil
 	// shows every cluster as Unknown, with the capacity last stored.
 	Leases Leases
 	// Registry serves TokenService, UserService (its CA signs users'
 	// certificates) and ClusterService's Remove and Approve; nil answers
 	// them UNIMPLEMENTED.
-	Registry *tokens.Registry
+	Registry *membership.Registry
 	// Revocations serves UserService's RevokeUser and ListRevokedUsers;
 	// nil answers them UNIMPLEMENTED. The server must also refuse the
 	// revoked certificates (RefuseRevoked) for them to take effect.
@@ -76,11 +76,11 @@ type Config struct {
 	// interpreter also uses.
 	LuaLimits luavm.Limits
 	// Scheduling are the options the hub's scheduling loop runs with
-	// (hub/schedloop: failover of unreachable clusters, their toleration,
+	// (hub/scheduler: failover of unreachable clusters, their toleration,
 	// eviction timeout): Simulate decides with them, and GetPlacement
 	// recomputes rejections with them. Options.Full and UnhealthySince, the
 	// loop's own state, are not known here.
-	Scheduling schedloop.Options
+	Scheduling scheduler.Options
 	// Namespaces, when set, is the detector's filter with namespace
 	// auto-propagation on: Simulate then places a Namespace no
 	// ClusterPropagationPolicy matches as the detector does (every
@@ -89,9 +89,9 @@ type Config struct {
 }
 
 // Leases is what ClusterService reads of the clusters' leases; the hub's
-// *clusters.Leases satisfies it.
+// *liveness.Leases satisfies it.
 type Leases interface {
-	Get(cluster string) (lease clusters.Lease, ok bool)
+	Get(cluster string) (lease liveness.Lease, ok bool)
 }
 
 func (c Config) withDefaults() Config {

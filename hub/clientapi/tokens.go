@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/tokens"
+	"github.com/tetherproj/tether/hub/membership"
 )
 
 // tokenService implements hubv1.TokenServiceServer over the hub's
@@ -24,7 +24,7 @@ func (s tokenService) CreateToken(ctx context.Context, req *hubv1.CreateTokenReq
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	tok, info, err := reg.CreateToken(ctx, tokens.Options{
+	tok, info, err := reg.CreateToken(ctx, membership.TokenOptions{
 		TTL: req.GetTtl().AsDuration(), Cluster: req.GetClusterName(), Uses: int(req.GetUses()), Description: req.GetDescription(),
 	})
 	if err != nil {
@@ -64,7 +64,7 @@ func (s tokenService) DeleteToken(ctx context.Context, req *hubv1.DeleteTokenReq
 	return &hubv1.DeleteTokenResponse{}, nil
 }
 
-func tokenView(t tokens.Token) *hubv1.Token {
+func tokenView(t membership.Token) *hubv1.Token {
 	return &hubv1.Token{
 		Id: t.ID, ClusterName: t.Cluster, UsesLeft: int32(t.UsesLeft()),
 		CreateTime: timestamppb.New(t.Created), ExpireTime: timestamppb.New(t.Expires), Description: t.Description,
@@ -73,7 +73,7 @@ func tokenView(t tokens.Token) *hubv1.Token {
 
 // registry authorizes an admin call of method and returns the registry,
 // or ErrUnimplemented when the hub runs without one.
-func (b *backend) registry(ctx context.Context, method string) (*tokens.Registry, error) {
+func (b *backend) registry(ctx context.Context, method string) (*membership.Registry, error) {
 	if _, err := authorize(ctx, write); err != nil {
 		return nil, err
 	}
@@ -86,13 +86,13 @@ func (b *backend) registry(ctx context.Context, method string) (*tokens.Registry
 // registryError maps the registry's errors to the package's.
 func registryError(err error) error {
 	switch {
-	case errors.Is(err, tokens.ErrInvalid), errors.Is(err, tokens.ErrMalformed):
+	case errors.Is(err, membership.ErrInvalid), errors.Is(err, membership.ErrMalformed):
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	case errors.Is(err, tokens.ErrNotFound):
+	case errors.Is(err, membership.ErrNotFound):
 		return fmt.Errorf("%w: %v", ErrNotFound, err)
-	case errors.Is(err, tokens.ErrNoPending):
+	case errors.Is(err, membership.ErrNoPending):
 		return fmt.Errorf("%w: %v", ErrPrecondition, err)
-	case errors.Is(err, tokens.ErrConflict):
+	case errors.Is(err, membership.ErrConflict):
 		return fmt.Errorf("%w: %v", ErrConcurrent, err)
 	}
 	return err

@@ -9,7 +9,7 @@ import (
 )
 
 // What the scheduling loop records on a binding besides spec.clusters and
-// the status fields of the API type (hub/schedloop's documentation, "What
+// the status fields of the API type (hub/scheduler's documentation, "What
 // is written").
 const (
 	// AnnotationAppliedPlacement holds the JSON of the placement the
@@ -31,13 +31,6 @@ const (
 	ReasonUnschedulable  = "Unschedulable"
 	ReasonSchedulerError = "SchedulerError"
 )
-
-// Rejection is one cluster the scheduler turned down, with every reason in
-// filter order, for the placement "why not" query.
-type Rejection struct {
-	Cluster string   `json:"cluster"`
-	Reasons []string `json:"reasons"`
-}
 
 // Rejections reads AnnotationRejections: nil when the binding has none.
 func Rejections(b *workv1alpha1.ResourceBinding) ([]Rejection, error) {

@@ -9,7 +9,7 @@
 // time (pki.IssuedAt) is refused, and one issued afterwards (`tetherctl
 // user create` again) is accepted. Certificates carry whole seconds, so
 // one issued in the same second as the revocation is refused too. Agent
-// certificates are not users: hub/tokens revokes those.
+// certificates are not users: hub/membership revokes those.
 //
 //	l := revocation.New(st, logger)
 //	go l.Run(ctx)                              // lists and watches /tether/revoked-users/ on every replica

@@ -1,43 +1,223 @@
-// Package scheduler decides where a workload runs: given a placement
-// policy, the cluster snapshot, the workload and the binding's previous
-// result, Schedule returns the target clusters with their replicas,
-// exactly as Karmada v1.18.2's scheduler would (see
-// the scheduler reference spec §4, and README.md for the few deliberate
-// differences). It is pure: no I/O, no clock, no randomness, and it never
-// modifies its input, so the hub's scheduling loop around it stays thin.
+// Package scheduler is the hub's scheduling loop, the task hub.Run names
+// "scheduler": it watches bindings, registered clusters and cluster
+// leases, decides which bindings need (re)scheduling, runs the pure
+// hub/placement.Schedule on them, and writes the result back to the
+// binding with optimistic concurrency. It also plays
+// Karmada's taint manager (NoExecute failover) and graceful eviction
+// controller for the bindings it schedules.
 //
-// A decision runs in four steps:
+// Losing contact with a cluster never deletes anything by itself (DESIGN
+// §4, "What never deletes"): see "Unreachable clusters" below.
 //
-//  1. filter — cluster affinity (or the observed clusterAffinities term
-//     and its overflow affinities), taints (NoSchedule/NoExecute against
-//     clusterTolerations), API enablement, the hub's works limit per
-//     cluster (Cluster.WorksFull), the topology properties spread
-//     constraints need, and graceful eviction. Deleting clusters are
-//     skipped; clusters already in the previous result bypass the taint,
-//     API and works limit filters.
-//  2. score and order — previously used clusters score 100, others 0;
-//     candidates sort by overflow tier, score, available replicas (free
-//     capacity estimated from the resource summary plus replicas already
-//     there), name.
-//  3. select — spread constraints by cluster or region.
-//  4. assign — Duplicated, static weights, dynamic weights or Aggregated,
-//     dividing with the Webster method, whose ties depend on the
-//     workload's UID.
+// # Usage
 //
-// Usage:
+//	leases := liveness.New(liveness.Config{})
+//	loop := scheduler.New(st, leases, scheduler.Config{}, logger)
+//	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
 //
-//	res, err := scheduler.Schedule(scheduler.Input{Placement: p, Clusters: cs, Workload: w, Previous: prev})
-//	var fit *scheduler.FitError
-//	switch {
-//	case errors.As(err, &fit): // no feasible cluster: clear the binding's clusters
-//	case err != nil:           // capacity or selection problem: keep the previous clusters
-//	default:                   // write res.Clusters and res.ObservedAffinityName
-//	}
+// Its logger is named "schedloop", the package's former name, kept so that
+// log queries written for earlier releases still match.
 //
-// The placement must already carry its API defaults (Placement.SetDefaults).
-// When to call Schedule (placement or replica changes, explicit reschedule,
-// Duplicated on cluster changes) is the caller's decision; a Divided
-// workload is deliberately not rebalanced when clusters change.
+// The hub runs it only while its replica leads (hub.Run, hub/leader), on
+// a store view fenced by that leadership (store.Store.Fenced): a deposed
+// leader's writes fail with store.ErrNotLeader. Pure parts, each table
+// tested: Census and FullDisruption, BuildMembers (clusters + leases → the
+// scheduler's clusters and their taints), BuildInput, FailsOver,
+// Tolerations, Returned, TaintEvictions, ApplicationEvictions, AssessTasks,
+// and Step, which composes them with hub/placement's NeedsSchedule (spec
+// §3) for one binding. The client API's Simulate runs Step too, on the
+// template's would-be binding, and its placement query BuildInput.
 //
-// It imports only api/ and Kubernetes API types.
+// # When a binding is scheduled (placement.NeedsSchedule, scheduler spec §3)
+//
+// In order, the first that holds: never scheduled (no applied-placement
+// record); placement changed against the applied one (for
+// clusterAffinities only the observed term); assigned replicas do not add
+// up to spec.replicas (Divided) or differ from it (explicit Duplicated);
+// rescheduleTriggeredAt later than lastScheduledTime; Duplicated or
+// non-workload (replicas 0) bindings on every change of a binding or of
+// the cluster snapshot; a target cluster being deleted or gone from the
+// snapshot (Tether adds "gone": a removed Cluster with no lease). A Divided
+// binding is not rebalanced when clusters come, go or change capacity, as in
+// Karmada. Dependency bindings (nil placement), bindings of another
+// scheduler and bindings with spec.suspension.scheduling are skipped.
+//
+// A decision that yields what the binding already holds (same targets,
+// applied placement, observed term and Scheduled condition) writes nothing,
+// so re-evaluating Duplicated bindings and restarting the loop never write.
+//
+// # What is written
+//
+//   - spec.clusters: the result sorted by name (cleared on a FitError, kept
+//     on other errors, spec §4.10).
+//   - annotation policy.tether.io/applied-placement: JSON of the placement
+//     scheduled (Karmada's policy.karmada.io/applied-placement); written with
+//     a result or a FitError.
+//   - annotation scheduler.tether.io/rejections: JSON list of
+//     {"cluster", "reasons"} — every cluster the filters turned down with
+//     all its reasons in filter order, for the placement "why not" query
+//     (read it with placement.Rejections). Refreshed with every written
+//     decision, absent when none was rejected.
+//   - status.schedulerObservingAffinityName, status.lastScheduledTime,
+//     status.schedulerObservedGeneration.
+//   - condition Scheduled: True/Success, or False with NoClusterFit (the
+//     FitError message, naming the clusters per reason), Unschedulable
+//     (capacity) or SchedulerError (selection, strategy).
+//   - spec.gracefulEvictionTasks (below).
+//
+// Rejections and the applied placement are annotations, not status fields,
+// because api/work/v1alpha1 has no field for them and because the detector
+// rewrites bindings through that type (unknown status fields would be
+// dropped; annotations are kept).
+//
+// # Cluster state
+//
+// Labels, admin taints, provider/region/zones and resource models come from
+// the stored Cluster (/tether/clusters/<name>); capacity (resource summary)
+// and API enablements from the lease's last heartbeat, falling back to the
+// stored status; topology from the heartbeat where the stored spec has none.
+// Only stored (registered) clusters are candidates: a lease without a stored
+// Cluster is ignored, so a cluster never gets work before the admin's labels
+// and taints on it are known. A Cluster with a deletionTimestamp is never a
+// candidate.
+//
+// Liveness becomes taints, replacing any stored taint of the same keys, as
+// Karmada's cluster controller would: lease NotReady →
+// cluster.karmada.io/not-ready:NoSchedule; lease Unknown →
+// cluster.karmada.io/unreachable:NoSchedule (no new placement goes there)
+// plus unreachable:NoExecute, which only failing-over bindings heed (below).
+// timeAdded is when the hub saw the lease run out (hub/liveness). Leases are
+// in memory: after a hub start, a cluster without a lease keeps its stored
+// taints for Config.StartupGrace (the lease duration plus
+// protocol.MaxReconnectDelay, the longest an agent waits to reconnect) and
+// then counts as unreachable since the end of the grace.
+//
+// Cordon: the admin sets a NoSchedule taint on the Cluster object (e.g.
+// {key: node.tether.io/cordoned, effect: NoSchedule}); new placements avoid
+// it, bindings already there stay (scheduled clusters bypass the taint
+// filter). Drain: a NoExecute taint instead, which fails them over.
+//
+// # Unreachable clusters
+//
+// Karmada v1.18 fails nothing over by default (its taint manager and
+// NoExecute eviction are off). Tether keeps that default and makes it an
+// explicit opt-in per policy:
+//
+//   - A binding fails over from an unreachable cluster only when it is
+//     Divided with replicas and its policy sets spec.failover.cluster (in
+//     Karmada that field only picks the purge mode; here it also asks for
+//     failover), or the hub runs with --failover-unreachable
+//     (Config.FailoverUnreachable, default off) — FailsOver. Duplicated and
+//     non-workload bindings never leave a cluster for unreachability:
+//     nothing would replace what they remove.
+//   - Then only after a toleration: a placement without a toleration of
+//     the unreachable (and not-ready) NoExecute taint gets Karmada's former
+//     webhook default, {key, Exists, NoExecute, tolerationSeconds: 300}
+//     (Config.UnreachableToleration, hub flag
+//     --default-unreachable-toleration, default 5m) — Tolerations. Its own
+//     toleration, if any, wins.
+//   - Full disruption: when at least DisruptionThreshold (55 %) of the
+//     registered clusters and at least DisruptionMinClusters (2) are
+//     unreachable at once, the cause is likelier on the hub's side (its
+//     network, load balancer or certificate, a pause, a slow restart), and
+//     the loop adds no unreachable:NoExecute taint at all: nothing fails
+//     over. It logs entering and leaving the mode, and Disrupted feeds the
+//     hub's tether_hub_full_disruption gauge. When it ends, a cluster still
+//     away counts its toleration from then (Liveness.NoExecuteFloor), as the
+//     Kubernetes node lifecycle controller does.
+//   - A hub that was paused (SIGSTOP, VM pause) holds lease expiry for one
+//     lease duration after it resumes (hub/liveness), so the agents'
+//     heartbeats get in before anything turns Unknown.
+//   - A cluster that is back (lease Ready, no evicting taint) while its
+//     graceful eviction is pending calls it off — Returned: it is a target
+//     again with the task's replicas, the task ends, and the copy it kept
+//     stays (a Divided binding then over its replicas is scaled down in the
+//     same step; should that drop the cluster, its task is restarted
+//     instead, so its copy still goes only gracefully). It is schedulable
+//     again as soon as its first heartbeat arrives, well within one lease
+//     period.
+//
+// Admin NoExecute taints (a drain) evict every untolerating binding, as
+// before: that is a decision, not a loss of contact.
+//
+// # Failover and graceful eviction (spec §6.2–6.4, simplified)
+//
+// For every target cluster with a NoExecute taint the binding heeds and
+// the placement's clusterTolerations (plus the defaults above) do not
+// tolerate — or tolerate with tolerationSeconds that have run out since the
+// taint's timeAdded (the loop rechecks at that time) — the cluster is
+// removed from spec.clusters and a graceful eviction task {fromCluster,
+// replicas, purgeMode (failover.cluster.purgeMode, default Gracefully),
+// producer TaintManager, reason TaintUntolerated, creationTimestamp} is
+// added, and the binding is rescheduled in the same write
+// (placement.Schedule excludes evicting clusters). A task is removed when suppressDeletion is
+// false, when its grace period (gracePeriodSeconds or
+// Config.GracefulEvictionTimeout, default 10 min) has passed, or when the
+// binding is scheduled and every target cluster's aggregated status item
+// is Healthy (written by hub/aggregate); suppressDeletion true keeps it.
+// Unlike Karmada, the grace period does not run out while the task's
+// cluster is not Ready (its lease Unknown or NotReady, or none): removing
+// the task then would delete the cluster's copy before anything replaced
+// it; only a healthy replacement, or the cluster turning Ready (Returned),
+// ends it. The timeout thus ends only tasks of Ready clusters (a drain).
+// When a task ends, its cluster's "in the process of eviction" reason
+// leaves the recorded rejections (a Divided binding is not rescheduled
+// then, and the reason would stay for good). The step that changes a
+// target's assignment does not count its item (it is about the previous
+// assignment; hub/aggregate then holds it Unknown until the new version
+// reports), so a Divided failover keeps the evicted copy until the
+// replacement replicas are healthy.
+//
+// # Application failover (spec §6.5)
+//
+// For a binding whose policy sets spec.failover.application (the detector
+// copies spec.failover onto the binding), the loop is Karmada's application
+// failover controller — ApplicationEvictions. It remembers, in memory and
+// per target cluster, when the cluster's aggregated status item (written by
+// hub/aggregate) was first Unhealthy: Healthy forgets it; Unknown, no item,
+// or a cluster whose lease is not Ready neither counts nor forgets (a
+// stale or disconnected cluster is cluster failover's business: losing
+// contact never fails an application over). When a cluster has been
+// Unhealthy for longer than decisionConditions.tolerationSeconds (default
+// 300), and its item is Unhealthy at that moment, the cluster is removed
+// from spec.clusters and gets a graceful eviction task {reason
+// ApplicationFailure, producer
+// resource-binding-application-failover-controller, purgeMode}; the
+// binding is rescheduled in the same write, away from it. By purgeMode:
+// Gracefully (the default; or Graciously) keeps the old copy until the
+// replacement is healthy or gracePeriodSeconds (default 600) has passed;
+// Never sets suppressDeletion true, so the copy stays until the user
+// removes the task; Directly (or Immediately) sets suppressDeletion false,
+// so the copy goes at once. As in Karmada, Duplicated bindings fail over
+// too, and a hub restart (a new leader) starts the tolerations over, so a
+// failover comes later, never earlier. Returned never calls these tasks
+// off: only the taint manager's.
+//
+// # The works limit
+//
+// With Config.MaxWorks (hub flag --max-works-per-cluster, default 10000,
+// the limit hub/agentapi serves per stream), a cluster holding that many
+// works (a work per binding targeting it, requiring it as a dependency, or
+// evicting from it) is WorksFull for the scheduler: no new workload goes
+// there, and the binding's rejections and Scheduled condition say "had
+// reached the hub's limit of works per cluster". When a full cluster gets
+// room, every binding is looked at again.
+//
+// Left out of Karmada's behaviour: ClusterTaintPolicy (NoExecute taints come
+// from the admin or from lease expiry), the Failover feature gate (the
+// opt-in above stands for it) and the purge-mode flag (Gracefully unless
+// failover.cluster.purgeMode says otherwise), Karmada's check that
+// the kind has an InterpretHealth hook before application failover (the
+// health the agents report is used as it is),
+// preservedLabelState / clustersBeforeFailover (statePreservation is
+// refused at apply), and
+// schedulerObservedGeneration in the health rule (bindings carry no
+// generation; "scheduled" means the loop has nothing pending for the
+// binding and its Scheduled condition is True). Unlike Karmada, a binding
+// left with no target cluster keeps its eviction tasks until they time out.
+// Tolerations are read from the current placement, not the applied one
+// (a placement change is rescheduled in the same pass anyway).
+//
+// It imports hub/store, hub/liveness, hub/placement, api/, go-hclog and
+// Kubernetes API machinery.
 package scheduler

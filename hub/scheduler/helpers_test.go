@@ -1,85 +1,96 @@
 package scheduler
 
 import (
-	"strings"
-	"testing"
+	"time"
 
-	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
-// cl is a schedulable cluster with an external estimate of n replicas.
-func cl(name string, n int32) Cluster {
-	return Cluster{Name: name, AvailableReplicas: &n, APIEnabled: true}
-}
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func deployment(replicas int32) Workload {
-	return Workload{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web", Replicas: replicas}
-}
-
-func divided(pref policyv1alpha1.ReplicaDivisionPreference, dynamic bool) *policyv1alpha1.ReplicaSchedulingStrategy {
-	rs := &policyv1alpha1.ReplicaSchedulingStrategy{
-		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
-		ReplicaDivisionPreference: pref,
+// binding is a Deployment binding with placement p and replicas.
+func binding(p *policyv1alpha1.Placement, replicas int32, targets ...workv1alpha1.TargetCluster) *workv1alpha1.ResourceBinding {
+	return &workv1alpha1.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "web-deployment"},
+		Spec: workv1alpha1.ResourceBindingSpec{
+			Resource:  workv1alpha1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "prod", Name: "web", UID: "uid-1"},
+			Replicas:  replicas,
+			Placement: p,
+			Clusters:  targets,
+		},
 	}
-	if dynamic {
-		rs.WeightPreference = &policyv1alpha1.ClusterPreferences{DynamicWeight: policyv1alpha1.DynamicWeightByAvailableReplicas}
+}
+
+// scheduled marks b as scheduled with its current placement.
+func scheduled(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
 	}
-	return rs
+	b.Annotations[placement.AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+	b.Status.LastScheduledTime = &metav1.Time{Time: t0}
+	b.Status.Conditions = []metav1.Condition{{Type: placement.ConditionScheduled, Status: metav1.ConditionTrue, Reason: placement.ReasonSuccess, Message: messageScheduled, LastTransitionTime: metav1.Time{Time: t0}}}
+	return b
 }
 
-var (
-	dynamicWeights = divided(policyv1alpha1.ReplicaDivisionPreferenceWeighted, true)
-	aggregatedPref = divided(policyv1alpha1.ReplicaDivisionPreferenceAggregated, false)
-)
-
-func targets(kv ...any) []TargetCluster {
-	out := []TargetCluster{}
-	for i := 0; i < len(kv); i += 2 {
-		out = append(out, TargetCluster{Name: kv[i].(string), Replicas: int32(kv[i+1].(int))})
-	}
-	return sortedTargets(out)
+func tc(name string, replicas int32) workv1alpha1.TargetCluster {
+	return workv1alpha1.TargetCluster{Name: name, Replicas: replicas}
 }
 
-// scheduleTest is one table row: an input and either targets or an
-// error type with a substring of its message.
-type scheduleTest struct {
-	name     string
-	in       Input
-	want     []TargetCluster
-	wantErr  string // errorType name
-	errText  string // substring of the message
-	observed string // expected ObservedAffinityName, when checked
-}
+func duplicated() *policyv1alpha1.Placement { return &policyv1alpha1.Placement{} }
 
-func runScheduleTests(t *testing.T, tests []scheduleTest) {
-	t.Helper()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := Schedule(tt.in)
-			if tt.wantErr != "" {
-				if got := ErrorType(err); got != tt.wantErr {
-					t.Fatalf("Schedule(%s) error = %v (%s); want %s", tt.name, err, got, tt.wantErr)
-				}
-				if !containsText(err, tt.errText) {
-					t.Errorf("Schedule(%s) error = %q; want it to contain %q", tt.name, err, tt.errText)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Schedule(%s) error = %v; want %v", tt.name, err, tt.want)
-			}
-			if diff := cmp.Diff(tt.want, sortedTargets(res.Clusters)); diff != "" {
-				t.Errorf("Schedule(%s) mismatch (-want +got):\n%s", tt.name, diff)
-			}
-			if tt.observed != "" && res.ObservedAffinityName != tt.observed {
-				t.Errorf("Schedule(%s) observed = %q; want %q", tt.name, res.ObservedAffinityName, tt.observed)
-			}
+// dividedStatic divides replicas by equal static weights over clusters.
+func dividedStatic(clusters ...string) *policyv1alpha1.Placement {
+	wp := &policyv1alpha1.ClusterPreferences{}
+	for _, name := range clusters {
+		wp.StaticWeightList = append(wp.StaticWeightList, policyv1alpha1.StaticClusterWeight{
+			TargetCluster: policyv1alpha1.ClusterAffinity{ClusterNames: []string{name}}, Weight: 1,
 		})
 	}
+	return &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+		WeightPreference:          wp,
+	}}
 }
 
-func containsText(err error, s string) bool {
-	return err != nil && strings.Contains(err.Error(), s)
+// ready is a Ready member serving Deployments.
+func ready(name string, taints ...corev1.Taint) Member {
+	return Member{
+		Cluster: placement.Cluster{Name: name, Taints: taints},
+		APIs:    map[string]bool{apiKey("apps/v1", "Deployment"): true},
+		State:   liveness.StateReady,
+	}
+}
+
+func noExecute(key string, added time.Time) corev1.Taint {
+	return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}}
+}
+
+func lookupIn(ms []Member) func(string) (*Member, bool) {
+	return func(name string) (*Member, bool) {
+		for i := range ms {
+			if ms[i].Cluster.Name == name {
+				return &ms[i], true
+			}
+		}
+		return nil, false
+	}
+}
+
+func names(ts []workv1alpha1.TargetCluster) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func noExecuteToleration(key string, seconds *int64) corev1.Toleration {
+	return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: seconds}
 }

@@ -1,117 +1,62 @@
 package scheduler
 
 import (
-	corev1 "k8s.io/api/core/v1"
-
-	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
-	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
-	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
-// Input is everything one scheduling decision depends on. Schedule reads
-// it and never modifies it.
-type Input struct {
-	// Placement is the policy's placement with API defaults already
-	// applied (SetDefaults): the scheduler does not default anything.
-	Placement policyv1alpha1.Placement
-	// Clusters is the snapshot of every registered cluster, deleting ones
-	// included (they are skipped, but counted in a FitError's total).
-	Clusters []Cluster
-	// Workload is the resource template being placed.
-	Workload Workload
-	// Previous is the binding's current state: its last result and what
-	// happened to it since.
-	Previous Previous
-	// EnableEmptyWorkloadPropagation keeps selected clusters that got 0
-	// replicas in the result (Karmada's --enable-empty-workload-propagation).
-	EnableEmptyWorkloadPropagation bool
+// BuildInput is the scheduler's input for a managed binding: its
+// placement with API defaults, every member (APIEnabled for the template's
+// apiVersion and kind, WorksFull from opts.Full), the workload and the
+// binding's previous result. The liveness NoExecute taints are left out
+// for a binding that does not fail over (they mean nothing to it); one
+// that does gets the default tolerations (Tolerations), as Karmada's
+// webhook would have written them into its policy.
+func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options) placement.Input {
+	pl := clonePlacement(b.Spec.Placement)
+	pl.SetDefaults()
+	failover := FailsOver(b, opts)
+	if failover {
+		pl.ClusterTolerations = Tolerations(pl.ClusterTolerations, opts)
+	}
+	res := b.Spec.Resource
+	key := apiKey(res.APIVersion, res.Kind)
+	cs := make([]placement.Cluster, len(members))
+	for i := range members {
+		cs[i] = members[i].Cluster
+		cs[i].Taints = evicting(cs[i].Taints, failover)
+		cs[i].APIEnabled = members[i].APIs[key]
+		cs[i].WorksFull = opts.Full[cs[i].Name]
+	}
+	return placement.Input{
+		Placement: *pl,
+		Clusters:  cs,
+		Workload: placement.Workload{
+			APIVersion:   res.APIVersion,
+			Kind:         res.Kind,
+			Namespace:    res.Namespace,
+			Name:         res.Name,
+			UID:          string(res.UID),
+			Replicas:     b.Spec.Replicas,
+			Requirements: b.Spec.ReplicaRequirements,
+			Components:   len(b.Spec.Components),
+		},
+		Previous:                       previous(b),
+		EnableEmptyWorkloadPropagation: opts.EmptyWorkloads,
+	}
 }
 
-// Cluster is what the scheduler knows about one member cluster.
-type Cluster struct {
-	Name   string
-	Labels map[string]string
-	Taints []corev1.Taint
-	// Provider, Region, Zone and Zones are the cluster's topology
-	// properties (Karmada's spec.provider/region/zone/zones).
-	Provider string
-	Region   string
-	Zone     string
-	Zones    []string
-	// AvailableReplicas, when set, is an external estimate of how many
-	// more replicas of this workload the cluster can take (for example
-	// from an accurate estimator). With ResourceSummary also set, the
-	// smaller of the two estimates wins, as with Karmada's estimators.
-	AvailableReplicas *int32
-	// ResourceSummary is the capacity the cluster's agent last reported;
-	// nil means the cluster can take no replica that needs estimating.
-	ResourceSummary *clusterv1alpha1.ResourceSummary
-	// ResourceModels are the cluster's node grades, used with
-	// ResourceSummary.AllocatableModelings.
-	ResourceModels []clusterv1alpha1.ResourceModel
-	// APIEnabled reports that the cluster serves the workload's kind.
-	// False also when it is unknown (the API list is incomplete).
-	APIEnabled bool
-	// Deleting marks a cluster being removed: it is never a candidate.
-	Deleting bool
-	// WorksFull marks a cluster that holds as many works as its hub serves
-	// to one cluster: it is a candidate only for a workload it already
-	// runs (a Tether filter; Karmada has no such limit).
-	WorksFull bool
-}
-
-// Workload identifies the template being scheduled and its size.
-type Workload struct {
-	APIVersion string
-	Kind       string
-	Namespace  string
-	Name       string
-	// UID is the template's UID: Webster tie-breaks depend on it.
-	UID      string
-	Replicas int32
-	// Requirements is what one replica needs; nil when the template has
-	// no requests, node selector, tolerations or required node affinity.
-	// A non-nil value makes a 0-replica workload a workload (see README).
-	Requirements *configv1alpha1.ReplicaRequirements
-	// Components is the number of pod templates of a multi-template
-	// workload; more than one makes it a non-workload for assignment.
-	Components int
-}
-
-// Previous is the binding's state before this decision.
-type Previous struct {
-	// Clusters is the last result (binding spec.clusters).
-	Clusters []TargetCluster
-	// ObservedAffinityName is the clusterAffinities term in use.
-	ObservedAffinityName string
-	// EvictingClusters are the fromCluster of every graceful eviction task.
-	EvictingClusters []string
-	// RescheduleTriggered asks for a fresh division that ignores the
-	// previous result (rescheduleTriggeredAt > lastScheduledTime).
-	RescheduleTriggered bool
-}
-
-// TargetCluster is one cluster of a result with its replicas.
-type TargetCluster struct {
-	Name     string
-	Replicas int32
-}
-
-// Result is a successful placement.
-type Result struct {
-	// Clusters are the targets, in candidate order; compare as a set.
-	Clusters []TargetCluster
-	// ObservedAffinityName is the clusterAffinities term that produced
-	// Clusters ("" without clusterAffinities); persist it.
-	ObservedAffinityName string
-	// Rejected lists the clusters the filters turned down, with every
-	// reason, for "why not" queries.
-	Rejected []Rejection
-}
-
-// Rejection says why one cluster could not be a candidate.
-type Rejection struct {
-	Cluster string
-	// Reasons are the failing filters' messages, in filter order.
-	Reasons []string
+// previous is the binding's last result and what happened since.
+func previous(b *workv1alpha1.ResourceBinding) placement.Previous {
+	p := placement.Previous{
+		ObservedAffinityName: b.Status.SchedulerObservedAffinityName,
+		RescheduleTriggered:  placement.RescheduleTriggered(b),
+	}
+	for _, t := range b.Spec.Clusters {
+		p.Clusters = append(p.Clusters, placement.TargetCluster{Name: t.Name, Replicas: t.Replicas})
+	}
+	for _, t := range b.Spec.GracefulEvictionTasks {
+		p.EvictingClusters = append(p.EvictingClusters, t.FromCluster)
+	}
+	return p
 }

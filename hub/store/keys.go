@@ -19,7 +19,7 @@ const (
 	// RevokedUserKey.
 	RevokedUsersPrefix = Root + "revoked-users/"
 	// LivenessPrefix holds two records per cluster whose agent is streaming
-	// to some replica (hub/clusters), attached to that replica's etcd lease:
+	// to some replica (hub/liveness), attached to that replica's etcd lease:
 	// a small renewal (LivenessKey) and the last heartbeat (HeartbeatKey).
 	LivenessPrefix = Root + "liveness/"
 	livenessBeats  = LivenessPrefix + "beat/"
@@ -46,11 +46,11 @@ const (
 )
 
 // LivenessKey is where the replica holding cluster's stream renews its
-// liveness (hub/clusters).
+// liveness (hub/liveness).
 func LivenessKey(cluster string) string { return livenessBeats + cluster }
 
 // HeartbeatKey is where the replica holding cluster's stream writes its
-// last heartbeat when its content changes (hub/clusters).
+// last heartbeat when its content changes (hub/liveness).
 func HeartbeatKey(cluster string) string { return livenessHBs + cluster }
 
 // ParseLivenessKey tells which of the two records of which cluster key is;

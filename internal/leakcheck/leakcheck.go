@@ -35,7 +35,7 @@ const poll = 20 * time.Millisecond
 // Filter selects the goroutines a check counts. Entries are substrings of
 // a goroutine's stack as runtime.Stack prints it, such as a package's path
 // followed by a dot ("github.com/tetherproj/tether/hub/store.") or a
-// function ("hub/clusters.(*Leases)").
+// function ("hub/liveness.(*Leases)").
 type Filter struct {
 	// Only, when not empty, restricts the check to goroutines whose stack
 	// contains one of these.

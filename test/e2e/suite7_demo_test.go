@@ -74,7 +74,7 @@ func testDemoScenario(t *testing.T, s *suite7) {
 }
 
 // testScaleToZero: nginx scaled to 0 keeps its member Deployments at 0
-// replicas (Tether's documented choice, hub/scheduler/README.md: every
+// replicas (Tether's documented choice, hub/placement/README.md: every
 // selected cluster gets 0, where Karmada would delete them) and the
 // aggregated status says 0; scaled back to 7, it rolls out again.
 func testScaleToZero(t *testing.T, s *suite7) {

@@ -18,7 +18,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/clientconfig"
@@ -29,7 +29,7 @@ import (
 // a viewer.
 type onlineHub struct {
 	st            *store.Store
-	leases        *clusters.Leases
+	leases        *liveness.Leases
 	admin, viewer string // config file paths
 	ca            *pki.CA
 	addr          string
@@ -39,7 +39,7 @@ func startOnlineHub(t *testing.T) *onlineHub {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := &onlineHub{leases: clusters.New(clusters.Config{})}
+	h := &onlineHub{leases: liveness.New(liveness.Config{})}
 	var err error
 	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
 		t.Fatal(err)

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -25,7 +25,7 @@ import (
 // user revocations, as the hub serves it, over real gRPC, TLS and etcd.
 type adminHub struct {
 	*onlineHub
-	reg *tokens.Registry
+	reg *membership.Registry
 }
 
 func startAdminHub(t *testing.T) *adminHub {
@@ -40,7 +40,7 @@ func startAdminHub(t *testing.T) *adminHub {
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	h.reg = tokens.New(h.st, h.ca, tokens.Config{}, hclog.NewNullLogger())
+	h.reg = membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
 	revoked := revocation.New(h.st, hclog.NewNullLogger())
 	api, err := clientapi.New(clientapi.Config{Registry: h.reg, Revocations: revoked}, h.st, nil, hclog.NewNullLogger())
 	if err != nil {
@@ -85,7 +85,7 @@ func (h *adminHub) pendingKey(t *testing.T, cluster string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tok, _, err := h.reg.CreateToken(ctx, tokens.Options{})
+	tok, _, err := h.reg.CreateToken(ctx, membership.TokenOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,9 +99,9 @@ func (h *adminHub) pendingKey(t *testing.T, cluster string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fp = tokens.Fingerprint(csr.RawSubjectPublicKeyInfo)
-		_, err = h.reg.Register(ctx, tokens.Request{Token: tok, Cluster: cluster, CSRPEM: csrPEM})
-		if want := i == 1; errors.Is(err, tokens.ErrPendingApproval) != want {
+		fp = membership.Fingerprint(csr.RawSubjectPublicKeyInfo)
+		_, err = h.reg.Register(ctx, membership.Request{Token: tok, Cluster: cluster, CSRPEM: csrPEM})
+		if want := i == 1; errors.Is(err, membership.ErrPendingApproval) != want {
 			t.Fatalf("Register(%s, key %d) = %v; want pending: %t", cluster, i+1, err, want)
 		}
 	}

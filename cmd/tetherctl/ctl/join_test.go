@@ -20,21 +20,21 @@ import (
 
 	"github.com/tetherproj/tether/agent"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/clusters"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
-	"github.com/tetherproj/tether/hub/tokens"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/internal/hubaddr"
 )
 
 // startTokenHub is startOnlineHub with a token registry, so that
 // TokenService answers; it returns the registry too.
-func startTokenHub(t *testing.T) (*onlineHub, *tokens.Registry) {
+func startTokenHub(t *testing.T) (*onlineHub, *membership.Registry) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := &onlineHub{leases: clusters.New(clusters.Config{})}
+	h := &onlineHub{leases: liveness.New(liveness.Config{})}
 	var err error
 	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func startTokenHub(t *testing.T) (*onlineHub, *tokens.Registry) {
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	reg := tokens.New(h.st, h.ca, tokens.Config{}, hclog.NewNullLogger())
+	reg := membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
 	api, err := clientapi.New(clientapi.Config{Leases: h.leases, Registry: reg}, h.st, nil, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func startTokenHub(t *testing.T) (*onlineHub, *tokens.Registry) {
 }
 
 // register redeems token for cluster as an agent's Register would.
-func register(t *testing.T, reg *tokens.Registry, token, cluster string) error {
+func register(t *testing.T, reg *membership.Registry, token, cluster string) error {
 	t.Helper()
 	csr, _, err := certs.NewCSR(cluster)
 	if err != nil {
@@ -84,20 +84,20 @@ func register(t *testing.T, reg *tokens.Registry, token, cluster string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = reg.Register(ctx, tokens.Request{Token: token, Cluster: cluster, CSRPEM: csr})
+	_, err = reg.Register(ctx, membership.Request{Token: token, Cluster: cluster, CSRPEM: csr})
 	return err
 }
 
 // checkSingleUse: the token registers only cluster, and only once.
-func checkSingleUse(t *testing.T, reg *tokens.Registry, token, cluster string) {
+func checkSingleUse(t *testing.T, reg *membership.Registry, token, cluster string) {
 	t.Helper()
-	if err := register(t, reg, token, "other"); !errors.Is(err, tokens.ErrRefused) {
+	if err := register(t, reg, token, "other"); !errors.Is(err, membership.ErrRefused) {
 		t.Errorf("Register(other) with the join token of %s = %v; want refused", cluster, err)
 	}
 	if err := register(t, reg, token, cluster); err != nil {
 		t.Fatalf("Register(%s) with its join token = %v; want success", cluster, err)
 	}
-	if err := register(t, reg, token, cluster); !errors.Is(err, tokens.ErrRefused) {
+	if err := register(t, reg, token, cluster); !errors.Is(err, membership.ErrRefused) {
 		t.Errorf("Register(%s) with a used join token = %v; want refused (single use)", cluster, err)
 	}
 }

@@ -29,7 +29,7 @@ type conformanceCase struct {
 }
 
 // placementDiffers pins the may-differ schedule cases to Tether's
-// documented behaviour (hub/scheduler/README.md); cases not listed must
+// documented behaviour (hub/placement/README.md); cases not listed must
 // give the expected result.
 var placementDiffers = map[string]offline.Placement{
 	"s29-spread-cluster-without-maxgroups":       {Clusters: []offline.PlacedCluster{{Name: "m1", Replicas: 1}, {Name: "m2", Replicas: 1}, {Name: "m3", Replicas: 1}}},

@@ -1,16 +1,16 @@
 // Package offline runs the hub's scheduler without a hub, for
 // `tetherctl placement simulate`: it decodes a schedule case input with
-// scheduler.DecodeCaseInput and prints the result in the command's fixed
+// placement.DecodeCaseInput and prints the result in the command's fixed
 // JSON shape.
 //
-// It imports hub/scheduler only: no store, no gRPC server, so
+// It imports hub/placement only: no store, no gRPC server, so
 // tetherctl stays small.
 package offline
 
 import (
 	"sort"
 
-	"github.com/tetherproj/tether/hub/scheduler"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
 // Placement is what `tetherctl placement simulate` prints: the target
@@ -33,14 +33,14 @@ type PlacedCluster struct {
 // the error and its type. It returns an error only when the input cannot be
 // used; a placement that fails is a result with Error set.
 func Simulate(js []byte) (Placement, error) {
-	in, err := scheduler.DecodeCaseInput(js)
+	in, err := placement.DecodeCaseInput(js)
 	if err != nil {
 		return Placement{}, err
 	}
-	res, err := scheduler.Schedule(in)
+	res, err := placement.Schedule(in)
 	out := Placement{Clusters: []PlacedCluster{}}
 	if err != nil {
-		out.Error, out.ErrorType = err.Error(), scheduler.ErrorType(err)
+		out.Error, out.ErrorType = err.Error(), placement.ErrorType(err)
 		return out, nil
 	}
 	for _, tc := range res.Clusters {

@@ -1,0 +1,81 @@
+// Package liveness keeps the hub's view of its member clusters' liveness:
+// one lease per cluster, renewed by every Heartbeat an agent sends on its
+// stream (DESIGN §5), with the capacity and conditions it carried.
+//
+// A cluster is Ready (or NotReady, when the agent reports its "Ready"
+// condition False) while its lease is valid, and becomes Unknown once the
+// lease duration (default 40 s) passes without a heartbeat. Run expires
+// leases; Heartbeat renews them. Time comes from a Clock, so tests drive
+// expiry with a fake clock instead of sleeping.
+//
+// # Pauses
+//
+// A hub that was not running for a while (SIGSTOP, a VM pause, a long
+// stall) would find every lease run out at once on resuming, before it has
+// read the heartbeats its agents sent meanwhile. Run therefore wakes every
+// second; when it wakes more than Config.PauseThreshold (default 5 s) late,
+// it holds every expiry for one lease duration from the resume (Pauses
+// reports it). A lease turns Unknown with Since set to when the hub saw it
+// run out, so time the hub did not watch never counts toward a toleration.
+//
+// # Consumers
+//
+// The scheduler and the aggregator read List and block on Wait, like a
+// nomad blocking query:
+//
+//	rev := uint64(0)
+//	for {
+//		rev, err = leases.Wait(ctx, rev) // returns after the next change
+//		...
+//		for _, l := range leases.List() { ... l.State ... }
+//	}
+//
+// The revision moves when a cluster's state changes and when a heartbeat
+// carries different capacity or conditions; a heartbeat that only renews the
+// lease does not wake anyone.
+//
+// # Several replicas
+//
+// An agent streams to one hub replica, but the leader's scheduler and
+// every replica's API need every cluster's liveness. So the heartbeats do
+// not go to Leases directly: hub/agentapi hands them to the replica's
+// Publisher, which writes them to etcd (/tether/liveness/, under an etcd
+// lease of the replica), and every replica's Leases is fed by Follow, a
+// watch of those records. The heartbeat's content is written only when it
+// changes; a renewal of under 150 bytes is written at once when the
+// cluster's state changes and otherwise every PublisherConfig.Refresh
+// (default a quarter of the lease duration), in batched transactions, so
+// 10,000 clusters cost about 500-1,000 small puts (about 100 KB) a second
+// in 5-10 transactions, not one write per heartbeat. A single hub does the
+// same through its embedded etcd.
+//
+// # Bounds
+//
+// What one agent makes the hub write is bounded per cluster. A cluster's
+// heartbeat record is written at most once per
+// PublisherConfig.ContentInterval (default 10 s) however often its content
+// (API list, capacity) changes: the latest content waits and is written
+// once the interval has passed, while renewals naming the content last
+// written go on as before. A state change (Ready, NotReady) is written at
+// once, unless another one already was within the interval. The
+// registrar (hub/membership), which copies the API list into
+// /tether/clusters/<name>, follows these records, so it writes no more
+// often. A heartbeat may hold at most
+// HeartbeatLimits (default 512 KiB encoded and 10,000 API entries: group
+// versions plus resources): CheckHeartbeat says why one is past them, and
+// hub/agentapi ends the stream of an agent that sends one; the Publisher
+// never writes one (it renews the lease with the content last written).
+// One transaction holds at most 1 MiB of records, so large heartbeats of
+// many clusters never make a batch too large for all of them. None of this
+// makes a lease run out sooner; a lease renewed by content that waited may
+// run out up to ContentInterval later.
+//
+// Leases themselves stay in memory: expiry, the pause hold and Since are
+// each replica's own, by its own clock. A record going away (its replica
+// stopped or died) only stops the renewals; the lease then runs out as
+// above, and nothing is deleted because of it. Persisting the last
+// capacity under /tether/clusters/<name> is hub/membership's business.
+//
+// It imports the generated agent protocol, hub/store, the etcd client,
+// go-hclog and the standard library.
+package liveness

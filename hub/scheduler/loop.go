@@ -1,0 +1,207 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetherproj/tether/internal/protocol"
+
+	"github.com/hashicorp/go-hclog"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// Tuned intervals.
+const (
+	// relistBackoff is how long Run waits before listing again after a
+	// session failed for another reason than compaction (etcd unreachable,
+	// say). No jitter: one loop runs at a time, the leader's (hub.Run starts
+	// it for each term of leadership, hub/leader), so no peers retry with it.
+	relistBackoff = 2 * time.Second
+	// retryAfter is when a binding whose write failed (not a conflict) is
+	// tried again, on the loop's clock.
+	retryAfter = 2 * time.Second
+	// conflictRetries is how many times one reconcile re-reads a binding
+	// after an optimistic-write conflict before it is retried later.
+	conflictRetries = 5
+)
+
+// errWatchClosed ends a session whose watch channel closed without error.
+var errWatchClosed = errors.New("scheduler: watch closed")
+
+// Leases is what the loop needs from hub/liveness.Leases.
+type Leases interface {
+	// List returns every lease and the revision it reflects.
+	List() ([]liveness.Lease, uint64)
+	// Wait blocks until the revision is past after.
+	Wait(ctx context.Context, after uint64) (uint64, error)
+	// Duration is the lease duration.
+	Duration() time.Duration
+}
+
+// Config configures a Loop. The zero value is Karmada's defaults: an
+// unreachable cluster keeps its bindings, unless their policy asks for
+// failover (spec.failover.cluster), and no limit of works per cluster.
+type Config struct {
+	// Clock is the time source, the same as the leases'; nil: the wall
+	// clock.
+	Clock liveness.Clock
+	// GracefulEvictionTimeout bounds eviction tasks without their own
+	// grace period; zero: DefaultGracefulEvictionTimeout.
+	GracefulEvictionTimeout time.Duration
+	// StartupGrace is how long after Run starts a cluster without a lease
+	// keeps its stored state before it counts as unreachable; zero: the
+	// lease duration plus protocol.MaxReconnectDelay, the longest an agent
+	// waits before it reconnects to a restarted hub.
+	StartupGrace time.Duration
+	// FailoverUnreachable makes every Divided binding fail over from an
+	// unreachable cluster once its toleration has run out, as if each
+	// policy set spec.failover.cluster (hub flag --failover-unreachable).
+	FailoverUnreachable bool
+	// UnreachableToleration is the tolerationSeconds of the default
+	// tolerations of the unreachable and not-ready NoExecute taints; zero:
+	// DefaultUnreachableToleration (300 s).
+	UnreachableToleration time.Duration
+	// MaxWorks is the most works the hub serves to one cluster (hub flag
+	// --max-works-per-cluster, the same limit hub/agentapi enforces on the
+	// stream): the scheduler places no new workload on a cluster holding
+	// that many. Zero: no limit.
+	MaxWorks int
+	// EnableEmptyWorkloadPropagation is Karmada's flag of that name.
+	EnableEmptyWorkloadPropagation bool
+}
+
+// Loop schedules bindings. Its state belongs to the goroutine running Run;
+// call Run once at a time.
+type Loop struct {
+	store  *store.Store
+	leases Leases
+	cfg    Config
+	clock  liveness.Clock
+	log    hclog.Logger
+
+	graceUntil time.Time
+	bindings   map[string]*entry                  // by binding key
+	stored     map[string]clusterv1alpha1.Cluster // by cluster name
+	members    []Member
+	membersSig string               // JSON of members, to skip no-op refreshes
+	dirty      map[string]bool      // binding keys to reconcile
+	rechecks   map[string]time.Time // binding key → when to reconcile again
+	// unhealthy is the application failover's memory: binding key →
+	// cluster → when its application was first seen Unhealthy. Kept across
+	// relists, as Karmada keeps it across resyncs; a hub restart starts
+	// the tolerations over (later failover, never earlier).
+	unhealthy map[string]map[string]time.Time
+	armedAt   time.Time // the time timer fires at
+	timer     <-chan time.Time
+
+	// disrupted is full disruption mode (disruption.go); written by Run's
+	// goroutine, read by Disrupted.
+	disrupted atomic.Bool
+	// noExecuteFloor is when the last full disruption ended.
+	noExecuteFloor time.Time
+	// works counts each cluster's works (worksOf every cached binding);
+	// full holds the clusters with at least cfg.MaxWorks of them.
+	works map[string]int
+	full  map[string]bool
+
+	// leaseRev is the lease revision the members reflect; settled is the
+	// one the last processing pass reflected, and armed the time (Unix ns,
+	// 0: none) its timer is set to, for tests.
+	leaseRev uint64
+	settled  atomic.Uint64
+	armed    atomic.Int64
+
+	passes atomic.Uint64 // processing passes done, for tests
+	writes atomic.Uint64 // bindings written, for tests and logs
+}
+
+// entry is one cached binding.
+type entry struct {
+	b   *workv1alpha1.ResourceBinding
+	enc string // jsonString(b), to compare with Step's outcome
+	rev int64
+}
+
+// New returns a loop over st and leases.
+func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop {
+	if cfg.Clock == nil {
+		cfg.Clock = liveness.RealClock{}
+	}
+	if cfg.GracefulEvictionTimeout <= 0 {
+		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
+	}
+	if cfg.StartupGrace <= 0 {
+		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
+	}
+	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop"),
+		unhealthy: map[string]map[string]time.Time{}}
+}
+
+// Run schedules bindings until ctx ends, then returns nil. A compacted
+// watch lists again; other store failures list again after relistBackoff.
+// Its goroutines (one following the leases, the store's watches) have
+// exited when it returns.
+func (l *Loop) Run(ctx context.Context) error {
+	l.graceUntil = l.clock.Now().Add(l.cfg.StartupGrace)
+	leaseCh, stop := liveness.Changed(ctx, l.leases)
+	defer stop()
+	return store.Follow(ctx, l.log, relistBackoff, func(ctx context.Context) error {
+		return l.session(ctx, leaseCh)
+	})
+}
+
+// session lists clusters and bindings, then reconciles on every watch
+// event, lease change and due recheck until ctx ends or a watch fails.
+func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
+	bindRev, clusterRev, err := l.load(ctx)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	bindings := l.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
+	clusterEvents := l.store.Watch(wctx, store.ClustersPrefix, clusterRev+1)
+	defer func() {
+		cancel()
+		for range bindings {
+		}
+		for range clusterEvents {
+		}
+	}()
+	for {
+		l.process(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-bindings:
+			if err := eventErr(ev, ok); err != nil {
+				return err
+			}
+			l.applyBinding(ev)
+		case ev, ok := <-clusterEvents:
+			if err := eventErr(ev, ok); err != nil {
+				return err
+			}
+			l.applyCluster(ev)
+			l.refreshMembers()
+		case <-leaseCh:
+			l.refreshMembers()
+		case <-l.timer:
+			l.timer, l.armedAt = nil, time.Time{}
+			l.dueRechecks()
+			l.refreshMembers() // the start-up grace may have ended
+		}
+	}
+}
+
+func eventErr(ev store.Event, ok bool) error {
+	if !ok {
+		return errWatchClosed
+	}
+	return ev.Err
+}

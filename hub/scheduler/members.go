@@ -1,0 +1,200 @@
+package scheduler
+
+import (
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/placement"
+)
+
+// Member is one member cluster as the loop sees it: the stored Cluster
+// (labels, admin taints, topology, models), its lease (liveness, capacity,
+// APIs) and the taints the lease implies.
+type Member struct {
+	// Cluster is the scheduler's view; APIEnabled is filled per workload
+	// by BuildInput.
+	Cluster placement.Cluster
+	// APIs holds the served kinds as apiKey(groupVersion, kind).
+	APIs map[string]bool
+	// State is the lease state; "" when this hub has no lease for it.
+	State liveness.State
+}
+
+// Liveness says how leases turn into taints.
+type Liveness struct {
+	// GraceUntil ends the start-up grace: until then a cluster without a
+	// lease (its agent has not reconnected since the hub started) keeps its
+	// stored taints; from then on it counts as unreachable since
+	// GraceUntil.
+	GraceUntil time.Time
+	// Disrupted is full-disruption mode (FullDisruption): no
+	// unreachable:NoExecute taint at all, so nothing fails over.
+	Disrupted bool
+	// NoExecuteFloor is the earliest timeAdded of an unreachable:NoExecute
+	// taint: the end of the last full disruption, so that tolerations
+	// count only time the hub watched the cluster alone being away.
+	NoExecuteFloor time.Time
+}
+
+// BuildMembers joins the stored clusters and their leases, sorted by name.
+// Only stored (registered) clusters are members: a lease without a stored
+// Cluster (an agent whose cluster is not registered, or not yet seen by the
+// loop) is ignored, so that a cluster never gets work before the admin's
+// labels and taints on it are known.
+func BuildMembers(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now time.Time, lv Liveness) []Member {
+	byName := make(map[string]*liveness.Lease, len(leases))
+	for i := range leases {
+		byName[leases[i].Cluster] = &leases[i]
+	}
+	out := make([]Member, 0, len(stored))
+	for i := range stored {
+		out = append(out, member(&stored[i], byName[stored[i].Name], now, lv))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Cluster.Name < out[j].Cluster.Name })
+	return out
+}
+
+// member builds one Member; lease is nil when there is none.
+func member(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv Liveness) Member {
+	sc := placement.Cluster{
+		Name:           c.Name,
+		Labels:         c.Labels,
+		Provider:       c.Spec.Provider,
+		Region:         c.Spec.Region,
+		Zone:           c.Spec.Zone,
+		Zones:          c.Spec.Zones,
+		ResourceModels: c.Spec.ResourceModels,
+		Deleting:       c.DeletionTimestamp != nil,
+	}
+	m := Member{Cluster: sc, State: ""}
+	summary, apis := c.Status.ResourceSummary, c.Status.APIEnablements
+	if lease != nil {
+		m.State = lease.State
+		hb := lease.Heartbeat
+		if hb.GetResourceSummary() != nil {
+			summary = resourceSummary(hb.GetResourceSummary())
+		}
+		if len(hb.GetApiEnablements()) > 0 {
+			apis = apiEnablements(hb.GetApiEnablements())
+		}
+		topology(&m.Cluster, hb.GetTopology())
+	}
+	m.Cluster.ResourceSummary = summary
+	m.APIs = apiSet(apis)
+	m.Cluster.Taints = taints(c.Spec.Taints, lease, now, lv)
+	return m
+}
+
+// topology fills the properties the stored Cluster leaves empty from the
+// agent's heartbeat.
+func topology(c *placement.Cluster, t *agentv1.Topology) {
+	if c.Provider == "" {
+		c.Provider = t.GetProvider()
+	}
+	if c.Region == "" {
+		c.Region = t.GetRegion()
+	}
+	if c.Zone == "" && len(c.Zones) == 0 {
+		c.Zones = t.GetZones()
+	}
+}
+
+// taints are the admin's taints with the liveness taints replaced by the
+// ones the lease implies, like Karmada's cluster controller (Ready=False:
+// not-ready; Ready=Unknown: unreachable).
+func taints(admin []corev1.Taint, lease *liveness.Lease, now time.Time, lv Liveness) []corev1.Taint {
+	if lease == nil && now.Before(lv.GraceUntil) {
+		return admin
+	}
+	out := make([]corev1.Taint, 0, len(admin)+2)
+	for _, t := range admin {
+		if !livenessTaint(t.Key) {
+			out = append(out, t)
+		}
+	}
+	switch {
+	case lease == nil:
+		out = append(out, unreachable(lv.GraceUntil, lv)...)
+	case lease.State == liveness.StateNotReady:
+		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: lease.Since}})
+	case lease.State == liveness.StateUnknown:
+		out = append(out, unreachable(lease.Since, lv)...)
+	}
+	return out
+}
+
+// unreachable is unreachable:NoSchedule since the cluster became
+// unreachable and, outside full disruption, unreachable:NoExecute since
+// then or the end of the last disruption, whichever is later. The NoExecute
+// taint moves only the bindings that opt into failover (TaintEvictions).
+func unreachable(since time.Time, lv Liveness) []corev1.Taint {
+	out := []corev1.Taint{{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: since}}}
+	if lv.Disrupted {
+		return out
+	}
+	if since.Before(lv.NoExecuteFloor) {
+		since = lv.NoExecuteFloor
+	}
+	return append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: since}})
+}
+
+// resourceSummary converts the heartbeat's quantities; an unparsable
+// quantity is left out (the agent validates what it sends).
+func resourceSummary(rs *agentv1.ResourceSummary) *clusterv1alpha1.ResourceSummary {
+	out := &clusterv1alpha1.ResourceSummary{
+		Allocatable: resourceList(rs.GetAllocatable()),
+		Allocated:   resourceList(rs.GetAllocated()),
+		Allocating:  resourceList(rs.GetAllocating()),
+	}
+	for _, am := range rs.GetAllocatableModelings() {
+		out.AllocatableModelings = append(out.AllocatableModelings, clusterv1alpha1.AllocatableModeling{
+			Grade: uint(max(am.GetGrade(), 0)), Count: int(am.GetCount()),
+		})
+	}
+	return out
+}
+
+func resourceList(m map[string]string) corev1.ResourceList {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(corev1.ResourceList, len(m))
+	for name, v := range m {
+		if q, err := resource.ParseQuantity(v); err == nil {
+			out[corev1.ResourceName(name)] = q
+		}
+	}
+	return out
+}
+
+func apiEnablements(in []*agentv1.APIEnablement) []clusterv1alpha1.APIEnablement {
+	out := make([]clusterv1alpha1.APIEnablement, 0, len(in))
+	for _, e := range in {
+		ae := clusterv1alpha1.APIEnablement{GroupVersion: e.GetGroupVersion()}
+		for _, r := range e.GetResources() {
+			ae.Resources = append(ae.Resources, clusterv1alpha1.APIResource{Name: r.GetName(), Kind: r.GetKind()})
+		}
+		out = append(out, ae)
+	}
+	return out
+}
+
+func apiSet(in []clusterv1alpha1.APIEnablement) map[string]bool {
+	out := make(map[string]bool)
+	for _, e := range in {
+		for _, r := range e.Resources {
+			out[apiKey(e.GroupVersion, r.Kind)] = true
+		}
+	}
+	return out
+}
+
+// apiKey names a served kind, e.g. "apps/v1, Kind=Deployment".
+func apiKey(groupVersion, kind string) string { return groupVersion + ", Kind=" + kind }

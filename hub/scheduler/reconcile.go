@@ -1,0 +1,137 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// reconcile runs Step on one cached binding and writes the outcome when
+// it differs, with optimistic concurrency: on a conflict it re-reads the
+// binding and decides again. A failed write is retried after retryAfter.
+func (l *Loop) reconcile(ctx context.Context, key string) {
+	for range conflictRetries {
+		e, ok := l.bindings[key]
+		if !ok {
+			return
+		}
+		opts := l.options()
+		opts.UnhealthySince = l.unhealthy[key]
+		out := Step(e.b, l.members, l.clock.Now(), opts)
+		l.setRecheck(key, out)
+		l.setUnhealthy(key, out.UnhealthySince)
+		enc := jsonString(out.Binding)
+		if out.Binding == e.b || enc == e.enc {
+			return
+		}
+		rev, err := l.store.Update(ctx, key, []byte(enc), e.rev)
+		if err == nil {
+			l.setEntry(key, &entry{b: out.Binding, enc: enc, rev: rev})
+			l.writes.Add(1)
+			l.logWrite(key, e.b, out)
+			return
+		}
+		if !errors.Is(err, store.ErrConflict) || !l.reread(ctx, key) {
+			l.retryLater(key, err)
+			return
+		}
+	}
+	l.retryLater(key, errors.New("too many write conflicts"))
+}
+
+// setUnhealthy records the application failover's memory of key.
+func (l *Loop) setUnhealthy(key string, since map[string]time.Time) {
+	if len(since) == 0 {
+		delete(l.unhealthy, key)
+		return
+	}
+	l.unhealthy[key] = since
+}
+
+// setRecheck records when to look at key again.
+func (l *Loop) setRecheck(key string, out Outcome) {
+	if out.Recheck.IsZero() {
+		delete(l.rechecks, key)
+		return
+	}
+	l.rechecks[key] = out.Recheck
+}
+
+// reread refreshes the cached binding from the store; false when it could
+// not (it is gone, or the store failed).
+func (l *Loop) reread(ctx context.Context, key string) bool {
+	kv, err := l.store.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		l.setEntry(key, nil)
+		return false
+	}
+	if err != nil {
+		return false
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(kv.Value, b); err != nil {
+		return false
+	}
+	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: kv.Revision})
+	return true
+}
+
+// options are Step's options from the config and the works counts.
+func (l *Loop) options() Options {
+	return Options{
+		EvictionTimeout:       l.cfg.GracefulEvictionTimeout,
+		EmptyWorkloads:        l.cfg.EnableEmptyWorkloadPropagation,
+		FailoverUnreachable:   l.cfg.FailoverUnreachable,
+		UnreachableToleration: l.cfg.UnreachableToleration,
+		Full:                  l.full,
+	}
+}
+
+func (l *Loop) retryLater(key string, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	if _, ok := l.bindings[key]; !ok {
+		return
+	}
+	l.log.Warn("binding not written, retrying", "key", key, "error", err, "retry_after", retryAfter)
+	l.rechecks[key] = l.clock.Now().Add(retryAfter)
+}
+
+// logWrite says what a write changed.
+func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outcome) {
+	log := l.log.With("binding", key)
+	for _, c := range out.Returned {
+		log.Info("eviction called off: the cluster is back and keeps its copy", "cluster", c)
+	}
+	for _, ev := range out.Evicted {
+		log.Info("evicted from cluster", "cluster", ev.Cluster, "taint", ev.Taint.ToString())
+	}
+	for _, c := range out.AppEvicted {
+		log.Info("application failover: evicted from cluster, its application stayed Unhealthy past the toleration", "cluster", c)
+	}
+	if out.Reason == placement.ReasonNone {
+		log.Debug("binding updated", "eviction_tasks", len(out.Binding.Spec.GracefulEvictionTasks))
+		return
+	}
+	level := hclog.Info
+	if out.Err != nil {
+		level = hclog.Warn
+	}
+	log.Log(level, "scheduled", "reason", out.Reason, "clusters", targetNames(out.Binding), "previous", targetNames(old), "error", out.Err)
+}
+
+func targetNames(b *workv1alpha1.ResourceBinding) []string {
+	out := make([]string, 0, len(b.Spec.Clusters))
+	for _, t := range b.Spec.Clusters {
+		out = append(out, t.Name)
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"fmt"
+
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+)
+
+// messageScheduled is Karmada's success message of the Scheduled
+// condition.
+const messageScheduled = "Binding has been scheduled successfully."
+
+// Graceful eviction tasks the taint manager creates (Karmada's values).
+const (
+	EvictionProducer = "TaintManager"
+	EvictionReason   = "TaintUntolerated"
+)
+
+// jsonString is the compact JSON of v; the API types always marshal.
+func jsonString(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("scheduler: marshal %T: %v", v, err))
+	}
+	return string(data)
+}
+
+// clonePlacement deep-copies a placement (the API types have no DeepCopy).
+func clonePlacement(p *policyv1alpha1.Placement) *policyv1alpha1.Placement {
+	out := &policyv1alpha1.Placement{}
+	if err := json.Unmarshal([]byte(jsonString(p)), out); err != nil {
+		panic(fmt.Sprintf("scheduler: copy placement: %v", err))
+	}
+	return out
+}
+
+// cloneBinding deep-copies a binding through its JSON form, which is the
+// form the store holds anyway.
+func cloneBinding(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	out := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal([]byte(jsonString(b)), out); err != nil {
+		panic(fmt.Sprintf("scheduler: copy binding: %v", err))
+	}
+	return out
+}

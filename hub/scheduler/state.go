@@ -1,0 +1,161 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// load replaces the cache with a fresh list of clusters and bindings and
+// marks every binding dirty. It returns the list revisions.
+func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) {
+	cs, clusterRev, err := l.store.List(ctx, store.ClustersPrefix)
+	if err != nil {
+		return 0, 0, err
+	}
+	bs, bindRev, err := l.store.List(ctx, store.BindingsPrefix)
+	if err != nil {
+		return 0, 0, err
+	}
+	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
+	l.bindings = make(map[string]*entry, len(bs))
+	l.works, l.full = make(map[string]int), make(map[string]bool)
+	l.dirty = make(map[string]bool, len(bs))
+	l.rechecks = make(map[string]time.Time)
+	for _, kv := range cs {
+		l.applyCluster(store.Event{Type: store.EventPut, KV: kv})
+	}
+	for _, kv := range bs {
+		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
+	}
+	l.membersSig = ""
+	l.refreshMembers()
+	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
+	return bindRev, clusterRev, nil
+}
+
+// applyBinding updates the cache and marks the binding dirty. The echo of
+// the loop's own write (a revision it already holds) is skipped.
+func (l *Loop) applyBinding(ev store.Event) {
+	key := ev.KV.Key
+	if ev.Type == store.EventDelete {
+		l.setEntry(key, nil)
+		delete(l.rechecks, key)
+		delete(l.unhealthy, key)
+		delete(l.dirty, key)
+		return
+	}
+	if cur, ok := l.bindings[key]; ok && cur.rev >= ev.KV.Revision {
+		return
+	}
+	b := &workv1alpha1.ResourceBinding{}
+	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+		l.log.Warn("binding not decodable, skipped", "key", key, "error", err)
+		l.setEntry(key, nil)
+		return
+	}
+	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision})
+	l.dirty[key] = true
+}
+
+// applyCluster updates the stored clusters.
+func (l *Loop) applyCluster(ev store.Event) {
+	name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
+	if ev.Type == store.EventDelete {
+		delete(l.stored, name)
+		return
+	}
+	c := clusterv1alpha1.Cluster{}
+	if err := json.Unmarshal(ev.KV.Value, &c); err != nil {
+		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", err)
+		delete(l.stored, name)
+		return
+	}
+	c.Name = name
+	l.stored[name] = c
+}
+
+// refreshMembers rebuilds the cluster snapshot and, when it changed, marks
+// every binding dirty (placement.NeedsSchedule decides which ones it concerns).
+func (l *Loop) refreshMembers() {
+	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
+	for _, c := range l.stored {
+		stored = append(stored, c)
+	}
+	leases, rev := l.leases.List()
+	l.leaseRev = rev
+	now := l.clock.Now()
+	unreachable, total := Census(stored, leases, now, l.graceUntil)
+	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
+	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
+	members := BuildMembers(stored, leases, now, lv)
+	sig := jsonString(members)
+	if sig == l.membersSig {
+		return
+	}
+	l.members, l.membersSig = members, sig
+	for key := range l.bindings {
+		l.dirty[key] = true
+	}
+}
+
+// dueRechecks marks the bindings whose recheck time has come.
+func (l *Loop) dueRechecks() {
+	now := l.clock.Now()
+	for key, at := range l.rechecks {
+		if !at.After(now) {
+			delete(l.rechecks, key)
+			l.dirty[key] = true
+		}
+	}
+}
+
+// process reconciles every dirty binding, in key order, then arms the
+// timer for the earliest recheck (or the end of the start-up grace). A
+// round that frees room on a full cluster marks every binding dirty again
+// (setEntry), so it runs again, at most maxRounds times.
+func (l *Loop) process(ctx context.Context) {
+	for round := 0; len(l.dirty) > 0 && round < maxRounds; round++ {
+		keys := make([]string, 0, len(l.dirty))
+		for key := range l.dirty {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			delete(l.dirty, key)
+			l.reconcile(ctx, key)
+		}
+	}
+	l.arm()
+	l.armed.Store(0)
+	if !l.armedAt.IsZero() {
+		l.armed.Store(l.armedAt.UnixNano())
+	}
+	l.settled.Store(l.leaseRev)
+	l.passes.Add(1)
+}
+
+// arm points l.timer at the earliest recheck, re-arming only when that
+// time changed.
+func (l *Loop) arm() {
+	var next time.Time
+	if now := l.clock.Now(); now.Before(l.graceUntil) {
+		next = l.graceUntil
+	}
+	for _, at := range l.rechecks {
+		next = earliest(next, at)
+	}
+	if next.Equal(l.armedAt) {
+		return
+	}
+	l.armedAt, l.timer = next, nil
+	if !next.IsZero() {
+		l.timer = l.clock.At(next)
+	}
+}
