@@ -115,7 +115,7 @@ func (p *probe) cycle(n int) error {
 // bystander's stream and returns how long the hub took to read it: until
 // GetCluster shows the version. Each heartbeat turns the bystander Ready
 // if it was NotReady and back: the hub writes a change of state to etcd at
-// once (hub/clusters.Publisher), while other heartbeats wait for its next
+// once (hub/liveness.Publisher), while other heartbeats wait for its next
 // one-second flush; so the time measured is the hub's, from the stream
 // through etcd back to the cluster's lease, not the flush interval's. The
 // bystander holds no work: its state moves nothing.
