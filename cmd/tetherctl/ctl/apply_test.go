@@ -5,26 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tetherproj/tether/test/manifests"
 )
 
 // webManifests is a Deployment and the policy that propagates it.
-const webManifests = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: web}
-spec:
-  replicas: 3
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
----
+var webManifests = manifests.WebDeployment(3) + `---
 apiVersion: policy.tether.io/v1alpha1
 kind: PropagationPolicy
 metadata:
