@@ -14,20 +14,8 @@ import (
 )
 
 // web is one Deployment that every cluster runs in full.
-var web = manifests.WebDeployment(2) + `---
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    replicaScheduling:
-      replicaSchedulingType: Duplicated
-`
+var web = manifests.WebDeployment(2) + "---\n" + manifests.WebPolicy(`replicaScheduling:
+  replicaSchedulingType: Duplicated`)
 
 // testTimeout bounds the whole scenario: a fleet starts in some 10 s on two
 // idle cores, the rollout takes a second or two.

@@ -1,9 +1,12 @@
-// Package manifests holds the workloads tests apply to a hub, as YAML, so
-// that the CLI's tests and the fleet's tests apply the same objects. Each
-// test writes the policy that places them: that is what it tests.
+// Package manifests holds the objects tests apply to a hub, as YAML, so
+// that the CLI's tests and the fleet's tests apply the same ones. Each test
+// gives the placement of WebPolicy: that is what it tests.
 package manifests
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // WebDeployment is the Deployment "web" (label app: web, one nginx:1.27
 // container) with replicas, as one YAML document ending in a newline.
@@ -25,4 +28,26 @@ spec:
       - name: web
         image: nginx:1.27
 `, replicas)
+}
+
+// WebPolicy is the PropagationPolicy "web" that selects WebDeployment with
+// placement, the YAML of its spec.placement (unindented; each line is
+// indented under placement:), as one YAML document.
+func WebPolicy(placement string) string {
+	var b strings.Builder
+	b.WriteString(`apiVersion: policy.tether.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+spec:
+  resourceSelectors:
+  - apiVersion: apps/v1
+    kind: Deployment
+    name: web
+  placement:
+`)
+	for _, line := range strings.Split(strings.TrimRight(placement, "\n"), "\n") {
+		b.WriteString("    " + line + "\n")
+	}
+	return b.String()
 }

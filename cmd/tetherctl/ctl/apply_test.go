@@ -10,21 +10,9 @@ import (
 )
 
 // webManifests is a Deployment and the policy that propagates it.
-var webManifests = manifests.WebDeployment(3) + `---
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      labelSelector:
-        matchLabels: {env: prod}
-`
+var webManifests = manifests.WebDeployment(3) + "---\n" + manifests.WebPolicy(`clusterAffinity:
+  labelSelector:
+    matchLabels: {env: prod}`)
 
 // writeManifest writes body to a file in dir and returns its path.
 func writeManifest(t *testing.T, dir, name, body string) string {
