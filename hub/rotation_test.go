@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/serving/servingtest"
 	"github.com/tetherproj/tether/internal/clientconfig"
 )
 
@@ -102,7 +102,7 @@ func TestServingCertificateRotatesWhileRunning(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("saw %d serving certificates within 40s; want 3 (re-issued every 2s)", len(seen))
 		}
-		leaf := handshake(t, pool, addr)
+		leaf := servingtest.Handshake(t, pool, addr)
 		if now := time.Now(); !now.Before(leaf.NotAfter) {
 			t.Fatalf("handshake at %s got a certificate that expired at %s", now, leaf.NotAfter)
 		}
@@ -126,27 +126,5 @@ func listTokens(ctx context.Context, t *testing.T, conn *grpc.ClientConn) *x509.
 	if _, err := hubv1.NewTokenServiceClient(conn).ListTokens(ctx, &hubv1.ListTokensRequest{}, grpc.Peer(&p)); err != nil {
 		t.Fatalf("ListTokens: %v", err)
 	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.PeerCertificates) == 0 {
-		t.Fatalf("ListTokens went over %T; want TLS with a certificate", p.AuthInfo)
-	}
-	return info.State.PeerCertificates[0]
-}
-
-// handshake opens a new TLS connection to addr, verified against pool for
-// the address's host, and returns the leaf it got; it checks that the CA
-// follows in the chain.
-func handshake(t *testing.T, pool *x509.CertPool, addr string) *x509.Certificate {
-	t.Helper()
-	host, _, _ := net.SplitHostPort(addr)
-	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, ServerName: host, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatalf("handshake: %v", err)
-	}
-	defer conn.Close()
-	chain := conn.ConnectionState().PeerCertificates
-	if len(chain) != 2 || !chain[1].IsCA {
-		t.Fatalf("the hub served a chain of %d certificates; want the leaf and the CA", len(chain))
-	}
-	return chain[0]
+	return servingtest.PeerLeaf(t, "ListTokens", &p)
 }

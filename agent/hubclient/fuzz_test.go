@@ -3,7 +3,6 @@ package hubclient
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/agent/hubclient/hubtest"
 	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/fuzzframe"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -43,7 +43,7 @@ const (
 // Run with: go test -run '^$' -fuzz FuzzHandle -fuzztime 1m ./agent/hubclient/
 func FuzzHandle(f *testing.F) {
 	for _, seq := range fuzzHubSeeds() {
-		f.Add(frameHub(seq...))
+		f.Add(fuzzframe.Encode(seq...))
 	}
 	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
 	if err != nil {
@@ -62,7 +62,7 @@ func FuzzHandle(f *testing.F) {
 		defer cancel()
 		var welcomed string
 		synced, authoritative := false, false
-		for _, msg := range unframeHub(data) {
+		for _, msg := range fuzzframe.Decode[agentv1.HubMessage](data) {
 			err := s.handle(ctx, msg)
 			if w := msg.GetWelcome(); w != nil && welcomed == "" && err == nil {
 				welcomed = w.GetHubIdentity()
@@ -222,33 +222,4 @@ func fuzzHubSeeds() [][]*agentv1.HubMessage {
 		{welcome(fuzzHubA, 0), bye(agentv1.DisconnectReason_DISCONNECT_REASON_CLUSTER_REMOVED)},
 		{{}},
 	}
-}
-
-// frameHub encodes msgs as FuzzHandle reads them.
-func frameHub(msgs ...*agentv1.HubMessage) []byte {
-	var out []byte
-	for _, m := range msgs {
-		b, err := proto.Marshal(m)
-		if err != nil || len(b) > 0xffff {
-			panic("seed message does not frame")
-		}
-		out = binary.BigEndian.AppendUint16(out, uint16(len(b)))
-		out = append(out, b...)
-	}
-	return out
-}
-
-// unframeHub decodes what frameHub encodes, skipping what does not
-// unmarshal; a truncated last frame is taken as it is.
-func unframeHub(data []byte) []*agentv1.HubMessage {
-	var out []*agentv1.HubMessage
-	for len(data) >= 2 {
-		n := min(int(binary.BigEndian.Uint16(data)), len(data)-2)
-		m := &agentv1.HubMessage{}
-		if proto.Unmarshal(data[2:2+n], m) == nil {
-			out = append(out, m)
-		}
-		data = data[2+n:]
-	}
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/binary"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -30,6 +29,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/internal/fuzzframe"
 )
 
 // Names of the fuzzed stream.
@@ -57,10 +57,10 @@ const (
 func FuzzConnect(f *testing.F) {
 	cert, ca := fuzzCert(f)
 	for _, seq := range fuzzSeeds(fuzzCSR(f)) {
-		f.Add(frame(seq...))
+		f.Add(fuzzframe.Encode(seq...))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		msgs := unframe(data)
+		msgs := fuzzframe.Decode[agentv1.AgentMessage](data)
 		works := agentapitest.NewWorks()
 		works.Set([]string{fuzzCluster}, work("a", "1"), work("b", "1"), work("c", "2"), work("r", "1"))
 		works.Remove(fuzzCluster, "r")
@@ -209,35 +209,6 @@ func fuzzSeeds(csrPEM []byte) [][]*agentv1.AgentMessage {
 		{helloCustomizing(), custAck(fuzzCustomizationsVersion), custAck("other", many...), custAck("")},
 		{custAck(fuzzCustomizationsVersion), renewCSR},
 	}
-}
-
-// frame encodes msgs as FuzzConnect reads them.
-func frame(msgs ...*agentv1.AgentMessage) []byte {
-	var out []byte
-	for _, m := range msgs {
-		b, err := proto.Marshal(m)
-		if err != nil || len(b) > 0xffff {
-			panic("seed message does not frame")
-		}
-		out = binary.BigEndian.AppendUint16(out, uint16(len(b)))
-		out = append(out, b...)
-	}
-	return out
-}
-
-// unframe decodes what frame encodes, skipping what does not unmarshal;
-// a truncated last frame is taken as it is.
-func unframe(data []byte) []*agentv1.AgentMessage {
-	var out []*agentv1.AgentMessage
-	for len(data) >= 2 {
-		n := min(int(binary.BigEndian.Uint16(data)), len(data)-2)
-		m := &agentv1.AgentMessage{}
-		if proto.Unmarshal(data[2:2+n], m) == nil {
-			out = append(out, m)
-		}
-		data = data[2+n:]
-	}
-	return out
 }
 
 // fuzzCert issues an agent certificate of cluster fuzz, and returns the

@@ -83,7 +83,13 @@ func startHub(t testing.TB, cfg agentapi.Config) *hub {
 	if h.srv, err = agentapi.New(cfg, h.works, h.statuses, h.leases, hclog.NewNullLogger()); err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(servingCreds(t, h.ca)))...)
+	// The hub's TLS: client certificates of its CA verified when given
+	// (Register goes without).
+	serving, err := h.ca.ServingTLS([]string{"127.0.0.1"}, time.Hour, tls.VerifyClientCertIfGiven)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(credentials.NewTLS(serving)))...)
 	agentv1.RegisterAgentServiceServer(gs, h.srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -107,26 +113,6 @@ func startHub(t testing.TB, cfg agentapi.Config) *hub {
 		<-leased
 	})
 	return h
-}
-
-// servingCreds is the hub's TLS: its serving certificate, and client
-// certificates of its CA verified when given (Register goes without).
-func servingCreds(t testing.TB, ca *pki.CA) credentials.TransportCredentials {
-	t.Helper()
-	serving, err := ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientCAs:    ca.Pool(),
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		MinVersion:   tls.VersionTLS13,
-	})
 }
 
 // dial connects to the hub with a client certificate for id, or without

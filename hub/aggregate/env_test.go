@@ -16,8 +16,10 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/internal/leakcheck"
+	"github.com/tetherproj/tether/internal/runtest"
 )
 
 const waitTimeout = 20 * time.Second
@@ -42,34 +44,16 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatalf("store.Open: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := etcdtest.Embedded(t)
 	clock := livenesstest.NewClock(t0)
 	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: liveness.New(liveness.Config{LeaseDuration: 40 * time.Second, Clock: clock, PauseThreshold: -1})}
 	e.goRun("leases", e.leases.Run)
 	return e
 }
 
+// goRun runs fn until the test ends or stop is called (runtest.Go).
 func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan error, 1)
-	go func() { done <- fn(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("%s Run = %v; want nil after cancel", what, err)
-		}
-	}
-	e.t.Cleanup(stop)
-	return stop
+	return runtest.Go(e.t, e.ctx, what, fn)
 }
 
 // start runs an aggregator as a single hub does: Relay and Run. stop

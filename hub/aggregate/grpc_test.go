@@ -108,17 +108,11 @@ func serveAgents(t *testing.T, cfg agentapi.Config, works agentapi.Works, status
 	if err != nil {
 		t.Fatal(err)
 	}
-	serving, err := ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
+	serving, err := ca.ServingTLS([]string{"127.0.0.1"}, time.Hour, tls.VerifyClientCertIfGiven)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: ca.Pool(),
-		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS13})
-	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(creds))...)
+	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(credentials.NewTLS(serving)))...)
 	agentv1.RegisterAgentServiceServer(gs, srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/clientapi/clientapitest"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -82,6 +82,7 @@ func startHub(t *testing.T, cfg clientapi.Config) *hub {
 // startHubOn starts the services on st, which it closes when the test ends.
 func startHubOn(t *testing.T, cfg clientapi.Config, st *store.Store) *hub {
 	t.Helper()
+	t.Cleanup(func() { st.Close() }) // after the server stops
 	h := &hub{st: st}
 	var err error
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
@@ -91,41 +92,10 @@ func startHubOn(t *testing.T, cfg clientapi.Config, st *store.Store) *hub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(grpc.Creds(servingCreds(t, h.ca)))
-	srv.Register(gs)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.addr = ln.Addr().String()
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		<-served
-		h.st.Close()
-	})
+	// Client certificates are verified when given, so that a client
+	// without one reaches the service and is refused there.
+	h.addr = clientapitest.Serve(t, srv, h.ca, tls.VerifyClientCertIfGiven)
 	return h
-}
-
-// servingCreds verifies client certificates of the CA when given, so that
-// a client without one reaches the service and is refused there.
-func servingCreds(t *testing.T, ca *pki.CA) credentials.TransportCredentials {
-	t.Helper()
-	serving, err := ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{cert},
-		ClientCAs:    ca.Pool(),
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		MinVersion:   tls.VersionTLS13,
-	})
 }
 
 // client is a connection with a client certificate for id (none for nil).

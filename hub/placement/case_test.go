@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -110,24 +109,4 @@ func (c *schedCase) rejectedByKarmada() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// withoutNames removes the " (cluster names)" Tether adds to a FitError.
-func withoutNames(msg string) string {
-	var b strings.Builder
-	depth := 0
-	for i := 0; i < len(msg); i++ {
-		switch {
-		case msg[i] == ' ' && i+1 < len(msg) && msg[i+1] == '(' && depth == 0:
-			depth = 1
-			i++
-		case depth > 0 && msg[i] == '(':
-			depth++
-		case depth > 0 && msg[i] == ')':
-			depth--
-		case depth == 0:
-			b.WriteByte(msg[i])
-		}
-	}
-	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tetherproj/tether/hub/placement/placementtest"
 )
 
 // TestScheduleConformance runs every "must" schedule case: Tether places
@@ -46,7 +47,7 @@ func checkCase(t *testing.T, c *schedCase, res Result, err error) {
 	if got := ErrorType(err); got != c.Expected.ErrorType {
 		t.Errorf("Schedule(%s) error type = %s (%v); want %s", c.Name, got, err, c.Expected.ErrorType)
 	}
-	if got := withoutNames(err.Error()); got != c.Expected.Error {
+	if got := placementtest.KarmadaMessage(err.Error()); got != c.Expected.Error {
 		t.Errorf("Schedule(%s) error = %q; want %q", c.Name, got, c.Expected.Error)
 	}
 	if c.Expected.ErrorType == "FitError" {

@@ -19,7 +19,9 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/internal/leakcheck"
+	"github.com/tetherproj/tether/internal/runtest"
 )
 
 // waitTimeout bounds every poll of the integration tests.
@@ -44,11 +46,7 @@ func newEnv(t *testing.T, leaseDuration time.Duration) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatalf("store.Open: %v", err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := etcdtest.Embedded(t)
 	clock := livenesstest.NewClock(t0)
 	// The fake clock moves in jumps: no pause check (hub/liveness tests it).
 	leases := liveness.New(liveness.Config{LeaseDuration: leaseDuration, Clock: clock, PauseThreshold: -1})
@@ -57,24 +55,9 @@ func newEnv(t *testing.T, leaseDuration time.Duration) *env {
 	return e
 }
 
-// goRun runs fn until the test ends, then cancels it and waits for it.
+// goRun runs fn until the test ends or stop is called (runtest.Go).
 func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan error, 1)
-	go func() { done <- fn(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("%s Run = %v; want nil after cancel", what, err)
-		}
-	}
-	e.t.Cleanup(stop)
-	return stop
+	return runtest.Go(e.t, e.ctx, what, fn)
 }
 
 // start runs a loop and returns it with its stop function.

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/serving/servingtest"
 )
 
 func TestRenewAfterBounds(t *testing.T) {
@@ -129,7 +130,7 @@ func TestRotationUnderLoad(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("saw %d serving certificates, first expired %v; want 3 and past its expiry within 30s", len(seen), time.Now().After(first.NotAfter))
 		}
-		leaf := handshake(t, ca, addr)
+		leaf := servingtest.Handshake(t, ca.Pool(), addr)
 		if now := time.Now(); !now.Before(leaf.NotAfter) {
 			t.Fatalf("handshake at %s got a certificate that expired at %s", now, leaf.NotAfter)
 		}
@@ -174,21 +175,5 @@ func check(ctx context.Context, t *testing.T, conn *grpc.ClientConn) *x509.Certi
 	if _, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Peer(&p)); err != nil {
 		t.Fatalf("health Check: %v", err)
 	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.PeerCertificates) == 0 {
-		t.Fatalf("health Check went over %T; want TLS with a certificate", p.AuthInfo)
-	}
-	return info.State.PeerCertificates[0]
-}
-
-// handshake opens a new TLS connection to addr, verified against ca, and
-// returns the leaf it got.
-func handshake(t *testing.T, ca *pki.CA, addr string) *x509.Certificate {
-	t.Helper()
-	conn, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1", NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		t.Fatalf("handshake: %v", err)
-	}
-	defer conn.Close()
-	return conn.ConnectionState().PeerCertificates[0]
+	return servingtest.PeerLeaf(t, "health Check", &p)
 }

@@ -10,40 +10,12 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/kit"
+	"github.com/tetherproj/tether/test/manifests"
 )
 
 // web is one Deployment that every cluster runs in full.
-const web = `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: web}
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
----
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    replicaScheduling:
-      replicaSchedulingType: Duplicated
-`
+var web = manifests.WebDeployment(2) + "---\n" + manifests.WebPolicy(`replicaScheduling:
+  replicaSchedulingType: Duplicated`)
 
 // testTimeout bounds the whole scenario: a fleet starts in some 10 s on two
 // idle cores, the rollout takes a second or two.

@@ -5,40 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tetherproj/tether/test/manifests"
 )
 
 // webManifests is a Deployment and the policy that propagates it.
-const webManifests = `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: web}
-spec:
-  replicas: 3
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
----
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: web
-spec:
-  resourceSelectors:
-  - apiVersion: apps/v1
-    kind: Deployment
-    name: web
-  placement:
-    clusterAffinity:
-      labelSelector:
-        matchLabels: {env: prod}
-`
+var webManifests = manifests.WebDeployment(3) + "---\n" + manifests.WebPolicy(`clusterAffinity:
+  labelSelector:
+    matchLabels: {env: prod}`)
 
 // writeManifest writes body to a file in dir and returns its path.
 func writeManifest(t *testing.T, dir, name, body string) string {

@@ -13,14 +13,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/clientapi/clientapitest"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/internal/clientconfig"
 )
 
@@ -37,46 +38,34 @@ type onlineHub struct {
 
 func startOnlineHub(t *testing.T) *onlineHub {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h := &onlineHub{leases: liveness.New(liveness.Config{})}
+	h := newOnlineHub(t)
+	h.leases = liveness.New(liveness.Config{})
+	h.serve(t, clientapi.Config{Leases: h.leases})
+	return h
+}
+
+// newOnlineHub opens the hub's store and CA, closed when the test ends.
+func newOnlineHub(t *testing.T) *onlineHub {
+	t.Helper()
+	h := &onlineHub{st: etcdtest.Embedded(t)}
 	var err error
-	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
-		t.Fatal(err)
-	}
 	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	api, err := clientapi.New(clientapi.Config{Leases: h.leases}, h.st, nil, hclog.NewNullLogger())
+	return h
+}
+
+// serve serves the client API with cfg and opts, requiring client
+// certificates as the hub does, and writes the admin and viewer configs.
+func (h *onlineHub) serve(t *testing.T, cfg clientapi.Config, opts ...grpc.ServerOption) {
+	t.Helper()
+	api, err := clientapi.New(cfg, h.st, nil, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	serving, err := h.ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert},
-		ClientCAs: h.ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})))
-	api.Register(gs)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.addr = ln.Addr().String()
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		<-served
-		h.st.Close()
-	})
+	h.addr = clientapitest.Serve(t, api, h.ca, tls.RequireAndVerifyClientCert, opts...)
 	h.admin = h.writeConfig(t, pki.Identity{Name: "alice", Kind: pki.KindAdmin}, h.addr)
 	h.viewer = h.writeConfig(t, pki.Identity{Name: "victor", Kind: pki.KindViewer}, h.addr)
-	return h
 }
 
 // writeConfig writes a client config for id naming server, as `tetherctl

@@ -2,22 +2,16 @@ package ctl_test
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/membership"
-	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -30,52 +24,17 @@ type adminHub struct {
 
 func startAdminHub(t *testing.T) *adminHub {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h := &adminHub{onlineHub: &onlineHub{}}
-	var err error
-	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
-		t.Fatal(err)
-	}
-	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
+	h := &adminHub{onlineHub: newOnlineHub(t)}
 	h.reg = membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
 	revoked := revocation.New(h.st, hclog.NewNullLogger())
-	api, err := clientapi.New(clientapi.Config{Registry: h.reg, Revocations: revoked}, h.st, nil, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	serving, err := h.ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := append(clientapi.RefuseRevoked(revoked), grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert},
-		ClientCAs: h.ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})))
-	gs := grpc.NewServer(opts...)
-	api.Register(gs)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.addr = ln.Addr().String()
 	runCtx, stop := context.WithCancel(context.Background())
-	served, followed := make(chan error, 1), make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
+	followed := make(chan error, 1)
 	go func() { followed <- revoked.Run(runCtx) }()
-	t.Cleanup(func() {
-		gs.Stop()
+	t.Cleanup(func() { // after the server stops, before the store closes
 		stop()
-		<-served
 		<-followed
-		h.st.Close()
 	})
-	h.admin = h.writeConfig(t, pki.Identity{Name: "alice", Kind: pki.KindAdmin}, h.addr)
-	h.viewer = h.writeConfig(t, pki.Identity{Name: "victor", Kind: pki.KindViewer}, h.addr)
+	h.serve(t, clientapi.Config{Registry: h.reg, Revocations: revoked}, clientapi.RefuseRevoked(revoked)...)
 	return h
 }
 

@@ -1,8 +1,6 @@
 package ctl
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +8,6 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -71,23 +68,17 @@ func readObject(flag, path string) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// readStatusItems decodes a list of AggregatedStatusItem. An empty list
-// stays empty (not nil): scripts see an empty table rather than nil.
+// readStatusItems decodes a list of AggregatedStatusItem
+// (conformance.DecodeStatusItems). An empty list stays empty (not nil):
+// scripts see an empty table rather than nil.
 func readStatusItems(path string) ([]configv1alpha1.AggregatedStatusItem, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read --status-items: %w", err)
 	}
-	js, err := utilyaml.ToJSON(raw)
+	items, err := conformance.DecodeStatusItems(raw)
 	if err != nil {
-		return nil, fmt.Errorf("read --status-items %s: %w", path, err)
-	}
-	var items []configv1alpha1.AggregatedStatusItem
-	if err := json.Unmarshal(js, &items); err != nil {
 		return nil, fmt.Errorf("read --status-items %s: want a list of {clusterName, applied, health, status}: %w", path, err)
-	}
-	if items == nil && string(bytes.TrimSpace(js)) != "null" {
-		items = []configv1alpha1.AggregatedStatusItem{}
 	}
 	return items, nil
 }

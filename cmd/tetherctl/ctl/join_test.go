@@ -2,10 +2,8 @@ package ctl_test
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"net"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,8 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -22,8 +18,6 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
-	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/internal/hubaddr"
 )
@@ -32,46 +26,10 @@ import (
 // TokenService answers; it returns the registry too.
 func startTokenHub(t *testing.T) (*onlineHub, *membership.Registry) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h := &onlineHub{leases: liveness.New(liveness.Config{})}
-	var err error
-	if h.st, err = store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger()); err != nil {
-		t.Fatal(err)
-	}
-	if h.ca, err = pki.LoadOrCreateCA(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
+	h := newOnlineHub(t)
+	h.leases = liveness.New(liveness.Config{})
 	reg := membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
-	api, err := clientapi.New(clientapi.Config{Leases: h.leases, Registry: reg}, h.st, nil, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	serving, err := h.ca.IssueServing([]string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(serving.CertPEM, serving.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert},
-		ClientCAs: h.ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13})))
-	api.Register(gs)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.addr = ln.Addr().String()
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }()
-	t.Cleanup(func() {
-		gs.Stop()
-		<-served
-		h.st.Close()
-	})
-	h.admin = h.writeConfig(t, pki.Identity{Name: "alice", Kind: pki.KindAdmin}, h.addr)
-	h.viewer = h.writeConfig(t, pki.Identity{Name: "victor", Kind: pki.KindViewer}, h.addr)
+	h.serve(t, clientapi.Config{Leases: h.leases, Registry: reg})
 	return h, reg
 }
 

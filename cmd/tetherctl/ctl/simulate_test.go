@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 	"github.com/tetherproj/tether/hub/clientapi/offline"
+	"github.com/tetherproj/tether/hub/placement/placementtest"
 )
 
 // caseRoot holds the project's placement and override conformance cases.
@@ -124,7 +125,7 @@ func checkPlacement(t *testing.T, name string, got, want offline.Placement) {
 	if diff := cmp.Diff(want.Clusters, got.Clusters); diff != "" {
 		t.Errorf("placement simulate %s clusters (-want +got):\n%s", name, diff)
 	}
-	if got.ErrorType != want.ErrorType || withoutNames(got.Error) != want.Error {
+	if got.ErrorType != want.ErrorType || placementtest.KarmadaMessage(got.Error) != want.Error {
 		t.Errorf("placement simulate %s error = %s %q; want %s %q", name, got.ErrorType, got.Error, want.ErrorType, want.Error)
 	}
 }
@@ -213,25 +214,4 @@ func TestOverridesSimulateInvalidPolicy(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "overridePolicies[0]") || !strings.Contains(errOut, "operator") {
 		t.Errorf("overrides simulate with an invalid policy = %d, %q, %q; want 1 and an error naming the policy and field", code, out, errOut)
 	}
-}
-
-// withoutNames removes the " (cluster names)" Tether adds to a FitError's
-// reasons, to compare with Karmada's message.
-func withoutNames(msg string) string {
-	var b strings.Builder
-	depth := 0
-	for i := 0; i < len(msg); i++ {
-		switch {
-		case msg[i] == ' ' && i+1 < len(msg) && msg[i+1] == '(' && depth == 0:
-			depth = 1
-			i++
-		case depth > 0 && msg[i] == '(':
-			depth++
-		case depth > 0 && msg[i] == ')':
-			depth--
-		case depth == 0:
-			b.WriteByte(msg[i])
-		}
-	}
-	return b.String()
 }

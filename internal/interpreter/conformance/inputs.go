@@ -34,22 +34,37 @@ func ReadObject(path string) (*unstructured.Unstructured, error) {
 }
 
 // ReadStatusItems decodes a status-items file (a YAML list of
-// AggregatedStatusItem) with yaml.ToJSON and json.Unmarshal. A file holding
-// [] gives an empty, non-nil slice.
+// AggregatedStatusItem) with DecodeStatusItems. A file holding [] or null
+// gives an empty, non-nil slice.
 func ReadStatusItems(path string) ([]configv1alpha1.AggregatedStatusItem, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: %w", err)
 	}
-	js, err := utilyaml.ToJSON(raw)
+	items, err := DecodeStatusItems(raw)
 	if err != nil {
 		return nil, fmt.Errorf("conformance: decode %s: %w", path, err)
 	}
+	if items == nil {
+		items = []configv1alpha1.AggregatedStatusItem{}
+	}
+	return items, nil
+}
+
+// DecodeStatusItems decodes a YAML or JSON list of AggregatedStatusItem
+// with yaml.ToJSON and json.Unmarshal. Only a document holding null (an
+// empty one included) gives nil; an empty list gives an empty slice.
+// `tetherctl interpret` decodes its --status-items with it.
+func DecodeStatusItems(raw []byte) ([]configv1alpha1.AggregatedStatusItem, error) {
+	js, err := utilyaml.ToJSON(raw)
+	if err != nil {
+		return nil, err
+	}
 	var items []configv1alpha1.AggregatedStatusItem
 	if err := json.Unmarshal(js, &items); err != nil {
-		return nil, fmt.Errorf("conformance: decode %s: %w", path, err)
+		return nil, err
 	}
-	if items == nil {
+	if items == nil && string(bytes.TrimSpace(js)) != "null" {
 		items = []configv1alpha1.AggregatedStatusItem{}
 	}
 	return items, nil
