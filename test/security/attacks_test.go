@@ -22,14 +22,19 @@ import (
 // not reach. The registration floods come last: they spend the
 // registration rate limit of 127.0.0.1.
 func containedAttacks() []attack {
-	return append([]attack{
+	attacks := []attack{
 		{"viewer reads a Secret", viewerReadsSecret},
 		{"101 calls on one connection", streamsPerConnection},
 		{"101 streams on one connection, the limit ignored", streamsIgnoringTheLimit},
 		{"10 streams of one cluster at once", streamsPerCluster},
 		{"10 streams of one cluster that never say Hello", silentStreamsPerCluster},
 		{"stored customization that spins on real objects", spinningCustomization},
-	}, append(webhookAttacks(), registrationFloods()...)...)
+		{"interpreter webhook that hangs", hangingWebhook},
+	}
+	for _, more := range [][]attack{agentFloods(), hugeHeartbeats(), stalledWatches(), credentialAttacks(), webhookAttacks(), registrationFloods()} {
+		attacks = append(attacks, more...)
+	}
+	return attacks
 }
 
 // secretValue is the data of the Secret viewers read; it must never reach

@@ -97,8 +97,20 @@ func tokenCases() []hostileCase {
 		{"Register with another cluster's token", registerWith(func(t *testing.T, e *hostileEnv) string {
 			return e.newToken(t, &hubv1.CreateTokenRequest{ClusterName: "edge-9"})
 		}), codes.Unauthenticated, []string{"only cluster"}},
+		// The refused key stays pending for the bystander (a pending key is
+		// never replaced): it is rejected again, so that the bystander is
+		// left as it was and a later registration for it meets no pending
+		// key; the bystander's own stream and certificate go on meanwhile
+		// (the probe's heartbeats).
 		{"Register a taken name with a new key", func(t *testing.T, e *hostileEnv) error {
 			_, err := registerFrom(t, e.h, e.tok, bystanderCluster, nil, tokenSource)
+			if fp := e.pendingFingerprint(t, bystanderCluster); fp != "" {
+				if _, rerr := hubv1.NewClusterServiceClient(e.admin).RejectKey(rpcCtx(t), &hubv1.RejectKeyRequest{Name: bystanderCluster, KeyFingerprint: fp}); rerr != nil {
+					t.Errorf("reject the key left pending for %s: %v", bystanderCluster, rerr)
+				}
+			} else if err != nil {
+				t.Errorf("the refused key is not pending for %s; want its fingerprint shown for approval", bystanderCluster)
+			}
 			return err
 		}, codes.FailedPrecondition, []string{"approve"}},
 		{"Connect with a removed cluster's certificate", func(t *testing.T, e *hostileEnv) error {

@@ -29,14 +29,15 @@ type hostileEnv struct {
 	viewer *grpc.ClientConn
 	// viewerConf is the viewer's tetherctl config.
 	viewerConf string
-	bystander  *agentStream
-	hostile    registration
+	// bystanders are the healthy clusters whose heartbeats the probe
+	// times (bystanders_test.go); the first is named bystanderCluster.
+	bystanders []*bystander
+	// lastTimed is when the last timed heartbeat was sent.
+	lastTimed time.Time
+	hostile   registration
 	// probes counts checkServing's heartbeats, each with its own agent
 	// version so that the hub's reading of it can be told apart.
 	probes int
-	// bystanderReady is the state of the bystander's last heartbeat
-	// (heartbeatRead flips it).
-	bystanderReady bool
 	// hook is the serving certificate of hostile webhooks and its PEM, made
 	// by hookCert.
 	hook struct {
@@ -57,8 +58,16 @@ const (
 
 var webRef = &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"}
 
-// newHostileEnv starts a hub with flags and its parties.
+// newHostileEnv starts a hub with flags and its parties, with
+// defaultBystanders.
 func newHostileEnv(t *testing.T, flags ...string) *hostileEnv {
+	t.Helper()
+	return newHostileEnvOf(t, defaultBystanders, flags...)
+}
+
+// newHostileEnvOf starts a hub with flags and its parties, with n
+// bystanders.
+func newHostileEnvOf(t *testing.T, n int, flags ...string) *hostileEnv {
 	t.Helper()
 	h := startHub(t, flags...)
 	e := &hostileEnv{h: h, tok: createToken(t, h), viewerConf: filepath.Join(t.TempDir(), "viewer.conf")}
@@ -68,16 +77,11 @@ func newHostileEnv(t *testing.T, flags ...string) *hostileEnv {
 	if _, err := e.objects().Apply(rpcCtx(t), &hubv1.ApplyRequest{Manifests: []byte(webYAML)}); err != nil {
 		t.Fatal(err)
 	}
-	by, err := register(t, h, e.tok, bystanderCluster, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	if e.hostile, err = register(t, h, e.tok, hostileCluster, nil); err != nil {
 		t.Fatal(err)
 	}
-	if e.bystander, err = openStream(t, h, by); err != nil {
-		t.Fatal(err)
-	}
+	e.startBystanders(t, n)
 	e.checkServing(t)
 	return e
 }
@@ -106,7 +110,7 @@ func (e *hostileEnv) checkServing(t *testing.T) {
 	e.probes++
 	ctx, cancel := context.WithTimeout(context.Background(), servingWait)
 	defer cancel()
-	if _, err := e.heartbeatRead(ctx, fmt.Sprintf("probe-%d", e.probes)); err != nil {
+	if _, _, err := e.heartbeatRead(ctx, fmt.Sprintf("probe-%d", e.probes), true); err != nil {
 		t.Fatal(err)
 	}
 }

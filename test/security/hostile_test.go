@@ -33,7 +33,7 @@ type hostileCase struct {
 // agent (runAttack: its probe's figures go to the report). DESIGN §8,
 // issues 6 and 14.
 func TestHostileInputs(t *testing.T) {
-	e := newHostileEnv(t, "--webhook-allow-cidrs", "127.0.0.2/32")
+	e := newHostileEnvOf(t, suiteBystanders, "--webhook-allow-cidrs", "127.0.0.2/32")
 	var attacks []attack
 	for _, cases := range [][]hostileCase{hostileCases(), roleCases(), tokenCases()} {
 		attacks = append(attacks, attacksOf(cases)...)
@@ -44,6 +44,13 @@ func TestHostileInputs(t *testing.T) {
 	}
 	runAttacks(t, e, attacks)
 }
+
+// suiteBystanders is how many bystanders TestHostileInputs' probe goes
+// round: each attack times at least two heartbeats (its probe's and
+// checkServing's), each on a bystander that rested bystanderRest, so
+// that the attacks follow one another every bystanderRest*2/32, about
+// 0.66 s, at the least.
+const suiteBystanders = 32
 
 func hostileCases() []hostileCase {
 	applyOf := func(manifest string) func(*testing.T, *hostileEnv) error {

@@ -139,6 +139,17 @@ func register(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte
 // of 127.0.0.0/8 on Linux; "" for the system's choice).
 func registerFrom(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte, ip string) (registration, error) {
 	t.Helper()
+	return registerKey(t, h, tok, cluster, keyPEM, ip, nil)
+}
+
+// registerTopology is register from ip with a new key and topology.
+func registerTopology(t *testing.T, h *hubProc, tok token, cluster, ip string, topology *agentv1.Topology) (registration, error) {
+	t.Helper()
+	return registerKey(t, h, tok, cluster, nil, ip, topology)
+}
+
+func registerKey(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []byte, ip string, topology *agentv1.Topology) (registration, error) {
+	t.Helper()
 	if keyPEM == nil {
 		var err error
 		if _, keyPEM, err = certs.NewCSR(cluster); err != nil {
@@ -159,6 +170,7 @@ func registerFrom(t *testing.T, h *hubProc, tok token, cluster string, keyPEM []
 	defer cancel()
 	resp, err := agentv1.NewAgentServiceClient(conn).Register(ctx, &agentv1.RegisterRequest{
 		Token: tok.Token, ClusterName: cluster, CsrPem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
+		Topology: topology,
 	})
 	if err != nil {
 		return registration{}, err

@@ -5,9 +5,12 @@
 // per-cluster isolation are checked the way an attacker or a careless
 // operator would meet them.
 //
-// The hostile-input suite (TestHostileInputs, TestHostileConnections) runs
-// each attack against one hub while a probe applies a ConfigMap as an admin
-// and sends heartbeats on a healthy cluster's stream (probe_test.go); after
+// The hostile-input suite (TestHostileInputs, TestHostileConnections,
+// TestHostileNewClusters) runs each attack against one hub while a probe
+// applies a ConfigMap as an admin and sends heartbeats on healthy clusters'
+// streams (probe_test.go; it goes round several bystanders, because the hub
+// writes one cluster's state change at once only once per content
+// interval: bystanders_test.go); after
 // each attack every probe call must have succeeded, every probe apply must
 // still be readable and the hub must still serve (runAttack). The probe's
 // latencies (p50, p99, max) and the hub's VmRSS before and after are
@@ -29,7 +32,12 @@
 //
 // The parties an attack may use are hostileEnv's: an admin and a viewer
 // connection, the hostile cluster's registration (openStream,
-// agentExchange), a bootstrap token, the hub's log (h.log).
+// agentExchange), a bootstrap token, the hub's log (h.log). Agent message
+// floods and oversized heartbeats are in agentfloods_test.go, stalled
+// watches in stalled_test.go, a hanging webhook in hookhang_test.go,
+// revoked users and pending keys in credentials_attacks_test.go, cordoned
+// new clusters and heartbeat coalescing (watched in an etcd of the test's
+// own) in newclusters_test.go.
 package security
 
 import (

@@ -71,7 +71,7 @@ func (e *hostileEnv) runAttack(t *testing.T, a attack) (row, *probe) {
 		t.Fatal(err)
 	}
 	rw := row{Test: strings.Split(t.Name(), "/")[0], Attack: a.name, Outcome: outcome, AttackMs: ms(took),
-		Probes: len(p.heartbeats), During: p.during, Apply: summarize(p.applies).ms(), Heartbeat: summarize(p.heartbeats).ms(),
+		Probes: len(p.applies), During: p.during, Apply: summarize(p.applies).ms(), Heartbeat: summarize(p.heartbeats).ms(),
 		Memory: memory{RSSBeforeKiB: before, RSSAfterKiB: after, PeakKiB: peak}}
 	if t.Failed() {
 		rw.Outcome = "FAILED: " + outcome
