@@ -70,9 +70,11 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	defer interp.Close()
 	// The detector and aggregator ask webhooks off their loops: a hung one
-	// holds only its templates.
-	deferred := interpreter.NewDeferred(interp)
-	defer deferred.Close()
+	// holds only its templates. Each has its own Deferred: a Deferred's
+	// Ready wakes one loop.
+	detectorHooks, aggregateHooks := interpreter.NewDeferred(interp), interpreter.NewDeferred(interp)
+	defer detectorHooks.Close()
+	defer aggregateHooks.Close()
 	leases := liveness.New(liveness.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream.
@@ -90,7 +92,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// replica writes them), and followed back by every replica, so the
 	// leader's aggregator sees every cluster's and any replica knows what
 	// is held.
-	statuses := aggregate.New(fenced, deferred, leases, aggregate.Config{Counts: counts, Relay: st,
+	statuses := aggregate.New(fenced, aggregateHooks, leases, aggregate.Config{Counts: counts, Relay: st,
 		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
 	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
@@ -111,10 +113,10 @@ func (h *Hub) Run(ctx context.Context) error {
 		t := newGroup(ctx, h.logger, counts)
 		t.run("registration", membership.NewRegistrar(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
 			membership.NewClustersCordoned(h.cfg.NewClustersCordoned)).Run)
-		t.run("detector", detector.New(fenced, deferred, h.logger, detectorOpts...).Run) // templates × policies → bindings
-		t.run("scheduler", sched.Run)                                                    // bindings × clusters → placements, eviction
-		t.run("aggregate", statuses.Run)                                                 // agents' statuses → binding status
-		t.run("reports-prune", statuses.Prune)                                           // removed clusters' relayed reports → deleted
+		t.run("detector", detector.New(fenced, detectorHooks, h.logger, detectorOpts...).Run) // templates × policies → bindings
+		t.run("scheduler", sched.Run)                                                         // bindings × clusters → placements, eviction
+		t.run("aggregate", statuses.Run)                                                      // agents' statuses → binding status
+		t.run("reports-prune", statuses.Prune)                                                // removed clusters' relayed reports → deleted
 		return t.wait()
 	}
 
