@@ -25,8 +25,9 @@ const memberCheckTimeout = 5 * time.Second
 // the agent is neither ready nor live.
 const staleChecks = 3
 
-// aliveTimeout bounds /healthz's wait for the hub client's lock.
-const aliveTimeout = 5 * time.Second
+// aliveTimeout bounds /healthz's wait for the hub client's lock; below
+// the charts' probe timeout (5 s).
+const aliveTimeout = 3 * time.Second
 
 // memberCheck asks the member API server whether it is ready every
 // interval, and keeps the last answer for /readyz, which never calls the
@@ -36,13 +37,17 @@ type memberCheck struct {
 	every time.Duration
 	log   hclog.Logger
 
-	mu  sync.Mutex // guards at and err
-	at  time.Time  // when the last check ended; zero before the first
-	err error      // its result
+	mu      sync.Mutex // guards the fields below
+	started time.Time  // when Run started; zero before
+	at      time.Time  // when the last check ended; zero before the first
+	err     error      // its result
 }
 
 // Run checks at once, then every interval, until ctx ends; it returns nil.
 func (m *memberCheck) Run(ctx context.Context) error {
+	m.mu.Lock()
+	m.started = time.Now()
+	m.mu.Unlock()
 	t := time.NewTicker(m.every)
 	defer t.Stop()
 	for {
@@ -74,28 +79,36 @@ func (m *memberCheck) record(err error) {
 	m.at, m.err = time.Now(), err
 }
 
-// fresh returns an error when the last check is missing or older than
-// staleChecks rounds.
+// fresh returns an error when the checks have stopped: the last one (or
+// the start, before the first) is older than staleChecks rounds.
 func (m *memberCheck) fresh(now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.at.IsZero() {
-		return errors.New("member API server not checked yet")
+	last := m.at
+	if last.IsZero() {
+		last = m.started
 	}
-	if age := now.Sub(m.at); age > staleChecks*(m.every+memberCheckTimeout) {
-		return fmt.Errorf("member API server last checked %s ago: the check is wedged", age.Round(time.Second))
+	if last.IsZero() {
+		return errors.New("member API server check not started")
+	}
+	if age := now.Sub(last); age > staleChecks*(m.every+memberCheckTimeout) {
+		return fmt.Errorf("member API server check: none ended for %s: the check is wedged", age.Round(time.Second))
 	}
 	return nil
 }
 
-// reachable returns the last check's error, or why there is none fresh.
+// reachable returns nil when the last check, fresh, found the member API
+// server ready.
 func (m *memberCheck) reachable(now time.Time) error {
 	if err := m.fresh(now); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.err != nil {
+	switch {
+	case m.at.IsZero():
+		return errors.New("member API server not checked yet")
+	case m.err != nil:
 		return fmt.Errorf("member API server: %w", m.err)
 	}
 	return nil

@@ -16,9 +16,18 @@ import (
 // check makes the member unreachable but not the agent dead.
 func TestMemberCheckFreshness(t *testing.T) {
 	m := &memberCheck{every: time.Second, log: hclog.NewNullLogger()}
-	now := time.Now()
-	if err := m.fresh(now); err == nil || !strings.Contains(err.Error(), "not checked yet") {
-		t.Errorf("fresh() before a check = %v; want not checked yet", err)
+	if err := m.fresh(time.Now()); err == nil || !strings.Contains(err.Error(), "not started") {
+		t.Errorf("fresh() before Run = %v; want not started", err)
+	}
+	m.started = time.Now()
+	if err := m.fresh(time.Now()); err != nil {
+		t.Errorf("fresh() at the start = %v; want nil", err)
+	}
+	if err := m.reachable(time.Now()); err == nil || !strings.Contains(err.Error(), "not checked yet") {
+		t.Errorf("reachable() before a check = %v; want not checked yet", err)
+	}
+	if err := m.fresh(m.started.Add(staleChecks*(m.every+memberCheckTimeout) + time.Second)); err == nil || !strings.Contains(err.Error(), "wedged") {
+		t.Errorf("fresh() long after a start without a check = %v; want wedged", err)
 	}
 	m.record(errors.New("connection refused"))
 	if err := m.fresh(time.Now()); err != nil {
