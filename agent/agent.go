@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,11 +20,17 @@ type Agent struct {
 	cfg    Config
 	store  *state.Store
 	client *hubclient.Client // nil until registered, when registering
+	// ready is client once built, for the health server's goroutines.
+	ready  atomic.Pointer[hubclient.Client]
 	member *Member
-	// reg is the agent's metrics registry, served by metrics.
+	// reg is the agent's metrics registry, served on /metrics.
 	reg *prometheus.Registry
-	// metrics serves the registry at cfg.MetricsAddr; nil when not asked.
-	metrics *metricsServer
+	// check asks the member API server whether it is ready; nil without
+	// Member.Ping or without HealthAddr.
+	check *memberCheck
+	// servers serve /metrics at cfg.MetricsAddr and /healthz and /readyz
+	// at cfg.HealthAddr (one server when they are the same).
+	servers []*httpServer
 }
 
 // New checks cfg, opens the local state (in --data-dir or the Secret of
@@ -53,15 +61,45 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 		cfg.AgentVersion = version.Version
 	}
 	a := &Agent{log: logger, cfg: cfg, store: store, member: member, reg: reg}
-	if cfg.MetricsAddr != "" {
-		a.metrics = &metricsServer{addr: cfg.MetricsAddr, reg: reg, log: logger.Named("metrics")}
-	}
+	a.serve()
 	if !cfg.registering() {
 		if a.client, err = newClient(cfg, store, member, reg, logger); err != nil {
 			return nil, err
 		}
+		a.ready.Store(a.client)
 	}
 	return a, nil
+}
+
+// serve builds the servers of --metrics-addr and --health-addr (one
+// when they are the same address), and the member check /readyz reads.
+func (a *Agent) serve() {
+	byAddr := map[string]*http.ServeMux{}
+	mux := func(flag, addr string) *http.ServeMux {
+		if m := byAddr[addr]; m != nil {
+			a.servers[0].flag += "," + flag // only the second flag can share
+			return m
+		}
+		m := http.NewServeMux()
+		byAddr[addr] = m
+		a.servers = append(a.servers, &httpServer{flag: flag, addr: addr, handler: m, log: a.log.Named("http")})
+		return m
+	}
+	if a.cfg.MetricsAddr != "" {
+		mux("--metrics-addr", a.cfg.MetricsAddr).Handle("/metrics", metricsHandler(a.reg))
+	}
+	if a.cfg.HealthAddr == "" {
+		return
+	}
+	if a.member.Ping != nil {
+		every := a.cfg.MemberCheckEvery
+		if every == 0 {
+			every = DefaultMemberCheckEvery
+		}
+		a.check = &memberCheck{ping: a.member.Ping, every: every, log: a.log.Named("member-check")}
+	}
+	h := &health{client: a.ready.Load, member: a.check}
+	h.handle(mux("--health-addr", a.cfg.HealthAddr))
 }
 
 // openStore opens the state in the Secret of cfg.StateSecret, else in
@@ -113,21 +151,25 @@ func newClient(cfg Config, store *state.Store, member *Member, reg prometheus.Re
 //
 //	hub ⇄ stream → books → state → apply → member cluster → status → report → stream
 func (a *Agent) Run(ctx context.Context) error {
-	client, err := a.hubClient(ctx) // registers first with --token (once: --data-dir keeps the certificate)
-	if err != nil {
-		return err
-	}
-	defer client.Close() // last: what the state writer has left, then the connection
 	g := newGroup(ctx)
+	if a.check != nil {
+		g.run(a.check.Run) // member API server's /readyz → our /readyz
+	}
+	for _, s := range a.servers {
+		g.run(s.Run) // --metrics-addr, --health-addr: served while registering too
+	}
+	client, err := a.hubClient(g.ctx) // registers first with --token (once: --data-dir keeps the certificate)
+	if err != nil {
+		g.cancel()
+		return errors.Join(g.wait(), filterCanceled([]error{err}))
+	}
+	defer client.Close()    // last: what the state writer has left, then the connection
 	g.run(client.Stream)    // hub ⇄ stream ⇄ books: works and deletes in (books decide); acks, heartbeats, reports out
 	g.run(client.Apply)     // books → state → member: each work's record written, then applied or deleted, acked
 	g.run(client.Evict)     // works orphaned past --eviction-grace → deleted
 	g.run(client.SaveState) // hub identity, customizations, status digests → state
 	for _, r := range a.member.Runners {
 		g.run(r.Run) // member side: applied objects watched, drift repaired; their status → reports → the stream
-	}
-	if a.metrics != nil {
-		g.run(a.metrics.Run) // --metrics-addr
 	}
 	a.log.Info("agent started", "version", version.Version)
 	return g.wait()
@@ -147,6 +189,7 @@ func (a *Agent) hubClient(ctx context.Context) (*hubclient.Client, error) {
 		return nil, err
 	}
 	a.client = client
+	a.ready.Store(client)
 	return client, nil
 }
 

@@ -38,6 +38,8 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		{"negative grace", func(c *agent.Config) { c.EvictionGrace = -time.Second }, "--eviction-grace"},
 		{"metrics address without port", func(c *agent.Config) { c.MetricsAddr = "localhost" }, "--metrics-addr"},
 		{"metrics address", func(c *agent.Config) { c.MetricsAddr = "127.0.0.1:9464" }, ""},
+		{"health address without port", func(c *agent.Config) { c.HealthAddr = "localhost" }, "--health-addr"},
+		{"health address", func(c *agent.Config) { c.HealthAddr = ":8081" }, ""},
 		{"token", func(c *agent.Config) { c.Token = "abc.def" }, "--token"},
 	}
 	for _, tt := range tests {

@@ -67,6 +67,15 @@ type Config struct {
 	// (tether_agent_member_deletes_total, _evictions_total,
 	// _orphans_total). Empty serves none.
 	MetricsAddr string
+	// HealthAddr, host:port, serves /healthz (live: the agent's loops go
+	// on) and /readyz (ready: the hub's SyncDone received since the start
+	// and the member API server ready at its last check) for the kubelet's
+	// probes (--health-addr; cmd/tether-agent's default :8081). It may be
+	// MetricsAddr: one server then serves all three. Empty serves none.
+	HealthAddr string
+	// MemberCheckEvery is how often the member API server's /readyz is
+	// asked, for /readyz; 0 is DefaultMemberCheckEvery.
+	MemberCheckEvery time.Duration
 	// Topology says where the cluster runs and which labels it proposes
 	// for its Cluster record (--provider, --region, --zones, --labels):
 	// policies select clusters by them (fieldSelector provider/region/zone,
@@ -96,6 +105,9 @@ type Member struct {
 	// Customizations loads the user's interpreter customizations into the
 	// member side's interpreter; nil runs with the built-in rules only.
 	Customizations hubclient.Customizations
+	// Ping asks the member API server whether it is ready, for the agent's
+	// /readyz; nil counts the member as always reachable.
+	Ping func(context.Context) error
 }
 
 // Settings are the hub's parameters for the agent (agentv1.Settings).
@@ -135,10 +147,16 @@ func (c Config) Validate() error {
 	if c.EvictionGrace < 0 {
 		return fmt.Errorf("--eviction-grace %s: must be 0 (off) or positive", c.EvictionGrace)
 	}
-	if c.MetricsAddr != "" {
-		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			return fmt.Errorf("--metrics-addr %q: want host:port: %v", c.MetricsAddr, err)
+	for _, f := range []struct{ flag, value string }{{"--metrics-addr", c.MetricsAddr}, {"--health-addr", c.HealthAddr}} {
+		if f.value == "" {
+			continue
 		}
+		if _, _, err := net.SplitHostPort(f.value); err != nil {
+			return fmt.Errorf("%s %q: want host:port: %v", f.flag, f.value, err)
+		}
+	}
+	if c.MemberCheckEvery < 0 {
+		return fmt.Errorf("member check interval %s: must be 0 (default) or positive", c.MemberCheckEvery)
 	}
 	return validateTopology(c.Topology)
 }

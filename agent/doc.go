@@ -21,6 +21,20 @@
 //	      state   hub identity, customizations, status digests → state
 //	      member  drift repair; applied objects → status → reports → stream
 //
+// # Observability
+//
+// --metrics-addr serves the registry of newRegistry on /metrics (metrics.go):
+// hubclient's tether_agent_stream_state, _works_held,
+// _work_applies_total, _work_apply_duration_seconds,
+// _work_deletions_total and _status_report_lag_seconds, and apply's
+// objects deleted and orphaned. --health-addr (health.go) serves /readyz,
+// ready once the hub's SyncDone has arrived since the start
+// (hubclient.Client.Synced) while the member API server answered its last
+// check (Member.Ping, every DefaultMemberCheckEvery, cached), and /healthz,
+// live while the hub client's lock can be taken and the member check goes
+// on. Neither probe calls the hub or the member. Both servers start before
+// registration.
+//
 // # Interpreter customizations
 //
 // The member side's interpreter is internal/interpreter, as on the hub,

@@ -41,13 +41,33 @@ func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Me
 		return nil, err
 	}
 	reporter := status.New(status.Config{Source: applier, Interpreter: interp}, logger)
+	ping, err := readyzPing(restCfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Member{
+		Ping:           ping,
 		Applier:        applier,
 		Status:         reporter,
 		Capacity:       meter,
 		Runners:        []Runner{applier, reporter},
 		OnSettings:     func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
 		Customizations: refreshing{customizations.New(interp, logger), reporter},
+	}, nil
+}
+
+// readyzPing asks the API server of restCfg for its /readyz.
+func readyzPing(restCfg *rest.Config) (func(context.Context) error, error) {
+	cs, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, fmt.Errorf("member client: %w", err)
+	}
+	rc := cs.Discovery().RESTClient()
+	return func(ctx context.Context) error {
+		if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+			return fmt.Errorf("GET /readyz: %w", err)
+		}
+		return nil
 	}, nil
 }
 

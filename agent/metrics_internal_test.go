@@ -28,7 +28,9 @@ func TestMetricsServer(t *testing.T) {
 	c.Inc()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- (&metricsServer{addr: addr, reg: reg, log: hclog.NewNullLogger()}).Run(ctx) }()
+	go func() {
+		done <- (&httpServer{flag: "--metrics-addr", addr: addr, handler: metricsHandler(reg), log: hclog.NewNullLogger()}).Run(ctx)
+	}()
 	var body string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {

@@ -59,6 +59,7 @@ type Applier struct {
 	watch   *watcher
 	changes *notifier
 	metrics *metrics
+	events  *eventLimiter
 
 	// mu guards held and locks.
 	mu sync.Mutex
@@ -111,6 +112,7 @@ func New(cfg Config, logger hclog.Logger) (*Applier, error) {
 		crdTimeout: cfg.CRDTimeout,
 		changes:    newNotifier(),
 		metrics:    newMetrics(cfg.Registerer),
+		events:     newEventLimiter(),
 		held:       map[string]*held{},
 		locks:      map[string]*sync.Mutex{},
 	}

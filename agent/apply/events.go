@@ -20,8 +20,9 @@ const ReasonApplyFailed = "ApplyFailed"
 // recordFailure records a Warning Event about desired: on the object when
 // it exists, else in its namespace ("default" for a cluster-scoped one)
 // naming the object that could not be created. A repeated failure with the
-// same message bumps the Event's count instead of adding one. Events are
-// best effort: a failure to record one is only logged.
+// same message bumps the Event's count instead of adding one, and is
+// written at most every eventEvery (eventLimiter). Events are best effort:
+// a failure to record one is only logged.
 func (a *Applier) recordFailure(ctx context.Context, desired, observed *unstructured.Unstructured, message string) {
 	ref := corev1.ObjectReference{
 		APIVersion: desired.GetAPIVersion(), Kind: desired.GetKind(),
@@ -35,34 +36,39 @@ func (a *Applier) recordFailure(ctx context.Context, desired, observed *unstruct
 		ns = metav1.NamespaceDefault
 	}
 	now := metav1.NewTime(time.Now())
+	name := eventName(ref, message)
+	write, count := a.events.allow(name, now.Time)
+	if !write {
+		return
+	}
 	ev := &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: eventName(ref, message), Namespace: ns},
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: ns},
 		InvolvedObject: ref,
 		Reason:         ReasonApplyFailed,
 		Message:        message,
 		Type:           corev1.EventTypeWarning,
 		Source:         corev1.EventSource{Component: FieldManager},
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+		FirstTimestamp: now, LastTimestamp: now, Count: count,
 		ReportingController: "tether.io/agent", ReportingInstance: FieldManager,
 	}
 	events := a.kube.CoreV1().Events(ns)
 	_, err := events.Create(ctx, ev, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		err = a.bumpEvent(ctx, ns, ev.Name, now)
+		err = a.bumpEvent(ctx, ns, ev.Name, count, now)
 	}
 	if err != nil {
 		a.logger.Warn("event not recorded", "namespace", ns, "object", desired.GetName(), "error", err)
 	}
 }
 
-// bumpEvent increments the count of an existing Event.
-func (a *Applier) bumpEvent(ctx context.Context, ns, name string, now metav1.Time) error {
+// bumpEvent adds count to the count of an existing Event.
+func (a *Applier) bumpEvent(ctx context.Context, ns, name string, count int32, now metav1.Time) error {
 	events := a.kube.CoreV1().Events(ns)
 	ev, err := events.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	ev.Count++
+	ev.Count += count
 	ev.LastTimestamp = now
 	_, err = events.Update(ctx, ev, metav1.UpdateOptions{})
 	return err

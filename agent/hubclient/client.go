@@ -141,7 +141,7 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 		books:    NewBooks(snap),
 		saveWake: make(chan struct{}, 1),
 	}
-	if c.metrics, err = newMetrics(cfg.Registerer); err != nil {
+	if c.metrics, err = newMetrics(cfg.Registerer, c.held); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -150,6 +150,37 @@ func New(cfg Config, logger hclog.Logger) (*Client, error) {
 	c.queueHeld()
 	c.mu.Unlock()
 	return c, nil
+}
+
+// held is how many works the client holds.
+func (c *Client) held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.books.Len()
+}
+
+// Synced reports whether the client has received a hub's SyncDone since
+// it was built: it has heard, at least once, everything the hub holds for
+// the cluster.
+func (c *Client) Synced() bool { return c.metrics.synced.Load() }
+
+// Alive returns nil once the client's lock, which every part takes and
+// none holds for I/O, could be taken; an error when ctx ends first (a
+// part wedged holding it). A wedged lock leaves one goroutine waiting for
+// it per call.
+func (c *Client) Alive(ctx context.Context) error {
+	got := make(chan struct{})
+	go func() {
+		c.mu.Lock()
+		c.mu.Unlock() // only the taking matters
+		close(got)
+	}()
+	select {
+	case <-got:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("hub client wedged: its lock not taken: %w", ctx.Err())
+	}
 }
 
 // Run runs the whole client until ctx ends, then closes it: Apply, Evict

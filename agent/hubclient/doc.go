@@ -106,6 +106,16 @@
 // and is tested with tables; stream.go, handle.go and reconcile.go are the
 // thin I/O around it. The deletion rules live there (see agent/doc.go).
 //
+// # Metrics and health
+//
+// With Config.Registerer the client registers (metrics.go): the stream's
+// state (tether_agent_stream_state: disconnected, connecting, syncing,
+// synced), the time of the last SyncDone, the works held, each apply of a
+// work by result and its duration, each deletion carried out by reason,
+// the status reports' lag (observed → sent), and the oversized messages.
+// Synced says a SyncDone has arrived since New, and Alive that the lock
+// every part takes can be taken: agent's /readyz and /healthz.
+//
 // # Goroutines
 //
 // Each part owns its goroutines and returns once they have exited, and

@@ -16,6 +16,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 		if err := s.book(func(b *Books) (Effects, error) { return b.Welcome(m.Welcome) }); err != nil {
 			return err
 		}
+		c.metrics.setStream(streamSyncing)
 		c.log.Info("welcomed by the hub", "hub_addr", s.addr, "hub_identity", m.Welcome.GetHubIdentity(), "hub_version", m.Welcome.GetHubVersion())
 		s.settings(m.Welcome.GetSettings())
 		s.armRenewal()
@@ -28,6 +29,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 			return err
 		}
 		s.res.synced = true
+		c.metrics.syncDone(c.cfg.Now())
 		c.log.Info("synced with the hub", "hub_works", m.SyncDone.GetWorkCount())
 	case *agentv1.HubMessage_StatusRequest:
 		if c.cfg.Status != nil {

@@ -39,6 +39,7 @@ func (c *Client) do(ctx context.Context, key string, t task) {
 
 // apply applies t.work, records the result and retries a failure later.
 func (c *Client) apply(ctx context.Context, key string, t task) {
+	began := c.cfg.Now()
 	ack, err := c.cfg.Applier.Apply(ctx, t.work)
 	if ctx.Err() != nil {
 		return
@@ -55,6 +56,7 @@ func (c *Client) apply(ctx context.Context, key string, t task) {
 	if ack.Version == "" {
 		ack.Version = t.work.Version
 	}
+	c.metrics.applied(ack, c.cfg.Now().Sub(began))
 	c.mu.Lock()
 	c.post(c.books.Result(ack)...)
 	c.mu.Unlock()
@@ -128,6 +130,7 @@ func (c *Client) delete(ctx context.Context, key string, t task) {
 		c.retry(key, t)
 		return
 	}
+	c.metrics.deletes.WithLabelValues(reasonLabel(d.Reason)).Inc()
 	c.mu.Lock()
 	forget, send := c.books.Deleted(d)
 	stream := c.books.s

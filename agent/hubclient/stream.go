@@ -67,6 +67,7 @@ func (c *Client) stream(ctx context.Context) streamResult {
 	hello.CustomizationsVersion = c.customizationsVersion()
 	hello.CustomizationsSupported = c.cfg.Customizations != nil
 	defer c.endStream()
+	c.metrics.setStream(streamConnecting)
 	if err := stream.Send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: hello}}); err != nil {
 		return streamResult{err: fmt.Errorf("send Hello: %w", err)}
 	}
@@ -103,6 +104,7 @@ func (c *Client) endStream() {
 	defer c.mu.Unlock()
 	c.books.EndStream()
 	c.outbox = nil
+	c.metrics.setStream(streamDisconnected)
 }
 
 // receive hands every received message to loop until Recv fails.
@@ -225,6 +227,7 @@ func (s *conn) report(r *agentv1.StatusReport) error {
 	if err := s.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: r}}); err != nil {
 		return err
 	}
+	s.c.metrics.reported(r, s.c.cfg.Now())
 	s.c.mu.Lock()
 	s.c.books.Reported(r)
 	s.c.mu.Unlock()

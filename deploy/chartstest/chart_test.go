@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,7 +222,7 @@ func TestCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startAgent(ctx, t, sp, binDir, member, find(t, installed, "Deployment"), kubeconfig)
+	health := startAgent(ctx, t, sp, binDir, member, find(t, installed, "Deployment"), kubeconfig)
 
 	t.Run("agent runs with the chart's RBAC", func(t *testing.T) {
 		cfg, err := clientconfig.Load(filepath.Join(hubDir, "admin.conf"))
@@ -258,6 +261,11 @@ func TestCharts(t *testing.T) {
 		}
 		if s, err := cs.CoreV1().Secrets(namespace).Get(ctx, stateName, metav1.GetOptions{}); err != nil || len(s.Data) == 0 {
 			t.Errorf("state Secret %s/%s = %v; want the agent's state in it", namespace, stateName, err)
+		}
+		// The readiness probe passes: synced, and the account may ask the
+		// member API server's /readyz.
+		if err := proc.Poll(wait, 100*time.Millisecond, func(ctx context.Context) error { return probe(ctx, health+"/readyz") }); err != nil {
+			t.Errorf("the agent's readiness probe: %v", err)
 		}
 	})
 
@@ -312,7 +320,8 @@ func joinValues(t *testing.T, binDir, hubDir, hubAddr string) string {
 // the token from the Secret the chart created (as the kubelet resolves
 // $(TETHER_TOKEN)), a directory for its data volume, and instead of the
 // in-cluster configuration a kubeconfig with the ServiceAccount's token.
-func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir string, c *kit.Cluster, d *unstructured.Unstructured, kubeconfig string) {
+// Its probes' port moves to a free loopback one; it returns their base URL.
+func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir string, c *kit.Cluster, d *unstructured.Unstructured, kubeconfig string) string {
 	t.Helper()
 	ctr := container(t, d)
 	env := ctr["env"].([]any)[0].(map[string]any)
@@ -323,10 +332,14 @@ func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir stri
 	}
 	token := string(secret.Data[ref["key"].(string)])
 	dataDir := t.TempDir()
+	healthAddr := freeAddr(t)
 	args := []string{"--kubeconfig=" + kubeconfig}
 	for _, a := range ctr["args"].([]any) {
 		s := strings.ReplaceAll(a.(string), "$("+env["name"].(string)+")", token)
 		s = strings.Replace(s, "--data-dir=/var/lib/tether-agent", "--data-dir="+dataDir, 1)
+		if strings.HasPrefix(s, "--health-addr=") {
+			s = "--health-addr=" + healthAddr
+		}
 		args = append(args, s)
 	}
 	p, err := proc.Start(sp, proc.Config{Name: "tether-agent", Bin: filepath.Join(binDir, "tether-agent"), Args: args,
@@ -335,6 +348,36 @@ func startAgent(ctx context.Context, t *testing.T, sp *proc.Spawner, binDir stri
 		t.Fatal(err)
 	}
 	proc.StopAtEnd(t, p, 15*time.Second)
+	return "http://" + healthAddr
+}
+
+// freeAddr is a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// probe returns nil when url answers 200, as a kubelet's httpGet probe.
+func probe(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return nil
 }
 
 // checkNetworkPolicy: no ingress at all, egress only to DNS, the API
