@@ -20,8 +20,11 @@ const getLong = `Shows objects stored in the hub: resource templates by their ow
 (tetherctl get deployments -n web) and Tether's policies.
 
 KIND is a kind's plural, singular or short name (deployments, deployment,
-deploy; propagationpolicies, pp) or, for a custom resource,
-Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters",
+deploy; propagationpolicies, pp), built in or defined by a
+CustomResourceDefinition the hub holds or an API a member cluster reports
+(guestbooks, guestbooks.webapp.my.domain), or Kind.version.group
+(Guestbook.v1.webapp.my.domain). A name that fits several kinds is refused
+with the candidates. "get clusters" is "clusters",
 except that -o json and -o yaml print cluster.tether.io/v1alpha1 Cluster
 objects (metadata, spec with taints and resource models, status up to the
 last heartbeat), as kubectl get clusters does on Karmada.
@@ -64,7 +67,7 @@ func newGet(s IO) *cobra.Command {
 			if isClusterKind(args[0]) {
 				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output, objects: true}, args[1:])
 			}
-			k, err := lookupKind(args[0])
+			k, err := resolveKind(contextOf(cmd), args[0])
 			if err != nil {
 				return err
 			}
@@ -349,27 +352,12 @@ func isClusterKind(name string) bool {
 	return false
 }
 
-// lookupKind resolves a kind argument: a known name, or Kind.version.group
-// for a custom resource (namespaced, as the hub assumes without its CRD).
-func lookupKind(name string) (kindSpec, error) {
-	if k, ok := kindsByName[strings.ToLower(name)]; ok {
-		return k, nil
-	}
-	if kind, gv, ok := strings.Cut(name, "."); ok && kind != "" {
-		version, group, ok := strings.Cut(gv, ".")
-		if ok && version != "" && group != "" {
-			return kindSpec{apiVersion: group + "/" + version, kind: kind, plural: plural(kind), namespaced: true, template: true}, nil
-		}
-	}
-	return kindSpec{}, fmt.Errorf("unknown kind %q: use a built-in or Tether kind (deployments, pp ...) or Kind.version.group for a custom resource (Widget.v1.example.com)", name)
-}
-
 // parseKindName splits "KIND/NAME" (deployment/web).
-func parseKindName(arg string) (kindSpec, string, error) {
+func parseKindName(ctx context.Context, arg string) (kindSpec, string, error) {
 	kind, name, ok := strings.Cut(arg, "/")
 	if !ok || kind == "" || name == "" {
 		return kindSpec{}, "", fmt.Errorf("%q: want KIND/NAME, e.g. deployment/web", arg)
 	}
-	k, err := lookupKind(kind)
+	k, err := resolveKind(ctx, kind)
 	return k, name, err
 }

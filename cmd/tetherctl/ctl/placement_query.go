@@ -58,7 +58,7 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 		if err := checkFormat(output, formatTable, formatJSON, formatYAML); err != nil {
 			return err
 		}
-		k, name, err := parseKindName(args[0])
+		k, name, err := parseKindName(contextOf(c), args[0])
 		if err != nil {
 			return err
 		}
