@@ -32,7 +32,12 @@ last heartbeat), as kubectl get clusters does on Karmada.
 Templates come with the status the hub aggregated from the member
 clusters. -o json and -o yaml print the stored objects (one object as
 itself, several as a List); -o wide adds the clusters a template runs in
-and the labels.
+and the labels. As in kubectl, -o name prints kind.group/name,
+-o jsonpath=TEMPLATE (or jsonpath-file=FILE) runs a JSONPath template over
+the object or the List ('{.items[*].metadata.name}'), and -o
+custom-columns=NAME:.metadata.name,REPLICAS:.spec.replicas prints a table
+of the paths given. These work for get clusters too, over its Cluster
+objects.
 
 --watch (-w) lists, then prints a row for every change until interrupted
 (Ctrl-C), with an EVENT column (ADDED, MODIFIED, DELETED); -o json and -o
@@ -53,13 +58,16 @@ type getFlags struct {
 func newGet(s IO) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
-		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json] [-w]",
+		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...] [-w]",
 		Short: "show objects stored in the hub",
 		Long:  getLong,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
+			if err := checkFormat(f.output, append([]string{formatTable, formatWide, formatJSON, formatYAML}, printerFormats...)...); err != nil {
 				return err
+			}
+			if f.watch && isPrinterFormat(f.output) {
+				return fmt.Errorf("get --watch -o %s: not supported; watch with -o json, yaml, table or wide", f.output)
 			}
 			if isClusterKind(args[0]) && f.watch {
 				return fmt.Errorf("get clusters --watch: not supported; run tetherctl clusters again to see changes")
@@ -80,7 +88,7 @@ func newGet(s IO) *cobra.Command {
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", `namespace (default "default")`)
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
-	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml, json, name, jsonpath=TEMPLATE, jsonpath-file=FILE or custom-columns=HEADER:PATH,...")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream changes until interrupted")
 	return cmd
 }
@@ -110,11 +118,13 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 	} else if objs, err = listAll(ctx, objects, cfg, k, f); err != nil {
 		return err
 	}
-	switch f.output {
-	case formatJSON, formatYAML:
+	if f.output == formatJSON || f.output == formatYAML || isPrinterFormat(f.output) {
 		raw := make([]json.RawMessage, 0, len(objs))
 		for _, o := range objs {
 			raw = append(raw, o.GetObjectJson())
+		}
+		if isPrinterFormat(f.output) {
+			return writeObjectsAs(s.Out, f.output, raw, len(names) == 1)
 		}
 		return writeObjects(s.Out, f.output, raw, len(names) == 1)
 	}
