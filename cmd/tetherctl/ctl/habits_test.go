@@ -1,10 +1,14 @@
 package ctl_test
 
 import (
+	"bytes"
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
 )
 
 // Karmada v1.18.2's samples/nginx and samples/guestbook, with Tether's
@@ -198,4 +202,82 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
+}
+
+// TestOutputPrinters prints with kubectl's -o name, jsonpath and
+// custom-columns.
+func TestOutputPrinters(t *testing.T) {
+	h := webHub(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"}, "3"},
+		{[]string{"get", "deployments", "-o", "jsonpath={.items[*].metadata.name}"}, "web"},
+		{[]string{"get", "deploy", "-o", "name"}, "deployment.apps/web\n"},
+		{[]string{"get", "pp", "-o", "name"}, "propagationpolicy.policy.tether.io/web\n"},
+		{[]string{"get", "deploy", "-o", "custom-columns=NAME:.metadata.name,REPLICAS:spec.replicas,IMAGE:{.spec.template.spec.containers[*].image},NOPE:.spec.nope"},
+			"NAME REPLICAS IMAGE NOPE\nweb 3 nginx:1.27 <none>\n"},
+		{[]string{"get", "clusters", "-o", "name"}, "cluster.cluster.tether.io/m1\ncluster.cluster.tether.io/m2\ncluster.cluster.tether.io/m3\n"},
+		{[]string{"get", "cluster", "m3", "-o", "jsonpath={.spec.taints[0].key}"}, "dedicated"},
+		{[]string{"placement", "deployment/web", "-o", "jsonpath={.clusters[*].name} {.rejected[*].name}"}, "m1 m2 m3"},
+	} {
+		if got := spaces.ReplaceAllString(mustRun(t, h.viewer, tc.args...), " "); got != tc.want {
+			t.Errorf("tetherctl %v = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "deploy", "-o", "jsonpath"}, `unknown output format "jsonpath" (want table, wide, json, yaml, name, jsonpath=...`},
+		{[]string{"get", "deploy", "-o", "custom-columns=NAME"}, "want HEADER:PATH"},
+		{[]string{"get", "deploy", "-o", "jsonpath={.items[}"}, "parse jsonpath"},
+		{[]string{"get", "deploy", "-w", "-o", "name"}, "not supported"},
+		{[]string{"placement", "deployment/web", "-o", "name"}, `unknown output format "name"`},
+	} {
+		if code, _, errOut := runWith(t, h.viewer, "", tc.args...); code != 1 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("tetherctl %v = %d, %q; want 1 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// TestCompletion generates cobra's shell scripts and completes kinds (the
+// hub's CRDs among them) and names from the hub.
+func TestCompletion(t *testing.T) {
+	h := webHub(t)
+	if code, _, errOut := runWith(t, h.admin, guestbookCRD, "apply", "-f", "-"); code != 0 {
+		t.Fatalf("apply: %s", errOut)
+	}
+	for shell, want := range map[string]string{"bash": "# bash completion V2 for tetherctl", "zsh": "#compdef tetherctl", "fish": "complete -c tetherctl"} {
+		if out := mustRun(t, h.viewer, "completion", shell); !strings.Contains(out, want) {
+			t.Errorf("completion %s does not contain %q", shell, want)
+		}
+	}
+	complete := func(args ...string) []string {
+		t.Helper()
+		var o, e bytes.Buffer
+		code := ctl.Run(context.Background(), append([]string{"__complete"}, args...), strings.NewReader(""), &o, &e)
+		if code != 0 {
+			t.Fatalf("__complete %v = %d, %q", args, code, e.String())
+		}
+		return strings.Split(strings.TrimSpace(o.String()), "\n")
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"get", "--config", h.viewer, ""}, []string{"deployments", "guestbooks", "clusters", "propagationpolicies"}},
+		{[]string{"get", "--config", h.viewer, "deploy", ""}, []string{"web"}},
+		{[]string{"describe", "--config", h.viewer, "clusters", ""}, []string{"m1", "m2", "m3"}},
+		{[]string{"placement", "--config", h.viewer, "gu"}, []string{"guestbooks/"}},
+		{[]string{"placement", "--config", h.viewer, "deployments/"}, []string{"deployments/web"}},
+	} {
+		got := complete(tc.args...)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("__complete %v = %q; want %q among them", tc.args, got, w)
+			}
+		}
+	}
 }
