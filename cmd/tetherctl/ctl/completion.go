@@ -43,7 +43,7 @@ func completeKindThenName(cmd *cobra.Command, args []string, toComplete string) 
 	defer cancel()
 	switch len(args) {
 	case 0:
-		return completeKinds(ctx, ""), cobra.ShellCompDirectiveNoFileComp
+		return completeKinds(ctx, "", false), cobra.ShellCompDirectiveNoFileComp
 	case 1:
 		return objectNames(ctx, cmd, args[0], ""), cobra.ShellCompDirectiveNoFileComp
 	}
@@ -59,7 +59,7 @@ func completeKindSlashName(cmd *cobra.Command, args []string, toComplete string)
 	defer cancel()
 	kind, _, ok := strings.Cut(toComplete, "/")
 	if !ok {
-		return completeKinds(ctx, "/"), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		return completeKinds(ctx, "/", true), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 	return objectNames(ctx, cmd, kind, kind+"/"), cobra.ShellCompDirectiveNoFileComp
 }
@@ -75,11 +75,13 @@ func completionContext(cmd *cobra.Command) (context.Context, context.CancelFunc)
 }
 
 // completeKinds lists the plurals of the built-in and Tether kinds,
-// "clusters", and those of the CRDs the hub holds, each with suffix.
-func completeKinds(ctx context.Context, suffix string) []cobra.Completion {
-	seen := map[string]bool{"clusters": true}
+// "clusters", and those of the CRDs the hub holds, each with suffix;
+// templatesOnly leaves out clusters and Tether's kinds (which have no
+// placement).
+func completeKinds(ctx context.Context, suffix string, templatesOnly bool) []cobra.Completion {
+	seen := map[string]bool{"clusters": !templatesOnly}
 	for _, k := range kindsByName {
-		seen[k.plural] = true
+		seen[k.plural] = k.template || !templatesOnly
 	}
 	if conn, _, err := dial(ctx); err == nil {
 		if crds, err := crdKinds(ctx, conn); err == nil {
@@ -90,15 +92,18 @@ func completeKinds(ctx context.Context, suffix string) []cobra.Completion {
 		conn.Close()
 	}
 	out := make([]cobra.Completion, 0, len(seen))
-	for p := range seen {
-		out = append(out, p+suffix)
+	for p, ok := range seen {
+		if ok {
+			out = append(out, p+suffix)
+		}
 	}
 	slices.Sort(out)
 	return out
 }
 
 // objectNames lists the names of kind's objects in the command's -n
-// namespace (or of member clusters), each after prefix.
+// namespace (or of member clusters), each after prefix: the first page the
+// hub returns, enough to complete from.
 func objectNames(ctx context.Context, cmd *cobra.Command, kind, prefix string) []cobra.Completion {
 	conn, _, err := dial(ctx)
 	if err != nil {

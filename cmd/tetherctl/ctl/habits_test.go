@@ -280,4 +280,8 @@ func TestCompletion(t *testing.T) {
 			}
 		}
 	}
+	// Only templates have a placement.
+	if got := complete("placement", "--config", h.viewer, ""); slices.Contains(got, "clusters/") || slices.Contains(got, "propagationpolicies/") {
+		t.Errorf("__complete placement = %q; want no clusters/ or propagationpolicies/", got)
+	}
 }
