@@ -53,6 +53,9 @@ type getFlags struct {
 	output        string
 	// watch streams changes after the list (watch.go).
 	watch bool
+	// kindPrefix names rows kind.group/name, as with several kinds
+	// (get_many.go).
+	kindPrefix bool
 }
 
 func newGet(s IO) *cobra.Command {
@@ -68,6 +71,9 @@ func newGet(s IO) *cobra.Command {
 			}
 			if f.watch && isPrinterFormat(f.output) {
 				return fmt.Errorf("get --watch -o %s: not supported; watch with -o json, yaml, table or wide", f.output)
+			}
+			if strings.Contains(args[0], ",") {
+				return runGetMany(contextOf(cmd), s, strings.Split(args[0], ","), args[1:], f)
 			}
 			if isClusterKind(args[0]) && f.watch {
 				return fmt.Errorf("get clusters --watch: not supported; run tetherctl clusters again to see changes")
@@ -108,14 +114,8 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 	}
 	defer conn.Close()
 	objects := hubv1.NewObjectServiceClient(conn)
-	var objs []*hubv1.Object
-	if len(names) == 1 {
-		resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
-		if err != nil {
-			return explain(cfg, err)
-		}
-		objs = []*hubv1.Object{resp.GetObject()}
-	} else if objs, err = listAll(ctx, objects, cfg, k, f); err != nil {
+	objs, err := fetchObjects(ctx, objects, cfg, k, names, f)
+	if err != nil {
 		return err
 	}
 	if f.output == formatJSON || f.output == formatYAML || isPrinterFormat(f.output) {
@@ -141,6 +141,18 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 		places = hubv1.NewPlacementServiceClient(conn)
 	}
 	return printObjects(ctx, s, k, objs, f, places)
+}
+
+// fetchObjects gets the named object, or lists the kind's.
+func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *clientconfig.Config, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
+	if len(names) == 0 {
+		return listAll(ctx, objects, cfg, k, f)
+	}
+	resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
+	if err != nil {
+		return nil, explain(cfg, err)
+	}
+	return []*hubv1.Object{resp.GetObject()}, nil
 }
 
 // listAll reads every page of a List.
@@ -221,7 +233,11 @@ func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, plac
 	if f.allNamespaces && k.namespaced {
 		row = append(row, m.Metadata.Namespace)
 	}
-	row = append(row, m.Metadata.Name)
+	if f.kindPrefix {
+		row = append(row, k.resourceName()+"/"+m.Metadata.Name)
+	} else {
+		row = append(row, m.Metadata.Name)
+	}
 	if k.replicated {
 		want := int64(0)
 		if m.Spec.Replicas != nil {

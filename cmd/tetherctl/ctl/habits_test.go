@@ -221,9 +221,18 @@ func TestOutputPrinters(t *testing.T) {
 		{[]string{"get", "clusters", "-o", "name"}, "cluster.cluster.tether.io/m1\ncluster.cluster.tether.io/m2\ncluster.cluster.tether.io/m3\n"},
 		{[]string{"get", "cluster", "m3", "-o", "jsonpath={.spec.taints[0].key}"}, "dedicated"},
 		{[]string{"placement", "deployment/web", "-o", "jsonpath={.clusters[*].name} {.rejected[*].name}"}, "m1 m2 m3"},
+		{[]string{"get", "deploy,pp", "-o", "name"}, "deployment.apps/web\npropagationpolicy.policy.tether.io/web\n"},
+		{[]string{"get", "deploy,pp", "-o", "jsonpath={.items[*].kind}"}, "Deployment PropagationPolicy"},
+		{[]string{"get", "deploy,cm,pp", "-o", "custom-columns=KIND:.kind,NAME:.metadata.name"}, "KIND NAME\nDeployment web\nPropagationPolicy web\n"},
 	} {
 		if got := spaces.ReplaceAllString(mustRun(t, h.viewer, tc.args...), " "); got != tc.want {
 			t.Errorf("tetherctl %v = %q; want %q", tc.args, got, tc.want)
+		}
+	}
+	out := mustRun(t, h.viewer, "get", "deploy,cm,pp")
+	for _, want := range []string{"NAME READY AGE\ndeployment.apps/web 2/3 ", "\n\nNAME AGE\npropagationpolicy.policy.tether.io/web "} {
+		if !strings.Contains(spaces.ReplaceAllString(out, " "), want) {
+			t.Errorf("get deploy,cm,pp =\n%s\nwant %q", out, want)
 		}
 	}
 	for _, tc := range []struct {
@@ -235,6 +244,8 @@ func TestOutputPrinters(t *testing.T) {
 		{[]string{"get", "deploy", "-o", "jsonpath={.items[}"}, "parse jsonpath"},
 		{[]string{"get", "deploy", "-w", "-o", "name"}, "not supported"},
 		{[]string{"placement", "deployment/web", "-o", "name"}, `unknown output format "name"`},
+		{[]string{"get", "deploy,clusters"}, "clusters cannot be listed with other kinds"},
+		{[]string{"get", "deploy,frobs"}, `unknown kind "frobs"`},
 	} {
 		if code, _, errOut := runWith(t, h.viewer, "", tc.args...); code != 1 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("tetherctl %v = %d, %q; want 1 and %q", tc.args, code, errOut, tc.want)
