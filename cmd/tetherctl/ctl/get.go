@@ -24,7 +24,8 @@ deploy; propagationpolicies, pp), built in or defined by a
 CustomResourceDefinition the hub holds or an API a member cluster reports
 (guestbooks, guestbooks.webapp.my.domain), or Kind.version.group
 (Guestbook.v1.webapp.my.domain). A name that fits several kinds is refused
-with the candidates. "get clusters" is "clusters",
+with the candidates. KIND,KIND (deploy,pp) lists several kinds: a table
+per kind with rows named kind.group/name, or one List. "get clusters" is "clusters",
 except that -o json and -o yaml print cluster.tether.io/v1alpha1 Cluster
 objects (metadata, spec with taints and resource models, status up to the
 last heartbeat), as kubectl get clusters does on Karmada.
