@@ -183,7 +183,42 @@ func TestKindsFromStoredCRDs(t *testing.T) {
 		t.Errorf("get widgets = %d, %q; want ambiguous with both candidates", code, errOut)
 	}
 	mustRun(t, h.viewer, "get", "widgets.a.example.com")
+
+	// A cluster-scoped CRD's objects are named without a namespace, by any
+	// of its names and at any version it serves.
+	for _, m := range []string{tenantCRD, "apiVersion: corp.example.com/v1\nkind: Tenant\nmetadata: {name: acme}\n"} {
+		if code, _, errOut := runWith(t, h.admin, m, "apply", "-f", "-"); code != 0 {
+			t.Fatalf("apply: %s", errOut)
+		}
+	}
+	for _, args := range [][]string{{"get", "tenant", "acme", "-n", "other"}, {"get", "Tenant.v1beta1.corp.example.com", "acme"}, {"describe", "tenants", "acme"}} {
+		if out := mustRun(t, h.viewer, args...); !strings.Contains(out, "acme") {
+			t.Errorf("tetherctl %v =\n%s\nwant acme", args, out)
+		}
+	}
 }
+
+// tenantCRD defines a cluster-scoped Tenant served at v1 and v1beta1.
+const tenantCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: tenants.corp.example.com
+spec:
+  group: corp.example.com
+  names: {kind: Tenant, plural: tenants, singular: tenant}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
 
 // widgetCRD defines a namespaced Widget in group.
 func widgetCRD(group string) string {

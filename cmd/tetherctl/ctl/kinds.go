@@ -64,9 +64,16 @@ func resolveKind(ctx context.Context, name string) (kindSpec, error) {
 // error listing the candidates when it names several.
 func pickKind(name string, kinds []hubKind) (kindSpec, bool, error) {
 	l := strings.ToLower(name)
+	full, isFull := fullKindName(name)
 	var hits []hubKind
 	for _, k := range kinds {
-		if slices.Contains(k.names, l) || strings.EqualFold(name, fullName(k)) {
+		switch {
+		case slices.Contains(k.names, l):
+			hits = append(hits, k)
+		case isFull && strings.EqualFold(full.kind, k.spec.kind) && groupOf(full.apiVersion) == k.group:
+			// Kind.version.group at any version: the definition's names
+			// and scope, the version asked for.
+			k.spec.apiVersion = full.apiVersion
 			hits = append(hits, k)
 		}
 	}
@@ -250,6 +257,15 @@ func reportedKind(groupVersion, resource, kind string) hubKind {
 	return hubKind{group: group, spec: kindSpec{apiVersion: groupVersion, kind: kind, plural: resource,
 		namespaced: true, template: true, replicated: replicatedKinds[kind]},
 		names: kindNames(group, resource, strings.ToLower(kind))}
+}
+
+// groupOf is the group of an apiVersion, "" for the core group.
+func groupOf(apiVersion string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return group
 }
 
 // versionOf is the version of k's apiVersion.
