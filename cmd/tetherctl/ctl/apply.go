@@ -1,13 +1,8 @@
 package ctl
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +16,9 @@ func init() { commands = append(commands, newApply) }
 const applyLong = `Stores objects in the hub: resource templates of any kind and Tether's
 policies. -f names a file, a directory (its .yaml, .yml and .json files,
 not recursing) or "-" for standard input; files hold one or more YAML
-documents or JSON values.
+documents or JSON values. -f can be repeated (-f deployment.yaml -f
+policy.yaml): the objects of every file are applied together, in one
+request.
 
 All or nothing: if any object is rejected, nothing is stored and the
 others say what would have happened. Prints kind/name created,
@@ -37,12 +34,13 @@ without replicas, Healthy.`
 
 func newApply(s IO) *cobra.Command {
 	var (
-		file, namespace string
-		dryRun, wait    bool
-		timeout         time.Duration
+		files        []string
+		namespace    string
+		dryRun, wait bool
+		timeout      time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "apply -f FILE|DIR|- [-n NS] [--dry-run]",
+		Use:   "apply -f FILE|DIR|- [-f ...] [-n NS] [--dry-run]",
 		Short: "create or update objects in the hub from files",
 		Long:  applyLong,
 		Args:  cobra.NoArgs,
@@ -55,14 +53,14 @@ func newApply(s IO) *cobra.Command {
 			} else if timeout <= 0 {
 				return fmt.Errorf("--timeout %s: must be positive, e.g. 5m", timeout)
 			}
-			manifests, err := readManifests(file, s.In)
+			manifests, err := readManifests(files, s.In)
 			if err != nil {
 				return err
 			}
 			return apply(contextOf(cmd), s, &hubv1.ApplyRequest{Manifests: manifests, DryRun: dryRun, DefaultNamespace: namespace}, timeout)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `file, directory or "-" for standard input`)
+	addFilenameFlag(cmd, &files, filenameHelp)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of objects that name none (default \"default\")")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check and compare, store nothing")
 	cmd.Flags().BoolVar(&wait, "wait", false, "then show each template's per-cluster progress until it is rolled out")
@@ -115,38 +113,4 @@ func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest, wait time.Duratio
 // outcomeName is kubectl's word for an outcome.
 func outcomeName(o hubv1.ApplyOutcome) string {
 	return strings.ToLower(strings.TrimPrefix(o.String(), "APPLY_OUTCOME_"))
-}
-
-// readManifests reads -f: a file, the manifest files of a directory, or
-// standard input, as one multi-document stream.
-func readManifests(path string, in io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(in)
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return os.ReadFile(path)
-	}
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return nil, err
-	}
-	var docs [][]byte
-	for _, e := range entries {
-		if e.IsDir() || !slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(e.Name())) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(path, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		docs = append(docs, data)
-	}
-	if len(docs) == 0 {
-		return nil, fmt.Errorf("%s: no .yaml, .yml or .json files", path)
-	}
-	return bytes.Join(docs, []byte("\n---\n")), nil
 }

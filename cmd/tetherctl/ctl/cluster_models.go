@@ -71,7 +71,7 @@ func newClusterModels(s IO) *cobra.Command {
 			return setModels(contextOf(cmd), s, req)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `file with the models ("-": standard input)`)
+	addOneFileFlag(cmd, &file, `file with the models ("-": standard input)`)
 	cmd.Flags().BoolVar(&clearModels, "clear", false, "remove the models")
 	cmd.Flags().Int64Var(&rev, "resource-version", 0, "change only if the cluster is still at this revision")
 	return cmd

@@ -46,7 +46,11 @@ func newClusters(s IO) *cobra.Command {
 }
 
 func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) error {
-	if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
+	allowed := []string{formatTable, formatWide, formatJSON, formatYAML}
+	if f.objects {
+		allowed = append(allowed, printerFormats...)
+	}
+	if err := checkFormat(f.output, allowed...); err != nil {
 		return err
 	}
 	conn, cfg, err := dial(ctx)
@@ -64,14 +68,14 @@ func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) err
 		cs = []*hubv1.Cluster{resp.GetCluster()}
 	} else {
 		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector,
-			WithObjects: f.objects && (f.output == formatJSON || f.output == formatYAML)})
+			WithObjects: f.objects && (f.output == formatJSON || f.output == formatYAML || isPrinterFormat(f.output))})
 		if err != nil {
 			return explain(cfg, err)
 		}
 		cs = resp.GetClusters()
 	}
-	switch f.output {
-	case formatJSON, formatYAML:
+	switch {
+	case isPrinterFormat(f.output), f.output == formatJSON, f.output == formatYAML:
 		if f.objects {
 			return writeClusterObjects(s, f.output, cs, len(names) == 1)
 		}
@@ -113,6 +117,9 @@ func writeClusterObjects(s IO, format string, cs []*hubv1.Cluster, single bool) 
 			return fmt.Errorf("cluster %s: the hub sent no object (a hub older than this tetherctl?); use tetherctl clusters %s -o %s", c.GetName(), c.GetName(), format)
 		}
 		raw = append(raw, c.GetObjectJson())
+	}
+	if isPrinterFormat(format) {
+		return writeObjectsAs(s.Out, format, raw, single)
 	}
 	return writeObjects(s.Out, format, raw, single)
 }

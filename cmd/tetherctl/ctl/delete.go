@@ -15,7 +15,7 @@ import (
 func init() { commands = append(commands, newDelete) }
 
 const deleteLong = `Deletes objects from the hub: "delete KIND NAME" or the objects of a file
-("delete -f FILE|DIR|-"). Deleting a template removes it from the member
+("delete -f FILE|DIR|-", -f repeatable). Deleting a template removes it from the member
 clusters it was propagated to.
 
 With -f, the hub reads the objects as apply would (without storing
@@ -23,7 +23,10 @@ anything) to find their names and namespaces, and each is deleted in turn;
 objects that do not exist are reported and the others still deleted.`
 
 func newDelete(s IO) *cobra.Command {
-	var file, namespace string
+	var (
+		files     []string
+		namespace string
+	)
 	cmd := &cobra.Command{
 		Use:   "delete (KIND NAME | -f FILE|DIR|-) [-n NS]",
 		Short: "delete objects from the hub",
@@ -32,14 +35,14 @@ func newDelete(s IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := contextOf(cmd)
 			switch {
-			case file != "" && len(args) > 0:
+			case len(files) > 0 && len(args) > 0:
 				return fmt.Errorf("give either KIND NAME or -f FILE, not both")
-			case file != "":
-				return deleteFile(ctx, s, file, namespace)
+			case len(files) > 0:
+				return deleteFile(ctx, s, files, namespace)
 			case len(args) != 2:
 				return fmt.Errorf("want KIND NAME (e.g. delete deployment web) or -f FILE")
 			}
-			k, err := lookupKind(args[0])
+			k, err := resolveKind(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -50,15 +53,15 @@ func newDelete(s IO) *cobra.Command {
 			return deleteRefs(ctx, s, []*hubv1.ObjectRef{k.ref(ns, args[1])})
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", `file, directory or "-" whose objects to delete`)
+	addFilenameFlag(cmd, &files, `file, directory or "-" whose objects to delete; repeat for more`)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", `namespace (default "default")`)
 	return cmd
 }
 
 // deleteFile deletes the objects of a manifest file; the hub resolves
 // their namespaces and scopes through a dry-run apply.
-func deleteFile(ctx context.Context, s IO, file, namespace string) error {
-	manifests, err := readManifests(file, s.In)
+func deleteFile(ctx context.Context, s IO, files []string, namespace string) error {
+	manifests, err := readManifests(files, s.In)
 	if err != nil {
 		return err
 	}

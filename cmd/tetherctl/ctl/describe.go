@@ -38,7 +38,7 @@ conditions and the APIs it serves.`,
 			if isClusterKind(args[0]) {
 				return runDescribeCluster(contextOf(cmd), s, args[1])
 			}
-			k, err := lookupKind(args[0])
+			k, err := resolveKind(contextOf(cmd), args[0])
 			if err != nil {
 				return err
 			}

@@ -20,8 +20,12 @@ const getLong = `Shows objects stored in the hub: resource templates by their ow
 (tetherctl get deployments -n web) and Tether's policies.
 
 KIND is a kind's plural, singular or short name (deployments, deployment,
-deploy; propagationpolicies, pp) or, for a custom resource,
-Kind.version.group (Widget.v1.example.com). "get clusters" is "clusters",
+deploy; propagationpolicies, pp), built in or defined by a
+CustomResourceDefinition the hub holds or an API a member cluster reports
+(guestbooks, guestbooks.webapp.my.domain), or Kind.version.group
+(Guestbook.v1.webapp.my.domain). A name that fits several kinds is refused
+with the candidates. KIND,KIND (deploy,pp) lists several kinds: a table
+per kind with rows named kind.group/name, or one List. "get clusters" is "clusters",
 except that -o json and -o yaml print cluster.tether.io/v1alpha1 Cluster
 objects (metadata, spec with taints and resource models, status up to the
 last heartbeat), as kubectl get clusters does on Karmada.
@@ -29,7 +33,12 @@ last heartbeat), as kubectl get clusters does on Karmada.
 Templates come with the status the hub aggregated from the member
 clusters. -o json and -o yaml print the stored objects (one object as
 itself, several as a List); -o wide adds the clusters a template runs in
-and the labels.
+and the labels. As in kubectl, -o name prints kind.group/name,
+-o jsonpath=TEMPLATE (or jsonpath-file=FILE) runs a JSONPath template over
+the object or the List ('{.items[*].metadata.name}'), and -o
+custom-columns=NAME:.metadata.name,REPLICAS:.spec.replicas prints a table
+of the paths given. These work for get clusters too, over its Cluster
+objects.
 
 --watch (-w) lists, then prints a row for every change until interrupted
 (Ctrl-C), with an EVENT column (ADDED, MODIFIED, DELETED); -o json and -o
@@ -45,18 +54,27 @@ type getFlags struct {
 	output        string
 	// watch streams changes after the list (watch.go).
 	watch bool
+	// kindPrefix names rows kind.group/name, as with several kinds
+	// (get_many.go).
+	kindPrefix bool
 }
 
 func newGet(s IO) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
-		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json] [-w]",
+		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...] [-w]",
 		Short: "show objects stored in the hub",
 		Long:  getLong,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(f.output, formatTable, formatWide, formatJSON, formatYAML); err != nil {
+			if err := checkFormat(f.output, append([]string{formatTable, formatWide, formatJSON, formatYAML}, printerFormats...)...); err != nil {
 				return err
+			}
+			if f.watch && isPrinterFormat(f.output) {
+				return fmt.Errorf("get --watch -o %s: not supported; watch with -o json, yaml, table or wide", f.output)
+			}
+			if strings.Contains(args[0], ",") {
+				return runGetMany(contextOf(cmd), s, strings.Split(args[0], ","), args[1:], f)
 			}
 			if isClusterKind(args[0]) && f.watch {
 				return fmt.Errorf("get clusters --watch: not supported; run tetherctl clusters again to see changes")
@@ -64,7 +82,7 @@ func newGet(s IO) *cobra.Command {
 			if isClusterKind(args[0]) {
 				return runClusters(contextOf(cmd), s, clustersFlags{selector: f.selector, output: f.output, objects: true}, args[1:])
 			}
-			k, err := lookupKind(args[0])
+			k, err := resolveKind(contextOf(cmd), args[0])
 			if err != nil {
 				return err
 			}
@@ -77,7 +95,7 @@ func newGet(s IO) *cobra.Command {
 	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", `namespace (default "default")`)
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list across all namespaces")
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
-	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml, json, name, jsonpath=TEMPLATE, jsonpath-file=FILE or custom-columns=HEADER:PATH,...")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream changes until interrupted")
 	return cmd
 }
@@ -97,21 +115,17 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 	}
 	defer conn.Close()
 	objects := hubv1.NewObjectServiceClient(conn)
-	var objs []*hubv1.Object
-	if len(names) == 1 {
-		resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
-		if err != nil {
-			return explain(cfg, err)
-		}
-		objs = []*hubv1.Object{resp.GetObject()}
-	} else if objs, err = listAll(ctx, objects, cfg, k, f); err != nil {
+	objs, err := fetchObjects(ctx, objects, cfg, k, names, f)
+	if err != nil {
 		return err
 	}
-	switch f.output {
-	case formatJSON, formatYAML:
+	if f.output == formatJSON || f.output == formatYAML || isPrinterFormat(f.output) {
 		raw := make([]json.RawMessage, 0, len(objs))
 		for _, o := range objs {
 			raw = append(raw, o.GetObjectJson())
+		}
+		if isPrinterFormat(f.output) {
+			return writeObjectsAs(s.Out, f.output, raw, len(names) == 1)
 		}
 		return writeObjects(s.Out, f.output, raw, len(names) == 1)
 	}
@@ -128,6 +142,18 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 		places = hubv1.NewPlacementServiceClient(conn)
 	}
 	return printObjects(ctx, s, k, objs, f, places)
+}
+
+// fetchObjects gets the named object, or lists the kind's.
+func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *clientconfig.Config, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
+	if len(names) == 0 {
+		return listAll(ctx, objects, cfg, k, f)
+	}
+	resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
+	if err != nil {
+		return nil, explain(cfg, err)
+	}
+	return []*hubv1.Object{resp.GetObject()}, nil
 }
 
 // listAll reads every page of a List.
@@ -208,7 +234,11 @@ func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, plac
 	if f.allNamespaces && k.namespaced {
 		row = append(row, m.Metadata.Namespace)
 	}
-	row = append(row, m.Metadata.Name)
+	if f.kindPrefix {
+		row = append(row, k.resourceName()+"/"+m.Metadata.Name)
+	} else {
+		row = append(row, m.Metadata.Name)
+	}
 	if k.replicated {
 		want := int64(0)
 		if m.Spec.Replicas != nil {
@@ -349,27 +379,12 @@ func isClusterKind(name string) bool {
 	return false
 }
 
-// lookupKind resolves a kind argument: a known name, or Kind.version.group
-// for a custom resource (namespaced, as the hub assumes without its CRD).
-func lookupKind(name string) (kindSpec, error) {
-	if k, ok := kindsByName[strings.ToLower(name)]; ok {
-		return k, nil
-	}
-	if kind, gv, ok := strings.Cut(name, "."); ok && kind != "" {
-		version, group, ok := strings.Cut(gv, ".")
-		if ok && version != "" && group != "" {
-			return kindSpec{apiVersion: group + "/" + version, kind: kind, plural: plural(kind), namespaced: true, template: true}, nil
-		}
-	}
-	return kindSpec{}, fmt.Errorf("unknown kind %q: use a built-in or Tether kind (deployments, pp ...) or Kind.version.group for a custom resource (Widget.v1.example.com)", name)
-}
-
 // parseKindName splits "KIND/NAME" (deployment/web).
-func parseKindName(arg string) (kindSpec, string, error) {
+func parseKindName(ctx context.Context, arg string) (kindSpec, string, error) {
 	kind, name, ok := strings.Cut(arg, "/")
 	if !ok || kind == "" || name == "" {
 		return kindSpec{}, "", fmt.Errorf("%q: want KIND/NAME, e.g. deployment/web", arg)
 	}
-	k, err := lookupKind(kind)
+	k, err := resolveKind(ctx, kind)
 	return k, name, err
 }

@@ -24,12 +24,21 @@ const (
 	formatYAML  = "yaml"
 )
 
-// checkFormat refuses an -o value that is not one of allowed.
+// checkFormat refuses an -o value that is not one of allowed; printer
+// formats that take an argument (printers.go) must have one after "=".
 func checkFormat(format string, allowed ...string) error {
-	if !slices.Contains(allowed, format) {
-		return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(allowed, ", "))
+	name, arg, hasArg := strings.Cut(format, "=")
+	if slices.Contains(allowed, name) && hasArg == takesArg(name) && (!hasArg || arg != "") {
+		return nil
 	}
-	return nil
+	want := make([]string, 0, len(allowed))
+	for _, a := range allowed {
+		if takesArg(a) {
+			a += "=..."
+		}
+		want = append(want, a)
+	}
+	return fmt.Errorf("unknown output format %q (want %s)", format, strings.Join(want, ", "))
 }
 
 // table writes rows under a header, columns aligned with text/tabwriter as

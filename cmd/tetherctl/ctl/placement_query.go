@@ -17,7 +17,9 @@ func init() { rootHooks = append(rootHooks, addPlacementQuery) }
 const placementQueryLong = `"placement KIND/NAME" asks the hub where a template runs: the policy
 that matched it, the clusters and replicas the scheduler chose, and every
 cluster it turned down with why. -o json prints
-{"clusters": [{"name", "replicas"}], "rejected": [{"name", "reasons"}]}.
+{"clusters": [{"name", "replicas"}], "rejected": [{"name", "reasons"}]};
+-o jsonpath=TEMPLATE runs a JSONPath template over that
+('{.clusters[*].name}').
 
 "placement simulate" runs the scheduler offline on an input file.`
 
@@ -48,17 +50,17 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 		return
 	}
 	var namespace, output string
-	cmd.Use = "placement KIND/NAME [-n NS] [-o table|json|yaml]"
+	cmd.Use = "placement KIND/NAME [-n NS] [-o table|json|yaml|jsonpath=...]"
 	cmd.Long = placementQueryLong
 	cmd.Args = cobra.MaximumNArgs(1)
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return c.Help()
 		}
-		if err := checkFormat(output, formatTable, formatJSON, formatYAML); err != nil {
+		if err := checkFormat(output, formatTable, formatJSON, formatYAML, formatJSONPath, formatJSONPathFile); err != nil {
 			return err
 		}
-		k, name, err := parseKindName(args[0])
+		k, name, err := parseKindName(contextOf(c), args[0])
 		if err != nil {
 			return err
 		}
@@ -71,7 +73,7 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 		return placementQuery(contextOf(c), s, k.ref(namespace, name), output)
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", `namespace (default "default")`)
-	cmd.Flags().StringVarP(&output, "output", "o", formatTable, "output format: table, json or yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", formatTable, "output format: table, json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE")
 }
 
 func placementQuery(ctx context.Context, s IO, ref *hubv1.ObjectRef, output string) error {
@@ -85,6 +87,9 @@ func placementQuery(ctx context.Context, s IO, ref *hubv1.ObjectRef, output stri
 		return explain(cfg, err)
 	}
 	pl := resp.GetPlacement()
+	if isPrinterFormat(output) {
+		return writeValueAs(s.Out, output, resultOf(pl))
+	}
 	if output != formatTable {
 		return writeValue(s.Out, output, resultOf(pl))
 	}

@@ -80,7 +80,7 @@ func offlineCommand(s IO, spec offlineSpec) *cobra.Command {
 			return write(s.Out, output, res)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", spec.fileHelp+`, JSON or YAML ("-" for standard input)`)
+	addOneFileFlag(cmd, &file, spec.fileHelp+`, JSON or YAML ("-" for standard input)`)
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd

@@ -5,7 +5,6 @@ package ctl
 // applied, storing nothing.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,21 +83,18 @@ func newSimulate(s IO) *cobra.Command {
 
 // simulateRequest reads the template (the first file) and the policies.
 func simulateRequest(files []string, s IO) (*hubv1.SimulateRequest, error) {
-	template, err := readManifests(files[0], s.In)
+	if n := countOf(files, "-"); n > 1 {
+		return nil, fmt.Errorf(`-f -: standard input named %d times; name it once`, n)
+	}
+	template, err := readManifests(files[:1], s.In)
 	if err != nil {
 		return nil, err
 	}
 	req := &hubv1.SimulateRequest{Template: template}
-	var policies [][]byte
-	for _, f := range files[1:] {
-		data, err := readManifests(f, s.In)
-		if err != nil {
+	if len(files) > 1 {
+		if req.Policies, err = readManifests(files[1:], s.In); err != nil {
 			return nil, err
 		}
-		policies = append(policies, data)
-	}
-	if len(policies) > 0 {
-		req.Policies = bytes.Join(policies, []byte("\n---\n"))
 	}
 	return req, nil
 }
