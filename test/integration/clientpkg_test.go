@@ -1,0 +1,202 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
+)
+
+// exampleTimeout bounds one run of examples/client: dial, apply, placement.
+const exampleTimeout = time.Minute
+
+// configMapOnA places the ConfigMap demo on cluster-a only.
+const configMapOnA = `apiVersion: policy.tether.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: demo, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: demo}]
+  placement:
+    clusterAffinity: {clusterNames: [cluster-a]}
+`
+
+// TestExampleProgram builds examples/client, the README's Go example, and
+// runs it against a tether-hub process with two connected clusters: it
+// applies its ConfigMap, waits for the placement and prints where it runs
+// and why the other cluster was rejected.
+func TestExampleProgram(t *testing.T) {
+	dir := t.TempDir()
+	h := startHub(t, dir)
+	a := dialAdmin(t, dir, h.addr)
+	ctx := ctxFor(t)
+	for _, name := range []string{"cluster-a", "cluster-b"} {
+		s := connectReady(ctx, t, mintAgent(t, dir, name), h.addr, nil)
+		defer s.close()
+		defer heartbeatEvery(s, time.Second)()
+	}
+	a.mustApply(ctx, configMapOnA)
+
+	bin := filepath.Join(t.TempDir(), "example")
+	build := exec.Command("go", "build", "-o", bin, "./examples/client")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build examples/client: %v\n%s", err, out)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, exampleTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(runCtx, bin, "--config", filepath.Join(dir, "admin.conf"), "--name", "demo").CombinedOutput()
+	if err != nil {
+		t.Fatalf("examples/client: %v\n%s", err, out)
+	}
+	for _, want := range []string{"ConfigMap default/demo created\n", "runs on cluster-a\n", "not on cluster-b: "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("examples/client printed:\n%s\nwant a line %q", out, want)
+		}
+	}
+	if strings.Contains(string(out), "runs on cluster-b") {
+		t.Errorf("examples/client printed:\n%s\nwant cluster-b rejected", out)
+	}
+}
+
+// TestClientWatchResumesAcrossRestart: a client.Watch from a List's
+// revision yields every ConfigMap applied before and after a restart of
+// the hub (same data directory and port) exactly once and in order: the
+// client resumes from the last revision it delivered.
+func TestClientWatchResumesAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	listen := fmt.Sprintf("127.0.0.1:%d", freeTCPPorts(t, 1)[0])
+	h := startHub(t, dir, "--listen", listen)
+	ctx := ctxFor(t)
+	c := dialClient(ctx, t, dir)
+	_, rev, err := c.List(ctx, client.Selector{APIVersion: "v1", Kind: "ConfigMap"}, 2)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	watchCtx, stop := context.WithTimeout(ctx, 2*startTimeout)
+	defer stop()
+	got := make(chan string)
+	ended := make(chan error, 1)
+	go func() {
+		for ev, err := range c.Watch(watchCtx, client.Selector{APIVersion: "v1", Kind: "ConfigMap"}, rev) {
+			if err != nil {
+				ended <- err
+				return
+			}
+			got <- ev.GetType().String() + " " + ev.GetObject().GetRef().GetName()
+		}
+	}()
+	applyConfigMaps(ctx, t, c, 1, 5)
+	want := receiveNames(t, got, ended, 1, 5)
+	h.kill()
+	startHub(t, dir, "--listen", listen)
+	applyConfigMaps(ctx, t, c, 6, 10)
+	want = append(want, receiveNames(t, got, ended, 6, 10)...)
+	if len(want) != 10 {
+		t.Fatalf("watch yielded %v; want cm-1 to cm-10 once each", want)
+	}
+}
+
+// dialClient dials the hub of dir with its admin.conf through the client
+// package.
+func dialClient(ctx context.Context, t *testing.T, dir string) *client.Client {
+	t.Helper()
+	cfg, err := client.LoadConfig(filepath.Join(dir, "admin.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	c, err := client.Dial(dialCtx, cfg)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// applyConfigMaps applies cm-from to cm-to, one Apply each, retrying while
+// the hub is not up yet.
+func applyConfigMaps(ctx context.Context, t *testing.T, c *client.Client, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		manifest := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d, namespace: default}\n", i)
+		poll(t, startTimeout, "apply cm-"+fmt.Sprint(i), func() (bool, string) {
+			callCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
+			defer cancel()
+			_, err := c.Apply(callCtx, []byte(manifest))
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+}
+
+// receiveNames takes the watch's next events and checks they are the
+// ADDED events of cm-from to cm-to, in order.
+func receiveNames(t *testing.T, got <-chan string, ended <-chan error, from, to int) []string {
+	t.Helper()
+	var names []string
+	for i := from; i <= to; i++ {
+		want := fmt.Sprintf("EVENT_TYPE_ADDED cm-%d", i)
+		select {
+		case ev := <-got:
+			if ev != want {
+				t.Fatalf("watch yielded %q after %v; want %q", ev, names, want)
+			}
+			names = append(names, ev)
+		case err := <-ended:
+			t.Fatalf("watch ended after %v: %v; want %q", names, err, want)
+		case <-time.After(startTimeout):
+			t.Fatalf("watch yielded nothing within %s after %v; want %q", startTimeout, names, want)
+		}
+	}
+	return names
+}
+
+// TestClientErrorsSayWhatToDo: the client package's errors explain what is
+// wrong: a hub that is not there, and credentials of another hub.
+func TestClientErrorsSayWhatToDo(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	h := startHub(t, dir)
+	startHub(t, other)
+	ctx := ctxFor(t)
+	cfg, err := client.LoadConfig(filepath.Join(other, "admin.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		addr, want string
+	}{
+		"another hub's credentials": {h.addr, "TLS with the hub at " + h.addr + " failed: the config's CA or certificate is not this hub's"},
+		"nothing listening":         {deadAddr(t), "unreachable: is tether-hub running?"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wrong := cfg
+			wrong.Address = tc.addr
+			dialCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
+			defer cancel()
+			c, err := client.Dial(dialCtx, wrong)
+			if err == nil {
+				c.Close()
+				t.Fatalf("Dial(%s) succeeded; want an error", tc.addr)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Dial(%s) = %v; want it to say %q", tc.addr, err, tc.want)
+			}
+		})
+	}
+	c := dialClient(ctx, t, other)
+	_, err = c.GetPlacement(ctx, &hubv1.ObjectRef{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "absent"})
+	var explained *client.Error
+	if !errors.As(err, &explained) || explained.Code != codes.NotFound {
+		t.Errorf("GetPlacement of an absent template = %v; want an explained NotFound", err)
+	}
+}
