@@ -161,42 +161,66 @@ func receiveNames(t *testing.T, got <-chan string, ended <-chan error, from, to 
 }
 
 // TestClientErrorsSayWhatToDo: the client package's errors explain what is
-// wrong: a hub that is not there, and credentials of another hub.
+// wrong: a hub that is not there, credentials of another hub, a server
+// name the hub's certificate does not carry, an absent template.
 func TestClientErrorsSayWhatToDo(t *testing.T) {
 	dir, other := t.TempDir(), t.TempDir()
 	h := startHub(t, dir)
 	startHub(t, other)
 	ctx := ctxFor(t)
-	cfg, err := client.LoadConfig(filepath.Join(other, "admin.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cases := map[string]struct {
-		addr, want string
+		dir, addr, serverName, want string
 	}{
-		"another hub's credentials": {h.addr, "TLS with the hub at " + h.addr + " failed: the config's CA or certificate is not this hub's"},
-		"nothing listening":         {deadAddr(t), "unreachable: is tether-hub running?"},
+		"another hub's credentials": {other, h.addr, "", "TLS with the hub at " + h.addr + " failed: the config's CA or certificate is not this hub's"},
+		"nothing listening":         {dir, deadAddr(t), "", "unreachable: is tether-hub running?"},
+		"wrong server name":         {dir, h.addr, "not-the-hub.example", "TLS with the hub at " + h.addr + " failed"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			wrong := cfg
-			wrong.Address = tc.addr
+			cfg, err := client.LoadConfig(filepath.Join(tc.dir, "admin.conf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Address, cfg.ServerName = tc.addr, tc.serverName
 			dialCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
 			defer cancel()
-			c, err := client.Dial(dialCtx, wrong)
+			c, err := client.Dial(dialCtx, cfg)
 			if err == nil {
 				c.Close()
-				t.Fatalf("Dial(%s) succeeded; want an error", tc.addr)
+				t.Fatalf("Dial(%s, server name %q) succeeded; want an error", tc.addr, tc.serverName)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Dial(%s) = %v; want it to say %q", tc.addr, err, tc.want)
+				t.Errorf("Dial(%s, server name %q) = %v; want it to say %q", tc.addr, tc.serverName, err, tc.want)
 			}
 		})
 	}
-	c := dialClient(ctx, t, other)
-	_, err = c.GetPlacement(ctx, &hubv1.ObjectRef{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "absent"})
+	c := dialClient(ctx, t, dir)
+	_, err := c.GetPlacement(ctx, &hubv1.ObjectRef{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "absent"})
 	var explained *client.Error
 	if !errors.As(err, &explained) || explained.Code != codes.NotFound {
 		t.Errorf("GetPlacement of an absent template = %v; want an explained NotFound", err)
+	}
+}
+
+// TestClientDialsReplicaList: an Address listing a dead replica and a live
+// one connects to the live one, its certificate checked for its host.
+func TestClientDialsReplicaList(t *testing.T) {
+	dir := t.TempDir()
+	h := startHub(t, dir)
+	ctx := ctxFor(t)
+	cfg, err := client.LoadConfig(filepath.Join(dir, "admin.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Address = deadAddr(t) + "," + h.addr
+	dialCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
+	defer cancel()
+	c, err := client.Dial(dialCtx, cfg)
+	if err != nil {
+		t.Fatalf("Dial(%s) = %v; want the live replica", cfg.Address, err)
+	}
+	defer c.Close()
+	if _, _, err := c.List(dialCtx, client.Selector{APIVersion: "v1", Kind: "ConfigMap"}, 0); err != nil {
+		t.Errorf("List over %s = %v; want it answered", cfg.Address, err)
 	}
 }

@@ -62,6 +62,10 @@ func dial(ctx context.Context) (*grpc.ClientConn, *client.Config, error) {
 		return nil, nil, err
 	}
 	c, err := client.Dial(ctx, cfg)
+	var explained *client.Error
+	if errors.As(err, &explained) {
+		return nil, nil, err // what the hub said, explained
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("config %s: %w", path, err)
 	}
