@@ -224,3 +224,66 @@ func TestClientDialsReplicaList(t *testing.T) {
 		t.Errorf("List over %s = %v; want it answered", cfg.Address, err)
 	}
 }
+
+// TestClientWatchPlacementResumes: a client.WatchPlacement yields the
+// current placement, then, across a restart of the hub (same data
+// directory and port), the placement after a change made while it was
+// away: once, at a later revision, never the one it had already.
+func TestClientWatchPlacementResumes(t *testing.T) {
+	dir := t.TempDir()
+	listen := fmt.Sprintf("127.0.0.1:%d", freeTCPPorts(t, 1)[0])
+	h := startHub(t, dir, "--listen", listen)
+	ctx := ctxFor(t)
+	c := dialClient(ctx, t, dir)
+	applyConfigMaps(ctx, t, c, 1, 1)
+	ref := &hubv1.ObjectRef{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "cm-1"}
+	watchCtx, stop := context.WithTimeout(ctx, 2*startTimeout)
+	defer stop()
+	got := make(chan *hubv1.WatchPlacementResponse)
+	ended := make(chan error, 1)
+	go func() {
+		for m, err := range c.WatchPlacement(watchCtx, ref, 0) {
+			if err != nil {
+				ended <- err
+				return
+			}
+			got <- m
+		}
+	}()
+	first := nextPlacement(t, got, ended)
+	if first.GetType() != hubv1.EventType_EVENT_TYPE_ADDED {
+		t.Fatalf("first placement message %v; want ADDED", first)
+	}
+	h.kill()
+	startHub(t, dir, "--listen", listen)
+	poll(t, startTimeout, "change cm-1", func() (bool, string) {
+		callCtx, cancel := context.WithTimeout(ctx, rpcTimeout)
+		defer cancel()
+		_, err := c.Apply(callCtx, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-1, namespace: default}\ndata: {v: '2'}\n"))
+		return err == nil, fmt.Sprint(err)
+	})
+	obj, err := c.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := nextPlacement(t, got, ended)
+	if next.GetType() != hubv1.EventType_EVENT_TYPE_MODIFIED || next.GetPlacement().GetRevision() < obj.GetRevision() {
+		t.Fatalf("after the restart and a change at revision %d the watch yielded %v; want MODIFIED at or after it (first was at %d)",
+			obj.GetRevision(), next, first.GetPlacement().GetRevision())
+	}
+}
+
+// nextPlacement returns the watch's next message, failing if it ends or
+// yields nothing within startTimeout.
+func nextPlacement(t *testing.T, got <-chan *hubv1.WatchPlacementResponse, ended <-chan error) *hubv1.WatchPlacementResponse {
+	t.Helper()
+	select {
+	case m := <-got:
+		return m
+	case err := <-ended:
+		t.Fatalf("placement watch ended: %v", err)
+	case <-time.After(startTimeout):
+		t.Fatalf("placement watch yielded nothing within %s", startTimeout)
+	}
+	return nil
+}
