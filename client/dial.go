@@ -12,8 +12,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/tetherproj/tether/agent/hubclient"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/internal/hubdial"
 )
 
 // Tuned limits of the connection.
@@ -53,7 +53,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial hub %s: %w", cfg.Address, err)
 	}
-	conn, err := hubclient.Dial(addrs, tlsCfg,
+	conn, err := hubdial.Dial(addrs, hubdial.PickFirstShuffled, tlsCfg,
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: connectTimeout}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),
 	)

@@ -20,8 +20,15 @@
 //   - errors that say what to do: every call's error is an *Error whose
 //     message explains the gRPC status as tetherctl prints it (an
 //     unreachable hub, a certificate of another hub, a missing role, a
-//     compacted revision); status.Code still reads the code. Explain does
+//     compacted revision), and grpc/status still reads its code. Explain does
 //     the same for errors of the generated clients.
+//
+// Defaults: TLS 1.3 at least; each connection attempt gives up after 5 s;
+// responses up to 64 MiB; a broken watch is re-opened after 100 ms,
+// doubling to 5 s between failed attempts, until its context ends. Each
+// watch is one gRPC stream, and a hub serves at most
+// --max-streams-per-connection (100) calls at once on one connection:
+// further ones wait.
 //
 // A minimal program (examples/client is a whole one):
 //
@@ -32,6 +39,6 @@
 //	defer c.Close()
 //	pl, err := c.WaitPlaced(ctx, &hubv1.ObjectRef{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "default", Name: "settings"})
 //
-// The file format itself is internal/clientconfig's; this package reads it
-// through that package.
+// The file format itself is internal/clientconfig's and the dialing of
+// replica lists internal/hubdial's, shared with tetherctl and the agent.
 package client
