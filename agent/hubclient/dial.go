@@ -2,19 +2,14 @@ package hubclient
 
 import (
 	"crypto/tls"
-	"fmt"
 	"math/rand/v2"
-	"net"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
 	grpcbackoff "google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
-	"google.golang.org/grpc/resolver"
-	"google.golang.org/grpc/resolver/manual"
 
+	"github.com/tetherproj/tether/internal/hubdial"
 	"github.com/tetherproj/tether/internal/protocol"
 )
 
@@ -48,21 +43,6 @@ var connectBackoff = grpc.ConnectParams{
 // gRPC default of 4 MiB is too small for a big CRD bundle).
 const maxRecvBytes = 64 << 20
 
-// replicasScheme is the target scheme of a connection to several hub
-// addresses; its resolver is built per connection (grpc.WithResolvers),
-// never registered globally.
-const replicasScheme = "tether-hub-replicas"
-
-// pickFirstShuffled is the service config of a connection to several hub
-// addresses: gRPC's pick_first over the addresses in an order shuffled
-// once per connection. An agent holds one long-lived stream, so agents
-// spread across the replicas by their shuffled first choice; when the
-// replica of the stream goes, the next stream takes the first address of
-// the list that answers, an address that refuses (or does not answer
-// within pick_first's 250 ms happy-eyeballs delay) being passed over at
-// once, not after a backoff.
-const pickFirstShuffled = `{"loadBalancingConfig": [{"pick_first": {"shuffleAddressList": true}}]}`
-
 // pickFirstInOrder is the service config of a connection to several hub
 // addresses in the order the client chose (replicaOrder): after a Goodbye
 // SHUTDOWN or REBALANCE, the address that said it comes last.
@@ -70,48 +50,11 @@ const pickFirstInOrder = `{"loadBalancingConfig": [{"pick_first": {}}]}`
 
 // Dial returns a connection to the hub at addrs (host:port each, as
 // agent.Config validates them), over TLS with tlsCfg; it connects lazily,
-// on the first RPC. One address is dialed as it is (gRPC's dns resolver,
-// as with a single hub or a load balancer in front of the replicas);
-// several are the replicas of one hub, see pickFirstShuffled. Each
-// address's certificate is verified for that address's host: gRPC sets
-// the TLS server name per address, overriding tlsCfg.ServerName.
+// on the first RPC. Several addresses are the replicas of one hub, tried
+// in a shuffled order (hubdial.PickFirstShuffled); each address's
+// certificate is verified for that address's host (internal/hubdial).
 func Dial(addrs []string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
-	return dialWith(addrs, pickFirstShuffled, tlsCfg, opts...)
-}
-
-// dialWith is Dial with serviceConfig for several addresses.
-func dialWith(addrs []string, serviceConfig string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("hubclient: dial: no hub address")
-	}
-	target, resolve := hubTarget(addrs, serviceConfig)
-	all := append([]grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg))}, resolve...)
-	conn, err := grpc.NewClient(target, append(all, opts...)...)
-	if err != nil {
-		return nil, fmt.Errorf("hubclient: dial %s: %w", strings.Join(addrs, ","), err)
-	}
-	return conn, nil
-}
-
-// hubTarget returns the gRPC target of addrs and the options that resolve
-// it: the address itself for one, else a resolver of this connection only
-// that lists every address, each with its own host as the TLS server name,
-// balanced by serviceConfig.
-func hubTarget(addrs []string, serviceConfig string) (string, []grpc.DialOption) {
-	if len(addrs) == 1 {
-		return addrs[0], nil
-	}
-	endpoints := make([]resolver.Endpoint, len(addrs))
-	for i, addr := range addrs {
-		host, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			host = addr // refused by agent.Config.Validate; gRPC reports the dial error
-		}
-		endpoints[i] = resolver.Endpoint{Addresses: []resolver.Address{{Addr: addr, ServerName: host}}}
-	}
-	r := manual.NewBuilderWithScheme(replicasScheme)
-	r.InitialState(resolver.State{Endpoints: endpoints})
-	return replicasScheme + ":///hub", []grpc.DialOption{grpc.WithResolvers(r), grpc.WithDefaultServiceConfig(serviceConfig)}
+	return hubdial.Dial(addrs, hubdial.PickFirstShuffled, tlsCfg, opts...)
 }
 
 // dial returns the client's connection to the hub: Dial with the stream's
@@ -131,5 +74,5 @@ func dial(cfg Config, avoid []string) (*grpc.ClientConn, error) {
 	if len(avoid) == 0 || len(cfg.Addrs) == 1 {
 		return Dial(cfg.Addrs, cfg.TLS, opts...)
 	}
-	return dialWith(replicaOrder(cfg.Addrs, avoid, rand.Shuffle), pickFirstInOrder, cfg.TLS, opts...)
+	return hubdial.Dial(replicaOrder(cfg.Addrs, avoid, rand.Shuffle), pickFirstInOrder, cfg.TLS, opts...)
 }

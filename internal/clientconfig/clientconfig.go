@@ -3,6 +3,8 @@
 // one for its admin on first start (DATA_DIR/admin.conf, like k3s's
 // kubeconfig); `tetherctl user create` writes one per user; tetherctl reads
 // it from --config, TETHER_CONFIG or ~/.tether/config, in that order.
+// Programs read it through the public client package (client.LoadConfig),
+// which owns dialing with it.
 //
 // It imports sigs.k8s.io/yaml and the standard library.
 package clientconfig

@@ -83,11 +83,13 @@ func TestAgentNeverImportsHub(t *testing.T) {
 }
 
 func TestDependenciesPointOneWay(t *testing.T) {
-	// cmd → hub|agent → internal → api: a lower layer never imports a higher one.
+	// cmd → hub|agent|client → internal → api: a lower layer never imports a
+	// higher one, and the public client carries neither hub nor agent.
 	forbidden := map[string][]string{
 		"/api":      {"/internal", "/hub", "/agent", "/cmd", "/test"},
 		"/internal": {"/hub", "/agent", "/cmd", "/test"},
 		"/hub":      {"/agent", "/cmd"},
+		"/client":   {"/hub", "/agent", "/cmd", "/test"},
 	}
 	for _, p := range packages(t) {
 		for layer, bans := range forbidden {

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/client"
 )
 
 func init() { commands = append(commands, newDelete) }
@@ -94,7 +94,7 @@ func deleteRefs(ctx context.Context, s IO, refs []*hubv1.ObjectRef) error {
 
 // deleteWith deletes each ref, going on past objects that are not found;
 // any failure fails the command.
-func deleteWith(ctx context.Context, s IO, conn *grpc.ClientConn, cfg *clientconfig.Config, refs []*hubv1.ObjectRef) error {
+func deleteWith(ctx context.Context, s IO, conn *grpc.ClientConn, cfg *client.Config, refs []*hubv1.ObjectRef) error {
 	objects := hubv1.NewObjectServiceClient(conn)
 	var last error
 	failed := 0

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tetherproj/tether/api/codec"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/client"
 )
 
 func init() { commands = append(commands, newGet) }
@@ -157,7 +157,7 @@ func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *c
 }
 
 // listAll reads every page of a List.
-func listAll(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *clientconfig.Config, k kindSpec, f getFlags) ([]*hubv1.Object, error) {
+func listAll(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *client.Config, k kindSpec, f getFlags) ([]*hubv1.Object, error) {
 	req := &hubv1.ListRequest{ApiVersion: k.apiVersion, Kind: k.kind, LabelSelector: f.selector}
 	if k.namespaced && !f.allNamespaces {
 		req.Namespace = f.ns()

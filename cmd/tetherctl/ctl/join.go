@@ -124,7 +124,7 @@ func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
 	defer conn.Close()
 	hub := f.hub
 	if hub == "" {
-		hub = cfg.Server
+		hub = cfg.Address
 	}
 	addrs := hubaddr.Split(hub)
 	if err := hubaddr.Validate("hub address", addrs); err != nil {

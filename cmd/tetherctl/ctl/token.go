@@ -102,7 +102,7 @@ func runTokenCreate(ctx context.Context, s IO, f tokenCreateFlags) error {
 		name = "NAME"
 	}
 	fmt.Fprintf(s.Out, "token:   %s\ncaHash:  %s\nexpires: %s\n\nRegister an agent with:\n  tether-agent --hub %s --token %s --ca-hash %s --cluster %s --kubeconfig FILE --data-dir DIR\n",
-		resp.GetToken(), resp.GetCaHash(), expires, cfg.Server, resp.GetToken(), resp.GetCaHash(), name)
+		resp.GetToken(), resp.GetCaHash(), expires, cfg.Address, resp.GetToken(), resp.GetCaHash(), name)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 		return explain(cfg, err)
 	}
 	user := &clientconfig.Config{
-		Server: cfg.Server, User: name, CertificateAuthority: string(resp.GetCaBundlePem()),
+		Server: cfg.Address, User: name, CertificateAuthority: string(resp.GetCaBundlePem()),
 		ClientCertificate: string(resp.GetCertificatePem()), ClientKey: string(keyPEM),
 	}
 	if err := user.Write(f.out); err != nil {

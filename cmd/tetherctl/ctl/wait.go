@@ -24,9 +24,9 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/client"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/internal/clientconfig"
 )
 
 // Tuned constants of apply --wait.
@@ -229,7 +229,7 @@ type progressUpdate struct {
 // waitRollout follows the templates among results until all are rolled out
 // (nil) or timeout passes (an error saying what is missing). It prints a
 // progress line per template whenever it changes.
-func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *clientconfig.Config, results []*hubv1.ApplyResult, timeout time.Duration) error {
+func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *client.Config, results []*hubv1.ApplyResult, timeout time.Duration) error {
 	var ws []*waited
 	for _, r := range results {
 		if ref := r.GetRef(); !codec.Known(ref.GetApiVersion(), ref.GetKind()) {
@@ -266,7 +266,7 @@ func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *
 
 // collect prints updates until every template is done, one fails, or ctx
 // ends.
-func collect(ctx context.Context, s IO, cfg *clientconfig.Config, ws []*waited, updates <-chan progressUpdate) error {
+func collect(ctx context.Context, s IO, cfg *client.Config, ws []*waited, updates <-chan progressUpdate) error {
 	start := time.Now()
 	for {
 		select {

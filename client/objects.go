@@ -1,0 +1,142 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+)
+
+// ApplyOptions are Apply's settings.
+type ApplyOptions struct {
+	// DryRun validates and reports what would happen, storing nothing.
+	DryRun bool
+	// DefaultNamespace is the namespace of namespaced objects that name
+	// none; "default" when empty.
+	DefaultNamespace string
+}
+
+// Apply creates or updates the objects of manifests (YAML or JSON, one or
+// many documents each), all or nothing. When any object is rejected it
+// returns the response (each result says what would have happened) and a
+// *RejectedError naming every rejected object and field.
+func (c *Client) Apply(ctx context.Context, manifests ...[]byte) (*hubv1.ApplyResponse, error) {
+	return c.ApplyWith(ctx, ApplyOptions{}, manifests...)
+}
+
+// ApplyWith is Apply with options.
+func (c *Client) ApplyWith(ctx context.Context, opts ApplyOptions, manifests ...[]byte) (*hubv1.ApplyResponse, error) {
+	resp, err := c.Objects.Apply(ctx, &hubv1.ApplyRequest{Manifests: joinDocuments(manifests),
+		DryRun: opts.DryRun, DefaultNamespace: opts.DefaultNamespace})
+	if err != nil {
+		return nil, c.Explain(err)
+	}
+	if rej := rejected(resp.GetResults()); rej != nil {
+		return resp, rej
+	}
+	return resp, nil
+}
+
+// joinDocuments makes one multi-document YAML of several manifests; one is
+// sent as it is (it may be a JSON array or a List).
+func joinDocuments(manifests [][]byte) []byte {
+	if len(manifests) == 1 {
+		return manifests[0]
+	}
+	return bytes.Join(manifests, []byte("\n---\n"))
+}
+
+// RejectedError is the error of an Apply or Simulate whose input held
+// invalid objects; nothing was stored.
+type RejectedError struct {
+	// Results are the rejected objects' results, with their field errors.
+	Results []*hubv1.ApplyResult
+}
+
+func (e *RejectedError) Error() string {
+	parts := make([]string, 0, len(e.Results))
+	for _, r := range e.Results {
+		parts = append(parts, fmt.Sprintf("%s: %s", RefString(r.GetRef()), rejection(r)))
+	}
+	return "rejected, nothing stored (fix the named fields and apply again): " + strings.Join(parts, "; ")
+}
+
+// rejection is one rejected object's message and field errors.
+func rejection(r *hubv1.ApplyResult) string {
+	msg := r.GetMessage()
+	for _, fe := range r.GetFieldErrors() {
+		msg += fmt.Sprintf(" [%s: %s]", fe.GetField(), fe.GetDetail())
+	}
+	return msg
+}
+
+// rejected returns the error naming the rejected results, nil when none is.
+func rejected(results []*hubv1.ApplyResult) *RejectedError {
+	var bad []*hubv1.ApplyResult
+	for _, r := range results {
+		if r.GetOutcome() == hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
+			bad = append(bad, r)
+		}
+	}
+	if bad == nil {
+		return nil
+	}
+	return &RejectedError{Results: bad}
+}
+
+// RefString names an object as tetherctl does: Kind namespace/name, or Kind
+// name for cluster-scoped ones.
+func RefString(r *hubv1.ObjectRef) string {
+	if r.GetNamespace() == "" {
+		return r.GetKind() + " " + r.GetName()
+	}
+	return r.GetKind() + " " + r.GetNamespace() + "/" + r.GetName()
+}
+
+// Get returns one object; its error's code is NotFound when it does not
+// exist.
+func (c *Client) Get(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Object, error) {
+	resp, err := c.Objects.Get(ctx, &hubv1.GetRequest{Ref: ref})
+	if err != nil {
+		return nil, c.Explain(err)
+	}
+	return resp.GetObject(), nil
+}
+
+// Selector selects objects for List and Watch.
+type Selector struct {
+	// APIVersion may be empty when Kind is unambiguous.
+	APIVersion string
+	// Kind is required by List; empty in Watch for every kind.
+	Kind string
+	// Namespace is empty for all namespaces.
+	Namespace string
+	// LabelSelector is a Kubernetes label selector, e.g. "app=web".
+	LabelSelector string
+}
+
+// List returns every selected object, reading page after page (pageSize
+// objects each; 0 for the hub's default of 500), and the revision the
+// first page was read at: Watch from it to follow on.
+func (c *Client) List(ctx context.Context, sel Selector, pageSize int32) ([]*hubv1.Object, int64, error) {
+	req := &hubv1.ListRequest{ApiVersion: sel.APIVersion, Kind: sel.Kind, Namespace: sel.Namespace,
+		LabelSelector: sel.LabelSelector, PageSize: pageSize}
+	var all []*hubv1.Object
+	var rev int64
+	for {
+		resp, err := c.Objects.List(ctx, req)
+		if err != nil {
+			return nil, 0, c.Explain(err)
+		}
+		if rev == 0 {
+			rev = resp.GetRevision()
+		}
+		all = append(all, resp.GetObjects()...)
+		if resp.GetNextPageToken() == "" {
+			return all, rev, nil
+		}
+		req.PageToken = resp.GetNextPageToken()
+	}
+}
