@@ -145,7 +145,7 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 }
 
 // fetchObjects gets the named object, or lists the kind's.
-func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *clientconfig.Config, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
+func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *client.Config, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
 	if len(names) == 0 {
 		return listAll(ctx, objects, cfg, k, f)
 	}
