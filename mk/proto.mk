@@ -15,6 +15,9 @@
 #   lint-proto      buf lint (STANDARD rules, see buf.yaml)
 #   breaking-proto  buf breaking (FILE rules) against $(PROTO_BREAKING_AGAINST): the
 #                   previous release, which runs beside this one in a rolling upgrade
+#   compat-contract write the previous release's contract ($(PROTO_COMPAT_BASE)) as a buf
+#                   image into test/grpcurl/testdata, for the test of a client built
+#                   from it; rerun when the pin moves
 #   check-proto     lint, regenerate, and fail if api/gen or docs/api differs from git (CI)
 #   check-api-docs  regenerate, and fail if docs/api differs from git; a prerequisite
 #                   of the main Makefile's check-generated, so `make test` runs it
@@ -131,6 +134,15 @@ lint-proto: tools-proto
 .PHONY: breaking-proto
 breaking-proto: tools-proto
 	cd $(PROTO_ROOT) && $(BUF) breaking --against '$(PROTO_BREAKING_AGAINST)'
+
+# The previous release's contract as descriptors (no comments), which
+# test/grpcurl's TestPreviousReleaseClient calls today's hub with. The
+# file's name carries the commit; the test names the file.
+PROTO_COMPAT_IMAGE := test/grpcurl/testdata/contract-$(shell echo $(PROTO_COMPAT_BASE) | cut -c1-7).binpb
+
+.PHONY: compat-contract
+compat-contract: tools-proto
+	cd $(PROTO_ROOT) && $(BUF) build '$(PROTO_BREAKING_AGAINST)' --exclude-source-info -o $(PROTO_COMPAT_IMAGE)
 
 # check-proto fails when the committed api/gen is not what the committed
 # .proto files generate (modified, deleted or new files alike).

@@ -53,18 +53,28 @@ func TestReadmeGrpcurl(t *testing.T) {
 		}
 	}
 
-	var got struct {
-		Placement struct {
-			Template, Policy struct{ Kind, Name string }
-			Revision         string
+	// The policy claims the template shortly after the apply.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	err = proc.Poll(ctx, 100*time.Millisecond, func(context.Context) error {
+		var got struct {
+			Placement struct {
+				Template, Policy struct{ Kind, Name string }
+				Revision         string
+			}
 		}
-	}
-	out := sh.run(t, blocks["address"]+blocks["get"])
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &got); err != nil {
-		t.Fatalf("GetPlacement output %q: %v", out, err)
-	}
-	if got.Placement.Template.Name != "nginx" || got.Placement.Policy.Name != "nginx" || got.Placement.Revision == "" {
-		t.Errorf("GetPlacement = %+v; want the nginx Deployment placed by policy nginx, with a revision", got.Placement)
+		// The address block lists the services first; the placement follows.
+		out := sh.run(t, blocks["address"]+blocks["get"])
+		if err := json.Unmarshal([]byte(out[strings.Index(out, "\n{")+1:]), &got); err != nil {
+			return proc.Permanent(fmt.Errorf("GetPlacement output %q: %w", out, err))
+		}
+		if got.Placement.Template.Name != "nginx" || got.Placement.Policy.Name != "nginx" || got.Placement.Revision == "" {
+			return fmt.Errorf("GetPlacement = %s; want the nginx Deployment placed by policy nginx, with a revision", out)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	watch := sh.start(t, blocks["address"]+blocks["watch"])
