@@ -109,8 +109,10 @@ tools-grpcurl: $(GRPCURL)
 grpcurl-path: $(GRPCURL)
 	@echo $(GRPCURL)
 
-# The main Makefile's `make tools` installs grpcurl too.
+# The main Makefile's `make tools` installs grpcurl too, and so does
+# `make test` before its go test, whose test/grpcurl uses it.
 tools: tools-grpcurl
+test: tools-grpcurl
 
 .PHONY: tools-proto
 tools-proto: $(PROTO_TOOLS)
