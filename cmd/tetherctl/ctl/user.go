@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +26,11 @@ machine: the hub signs a certificate request. --role viewer may read
 (get, list, watch, placements, simulate); admin may do everything.
 
 The file is written with mode 0600 and never overwrites an existing one.
-tetherctl user revoke NAME ends the user's access before the certificate
+--pem DIR also (or instead) writes the same credentials as PEM files for
+programs in any language (grpcurl, other gRPC clients): DIR/ca.pem (the hub
+CA to trust), DIR/cert.pem (the certificate) and DIR/key.pem (its key,
+mode 0600); DIR is made (mode 0700) if missing, and none of the three may
+exist yet. tetherctl user revoke NAME ends the user's access before the certificate
 expires.`
 
 const userRevokeLong = `Revokes every certificate issued to user NAME until now, on every hub
@@ -49,14 +55,14 @@ func newUser(s IO) *cobra.Command {
 
 // userCreateFlags are the options of user create.
 type userCreateFlags struct {
-	role, out string
-	ttl       time.Duration
+	role, out, pem string
+	ttl            time.Duration
 }
 
 func newUserCreate(s IO) *cobra.Command {
 	var f userCreateFlags
 	cmd := &cobra.Command{
-		Use:   "create NAME --role viewer|admin -o FILE",
+		Use:   "create NAME --role viewer|admin -o FILE [--pem DIR]",
 		Short: "issue a user's client certificate and write their config file",
 		Long:  userCreateLong,
 		Args:  cobra.ExactArgs(1),
@@ -66,6 +72,7 @@ func newUserCreate(s IO) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.role, "role", "", "viewer (read-only) or admin (required)")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "the config file to write (required)")
+	cmd.Flags().StringVar(&f.pem, "pem", "", "also write DIR/ca.pem, DIR/cert.pem and DIR/key.pem, for other gRPC clients")
 	cmd.Flags().DurationVar(&f.ttl, "ttl", 0, "how long the certificate is valid (default: the hub's, a year)")
 	return cmd
 }
@@ -75,11 +82,11 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 	if !ok {
 		return fmt.Errorf("--role %q: want viewer or admin", f.role)
 	}
-	if f.out == "" {
-		return errors.New("-o FILE: required: where to write the user's config")
+	if f.out == "" && f.pem == "" {
+		return errors.New("-o FILE (or --pem DIR): required: where to write the user's credentials")
 	}
-	if _, err := os.Stat(f.out); err == nil {
-		return fmt.Errorf("-o %s: the file exists; remove it or choose another", f.out)
+	if err := checkFree(f); err != nil {
+		return err
 	}
 	csrPEM, keyPEM, err := certs.NewCSR(name)
 	if err != nil {
@@ -102,12 +109,90 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 		Server: cfg.Address, User: name, CertificateAuthority: string(resp.GetCaBundlePem()),
 		ClientCertificate: string(resp.GetCertificatePem()), ClientKey: string(keyPEM),
 	}
-	if err := user.Write(f.out); err != nil {
-		return fmt.Errorf("write %s: %w", f.out, err)
+	var written []string
+	if f.out != "" {
+		if err := user.Write(f.out); err != nil {
+			return fmt.Errorf("write %s: %w", f.out, err)
+		}
+		written = append(written, f.out)
+	}
+	if f.pem != "" {
+		if err := writePEMs(f.pem, user); err != nil {
+			return err
+		}
+		written = append(written, pemPaths(f.pem)...)
 	}
 	fmt.Fprintf(s.Out, "user/%s (%s) written to %s; certificate valid until %s\n",
-		name, f.role, f.out, resp.GetNotAfter().AsTime().UTC().Format(time.RFC3339))
+		name, f.role, strings.Join(written, ", "), resp.GetNotAfter().AsTime().UTC().Format(time.RFC3339))
 	return nil
+}
+
+// PEM file names of --pem DIR: the hub CA, the certificate and its key.
+const (
+	pemCAFile   = "ca.pem"
+	pemCertFile = "cert.pem"
+	pemKeyFile  = "key.pem"
+)
+
+// pemPaths are the files --pem dir writes, in the order of pemFiles.
+func pemPaths(dir string) []string {
+	return []string{filepath.Join(dir, pemCAFile), filepath.Join(dir, pemCertFile), filepath.Join(dir, pemKeyFile)}
+}
+
+// checkFree refuses before anything is issued when a file user create
+// would write exists already: it never overwrites credentials.
+func checkFree(f userCreateFlags) error {
+	if f.out != "" {
+		if _, err := os.Stat(f.out); err == nil {
+			return fmt.Errorf("-o %s: the file exists; remove it or choose another", f.out)
+		}
+	}
+	if f.pem == "" {
+		return nil
+	}
+	for _, p := range pemPaths(f.pem) {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("--pem %s: %s exists; remove it or choose another directory", f.pem, p)
+		}
+	}
+	return nil
+}
+
+// writePEMs writes the user's CA, certificate and key into dir (made 0700
+// when missing); the key 0600, the certificates 0644. A file that appeared
+// meanwhile is not overwritten (O_EXCL).
+func writePEMs(dir string, user *clientconfig.Config) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("--pem %s: %w", dir, err)
+	}
+	paths := pemPaths(dir)
+	files := []struct {
+		path, data string
+		mode       os.FileMode
+	}{
+		{paths[0], user.CertificateAuthority, 0o644},
+		{paths[1], user.ClientCertificate, 0o644},
+		{paths[2], user.ClientKey, 0o600},
+	}
+	for _, f := range files {
+		if err := writeNew(f.path, []byte(f.data), f.mode); err != nil {
+			return fmt.Errorf("write %s: %w", f.path, err)
+		}
+	}
+	return nil
+}
+
+// writeNew creates path with data and mode, failing if it exists.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Write(data); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }
 
 func newUserRevoke(s IO) *cobra.Command {

@@ -39,9 +39,12 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ClusterService shows and administers member clusters. Reads need the
-// read-only role, everything else the admin role. Clusters join through
-// AgentService.Register with a token from TokenService.
+// ClusterService shows and administers member clusters. ListClusters and
+// GetCluster need the read-only role, everything else the admin role.
+// Clusters join through AgentService.Register with a token from
+// TokenService. A call naming a cluster that is not registered is
+// NOT_FOUND; an invalid name, label, annotation, taint or resource model is
+// INVALID_ARGUMENT.
 type ClusterServiceClient interface {
 	// ListClusters returns the registered clusters, ordered by name.
 	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
@@ -208,9 +211,12 @@ func (c *clusterServiceClient) SetResourceModels(ctx context.Context, in *SetRes
 // All implementations must embed UnimplementedClusterServiceServer
 // for forward compatibility.
 //
-// ClusterService shows and administers member clusters. Reads need the
-// read-only role, everything else the admin role. Clusters join through
-// AgentService.Register with a token from TokenService.
+// ClusterService shows and administers member clusters. ListClusters and
+// GetCluster need the read-only role, everything else the admin role.
+// Clusters join through AgentService.Register with a token from
+// TokenService. A call naming a cluster that is not registered is
+// NOT_FOUND; an invalid name, label, annotation, taint or resource model is
+// INVALID_ARGUMENT.
 type ClusterServiceServer interface {
 	// ListClusters returns the registered clusters, ordered by name.
 	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)

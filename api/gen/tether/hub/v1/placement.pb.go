@@ -43,7 +43,8 @@ type Placement struct {
 	Clusters []*ClusterPlacement `protobuf:"bytes,6,rep,name=clusters,proto3" json:"clusters,omitempty"`
 	// The clusters the scheduler considered and did not choose, with why.
 	Rejections []*ClusterRejection `protobuf:"bytes,7,rep,name=rejections,proto3" json:"rejections,omitempty"`
-	// The store revision this placement was read at.
+	// The store revision this placement was read at: pass it as
+	// WatchPlacementRequest.start_revision to resume a watch.
 	Revision int64 `protobuf:"varint,8,opt,name=revision,proto3" json:"revision,omitempty"`
 	// When the scheduler last placed the template.
 	ScheduleTime  *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=schedule_time,json=scheduleTime,proto3" json:"schedule_time,omitempty"`

@@ -32,19 +32,31 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// PlacementService answers placement queries. It needs the read-only role.
+// PlacementService answers placement queries. Every call needs the
+// read-only role (admins may call them too). A template reference whose kind
+// the hub cannot resolve, that is not a resource template, or without a
+// name, is INVALID_ARGUMENT.
 type PlacementServiceClient interface {
 	// GetPlacement returns a template's current placement. NOT_FOUND when the
 	// template does not exist; a template that no policy matches has a
 	// placement with no policy and no clusters.
 	GetPlacement(ctx context.Context, in *GetPlacementRequest, opts ...grpc.CallOption) (*GetPlacementResponse, error)
-	// WatchPlacement streams a template's placement: the current one first,
-	// then each change.
+	// WatchPlacement streams a template's placement: the current one first
+	// (ADDED), then the whole placement again after each change of the
+	// template or its binding (MODIFIED), and DELETED when the template is
+	// deleted, which ends the stream. Changes that come while the client has
+	// not read coalesce into one message with the newest placement. To resume
+	// after a disconnect, pass the revision of the last placement received as
+	// start_revision: the stream then sends the placement only once something
+	// changed after it. NOT_FOUND when start_revision is 0 and the template
+	// does not exist; OUT_OF_RANGE when start_revision was compacted (watch
+	// again from 0); INVALID_ARGUMENT for a negative start_revision.
 	WatchPlacement(ctx context.Context, in *WatchPlacementRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlacementResponse], error)
 	// Simulate schedules and renders a template without storing anything, as
 	// if the given objects were applied on top of the store. Input that
 	// cannot be parsed fails with INVALID_ARGUMENT; invalid objects are
-	// reported with field errors.
+	// reported with field errors. Viewers may not pass
+	// ResourceInterpreterCustomizations in policies (PERMISSION_DENIED).
 	Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error)
 }
 
@@ -99,19 +111,31 @@ func (c *placementServiceClient) Simulate(ctx context.Context, in *SimulateReque
 // All implementations must embed UnimplementedPlacementServiceServer
 // for forward compatibility.
 //
-// PlacementService answers placement queries. It needs the read-only role.
+// PlacementService answers placement queries. Every call needs the
+// read-only role (admins may call them too). A template reference whose kind
+// the hub cannot resolve, that is not a resource template, or without a
+// name, is INVALID_ARGUMENT.
 type PlacementServiceServer interface {
 	// GetPlacement returns a template's current placement. NOT_FOUND when the
 	// template does not exist; a template that no policy matches has a
 	// placement with no policy and no clusters.
 	GetPlacement(context.Context, *GetPlacementRequest) (*GetPlacementResponse, error)
-	// WatchPlacement streams a template's placement: the current one first,
-	// then each change.
+	// WatchPlacement streams a template's placement: the current one first
+	// (ADDED), then the whole placement again after each change of the
+	// template or its binding (MODIFIED), and DELETED when the template is
+	// deleted, which ends the stream. Changes that come while the client has
+	// not read coalesce into one message with the newest placement. To resume
+	// after a disconnect, pass the revision of the last placement received as
+	// start_revision: the stream then sends the placement only once something
+	// changed after it. NOT_FOUND when start_revision is 0 and the template
+	// does not exist; OUT_OF_RANGE when start_revision was compacted (watch
+	// again from 0); INVALID_ARGUMENT for a negative start_revision.
 	WatchPlacement(*WatchPlacementRequest, grpc.ServerStreamingServer[WatchPlacementResponse]) error
 	// Simulate schedules and renders a template without storing anything, as
 	// if the given objects were applied on top of the store. Input that
 	// cannot be parsed fails with INVALID_ARGUMENT; invalid objects are
-	// reported with field errors.
+	// reported with field errors. Viewers may not pass
+	// ResourceInterpreterCustomizations in policies (PERMISSION_DENIED).
 	Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error)
 	mustEmbedUnimplementedPlacementServiceServer()
 }

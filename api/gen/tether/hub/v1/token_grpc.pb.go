@@ -32,7 +32,8 @@ const (
 //
 // TokenService issues and revokes the short-lived bootstrap tokens agents
 // present to AgentService.Register. The hub stores only a hash of each
-// token's secret. Every call needs the admin role.
+// token's secret. Every call needs the admin role. A bad ttl, cluster name
+// or use count is INVALID_ARGUMENT.
 type TokenServiceClient interface {
 	// CreateToken issues a token. The secret is returned only here.
 	CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error)
@@ -86,7 +87,8 @@ func (c *tokenServiceClient) DeleteToken(ctx context.Context, in *DeleteTokenReq
 //
 // TokenService issues and revokes the short-lived bootstrap tokens agents
 // present to AgentService.Register. The hub stores only a hash of each
-// token's secret. Every call needs the admin role.
+// token's secret. Every call needs the admin role. A bad ttl, cluster name
+// or use count is INVALID_ARGUMENT.
 type TokenServiceServer interface {
 	// CreateToken issues a token. The secret is returned only here.
 	CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error)

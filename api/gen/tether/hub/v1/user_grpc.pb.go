@@ -31,11 +31,14 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // UserService issues user credentials. Users authenticate with client
-// certificates whose identity is the user name and whose role the hub
-// records. Every call needs the admin role.
+// certificates whose identity is the user name and whose role the
+// certificate carries (the hub keeps no list of users, only of
+// revocations). Every call needs the admin role.
 type UserServiceClient interface {
-	// CreateUser issues a client certificate for a user. ALREADY_EXISTS when
-	// the name is taken with another role.
+	// CreateUser issues a client certificate for a user. INVALID_ARGUMENT for
+	// an invalid name, an unset role, a ttl out of range or a CSR that cannot
+	// be signed. Issuing again for a name (with either role) is allowed: each
+	// certificate is valid until it expires or the name is revoked.
 	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error)
 	// RevokeUser refuses every certificate issued to a user name up to now,
 	// on every hub replica sharing the store: calls are refused
@@ -90,11 +93,14 @@ func (c *userServiceClient) ListRevokedUsers(ctx context.Context, in *ListRevoke
 // for forward compatibility.
 //
 // UserService issues user credentials. Users authenticate with client
-// certificates whose identity is the user name and whose role the hub
-// records. Every call needs the admin role.
+// certificates whose identity is the user name and whose role the
+// certificate carries (the hub keeps no list of users, only of
+// revocations). Every call needs the admin role.
 type UserServiceServer interface {
-	// CreateUser issues a client certificate for a user. ALREADY_EXISTS when
-	// the name is taken with another role.
+	// CreateUser issues a client certificate for a user. INVALID_ARGUMENT for
+	// an invalid name, an unset role, a ttl out of range or a CSR that cannot
+	// be signed. Issuing again for a name (with either role) is allowed: each
+	// certificate is valid until it expires or the name is revoked.
 	CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error)
 	// RevokeUser refuses every certificate issued to a user name up to now,
 	// on every hub replica sharing the store: calls are refused
