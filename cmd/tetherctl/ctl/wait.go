@@ -271,8 +271,11 @@ func collect(ctx context.Context, s IO, cfg *client.Config, ws []*waited, update
 	for {
 		select {
 		case u := <-updates:
-			if u.err != nil {
+			if u.err != nil && ctx.Err() == nil {
 				return explain(cfg, u.err)
+			}
+			if u.err != nil {
+				continue // the timeout ended the follower's call: report the timeout
 			}
 			w := ws[u.i]
 			if !w.printed || u.state.line != w.state.line {
