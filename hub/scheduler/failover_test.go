@@ -32,6 +32,13 @@ func threeClusters(t *testing.T, cfg Config, modify func(*workv1alpha1.ResourceB
 	for _, ref := range []store.ObjectRef{webRef, dupRef} {
 		e.waitBinding(ref, "on 3 clusters", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.Clusters) == 3 })
 	}
+	// The loop counts a write once the store has taken it: the bindings
+	// can be read before both are counted.
+	for deadline := time.Now().Add(waitTimeout); l.writes.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("loop counted %d binding writes; want 2", l.writes.Load())
+		}
+	}
 	return e, l
 }
 
