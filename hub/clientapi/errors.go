@@ -30,6 +30,9 @@ var (
 	// ErrPrecondition: the request needs a state that is not there (an
 	// Approve without a pending key, or of another key).
 	ErrPrecondition = errors.New("clientapi: precondition failed")
+	// ErrFellBehind: a watcher read nothing while its buffer was full for
+	// longer than the hub waits; it watches again from its last revision.
+	ErrFellBehind = errors.New("clientapi: watcher fell behind")
 	// ErrUnimplemented: the method belongs to a later issue.
 	ErrUnimplemented = errors.New("clientapi: not implemented yet")
 )
@@ -55,7 +58,7 @@ func grpcStatus(err error) error {
 		code = codes.Aborted
 	case errors.Is(err, store.ErrCompacted):
 		code = codes.OutOfRange
-	case errors.Is(err, store.ErrTooLarge):
+	case errors.Is(err, store.ErrTooLarge), errors.Is(err, ErrFellBehind):
 		code = codes.ResourceExhausted
 	case errors.Is(err, ErrUnimplemented):
 		code = codes.Unimplemented

@@ -3,6 +3,7 @@ package clientapi
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
@@ -41,6 +42,15 @@ const (
 	// keys and values (4 MiB, a few of the largest objects), so that a
 	// stalled watcher costs the hub at most about this much.
 	DefaultWatchBufferBytes = 4 << 20
+	// DefaultWatchStall is how long a Watch whose buffer is full waits for
+	// its client to take an event before it ends the watch: the client
+	// then gets RESOURCE_EXHAUSTED once it reads again, and watches again
+	// from the last revision it received. A client that reads, however
+	// slowly, is never cut.
+	DefaultWatchStall = time.Minute
+	// KindWatchCut is how the hub counts the watchers cut for stalling:
+	// tether_hub_controller_errors_total{component="clientapi",kind="watch_cut"}.
+	KindWatchCut = "watch_cut"
 	// maxListPageSize is the largest page_size List serves; larger is
 	// INVALID_ARGUMENT, so that no read holds the whole store at once.
 	maxListPageSize = 5000
@@ -59,6 +69,11 @@ type Config struct {
 	// has read from etcd and its client has not (defaults
 	// DefaultWatchBufferEvents and DefaultWatchBufferBytes).
 	WatchBufferEvents, WatchBufferBytes int
+	// WatchStall is how long a full buffer waits for its client (default
+	// DefaultWatchStall); OnWatchCut, when set, is called each time a
+	// watcher is cut for it.
+	WatchStall time.Duration
+	OnWatchCut func()
 	// Leases is the hub's view of cluster liveness (hub/liveness), which
 	// ClusterService shows as state, lease age and last heartbeat; nil
 	// shows every cluster as Unknown, with the capacity last stored.
@@ -106,6 +121,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WatchBufferBytes <= 0 {
 		c.WatchBufferBytes = DefaultWatchBufferBytes
+	}
+	if c.WatchStall <= 0 {
+		c.WatchStall = DefaultWatchStall
+	}
+	if c.OnWatchCut == nil {
+		c.OnWatchCut = func() {}
 	}
 	if c.LuaLimits == (luavm.Limits{}) {
 		c.LuaLimits = luavm.DefaultLimits()

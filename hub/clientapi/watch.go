@@ -66,11 +66,11 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, se
 		from++
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	q := newLagQueue(b.cfg.WatchBufferEvents, b.cfg.WatchBufferBytes)
+	q := newLagQueue(b.cfg.WatchBufferEvents, b.cfg.WatchBufferBytes, b.cfg.WatchStall)
 	filled := make(chan struct{})
 	go func() {
 		defer close(filled)
-		fillWatch(ctx, b.st, q, f.prefix, from, f.keeps)
+		fillWatch(ctx, b.st, q, f.prefix, from, f.keeps, b.cfg.OnWatchCut)
 	}()
 	defer func() { cancel(); <-filled }()
 	for {

@@ -242,7 +242,13 @@ func TestWatchCompactedWhileStalled(t *testing.T) {
 // the last one it had read: every change arrives once, in order.
 func TestWatchPausedWithinATransaction(t *testing.T) {
 	h := startHub(t, clientapi.Config{WatchBufferEvents: 8, WatchBufferBytes: 1 << 20})
-	stream, err := h.dial(t, viewer).objects.Watch(ctx(t), &hubv1.WatchRequest{Kind: "ConfigMap", Namespace: "default"})
+	// From the current revision: a watch from now may open after the
+	// first write.
+	start, err := h.st.Revision(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := h.dial(t, viewer).objects.Watch(ctx(t), &hubv1.WatchRequest{Kind: "ConfigMap", Namespace: "default", StartRevision: start})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -17,9 +18,14 @@ import (
 // watch is cancelled, not left unread; once the client has taken half of
 // the queue it is opened again from the revision where it stopped. A
 // client that falls behind thus reads the rest from etcd's history, and
-// its stream ends (OUT_OF_RANGE) only if that history is compacted first.
+// its stream ends (OUT_OF_RANGE) if that history is compacted first. A
+// client that takes nothing for stall while the queue is full is cut: the
+// queue is dropped and, once the client reads again, its stream ends
+// RESOURCE_EXHAUSTED (ErrFellBehind), to watch again from the last
+// revision it received.
 type lagQueue struct {
 	maxEvents, maxBytes int
+	stall               time.Duration
 	// ready is signalled (capacity 1) after each push and at the end;
 	// room after each take.
 	ready, room chan struct{}
@@ -33,8 +39,8 @@ type lagQueue struct {
 	end error
 }
 
-func newLagQueue(maxEvents, maxBytes int) *lagQueue {
-	return &lagQueue{maxEvents: maxEvents, maxBytes: maxBytes, ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
+func newLagQueue(maxEvents, maxBytes int, stall time.Duration) *lagQueue {
+	return &lagQueue{maxEvents: maxEvents, maxBytes: maxBytes, stall: stall, ready: make(chan struct{}, 1), room: make(chan struct{}, 1)}
 }
 
 // watchPos is where a paused watch resumes: after the first n events of
@@ -53,8 +59,8 @@ func (p *watchPos) advance(ev store.Event) {
 
 // fillWatch feeds q with the events under prefix that keep selects, from
 // revision from (0: now), until ctx ends or the watch fails, pausing the
-// etcd watch while q is full.
-func fillWatch(ctx context.Context, st *store.Store, q *lagQueue, prefix string, from int64, keep func(store.Event) bool) {
+// etcd watch while q is full; cut is called when q's client stalled.
+func fillWatch(ctx context.Context, st *store.Store, q *lagQueue, prefix string, from int64, keep func(store.Event) bool, cut func()) {
 	var pos watchPos
 	for {
 		wctx, cancel := context.WithCancel(ctx)
@@ -67,7 +73,11 @@ func fillWatch(ctx context.Context, st *store.Store, q *lagQueue, prefix string,
 			q.finish(err)
 			return
 		}
-		if err := q.waitRoom(ctx); err != nil {
+		if err := q.waitRoom(ctx); errors.Is(err, ErrFellBehind) {
+			q.drop(err)
+			cut()
+			return
+		} else if err != nil {
 			q.finish(err)
 			return
 		}
@@ -124,8 +134,11 @@ func (q *lagQueue) push(ev store.Event) bool {
 	return true
 }
 
-// waitRoom waits until the client has taken half of q.
+// waitRoom waits until the client has taken half of q; it fails with
+// ErrFellBehind when the client takes nothing for q.stall.
 func (q *lagQueue) waitRoom(ctx context.Context) error {
+	stalled := time.NewTimer(q.stall)
+	defer stalled.Stop()
 	for {
 		q.mu.Lock()
 		roomy := len(q.items) <= q.maxEvents/2 && q.bytes <= q.maxBytes/2
@@ -135,10 +148,30 @@ func (q *lagQueue) waitRoom(ctx context.Context) error {
 		}
 		select {
 		case <-q.room:
+			stalled.Reset(q.stall)
+		case <-stalled.C:
+			return fmt.Errorf("%w: the client took no event for %s while the %d events (at most %d, or %d bytes) the hub holds for it waited; watch again from the revision of the last event received",
+				ErrFellBehind, q.stall, q.len(), q.maxEvents, q.maxBytes)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+func (q *lagQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// drop ends q with err at once, forgetting the events not yet taken: the
+// client resumes from the last one it received.
+func (q *lagQueue) drop(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	clear(q.items)
+	q.items, q.bytes, q.end = nil, 0, err
+	signal(q.ready)
 }
 
 // finish ends q with err once the events before it are taken.
