@@ -76,12 +76,7 @@ func TestReportsReachTheLeader(t *testing.T) {
 	agent := follower.openAgent(t, sctx, cert, &agentv1.Hello{AgentVersion: "test"})
 	agent.send(t, &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: readyHeartbeat()}})
 	first.apply(t, ctx, reportsManifests)
-	versions := agent.awaitWorks(t, cfgAKey, cfgBKey)
-	for key, version := range versions {
-		agent.send(t, &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Ack{Ack: &agentv1.Ack{
-			WorkKey: key, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}})
-		agent.send(t, &agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: configMapReport(key, version)}})
-	}
+	answered := agent.answerWorks(cfgAKey, cfgBKey) // acks and reports every version it is sent, as an agent does
 	for _, key := range []string{cfgAKey, cfgBKey} {
 		item := waitItem(t, ctx, st, key, func(it configv1alpha1.AggregatedStatusItem) bool {
 			return it.Applied && it.Health == configv1alpha1.ResourceHealthy && it.Status != nil
@@ -91,6 +86,7 @@ func TestReportsReachTheLeader(t *testing.T) {
 		}
 	}
 	stopStream()
+	versions := <-answered
 
 	// The agent reconnects: it reported cfg-a's digest, and a digest of
 	// cfg-b the hub never received.
@@ -255,17 +251,34 @@ func (s *agentStream) recv(t *testing.T) *agentv1.HubMessage {
 	return m
 }
 
-// awaitWorks reads until the hub sent every key and returns their
-// versions.
-func (s *agentStream) awaitWorks(t *testing.T, keys ...string) map[string]string {
-	t.Helper()
-	versions := make(map[string]string)
-	for len(versions) < len(keys) {
-		if up := s.recv(t).GetWorkUpsert(); up != nil && slices.Contains(keys, up.GetWorkKey()) {
-			versions[up.GetWorkKey()] = up.GetVersion()
+// answerWorks acks and reports, applied and Healthy, every version of the
+// works keys the hub sends until the stream ends, and then gives the last
+// version of each.
+func (s *agentStream) answerWorks(keys ...string) <-chan map[string]string {
+	out := make(chan map[string]string, 1)
+	go func() {
+		versions := make(map[string]string)
+		defer func() { out <- versions }()
+		for {
+			m, err := s.stream.Recv()
+			if err != nil {
+				return
+			}
+			up := m.GetWorkUpsert()
+			if up == nil || !slices.Contains(keys, up.GetWorkKey()) {
+				continue
+			}
+			key, version := up.GetWorkKey(), up.GetVersion()
+			versions[key] = version
+			ack := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Ack{Ack: &agentv1.Ack{
+				WorkKey: key, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}}
+			report := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: configMapReport(key, version)}}
+			if s.stream.Send(ack) != nil || s.stream.Send(report) != nil {
+				return
+			}
 		}
-	}
-	return versions
+	}()
+	return out
 }
 
 // awaitStatusRequest reads until the hub asks for statuses and returns
