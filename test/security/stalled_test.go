@@ -39,7 +39,12 @@ func stalledWatch(t *testing.T, e *hostileEnv) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	objects := hubv1.NewObjectServiceClient(dial(t, e.h.addr, userTLS(t, e.viewerConf)))
-	ws, err := objects.Watch(ctx, &hubv1.WatchRequest{ApiVersion: "v1", Kind: "ConfigMap", Namespace: ns})
+	list, err := objects.List(ctx, &hubv1.ListRequest{ApiVersion: "v1", Kind: "ConfigMap", Namespace: ns})
+	if err != nil {
+		t.Fatalf("viewer List: %v", err)
+	}
+	last := list.GetRevision() // where a watch cut before its first event starts again
+	ws, err := objects.Watch(ctx, &hubv1.WatchRequest{ApiVersion: "v1", Kind: "ConfigMap", Namespace: ns, StartRevision: last})
 	if err != nil {
 		t.Fatalf("viewer Watch: %v", err)
 	}
@@ -53,7 +58,6 @@ func stalledWatch(t *testing.T, e *hostileEnv) string {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	var last int64
 	cut := ""
 	for len(seen) < stallObjects {
 		ev, err := ws.Recv()
