@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/tetherproj/tether/agent/apply"
@@ -178,7 +180,10 @@ func TestUpdateStrategy(t *testing.T) {
 func editDeployment(t *testing.T, ns, name string, edit func(*appsv1.Deployment)) {
 	t.Helper()
 	ctx := context.Background()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	// The member's controllers write the Deployment's status during a
+	// rollout: retry a conflicting edit for up to about 10 s, not 5 tries.
+	backoff := wait.Backoff{Steps: 40, Duration: 20 * time.Millisecond, Factor: 1.5, Cap: 500 * time.Millisecond}
+	err := retry.RetryOnConflict(backoff, func() error {
 		d, err := kube().AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

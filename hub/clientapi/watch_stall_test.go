@@ -202,7 +202,13 @@ func heapInUse() int64 {
 func TestWatchCompactedWhileStalled(t *testing.T) {
 	h := startHub(t, clientapi.Config{WatchBufferEvents: 2, WatchBufferBytes: 1 << 20})
 	c := h.dial(t, admin)
-	stream, err := c.objects.Watch(ctx(t), &hubv1.WatchRequest{Kind: "ConfigMap"})
+	// From the current revision: a watch from now may open after the
+	// first write.
+	start, err := h.st.Revision(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.objects.Watch(ctx(t), &hubv1.WatchRequest{Kind: "ConfigMap", StartRevision: start})
 	if err != nil {
 		t.Fatal(err)
 	}
