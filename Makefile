@@ -29,10 +29,19 @@ build: ## build every binary of cmd/ into bin/, version-stamped
 	@echo ">> building $(CMDS) ($(VERSION))"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
 
+# The fault suite's smoke tier spends most of its minutes waiting out
+# partitions and pauses, so it runs beside the other packages rather than
+# after them; its output follows theirs.
+FAULTS_PKG := ./test/faults/
+
 test: kit-bins build ## everything CI runs: lint, generated code up to date, all tests
 	@$(MAKE) --no-print-directory lint check-generated
-	@echo ">> go test (timeout $(TEST_TIMEOUT))"
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@echo ">> go test (timeout $(TEST_TIMEOUT)), $(FAULTS_PKG) beside the rest"
+	@mkdir -p .cache
+	@( $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(FAULTS_PKG) > .cache/faults-test.log 2>&1; echo $$? > .cache/faults-test.rc ) & \
+	rest=0; $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v '/test/faults$$') || rest=$$?; \
+	wait; cat .cache/faults-test.log; faults=$$(cat .cache/faults-test.rc); \
+	if [ "$$rest" != 0 ] || [ "$$faults" != 0 ]; then echo ">> go test failed (others: $$rest, faults: $$faults)"; exit 1; fi
 
 test-unit: ## the tests that start no process (fast loop while coding)
 	$(GO) test -short ./api/... ./internal/...
