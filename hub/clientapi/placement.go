@@ -55,14 +55,8 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 	return key, nil
 }
 
-// placement reads the template and its binding. The clusters come from the
-// binding (the scheduler's last result). The rejections are the ones the
-// scheduling loop recorded with that result (placement.Rejections), so
-// that they explain the decision actually made, liveness taints included.
-// A binding scheduled before the loop recorded them (or by another
-// scheduler) gets them recomputed: the scheduler runs again, purely, on the
-// binding's input (scheduler.BuildInput) and the scheduling loop's view of
-// the stored clusters (members).
+// placement reads the template and its binding, now, and computes their
+// placement (placementOf).
 func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
 	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -71,21 +65,31 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 	if err != nil {
 		return nil, err
 	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-	}
-	_ = json.Unmarshal(tkv.Value, &tm)
-	pl := &hubv1.Placement{
-		Template: &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name},
-		Revision: tkv.Revision,
-	}
 	bkv, err := b.st.Get(ctx, store.BindingKey(key))
 	if errors.Is(err, store.ErrNotFound) {
-		pl.Message = "no propagation policy matches the template"
-		return pl, nil
+		return b.placementOf(ctx, key, tkv, nil)
 	}
 	if err != nil {
 		return nil, err
+	}
+	return b.placementOf(ctx, key, tkv, &bkv)
+}
+
+// placementOf is the placement of the template key stored as tkv with the
+// binding bkv (nil: none): the one computation behind GetPlacement,
+// WatchPlacement and WatchPlacements. The clusters come from the binding
+// (the scheduler's last result). The rejections are the ones the
+// scheduling loop recorded with that result (placement.Rejections), so
+// that they explain the decision actually made, liveness taints included.
+// A binding scheduled before the loop recorded them (or by another
+// scheduler) gets them recomputed: the scheduler runs again, purely, on the
+// binding's input (scheduler.BuildInput) and the scheduling loop's view of
+// the stored clusters (members).
+func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv store.KV, bkv *store.KV) (*hubv1.Placement, error) {
+	pl := &hubv1.Placement{Template: templateRef(key, tkv.Value), Revision: tkv.Revision}
+	if bkv == nil {
+		pl.Message = "no propagation policy matches the template"
+		return pl, nil
 	}
 	pl.Revision = max(pl.Revision, bkv.Revision)
 	var rb workv1alpha1.ResourceBinding
@@ -96,6 +100,16 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 		return nil, err
 	}
 	return pl, nil
+}
+
+// templateRef names the template key stored as value, with its
+// apiVersion.
+func templateRef(key store.ObjectRef, value []byte) *hubv1.ObjectRef {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(value, &tm)
+	return &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name}
 }
 
 func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef) error {
