@@ -34,7 +34,7 @@
 // A revoked user's certificate (hub/revocation) is refused before any
 // service sees the call: RefuseRevoked's interceptors, installed on the
 // hub's server, answer UNAUTHENTICATED naming the revocation, and end the
-// user's open streams (Watch, WatchPlacement) with it as soon as the
+// user's open streams (Watch, WatchPlacement, WatchPlacements) with it as soon as the
 // replica learns of the revocation from etcd. An admin cannot revoke the
 // name they are connected as.
 //

@@ -58,7 +58,9 @@ type PlacementServiceClient interface {
 	// message per stored change of a selected template or of its binding, in
 	// the store's revision order. Each change message carries the placement
 	// as it was at that change's revision (placement.revision and revision
-	// are the change's), computed as GetPlacement computes it; a change that
+	// are the change's), computed as GetPlacement computes it (rejections the
+	// scheduler did not record are recomputed against the clusters as they
+	// are when the message is sent); a change that
 	// leaves a placement as it was (a binding's aggregated status, a
 	// template's data) still sends it, MODIFIED, so that revisions stay
 	// gapless for resuming.
@@ -192,7 +194,9 @@ type PlacementServiceServer interface {
 	// message per stored change of a selected template or of its binding, in
 	// the store's revision order. Each change message carries the placement
 	// as it was at that change's revision (placement.revision and revision
-	// are the change's), computed as GetPlacement computes it; a change that
+	// are the change's), computed as GetPlacement computes it (rejections the
+	// scheduler did not record are recomputed against the clusters as they
+	// are when the message is sent); a change that
 	// leaves a placement as it was (a binding's aggregated status, a
 	// template's data) still sends it, MODIFIED, so that revisions stay
 	// gapless for resuming.
