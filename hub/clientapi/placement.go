@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -67,12 +68,12 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 	}
 	bkv, err := b.st.Get(ctx, store.BindingKey(key))
 	if errors.Is(err, store.ErrNotFound) {
-		return b.placementOf(ctx, key, tkv, nil)
+		return b.placementOf(ctx, key, tkv, nil, b.storedClusters)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return b.placementOf(ctx, key, tkv, &bkv)
+	return b.placementOf(ctx, key, tkv, &bkv, b.storedClusters)
 }
 
 // placementOf is the placement of the template key stored as tkv with the
@@ -84,8 +85,8 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 // A binding scheduled before the loop recorded them (or by another
 // scheduler) gets them recomputed: the scheduler runs again, purely, on the
 // binding's input (scheduler.BuildInput) and the scheduling loop's view of
-// the stored clusters (members).
-func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv store.KV, bkv *store.KV) (*hubv1.Placement, error) {
+// the clusters (members) read from clusters.
+func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv store.KV, bkv *store.KV, clusters clusterSource) (*hubv1.Placement, error) {
 	pl := &hubv1.Placement{Template: templateRef(key, tkv.Value), Revision: tkv.Revision}
 	if bkv == nil {
 		pl.Message = "no propagation policy matches the template"
@@ -96,7 +97,7 @@ func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv stor
 	if err := json.Unmarshal(bkv.Value, &rb); err != nil {
 		return nil, fmt.Errorf("decode binding %s: %w", bkv.Key, err)
 	}
-	if err := b.fillFromBinding(ctx, pl, &rb, key); err != nil {
+	if err := b.fillFromBinding(ctx, pl, &rb, key, clusters); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -112,7 +113,7 @@ func templateRef(key store.ObjectRef, value []byte) *hubv1.ObjectRef {
 	return &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name}
 }
 
-func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef) error {
+func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef, clusters clusterSource) error {
 	kind := workv1alpha1.KindResourceBinding
 	if key.Namespace == "" {
 		kind = workv1alpha1.KindClusterResourceBinding
@@ -135,13 +136,38 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 	if rb.Spec.Placement == nil {
 		return nil // an attached dependency: the scheduler does not place it
 	}
-	cs, err := b.storedClusters(ctx)
+	cs, err := clusters(ctx)
 	if err != nil {
 		return err
 	}
 	in := scheduler.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
 	pl.Rejections = rejections(in, chosen)
 	return nil
+}
+
+// clusterSource reads the registered clusters: storedClusters, or a
+// stream's recentClusters.
+type clusterSource func(context.Context) ([]clusterv1alpha1.Cluster, error)
+
+// recentClusters is storedClusters read at most once per maxAge: a
+// WatchPlacements stream recomputes rejections for many placements in a
+// row, and one etcd read per message would halve its pace. Rejections may
+// thus be computed against clusters as they were up to maxAge ago. Only
+// the stream's goroutine calls it.
+func (b *backend) recentClusters(maxAge time.Duration) clusterSource {
+	var cs []clusterv1alpha1.Cluster
+	var read time.Time
+	return func(ctx context.Context) ([]clusterv1alpha1.Cluster, error) {
+		if cs != nil && time.Since(read) < maxAge {
+			return cs, nil
+		}
+		fresh, err := b.storedClusters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cs, read = fresh, time.Now()
+		return cs, nil
+	}
 }
 
 // policyRef is the policy a binding's claim names, nil for none.

@@ -14,7 +14,7 @@ import (
 // the store holds them at one revision, page by page (placementsPage
 // templates and their bindings at a time), then the synced mark, and
 // returns that revision: the changes follow from the next one.
-func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter, send func(*hubv1.WatchPlacementsResponse) error) (int64, error) {
+func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter, clusters clusterSource, send func(*hubv1.WatchPlacementsResponse) error) (int64, error) {
 	start, end := f.objects, store.PrefixEnd(f.objects)
 	var rev int64
 	for {
@@ -23,7 +23,7 @@ func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter
 			return 0, currentCompacted(rev, err)
 		}
 		rev = at
-		if err := b.sendPage(ctx, f, templates, rev, send); err != nil {
+		if err := b.sendPage(ctx, f, clusters, templates, rev, send); err != nil {
 			return 0, err
 		}
 		if !more || len(templates) == 0 {
@@ -36,7 +36,7 @@ func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter
 
 // sendPage sends the placements of one page of templates read at rev,
 // with their bindings as they were then.
-func (b *backend) sendPage(ctx context.Context, f *placementsFilter, templates []store.KV, rev int64, send func(*hubv1.WatchPlacementsResponse) error) error {
+func (b *backend) sendPage(ctx context.Context, f *placementsFilter, clusters clusterSource, templates []store.KV, rev int64, send func(*hubv1.WatchPlacementsResponse) error) error {
 	if len(templates) == 0 {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (b *backend) sendPage(ctx context.Context, f *placementsFilter, templates [
 		if kv, ok := bindings[store.BindingKey(key)]; ok {
 			bkv = &kv
 		}
-		pl, err := b.placementOf(ctx, key, tkv, bkv)
+		pl, err := b.placementOf(ctx, key, tkv, bkv, clusters)
 		if err != nil {
 			return err
 		}

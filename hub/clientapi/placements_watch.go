@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -12,6 +13,11 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/store"
 )
+
+// placementsClustersAge is how long, in a WatchPlacements stream, the
+// clusters read to recompute rejections (recentClusters) are used before
+// being read again.
+const placementsClustersAge = time.Second
 
 // placementsPage is how many templates WatchPlacements reads from the
 // store at once for the current placements it sends first: what one
@@ -107,8 +113,9 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 	if from < 0 {
 		return fmt.Errorf("%w: start_revision %d: a revision is 0 (from now) or positive", ErrInvalid, from)
 	}
+	clusters := b.recentClusters(placementsClustersAge)
 	if from == 0 {
-		if from, err = b.sendCurrentPlacements(ctx, f, send); err != nil {
+		if from, err = b.sendCurrentPlacements(ctx, f, clusters, send); err != nil {
 			return err
 		}
 	}
@@ -125,7 +132,7 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 		if err != nil {
 			return err
 		}
-		resp, err := b.placementChange(ctx, f, ev)
+		resp, err := b.placementChange(ctx, f, clusters, ev)
 		if err != nil {
 			return err
 		}
@@ -142,7 +149,7 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 // at revision R: the template's placement as it was at R, or nil when the
 // change concerns no selected template (a binding whose template is gone
 // or does not match the label selector).
-func (b *backend) placementChange(ctx context.Context, f *placementsFilter, ev store.Event) (*hubv1.WatchPlacementsResponse, error) {
+func (b *backend) placementChange(ctx context.Context, f *placementsFilter, clusters clusterSource, ev store.Event) (*hubv1.WatchPlacementsResponse, error) {
 	key, _ := store.ParseObjectKey(ev.KV.Key)
 	rev := ev.KV.Revision
 	var tkv store.KV
@@ -174,7 +181,7 @@ func (b *backend) placementChange(ctx context.Context, f *placementsFilter, ev s
 			bkv = &ev.KV
 		}
 	}
-	pl, err := b.placementOf(ctx, key, tkv, bkv)
+	pl, err := b.placementOf(ctx, key, tkv, bkv, clusters)
 	if err != nil {
 		return nil, err
 	}

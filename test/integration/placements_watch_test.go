@@ -23,6 +23,11 @@ import (
 // ConfigMaps applyLabelled writes.
 var placedSel = client.Selector{APIVersion: "v1", Kind: "ConfigMap", Namespace: "default", LabelSelector: "watch=placements"}
 
+// placementsWait bounds TestClientWatchesPlacementsOfTenThousandTemplates:
+// 120 ms per template (applied, scheduled, moved, watched and replayed,
+// some 6 messages each twice, on a shared machine), at least watchWait.
+var placementsWait = max(watchWait, time.Duration(watchTemplates)*120*time.Millisecond)
+
 // placementsPolicy propagates those ConfigMaps to the named clusters.
 func placementsPolicy(clusters ...string) string {
 	return fmt.Sprintf("apiVersion: policy.tether.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: watched, namespace: default}\nspec:\n"+
@@ -45,7 +50,7 @@ func TestClientWatchesPlacementsOfTenThousandTemplates(t *testing.T) {
 	listen := fmt.Sprintf("127.0.0.1:%d", freeTCPPorts(t, 1)[0])
 	flags := []string{"--listen", listen, "-log-level", "info", "--max-works-per-cluster", fmt.Sprint(2 * watchTemplates)}
 	h := startHub(t, dir, flags...)
-	ctx, cancel := context.WithTimeout(ctxFor(t), watchWait)
+	ctx, cancel := context.WithTimeout(ctxFor(t), placementsWait)
 	defer cancel()
 	c := dialClient(ctx, t, dir)
 	a := dialAdmin(t, dir, h.addr)
@@ -82,10 +87,12 @@ func TestClientWatchesPlacementsOfTenThousandTemplates(t *testing.T) {
 	}
 	t.Logf("watched the placements of %d templates (%d changes) across a hub kill -9 and a client reconnect in %s",
 		watchTemplates, len(r.seen), time.Since(start).Round(time.Millisecond))
+	replayed := time.Now()
 	replay, err := replayPlacements(ctx, c, rev, r.last)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("replayed %d changes in %s", len(replay), time.Since(replayed).Round(time.Millisecond))
 	if i := firstDifference(r.seen, replay); i >= 0 {
 		t.Fatalf("the disturbed watch's message %d of %d is %q; an undisturbed watch from revision %d has %q (of %d)",
 			i, len(r.seen), at(r.seen, i), rev, at(replay, i), len(replay))

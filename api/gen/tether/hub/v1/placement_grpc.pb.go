@@ -59,8 +59,8 @@ type PlacementServiceClient interface {
 	// the store's revision order. Each change message carries the placement
 	// as it was at that change's revision (placement.revision and revision
 	// are the change's), computed as GetPlacement computes it (rejections the
-	// scheduler did not record are recomputed against the clusters as they
-	// are when the message is sent); a change that
+	// scheduler did not record are recomputed against the clusters as read
+	// at most a second before the message is sent); a change that
 	// leaves a placement as it was (a binding's aggregated status, a
 	// template's data) still sends it, MODIFIED, so that revisions stay
 	// gapless for resuming.
@@ -195,8 +195,8 @@ type PlacementServiceServer interface {
 	// the store's revision order. Each change message carries the placement
 	// as it was at that change's revision (placement.revision and revision
 	// are the change's), computed as GetPlacement computes it (rejections the
-	// scheduler did not record are recomputed against the clusters as they
-	// are when the message is sent); a change that
+	// scheduler did not record are recomputed against the clusters as read
+	// at most a second before the message is sent); a change that
 	// leaves a placement as it was (a binding's aggregated status, a
 	// template's data) still sends it, MODIFIED, so that revisions stay
 	// gapless for resuming.
