@@ -13,9 +13,10 @@
 //   - typed calls returning the generated API types of
 //     github.com/tetherproj/tether/api/gen/tether/hub/v1: Apply, Get, List
 //     (every page, at one revision), Watch (resumes from the last revision
-//     it delivered when the connection breaks), GetPlacement, WatchPlacement
-//     and WaitPlaced (placements carry the clusters the scheduler rejected,
-//     with every reason), and Simulate. The generated service clients are
+//     it delivered when the connection breaks), GetPlacement, WatchPlacement,
+//     WatchPlacements (every selected template's placement, change after
+//     change, resumed like Watch) and WaitPlaced (placements carry the
+//     clusters the scheduler rejected, with every reason), and Simulate. The generated service clients are
 //     there too (Client.Objects, Placements, Clusters) for the other calls;
 //   - errors that say what to do: every call's error is an *Error whose
 //     message explains the gRPC status as tetherctl prints it (an

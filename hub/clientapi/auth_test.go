@@ -29,6 +29,13 @@ func TestAuthorization(t *testing.T) {
 			_, err := c.placements.GetPlacement(ctx(t), &hubv1.GetPlacementRequest{Template: ref})
 			return err
 		},
+		"WatchPlacements": func(c *client) error {
+			s, err := c.placements.WatchPlacements(ctx(t), &hubv1.WatchPlacementsRequest{Kind: "Deployment"})
+			if err == nil {
+				_, err = s.Recv()
+			}
+			return err
+		},
 		"Apply": func(c *client) error {
 			_, err := c.objects.Apply(ctx(t), &hubv1.ApplyRequest{Manifests: fixture(t, "web.yaml")})
 			return err

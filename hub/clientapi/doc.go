@@ -1,6 +1,6 @@
 // Package clientapi is the hub's client API (DESIGN §3): ObjectService
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
-// WatchPlacement, Simulate) and ClusterService (ListClusters, GetCluster,
+// WatchPlacement, WatchPlacements, Simulate) and ClusterService (ListClusters, GetCluster,
 // Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
 // client. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
@@ -34,7 +34,7 @@
 // A revoked user's certificate (hub/revocation) is refused before any
 // service sees the call: RefuseRevoked's interceptors, installed on the
 // hub's server, answer UNAUTHENTICATED naming the revocation, and end the
-// user's open streams (Watch, WatchPlacement) with it as soon as the
+// user's open streams (Watch, WatchPlacement, WatchPlacements) with it as soon as the
 // replica learns of the revocation from etcd. An admin cannot revoke the
 // name they are connected as.
 //
@@ -130,7 +130,21 @@
 // binding's input (scheduler.BuildInput) over the scheduling loop's view of
 // the stored clusters (scheduler.BuildMembers, with this replica's leases:
 // liveness taints, capacity and API enablements; a cluster that reported
-// none serves no kind).
+// none serves no kind). GetPlacement, WatchPlacement and WatchPlacements
+// compute a placement with one function (placementOf) of the template and
+// binding values.
+//
+// WatchPlacements follows every template a selector matches
+// (placements_watch.go): one etcd watch over the key range from the
+// selected bindings to the selected templates (bindings/ sorts before
+// objects/), so that both kinds of change come in one revision order; the
+// keys between them (clusters, liveness, meta) are read and dropped. Each
+// change at revision R is sent as the placement at R: the other key of the
+// pair is read at R (store.GetAt), so a replay from a revision sends the
+// same messages. Changes wait in a lagQueue as Watch's do (same bounds,
+// same cut). From revision 0 it first sends the current placements read
+// at one revision, placementsPage (500) templates and their bindings at a
+// time (placements_current.go), then a synced mark carrying that revision.
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
 // would store it; detector.Choose picks the policy, detector.BuildSpec and

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -55,14 +56,8 @@ func templateKey(ref *hubv1.ObjectRef) (store.ObjectRef, error) {
 	return key, nil
 }
 
-// placement reads the template and its binding. The clusters come from the
-// binding (the scheduler's last result). The rejections are the ones the
-// scheduling loop recorded with that result (placement.Rejections), so
-// that they explain the decision actually made, liveness taints included.
-// A binding scheduled before the loop recorded them (or by another
-// scheduler) gets them recomputed: the scheduler runs again, purely, on the
-// binding's input (scheduler.BuildInput) and the scheduling loop's view of
-// the stored clusters (members).
+// placement reads the template and its binding, now, and computes their
+// placement (placementOf).
 func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
 	tkv, err := b.st.Get(ctx, store.ObjectKey(key))
 	if errors.Is(err, store.ErrNotFound) {
@@ -71,34 +66,54 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 	if err != nil {
 		return nil, err
 	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-	}
-	_ = json.Unmarshal(tkv.Value, &tm)
-	pl := &hubv1.Placement{
-		Template: &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name},
-		Revision: tkv.Revision,
-	}
 	bkv, err := b.st.Get(ctx, store.BindingKey(key))
 	if errors.Is(err, store.ErrNotFound) {
-		pl.Message = "no propagation policy matches the template"
-		return pl, nil
+		return b.placementOf(ctx, key, tkv, nil, b.storedClusters)
 	}
 	if err != nil {
 		return nil, err
+	}
+	return b.placementOf(ctx, key, tkv, &bkv, b.storedClusters)
+}
+
+// placementOf is the placement of the template key stored as tkv with the
+// binding bkv (nil: none): the one computation behind GetPlacement,
+// WatchPlacement and WatchPlacements. The clusters come from the binding
+// (the scheduler's last result). The rejections are the ones the
+// scheduling loop recorded with that result (placement.Rejections), so
+// that they explain the decision actually made, liveness taints included.
+// A binding scheduled before the loop recorded them (or by another
+// scheduler) gets them recomputed: the scheduler runs again, purely, on the
+// binding's input (scheduler.BuildInput) and the scheduling loop's view of
+// the clusters (members) read from clusters.
+func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv store.KV, bkv *store.KV, clusters clusterSource) (*hubv1.Placement, error) {
+	pl := &hubv1.Placement{Template: templateRef(key, tkv.Value), Revision: tkv.Revision}
+	if bkv == nil {
+		pl.Message = "no propagation policy matches the template"
+		return pl, nil
 	}
 	pl.Revision = max(pl.Revision, bkv.Revision)
 	var rb workv1alpha1.ResourceBinding
 	if err := json.Unmarshal(bkv.Value, &rb); err != nil {
 		return nil, fmt.Errorf("decode binding %s: %w", bkv.Key, err)
 	}
-	if err := b.fillFromBinding(ctx, pl, &rb, key); err != nil {
+	if err := b.fillFromBinding(ctx, pl, &rb, key, clusters); err != nil {
 		return nil, err
 	}
 	return pl, nil
 }
 
-func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef) error {
+// templateRef names the template key stored as value, with its
+// apiVersion.
+func templateRef(key store.ObjectRef, value []byte) *hubv1.ObjectRef {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+	}
+	_ = json.Unmarshal(value, &tm)
+	return &hubv1.ObjectRef{ApiVersion: tm.APIVersion, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name}
+}
+
+func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, key store.ObjectRef, clusters clusterSource) error {
 	kind := workv1alpha1.KindResourceBinding
 	if key.Namespace == "" {
 		kind = workv1alpha1.KindClusterResourceBinding
@@ -121,13 +136,38 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 	if rb.Spec.Placement == nil {
 		return nil // an attached dependency: the scheduler does not place it
 	}
-	cs, err := b.storedClusters(ctx)
+	cs, err := clusters(ctx)
 	if err != nil {
 		return err
 	}
 	in := scheduler.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
 	pl.Rejections = rejections(in, chosen)
 	return nil
+}
+
+// clusterSource reads the registered clusters: storedClusters, or a
+// stream's recentClusters.
+type clusterSource func(context.Context) ([]clusterv1alpha1.Cluster, error)
+
+// recentClusters is storedClusters read at most once per maxAge: a
+// WatchPlacements stream recomputes rejections for many placements in a
+// row, and one etcd read per message would halve its pace. Rejections may
+// thus be computed against clusters as they were up to maxAge ago. Only
+// the stream's goroutine calls it.
+func (b *backend) recentClusters(maxAge time.Duration) clusterSource {
+	var cs []clusterv1alpha1.Cluster
+	var read time.Time
+	return func(ctx context.Context) ([]clusterv1alpha1.Cluster, error) {
+		if cs != nil && time.Since(read) < maxAge {
+			return cs, nil
+		}
+		fresh, err := b.storedClusters(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cs, read = fresh, time.Now()
+		return cs, nil
+	}
 }
 
 // policyRef is the policy a binding's claim names, nil for none.

@@ -17,7 +17,7 @@ import (
 // RefuseRevoked returns the server options that refuse revoked users'
 // certificates (hub/revocation) on every call of the server: a unary call
 // or a new stream is UNAUTHENTICATED at once, and an open stream (Watch,
-// WatchPlacement) ends with UNAUTHENTICATED as soon as this replica learns
+// WatchPlacement, WatchPlacements) ends with UNAUTHENTICATED as soon as this replica learns
 // of the revocation. Calls without a user's certificate (agents,
 // registration) pass untouched. The hub installs them on its one gRPC
 // server; authorize then decides what the role may do.

@@ -70,7 +70,7 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, se
 	filled := make(chan struct{})
 	go func() {
 		defer close(filled)
-		fillWatch(ctx, b.st, q, f.prefix, from, f.keeps, b.cfg.OnWatchCut)
+		fillWatch(ctx, q, prefixSource(b.st, f.prefix), from, f.keeps, b.cfg.OnWatchCut)
 	}()
 	defer func() { cancel(); <-filled }()
 	for {

@@ -57,17 +57,33 @@ func (p *watchPos) advance(ev store.Event) {
 	p.n++
 }
 
-// fillWatch feeds q with the events under prefix that keep selects, from
+// watchSource is the store watch a lagQueue is filled from.
+type watchSource struct {
+	// open watches from revision from (0: now) until ctx ends.
+	open func(ctx context.Context, from int64) <-chan store.Event
+	// again tells a client whose revision was compacted what to do.
+	again string
+}
+
+// prefixSource watches the keys under prefix, for Watch.
+func prefixSource(st *store.Store, prefix string) watchSource {
+	return watchSource{
+		open:  func(ctx context.Context, from int64) <-chan store.Event { return st.Watch(ctx, prefix, from) },
+		again: "List again and watch from the list's revision",
+	}
+}
+
+// fillWatch feeds q with the events of src that keep selects, from
 // revision from (0: now), until ctx ends or the watch fails, pausing the
 // etcd watch while q is full; cut is called when q's client stalled.
-func fillWatch(ctx context.Context, st *store.Store, q *lagQueue, prefix string, from int64, keep func(store.Event) bool, cut func()) {
+func fillWatch(ctx context.Context, q *lagQueue, src watchSource, from int64, keep func(store.Event) bool, cut func()) {
 	var pos watchPos
 	for {
 		wctx, cancel := context.WithCancel(ctx)
-		full, err := q.fill(wctx, st.Watch(wctx, prefix, from), keep, &pos)
+		full, err := q.fill(wctx, src.open(wctx, from), keep, &pos)
 		cancel()
 		if errors.Is(err, store.ErrCompacted) {
-			err = compacted(from, pos, err)
+			err = compacted(from, pos, src.again, err)
 		}
 		if !full {
 			q.finish(err)
@@ -87,12 +103,12 @@ func fillWatch(ctx context.Context, st *store.Store, q *lagQueue, prefix string,
 
 // compacted says which revision of a watch from revision from, stopped at
 // pos, was compacted.
-func compacted(from int64, pos watchPos, err error) error {
+func compacted(from int64, pos watchPos, again string, err error) error {
 	if pos.rev == 0 {
-		return fmt.Errorf("watch from revision %d: that revision was compacted; List again and watch from the list's revision: %w", from-1, err)
+		return fmt.Errorf("watch from revision %d: that revision was compacted; %s: %w", from-1, again, err)
 	}
-	return fmt.Errorf("watch: the client read too slowly: revision %d, which it had not read yet, was compacted meanwhile; List again and watch from the list's revision: %w",
-		pos.rev, err)
+	return fmt.Errorf("watch: the client read too slowly: revision %d, which it had not read yet, was compacted meanwhile; %s: %w",
+		pos.rev, again, err)
 }
 
 // fill reads in into q, skipping what pos says was read before. It

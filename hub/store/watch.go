@@ -29,17 +29,23 @@ type Event struct {
 // now) until ctx ends. If fromRev was compacted the only event carries
 // ErrCompacted: the caller lists again and watches from the list revision.
 func (s *Store) Watch(ctx context.Context, prefix string, fromRev int64) <-chan Event {
-	opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithPrevKV()}
+	return s.WatchRange(ctx, prefix, PrefixEnd(prefix), fromRev)
+}
+
+// WatchRange is Watch of the keys in [start, end): one watch whose events
+// come in revision order across the whole range.
+func (s *Store) WatchRange(ctx context.Context, start, end string, fromRev int64) <-chan Event {
+	opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithPrevKV()}
 	if fromRev > 0 {
 		opts = append(opts, clientv3.WithRev(fromRev))
 	}
-	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), prefix, opts...)
+	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), start, opts...)
 	out := make(chan Event)
 	go func() {
 		defer close(out)
 		for resp := range wch {
 			if err := resp.Err(); err != nil {
-				send(ctx, out, Event{Err: wrap("watch", prefix, err)})
+				send(ctx, out, Event{Err: wrap("watch", start, err)})
 				return
 			}
 			for _, ev := range resp.Events {

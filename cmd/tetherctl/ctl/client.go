@@ -49,27 +49,38 @@ func contextOf(cmd *cobra.Command) context.Context {
 // hub answers and explains why when it does not. The caller closes the
 // connection.
 func dial(ctx context.Context) (*grpc.ClientConn, *client.Config, error) {
+	c, err := dialClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := c.Config()
+	return c.Conn(), &cfg, nil
+}
+
+// dialClient is dial for the client package's typed calls; the caller
+// closes the client.
+func dialClient(ctx context.Context) (*client.Client, error) {
 	flag, _ := ctx.Value(configKey{}).(string)
 	path, err := client.ConfigPath(flag)
 	if err != nil {
-		return nil, nil, fmt.Errorf("no config: pass --config or set %s; the hub writes DATA_DIR/admin.conf (%v)", client.ConfigEnvVar, err)
+		return nil, fmt.Errorf("no config: pass --config or set %s; the hub writes DATA_DIR/admin.conf (%v)", client.ConfigEnvVar, err)
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("no config at %s: pass --config or set %s; the hub writes DATA_DIR/admin.conf", path, client.ConfigEnvVar)
+		return nil, fmt.Errorf("no config at %s: pass --config or set %s; the hub writes DATA_DIR/admin.conf", path, client.ConfigEnvVar)
 	}
 	cfg, err := client.LoadConfig(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	c, err := client.Dial(ctx, cfg)
 	var explained *client.Error
 	if errors.As(err, &explained) {
-		return nil, nil, err // what the hub said, explained
+		return nil, err // what the hub said, explained
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	return c.Conn(), &cfg, nil
+	return c, nil
 }
 
 // explain turns an RPC error into a message that says what happened and

@@ -50,12 +50,16 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 		return
 	}
 	var namespace, output string
-	cmd.Use = "placement KIND/NAME [-n NS] [-o table|json|yaml|jsonpath=...]"
-	cmd.Long = placementQueryLong
+	var w placementWatchFlags
+	cmd.Use = "placement KIND/NAME [-n NS] [-o table|json|yaml|jsonpath=...] | placement KIND[/NAME] -w [-l SELECTOR] [-n NS | -A]"
+	cmd.Long = placementQueryLong + placementWatchLong
 	cmd.Args = cobra.MaximumNArgs(1)
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return c.Help()
+		}
+		if w.watch {
+			return runPlacementWatch(contextOf(c), s, args[0], namespace, output, w)
 		}
 		if err := checkFormat(output, formatTable, formatJSON, formatYAML, formatJSONPath, formatJSONPathFile); err != nil {
 			return err
@@ -74,6 +78,9 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 	}
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", `namespace (default "default")`)
 	cmd.Flags().StringVarP(&output, "output", "o", formatTable, "output format: table, json, yaml, jsonpath=TEMPLATE or jsonpath-file=FILE")
+	cmd.Flags().BoolVarP(&w.watch, "watch", "w", false, "stream the placement's changes (of every template of KIND with KIND alone)")
+	cmd.Flags().StringVarP(&w.selector, "selector", "l", "", "with -w and KIND: label selector on the templates, e.g. app=web")
+	cmd.Flags().BoolVarP(&w.allNamespaces, "all-namespaces", "A", false, "with -w and KIND: templates of every namespace")
 }
 
 func placementQuery(ctx context.Context, s IO, ref *hubv1.ObjectRef, output string) error {

@@ -12,7 +12,8 @@
 //
 // Roles: a certificate's role decides what it may call. The read-only
 // role (ROLE_READ_ONLY, `--role viewer`) may call Get, List, Watch,
-// GetPlacement, WatchPlacement, Simulate, ListClusters and GetCluster;
+// GetPlacement, WatchPlacement, WatchPlacements, Simulate, ListClusters
+// and GetCluster;
 // the admin role may call everything. Viewers see Secrets with their data
 // emptied.
 //

@@ -462,6 +462,168 @@ func (x *WatchPlacementResponse) GetPlacement() *Placement {
 	return nil
 }
 
+// WatchPlacementsRequest selects the templates whose placements to follow.
+type WatchPlacementsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The templates' API version; may be empty when the kind is unambiguous.
+	ApiVersion string `protobuf:"bytes,1,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// The templates' kind; empty for every kind of resource template.
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The namespace; empty for all (and for cluster-scoped kinds).
+	Namespace string `protobuf:"bytes,3,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// A Kubernetes label selector on the templates, e.g. "app=web"; empty
+	// for all.
+	LabelSelector string `protobuf:"bytes,4,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
+	// Stream the changes after this revision (the revision of the last
+	// message received); 0 to start with the current placements.
+	StartRevision int64 `protobuf:"varint,5,opt,name=start_revision,json=startRevision,proto3" json:"start_revision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchPlacementsRequest) Reset() {
+	*x = WatchPlacementsRequest{}
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchPlacementsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchPlacementsRequest) ProtoMessage() {}
+
+func (x *WatchPlacementsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchPlacementsRequest.ProtoReflect.Descriptor instead.
+func (*WatchPlacementsRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WatchPlacementsRequest) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
+func (x *WatchPlacementsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *WatchPlacementsRequest) GetNamespace() string {
+	if x != nil {
+		return x.Namespace
+	}
+	return ""
+}
+
+func (x *WatchPlacementsRequest) GetLabelSelector() string {
+	if x != nil {
+		return x.LabelSelector
+	}
+	return ""
+}
+
+func (x *WatchPlacementsRequest) GetStartRevision() int64 {
+	if x != nil {
+		return x.StartRevision
+	}
+	return 0
+}
+
+// WatchPlacementsResponse is one placement of a WatchPlacements stream, or
+// the mark that the current placements have all been sent.
+type WatchPlacementsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ADDED, MODIFIED or DELETED, as WatchPlacements describes; unspecified
+	// on the synced mark.
+	Type EventType `protobuf:"varint,1,opt,name=type,proto3,enum=tether.hub.v1.EventType" json:"type,omitempty"`
+	// The placement; unset on the synced mark.
+	Placement *Placement `protobuf:"bytes,2,opt,name=placement,proto3" json:"placement,omitempty"`
+	// The revision to pass as start_revision to resume after this message:
+	// the change's revision, or the snapshot's on the synced mark; 0 on the
+	// current placements sent before it.
+	Revision int64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// Set on the one message that follows the current placements of a
+	// stream started from revision 0.
+	Synced        bool `protobuf:"varint,4,opt,name=synced,proto3" json:"synced,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchPlacementsResponse) Reset() {
+	*x = WatchPlacementsResponse{}
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchPlacementsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchPlacementsResponse) ProtoMessage() {}
+
+func (x *WatchPlacementsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchPlacementsResponse.ProtoReflect.Descriptor instead.
+func (*WatchPlacementsResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *WatchPlacementsResponse) GetType() EventType {
+	if x != nil {
+		return x.Type
+	}
+	return EventType_EVENT_TYPE_UNSPECIFIED
+}
+
+func (x *WatchPlacementsResponse) GetPlacement() *Placement {
+	if x != nil {
+		return x.Placement
+	}
+	return nil
+}
+
+func (x *WatchPlacementsResponse) GetRevision() int64 {
+	if x != nil {
+		return x.Revision
+	}
+	return 0
+}
+
+func (x *WatchPlacementsResponse) GetSynced() bool {
+	if x != nil {
+		return x.Synced
+	}
+	return false
+}
+
 // SimulateRequest is a what-if.
 type SimulateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -478,7 +640,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +652,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[7]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +665,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{7}
+	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SimulateRequest) GetTemplate() []byte {
@@ -536,7 +698,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -548,7 +710,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[8]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -561,7 +723,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{8}
+	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SimulateResponse) GetPlacement() *Placement {
@@ -606,7 +768,7 @@ type RenderedCluster struct {
 
 func (x *RenderedCluster) Reset() {
 	*x = RenderedCluster{}
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +780,7 @@ func (x *RenderedCluster) String() string {
 func (*RenderedCluster) ProtoMessage() {}
 
 func (x *RenderedCluster) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_placement_proto_msgTypes[9]
+	mi := &file_tether_hub_v1_placement_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +793,7 @@ func (x *RenderedCluster) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderedCluster.ProtoReflect.Descriptor instead.
 func (*RenderedCluster) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{9}
+	return file_tether_hub_v1_placement_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RenderedCluster) GetCluster() string {
@@ -694,7 +856,19 @@ const file_tether_hub_v1_placement_proto_rawDesc = "" +
 	"\x0estart_revision\x18\x02 \x01(\x03R\rstartRevision\"~\n" +
 	"\x16WatchPlacementResponse\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.tether.hub.v1.EventTypeR\x04type\x126\n" +
-	"\tplacement\x18\x02 \x01(\v2\x18.tether.hub.v1.PlacementR\tplacement\"I\n" +
+	"\tplacement\x18\x02 \x01(\v2\x18.tether.hub.v1.PlacementR\tplacement\"\xb9\x01\n" +
+	"\x16WatchPlacementsRequest\x12\x1f\n" +
+	"\vapi_version\x18\x01 \x01(\tR\n" +
+	"apiVersion\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x1c\n" +
+	"\tnamespace\x18\x03 \x01(\tR\tnamespace\x12%\n" +
+	"\x0elabel_selector\x18\x04 \x01(\tR\rlabelSelector\x12%\n" +
+	"\x0estart_revision\x18\x05 \x01(\x03R\rstartRevision\"\xb3\x01\n" +
+	"\x17WatchPlacementsResponse\x12,\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x18.tether.hub.v1.EventTypeR\x04type\x126\n" +
+	"\tplacement\x18\x02 \x01(\v2\x18.tether.hub.v1.PlacementR\tplacement\x12\x1a\n" +
+	"\brevision\x18\x03 \x01(\x03R\brevision\x12\x16\n" +
+	"\x06synced\x18\x04 \x01(\bR\x06synced\"I\n" +
 	"\x0fSimulateRequest\x12\x1a\n" +
 	"\btemplate\x18\x01 \x01(\fR\btemplate\x12\x1a\n" +
 	"\bpolicies\x18\x02 \x01(\fR\bpolicies\"\xba\x01\n" +
@@ -706,10 +880,11 @@ const file_tether_hub_v1_placement_proto_rawDesc = "" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12!\n" +
 	"\fobjects_json\x18\x02 \x03(\fR\vobjectsJson\x12%\n" +
 	"\x0eapply_strategy\x18\x03 \x01(\tR\rapplyStrategy\x12/\n" +
-	"\x13conflict_resolution\x18\x04 \x01(\tR\x12conflictResolution2\x99\x02\n" +
+	"\x13conflict_resolution\x18\x04 \x01(\tR\x12conflictResolution2\xfd\x02\n" +
 	"\x10PlacementService\x12W\n" +
 	"\fGetPlacement\x12\".tether.hub.v1.GetPlacementRequest\x1a#.tether.hub.v1.GetPlacementResponse\x12_\n" +
-	"\x0eWatchPlacement\x12$.tether.hub.v1.WatchPlacementRequest\x1a%.tether.hub.v1.WatchPlacementResponse0\x01\x12K\n" +
+	"\x0eWatchPlacement\x12$.tether.hub.v1.WatchPlacementRequest\x1a%.tether.hub.v1.WatchPlacementResponse0\x01\x12b\n" +
+	"\x0fWatchPlacements\x12%.tether.hub.v1.WatchPlacementsRequest\x1a&.tether.hub.v1.WatchPlacementsResponse0\x01\x12K\n" +
 	"\bSimulate\x12\x1e.tether.hub.v1.SimulateRequest\x1a\x1f.tether.hub.v1.SimulateResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
@@ -724,49 +899,55 @@ func file_tether_hub_v1_placement_proto_rawDescGZIP() []byte {
 	return file_tether_hub_v1_placement_proto_rawDescData
 }
 
-var file_tether_hub_v1_placement_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_tether_hub_v1_placement_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_tether_hub_v1_placement_proto_goTypes = []any{
-	(*Placement)(nil),              // 0: tether.hub.v1.Placement
-	(*ClusterPlacement)(nil),       // 1: tether.hub.v1.ClusterPlacement
-	(*ClusterRejection)(nil),       // 2: tether.hub.v1.ClusterRejection
-	(*GetPlacementRequest)(nil),    // 3: tether.hub.v1.GetPlacementRequest
-	(*GetPlacementResponse)(nil),   // 4: tether.hub.v1.GetPlacementResponse
-	(*WatchPlacementRequest)(nil),  // 5: tether.hub.v1.WatchPlacementRequest
-	(*WatchPlacementResponse)(nil), // 6: tether.hub.v1.WatchPlacementResponse
-	(*SimulateRequest)(nil),        // 7: tether.hub.v1.SimulateRequest
-	(*SimulateResponse)(nil),       // 8: tether.hub.v1.SimulateResponse
-	(*RenderedCluster)(nil),        // 9: tether.hub.v1.RenderedCluster
-	(*ObjectRef)(nil),              // 10: tether.hub.v1.ObjectRef
-	(*timestamppb.Timestamp)(nil),  // 11: google.protobuf.Timestamp
-	(EventType)(0),                 // 12: tether.hub.v1.EventType
-	(*ApplyResult)(nil),            // 13: tether.hub.v1.ApplyResult
+	(*Placement)(nil),               // 0: tether.hub.v1.Placement
+	(*ClusterPlacement)(nil),        // 1: tether.hub.v1.ClusterPlacement
+	(*ClusterRejection)(nil),        // 2: tether.hub.v1.ClusterRejection
+	(*GetPlacementRequest)(nil),     // 3: tether.hub.v1.GetPlacementRequest
+	(*GetPlacementResponse)(nil),    // 4: tether.hub.v1.GetPlacementResponse
+	(*WatchPlacementRequest)(nil),   // 5: tether.hub.v1.WatchPlacementRequest
+	(*WatchPlacementResponse)(nil),  // 6: tether.hub.v1.WatchPlacementResponse
+	(*WatchPlacementsRequest)(nil),  // 7: tether.hub.v1.WatchPlacementsRequest
+	(*WatchPlacementsResponse)(nil), // 8: tether.hub.v1.WatchPlacementsResponse
+	(*SimulateRequest)(nil),         // 9: tether.hub.v1.SimulateRequest
+	(*SimulateResponse)(nil),        // 10: tether.hub.v1.SimulateResponse
+	(*RenderedCluster)(nil),         // 11: tether.hub.v1.RenderedCluster
+	(*ObjectRef)(nil),               // 12: tether.hub.v1.ObjectRef
+	(*timestamppb.Timestamp)(nil),   // 13: google.protobuf.Timestamp
+	(EventType)(0),                  // 14: tether.hub.v1.EventType
+	(*ApplyResult)(nil),             // 15: tether.hub.v1.ApplyResult
 }
 var file_tether_hub_v1_placement_proto_depIdxs = []int32{
-	10, // 0: tether.hub.v1.Placement.template:type_name -> tether.hub.v1.ObjectRef
-	10, // 1: tether.hub.v1.Placement.policy:type_name -> tether.hub.v1.ObjectRef
-	10, // 2: tether.hub.v1.Placement.binding:type_name -> tether.hub.v1.ObjectRef
+	12, // 0: tether.hub.v1.Placement.template:type_name -> tether.hub.v1.ObjectRef
+	12, // 1: tether.hub.v1.Placement.policy:type_name -> tether.hub.v1.ObjectRef
+	12, // 2: tether.hub.v1.Placement.binding:type_name -> tether.hub.v1.ObjectRef
 	1,  // 3: tether.hub.v1.Placement.clusters:type_name -> tether.hub.v1.ClusterPlacement
 	2,  // 4: tether.hub.v1.Placement.rejections:type_name -> tether.hub.v1.ClusterRejection
-	11, // 5: tether.hub.v1.Placement.schedule_time:type_name -> google.protobuf.Timestamp
-	10, // 6: tether.hub.v1.GetPlacementRequest.template:type_name -> tether.hub.v1.ObjectRef
+	13, // 5: tether.hub.v1.Placement.schedule_time:type_name -> google.protobuf.Timestamp
+	12, // 6: tether.hub.v1.GetPlacementRequest.template:type_name -> tether.hub.v1.ObjectRef
 	0,  // 7: tether.hub.v1.GetPlacementResponse.placement:type_name -> tether.hub.v1.Placement
-	10, // 8: tether.hub.v1.WatchPlacementRequest.template:type_name -> tether.hub.v1.ObjectRef
-	12, // 9: tether.hub.v1.WatchPlacementResponse.type:type_name -> tether.hub.v1.EventType
+	12, // 8: tether.hub.v1.WatchPlacementRequest.template:type_name -> tether.hub.v1.ObjectRef
+	14, // 9: tether.hub.v1.WatchPlacementResponse.type:type_name -> tether.hub.v1.EventType
 	0,  // 10: tether.hub.v1.WatchPlacementResponse.placement:type_name -> tether.hub.v1.Placement
-	0,  // 11: tether.hub.v1.SimulateResponse.placement:type_name -> tether.hub.v1.Placement
-	9,  // 12: tether.hub.v1.SimulateResponse.rendered:type_name -> tether.hub.v1.RenderedCluster
-	13, // 13: tether.hub.v1.SimulateResponse.inputs:type_name -> tether.hub.v1.ApplyResult
-	3,  // 14: tether.hub.v1.PlacementService.GetPlacement:input_type -> tether.hub.v1.GetPlacementRequest
-	5,  // 15: tether.hub.v1.PlacementService.WatchPlacement:input_type -> tether.hub.v1.WatchPlacementRequest
-	7,  // 16: tether.hub.v1.PlacementService.Simulate:input_type -> tether.hub.v1.SimulateRequest
-	4,  // 17: tether.hub.v1.PlacementService.GetPlacement:output_type -> tether.hub.v1.GetPlacementResponse
-	6,  // 18: tether.hub.v1.PlacementService.WatchPlacement:output_type -> tether.hub.v1.WatchPlacementResponse
-	8,  // 19: tether.hub.v1.PlacementService.Simulate:output_type -> tether.hub.v1.SimulateResponse
-	17, // [17:20] is the sub-list for method output_type
-	14, // [14:17] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	14, // 11: tether.hub.v1.WatchPlacementsResponse.type:type_name -> tether.hub.v1.EventType
+	0,  // 12: tether.hub.v1.WatchPlacementsResponse.placement:type_name -> tether.hub.v1.Placement
+	0,  // 13: tether.hub.v1.SimulateResponse.placement:type_name -> tether.hub.v1.Placement
+	11, // 14: tether.hub.v1.SimulateResponse.rendered:type_name -> tether.hub.v1.RenderedCluster
+	15, // 15: tether.hub.v1.SimulateResponse.inputs:type_name -> tether.hub.v1.ApplyResult
+	3,  // 16: tether.hub.v1.PlacementService.GetPlacement:input_type -> tether.hub.v1.GetPlacementRequest
+	5,  // 17: tether.hub.v1.PlacementService.WatchPlacement:input_type -> tether.hub.v1.WatchPlacementRequest
+	7,  // 18: tether.hub.v1.PlacementService.WatchPlacements:input_type -> tether.hub.v1.WatchPlacementsRequest
+	9,  // 19: tether.hub.v1.PlacementService.Simulate:input_type -> tether.hub.v1.SimulateRequest
+	4,  // 20: tether.hub.v1.PlacementService.GetPlacement:output_type -> tether.hub.v1.GetPlacementResponse
+	6,  // 21: tether.hub.v1.PlacementService.WatchPlacement:output_type -> tether.hub.v1.WatchPlacementResponse
+	8,  // 22: tether.hub.v1.PlacementService.WatchPlacements:output_type -> tether.hub.v1.WatchPlacementsResponse
+	10, // 23: tether.hub.v1.PlacementService.Simulate:output_type -> tether.hub.v1.SimulateResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_placement_proto_init() }
@@ -781,7 +962,7 @@ func file_tether_hub_v1_placement_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_placement_proto_rawDesc), len(file_tether_hub_v1_placement_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

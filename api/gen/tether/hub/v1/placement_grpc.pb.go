@@ -23,9 +23,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PlacementService_GetPlacement_FullMethodName   = "/tether.hub.v1.PlacementService/GetPlacement"
-	PlacementService_WatchPlacement_FullMethodName = "/tether.hub.v1.PlacementService/WatchPlacement"
-	PlacementService_Simulate_FullMethodName       = "/tether.hub.v1.PlacementService/Simulate"
+	PlacementService_GetPlacement_FullMethodName    = "/tether.hub.v1.PlacementService/GetPlacement"
+	PlacementService_WatchPlacement_FullMethodName  = "/tether.hub.v1.PlacementService/WatchPlacement"
+	PlacementService_WatchPlacements_FullMethodName = "/tether.hub.v1.PlacementService/WatchPlacements"
+	PlacementService_Simulate_FullMethodName        = "/tether.hub.v1.PlacementService/Simulate"
 )
 
 // PlacementServiceClient is the client API for PlacementService service.
@@ -52,6 +53,44 @@ type PlacementServiceClient interface {
 	// does not exist; OUT_OF_RANGE when start_revision was compacted (watch
 	// again from 0); INVALID_ARGUMENT for a negative start_revision.
 	WatchPlacement(ctx context.Context, in *WatchPlacementRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlacementResponse], error)
+	// WatchPlacements streams the placements of every template a selector
+	// matches (kind, namespace, label selector, as Watch selects objects), one
+	// message per stored change of a selected template or of its binding, in
+	// the store's revision order. Each change message carries the placement
+	// as it was at that change's revision (placement.revision and revision
+	// are the change's), computed as GetPlacement computes it (rejections the
+	// scheduler did not record are recomputed against the clusters as read
+	// at most a second before the message is sent); a change that
+	// leaves a placement as it was (a binding's aggregated status, a
+	// template's data) still sends it, MODIFIED, so that revisions stay
+	// gapless for resuming.
+	//
+	// With start_revision 0 the stream first sends the current placement of
+	// every selected template (ADDED, ordered by namespace and name, each
+	// with its own placement.revision and revision 0), then one message with
+	// synced set and the revision those placements were read at, then the
+	// changes after it. A stream that breaks before synced must be started
+	// again from 0. With start_revision N it sends only the changes after N.
+	// To resume after a disconnect, watch again with the revision of the
+	// last message received: nothing is missed or repeated.
+	//
+	// Change messages: ADDED when a template is created, MODIFIED when it or
+	// its binding changes, DELETED when it is deleted (its last placement
+	// then names only the template). The label selector is applied to the
+	// template as it is at each change: a template whose labels stop
+	// matching sends nothing (watch without a selector to see it leave).
+	//
+	// The hub holds a bounded buffer per stream (512 changes or 4 MiB of
+	// stored data by default). A client that reads, however slowly, is
+	// never cut: while its buffer is full the hub reads the rest from the
+	// store's history later. A client that takes nothing for a minute while
+	// its buffer is full is cut with RESOURCE_EXHAUSTED, whose message says
+	// to watch again from the revision of the last message received.
+	// OUT_OF_RANGE when start_revision, or a change the stream had not sent
+	// yet, was compacted: watch again from 0. INVALID_ARGUMENT for a negative
+	// start_revision, a bad label selector, or a kind that is not a resource
+	// template. Read-only role.
+	WatchPlacements(ctx context.Context, in *WatchPlacementsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlacementsResponse], error)
 	// Simulate schedules and renders a template without storing anything, as
 	// if the given objects were applied on top of the store. Input that
 	// cannot be parsed fails with INVALID_ARGUMENT; invalid objects are
@@ -97,6 +136,25 @@ func (c *placementServiceClient) WatchPlacement(ctx context.Context, in *WatchPl
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlacementService_WatchPlacementClient = grpc.ServerStreamingClient[WatchPlacementResponse]
 
+func (c *placementServiceClient) WatchPlacements(ctx context.Context, in *WatchPlacementsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchPlacementsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &PlacementService_ServiceDesc.Streams[1], PlacementService_WatchPlacements_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchPlacementsRequest, WatchPlacementsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlacementService_WatchPlacementsClient = grpc.ServerStreamingClient[WatchPlacementsResponse]
+
 func (c *placementServiceClient) Simulate(ctx context.Context, in *SimulateRequest, opts ...grpc.CallOption) (*SimulateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SimulateResponse)
@@ -131,6 +189,44 @@ type PlacementServiceServer interface {
 	// does not exist; OUT_OF_RANGE when start_revision was compacted (watch
 	// again from 0); INVALID_ARGUMENT for a negative start_revision.
 	WatchPlacement(*WatchPlacementRequest, grpc.ServerStreamingServer[WatchPlacementResponse]) error
+	// WatchPlacements streams the placements of every template a selector
+	// matches (kind, namespace, label selector, as Watch selects objects), one
+	// message per stored change of a selected template or of its binding, in
+	// the store's revision order. Each change message carries the placement
+	// as it was at that change's revision (placement.revision and revision
+	// are the change's), computed as GetPlacement computes it (rejections the
+	// scheduler did not record are recomputed against the clusters as read
+	// at most a second before the message is sent); a change that
+	// leaves a placement as it was (a binding's aggregated status, a
+	// template's data) still sends it, MODIFIED, so that revisions stay
+	// gapless for resuming.
+	//
+	// With start_revision 0 the stream first sends the current placement of
+	// every selected template (ADDED, ordered by namespace and name, each
+	// with its own placement.revision and revision 0), then one message with
+	// synced set and the revision those placements were read at, then the
+	// changes after it. A stream that breaks before synced must be started
+	// again from 0. With start_revision N it sends only the changes after N.
+	// To resume after a disconnect, watch again with the revision of the
+	// last message received: nothing is missed or repeated.
+	//
+	// Change messages: ADDED when a template is created, MODIFIED when it or
+	// its binding changes, DELETED when it is deleted (its last placement
+	// then names only the template). The label selector is applied to the
+	// template as it is at each change: a template whose labels stop
+	// matching sends nothing (watch without a selector to see it leave).
+	//
+	// The hub holds a bounded buffer per stream (512 changes or 4 MiB of
+	// stored data by default). A client that reads, however slowly, is
+	// never cut: while its buffer is full the hub reads the rest from the
+	// store's history later. A client that takes nothing for a minute while
+	// its buffer is full is cut with RESOURCE_EXHAUSTED, whose message says
+	// to watch again from the revision of the last message received.
+	// OUT_OF_RANGE when start_revision, or a change the stream had not sent
+	// yet, was compacted: watch again from 0. INVALID_ARGUMENT for a negative
+	// start_revision, a bad label selector, or a kind that is not a resource
+	// template. Read-only role.
+	WatchPlacements(*WatchPlacementsRequest, grpc.ServerStreamingServer[WatchPlacementsResponse]) error
 	// Simulate schedules and renders a template without storing anything, as
 	// if the given objects were applied on top of the store. Input that
 	// cannot be parsed fails with INVALID_ARGUMENT; invalid objects are
@@ -152,6 +248,9 @@ func (UnimplementedPlacementServiceServer) GetPlacement(context.Context, *GetPla
 }
 func (UnimplementedPlacementServiceServer) WatchPlacement(*WatchPlacementRequest, grpc.ServerStreamingServer[WatchPlacementResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchPlacement not implemented")
+}
+func (UnimplementedPlacementServiceServer) WatchPlacements(*WatchPlacementsRequest, grpc.ServerStreamingServer[WatchPlacementsResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchPlacements not implemented")
 }
 func (UnimplementedPlacementServiceServer) Simulate(context.Context, *SimulateRequest) (*SimulateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Simulate not implemented")
@@ -206,6 +305,17 @@ func _PlacementService_WatchPlacement_Handler(srv interface{}, stream grpc.Serve
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type PlacementService_WatchPlacementServer = grpc.ServerStreamingServer[WatchPlacementResponse]
 
+func _PlacementService_WatchPlacements_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchPlacementsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PlacementServiceServer).WatchPlacements(m, &grpc.GenericServerStream[WatchPlacementsRequest, WatchPlacementsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type PlacementService_WatchPlacementsServer = grpc.ServerStreamingServer[WatchPlacementsResponse]
+
 func _PlacementService_Simulate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SimulateRequest)
 	if err := dec(in); err != nil {
@@ -244,6 +354,11 @@ var PlacementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchPlacement",
 			Handler:       _PlacementService_WatchPlacement_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchPlacements",
+			Handler:       _PlacementService_WatchPlacements_Handler,
 			ServerStreams: true,
 		},
 	},
