@@ -90,6 +90,7 @@ type Loop struct {
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
 	members    []Member
 	membersSig string               // JSON of members, to skip no-op refreshes
+	shapeSig   string               // JSON of members without capacity (withoutCapacity)
 	dirty      map[string]bool      // binding keys to reconcile
 	rechecks   map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
@@ -117,8 +118,9 @@ type Loop struct {
 	settled  atomic.Uint64
 	armed    atomic.Int64
 
-	passes atomic.Uint64 // processing passes done, for tests
-	writes atomic.Uint64 // bindings written, for tests and logs
+	passes   atomic.Uint64 // processing passes done, for tests
+	examined atomic.Uint64 // bindings Step ran on, for tests
+	writes   atomic.Uint64 // bindings written, for tests and logs
 }
 
 // entry is one cached binding.

@@ -9,6 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -34,7 +35,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	for _, kv := range bs {
 		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
-	l.membersSig = ""
+	l.membersSig, l.shapeSig = "", ""
 	l.refreshMembers()
 	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
 	return bindRev, clusterRev, nil
@@ -81,8 +82,12 @@ func (l *Loop) applyCluster(ev store.Event) {
 	l.stored[name] = c
 }
 
-// refreshMembers rebuilds the cluster snapshot and, when it changed, marks
-// every binding dirty (placement.NeedsSchedule decides which ones it concerns).
+// refreshMembers rebuilds the cluster snapshot. When anything but capacity
+// changed, every binding is marked dirty (placement.NeedsSchedule decides
+// which ones it concerns); when only capacity changed (the resource
+// summaries the agents' heartbeats carry change constantly while pods
+// start), only the bindings whose decision can depend on it
+// (placement.CapacityBound).
 func (l *Loop) refreshMembers() {
 	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
 	for _, c := range l.stored {
@@ -99,10 +104,49 @@ func (l *Loop) refreshMembers() {
 	if sig == l.membersSig {
 		return
 	}
+	shape := jsonString(withoutCapacity(members))
 	l.members, l.membersSig = members, sig
-	for key := range l.bindings {
-		l.dirty[key] = true
+	if shape != l.shapeSig {
+		l.shapeSig = shape
+		for key := range l.bindings {
+			l.dirty[key] = true
+		}
+		return
 	}
+	l.markCapacityBound()
+}
+
+// markCapacityBound marks dirty the bindings a capacity change concerns.
+func (l *Loop) markCapacityBound() {
+	exists := existsIn(l.members)
+	for key, e := range l.bindings {
+		if placement.CapacityBound(e.b, exists) {
+			l.dirty[key] = true
+		}
+	}
+}
+
+// withoutCapacity is a copy of members without their capacity
+// (placement.Cluster.ResourceSummary and AvailableReplicas).
+func withoutCapacity(members []Member) []Member {
+	out := make([]Member, len(members))
+	for i, m := range members {
+		m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
+		out[i] = m
+	}
+	return out
+}
+
+// existsIn is placement.NeedsSchedule's exists over members: in the
+// snapshot and not being deleted.
+func existsIn(members []Member) func(name string) bool {
+	live := make(map[string]bool, len(members))
+	for i := range members {
+		if !members[i].Cluster.Deleting {
+			live[members[i].Cluster.Name] = true
+		}
+	}
+	return func(name string) bool { return live[name] }
 }
 
 // dueRechecks marks the bindings whose recheck time has come.
