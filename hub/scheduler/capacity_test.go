@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -86,4 +87,48 @@ func TestCapacityChangeReexaminesOnlyCapacityBoundBindings(t *testing.T) {
 	// Capacity enough for the starved binding: it is scheduled.
 	e.capacityBeat("200", "0", all...)
 	e.waitBinding(ref("starved"), "starved scheduled", func(b *workv1alpha1.ResourceBinding) bool { _, sum := replicasOn(b); return sum == 500 })
+}
+
+// TestAggregatedStatusWriteIsNotReexamined: hub/aggregate's writes of a
+// binding's aggregated status, several per binding while its replicas get
+// ready, make the loop look at the binding again only when Step reads that
+// status (an eviction task waiting for health, application failover).
+func TestAggregatedStatusWriteIsNotReexamined(t *testing.T) {
+	e := newEnv(t, time.Hour)
+	all := []string{"m1", "m2", "m3"}
+	for _, n := range all {
+		e.putCluster(n)
+	}
+	e.heartbeat(all...)
+	e.putBinding(webRef, binding(duplicated(), 3))
+	l, _ := e.start(Config{})
+	e.waitBinding(webRef, "Duplicated on 3", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.Clusters) == 3 })
+	e.settle(l)
+
+	health := func(h configv1alpha1.ResourceHealth) func(*workv1alpha1.ResourceBinding) {
+		return func(b *workv1alpha1.ResourceBinding) {
+			b.Status.AggregatedStatus = nil
+			for _, n := range all {
+				b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: n, Applied: true, Health: h})
+			}
+		}
+	}
+	examined, passes := l.examined.Load(), l.passes.Load()
+	e.updateBinding(webRef, health(configv1alpha1.ResourceUnhealthy))
+	e.waitPasses(l, passes+1)
+	if got := l.examined.Load() - examined; got != 0 {
+		t.Errorf("an aggregated-status write examined the binding %d times; want 0", got)
+	}
+
+	// With application failover, Step reads the health: examined.
+	e.updateBinding(webRef, func(b *workv1alpha1.ResourceBinding) {
+		b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{}}
+	})
+	e.waitPasses(l, passes+2)
+	examined, passes = l.examined.Load(), l.passes.Load()
+	e.updateBinding(webRef, health(configv1alpha1.ResourceHealthy))
+	e.waitPasses(l, passes+1)
+	if got := l.examined.Load() - examined; got != 1 {
+		t.Errorf("an aggregated-status write of a binding with application failover examined it %d times; want 1", got)
+	}
 }

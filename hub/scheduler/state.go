@@ -41,8 +41,10 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	return bindRev, clusterRev, nil
 }
 
-// applyBinding updates the cache and marks the binding dirty. The echo of
-// the loop's own write (a revision it already holds) is skipped.
+// applyBinding updates the cache and marks the binding dirty, unless only
+// its aggregated status changed and Step does not read it (healthOnly).
+// The echo of the loop's own write (a revision it already holds) is
+// skipped.
 func (l *Loop) applyBinding(ev store.Event) {
 	key := ev.KV.Key
 	if ev.Type == store.EventDelete {
@@ -61,8 +63,31 @@ func (l *Loop) applyBinding(ev store.Event) {
 		l.setEntry(key, nil)
 		return
 	}
+	old := l.bindings[key]
 	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision})
+	if old != nil && healthOnly(old.b, b) {
+		return
+	}
 	l.dirty[key] = true
+}
+
+// healthOnly reports whether b differs from old only in its aggregated
+// status (hub/aggregate's writes, several per binding while its replicas
+// get ready) and Step reads none of it: the binding has no graceful
+// eviction task (AssessTasks) and no application failover
+// (ApplicationEvictions). Such a write decides nothing new.
+func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
+	if readsHealth(old) || readsHealth(b) {
+		return false
+	}
+	x, y := *old, *b
+	x.Status.AggregatedStatus, y.Status.AggregatedStatus = nil, nil
+	return jsonString(&x) == jsonString(&y)
+}
+
+// readsHealth reports whether Step reads b's aggregated status.
+func readsHealth(b *workv1alpha1.ResourceBinding) bool {
+	return len(b.Spec.GracefulEvictionTasks) > 0 || applicationFailover(b) != nil
 }
 
 // applyCluster updates the stored clusters.
