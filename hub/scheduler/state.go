@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
@@ -82,7 +84,7 @@ func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
 	}
 	x, y := *old, *b
 	x.Status.AggregatedStatus, y.Status.AggregatedStatus = nil, nil
-	return jsonString(&x) == jsonString(&y)
+	return equality.Semantic.DeepEqual(&x, &y)
 }
 
 // readsHealth reports whether Step reads b's aggregated status.
