@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -90,8 +92,8 @@ func TestCapacityChangeReexaminesOnlyCapacityBoundBindings(t *testing.T) {
 }
 
 // TestAggregatedStatusWriteIsNotReexamined: hub/aggregate's writes of a
-// binding's aggregated status, several per binding while its replicas get
-// ready, make the loop look at the binding again only when Step reads that
+// binding's aggregated status and template-status annotation, several per
+// binding while its replicas get ready, make the loop look at the binding again only when Step reads that
 // status (an eviction task waiting for health, application failover).
 func TestAggregatedStatusWriteIsNotReexamined(t *testing.T) {
 	e := newEnv(t, time.Hour)
@@ -107,6 +109,10 @@ func TestAggregatedStatusWriteIsNotReexamined(t *testing.T) {
 
 	health := func(h configv1alpha1.ResourceHealth) func(*workv1alpha1.ResourceBinding) {
 		return func(b *workv1alpha1.ResourceBinding) {
+			if b.Annotations == nil {
+				b.Annotations = map[string]string{}
+			}
+			b.Annotations[fold.AnnotationTemplateStatus] = `{"readyReplicas":` + fmt.Sprint(len(h)) + `}`
 			b.Status.AggregatedStatus = nil
 			for _, n := range all {
 				b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: n, Applied: true, Health: h})

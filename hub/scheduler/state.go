@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
@@ -73,18 +71,13 @@ func (l *Loop) applyBinding(ev store.Event) {
 	l.dirty[key] = true
 }
 
-// healthOnly reports whether b differs from old only in its aggregated
-// status (hub/aggregate's writes, several per binding while its replicas
-// get ready) and Step reads none of it: the binding has no graceful
-// eviction task (AssessTasks) and no application failover
-// (ApplicationEvictions). Such a write decides nothing new.
+// healthOnly reports whether b differs from old only in what
+// hub/aggregate writes (placement.AggregateOnly; several writes per
+// binding while its replicas get ready) and Step reads none of it: the
+// binding has no graceful eviction task (AssessTasks) and no application
+// failover (ApplicationEvictions). Such a write decides nothing new.
 func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
-	if readsHealth(old) || readsHealth(b) {
-		return false
-	}
-	x, y := *old, *b
-	x.Status.AggregatedStatus, y.Status.AggregatedStatus = nil, nil
-	return equality.Semantic.DeepEqual(&x, &y)
+	return !readsHealth(old) && !readsHealth(b) && placement.AggregateOnly(old, b)
 }
 
 // readsHealth reports whether Step reads b's aggregated status.
