@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -28,6 +29,8 @@ import (
 // It logs the process's CPU (hub plus the simulated agents; etcd runs in
 // its own process), etcd writes per template, works sent per (template,
 // cluster), and Apply latency. It asserts only that every work arrives.
+// TETHER_HUB_PERF_DUMP=<file> appends every stored version of the binding
+// of bench-000 to file, to see who writes what.
 const (
 	perfTemplates = 100
 	perfReplicas  = 3
@@ -81,6 +84,7 @@ func TestBaselineCreateFigures(t *testing.T) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	events := st.Watch(wctx, "", rev0+1) // every key
 	byKind := map[string]int{}
+	specs := map[string]string{} // binding key → its last spec and metadata
 	counted := make(chan struct{})
 	go func() {
 		defer close(counted)
@@ -88,7 +92,21 @@ func TestBaselineCreateFigures(t *testing.T) {
 			switch {
 			case ev.Err != nil:
 				byKind["error: "+ev.Err.Error()]++
-			case ev.KV.Revision > rev0:
+			case ev.KV.Revision <= rev0:
+			case strings.HasPrefix(ev.KV.Key, store.BindingsPrefix):
+				kind := "bindings: status only"
+				if s := bindingSpec(ev.KV.Value); s != specs[ev.KV.Key] {
+					kind, specs[ev.KV.Key] = "bindings: spec or metadata", s
+				}
+				byKind[kind]++
+				if dump := os.Getenv("TETHER_HUB_PERF_DUMP"); dump != "" && strings.HasSuffix(ev.KV.Key, "/bench-000") {
+					f, err := os.OpenFile(dump, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+					if err == nil {
+						fmt.Fprintf(f, "%d %s\n", ev.KV.Revision, ev.KV.Value)
+						f.Close()
+					}
+				}
+			default:
 				byKind[writeKind(ev.KV.Key)]++
 			}
 		}
@@ -322,4 +340,16 @@ func writeKind(key string) string {
 		return strings.Join(parts[:min(len(parts), 5)], "/")
 	}
 	return strings.Join(parts[:min(len(parts), 3)], "/")
+}
+
+// bindingSpec is the JSON of a stored binding's spec and metadata.
+func bindingSpec(value []byte) string {
+	var b struct {
+		Metadata json.RawMessage `json:"metadata"`
+		Spec     json.RawMessage `json:"spec"`
+	}
+	if err := json.Unmarshal(value, &b); err != nil {
+		return "undecodable"
+	}
+	return string(b.Metadata) + string(b.Spec)
 }
