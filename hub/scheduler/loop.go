@@ -89,10 +89,10 @@ type Loop struct {
 	bindings   map[string]*entry                  // by binding key
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
 	members    []Member
-	membersSig string               // JSON of members, to skip no-op refreshes
-	shapeSig   string               // JSON of members without capacity (withoutCapacity)
-	dirty      map[string]bool      // binding keys to reconcile
-	rechecks   map[string]time.Time // binding key → when to reconcile again
+	// haveMembers says members is a snapshot (load starts without one).
+	haveMembers bool
+	dirty       map[string]bool      // binding keys to reconcile
+	rechecks    map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
 	// cluster → when its application was first seen Unhealthy. Kept across
 	// relists, as Karmada keeps it across resyncs; a hub restart starts

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
@@ -35,7 +37,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	for _, kv := range bs {
 		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
-	l.membersSig, l.shapeSig = "", ""
+	l.haveMembers = false
 	l.refreshMembers()
 	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
 	return bindRev, clusterRev, nil
@@ -120,20 +122,45 @@ func (l *Loop) refreshMembers() {
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
 	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
 	members := BuildMembers(stored, leases, now, lv)
-	sig := jsonString(members)
-	if sig == l.membersSig {
+	changed, shape := membersDiff(l.members, members, l.haveMembers)
+	if !changed {
 		return
 	}
-	shape := jsonString(withoutCapacity(members))
-	l.members, l.membersSig = members, sig
-	if shape != l.shapeSig {
-		l.shapeSig = shape
+	l.members, l.haveMembers = members, true
+	if shape {
 		for key := range l.bindings {
 			l.dirty[key] = true
 		}
 		return
 	}
 	l.markCapacityBound()
+}
+
+// membersDiff compares two snapshots (had: old is one): changed when
+// anything differs, shape when anything but capacity does
+// (placement.Cluster.ResourceSummary and AvailableReplicas). It compares
+// values, not encodings: with 10,000 clusters, encoding both snapshots on
+// every lease change took most of the loop's time.
+func membersDiff(old, cur []Member, had bool) (changed, shape bool) {
+	if !had || len(old) != len(cur) {
+		return true, true
+	}
+	for i := range cur {
+		a, b := withoutCapacity(old[i]), withoutCapacity(cur[i])
+		if !equality.Semantic.DeepEqual(a, b) {
+			return true, true
+		}
+		if !changed && !sameCapacity(&old[i].Cluster, &cur[i].Cluster) {
+			changed = true
+		}
+	}
+	return changed, false
+}
+
+// sameCapacity reports whether a and b report the same capacity.
+func sameCapacity(a, b *placement.Cluster) bool {
+	return equality.Semantic.DeepEqual(a.ResourceSummary, b.ResourceSummary) &&
+		equality.Semantic.DeepEqual(a.AvailableReplicas, b.AvailableReplicas)
 }
 
 // markCapacityBound marks dirty the bindings a capacity change concerns.
@@ -146,15 +173,11 @@ func (l *Loop) markCapacityBound() {
 	}
 }
 
-// withoutCapacity is a copy of members without their capacity
-// (placement.Cluster.ResourceSummary and AvailableReplicas).
-func withoutCapacity(members []Member) []Member {
-	out := make([]Member, len(members))
-	for i, m := range members {
-		m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
-		out[i] = m
-	}
-	return out
+// withoutCapacity is m without its capacity (placement.Cluster's
+// ResourceSummary and AvailableReplicas).
+func withoutCapacity(m Member) Member {
+	m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
+	return m
 }
 
 // existsIn is placement.NeedsSchedule's exists over members: in the
