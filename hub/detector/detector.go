@@ -100,6 +100,8 @@ type Detector struct {
 	// pending are the templates whose reconcile waits for a webhook's
 	// answer (interpreter.ErrPending), marked again when one arrives.
 	pending map[store.ObjectRef]Cause
+	// reconciled, if set, is called with each template reconciled (tests).
+	reconciled func(store.ObjectRef)
 }
 
 // deferring is an Interpreter that answers webhook calls in the

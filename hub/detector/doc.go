@@ -14,7 +14,9 @@
 // bindings, and reconciles a template whenever something it depends on
 // changes. Reconciling is level-triggered: the same inputs always give the
 // same binding, and a binding already equal to it is not written, so a
-// restart writes nothing.
+// restart writes nothing. A binding write that changes only what
+// hub/aggregate records (placement.AggregateOnly: aggregated status,
+// template status) reconciles nothing: the detector decides nothing on it.
 //
 // # Choosing the policy (Decide, Choose)
 //

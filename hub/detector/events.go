@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/overrides"
 )
@@ -145,7 +146,9 @@ func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 // applyBinding keeps the index's copy of a binding current. The detector's
 // own writes are already in the index at their revision, so their echoes
 // change nothing; anyone else's change (the scheduler's clusters, a user
-// deleting a binding) marks the template.
+// deleting a binding) marks the template, except hub/aggregate's writes of
+// the binding's aggregated status (placement.AggregateOnly), several per
+// binding while its replicas get ready, which change nothing it decides.
 func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	cur, ok := d.idx.bindings[ref]
 	if ev.Type == store.EventDelete {
@@ -173,6 +176,9 @@ func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	}
 	delete(d.idx.broken.bindings, name)
 	d.idx.bindings[ref] = storedBinding{Revision: ev.KV.Revision, B: b}
+	if ok && placement.AggregateOnly(cur.B, b) {
+		return // the aggregator's status: nothing the detector decides on
+	}
 	d.mark(ref, Cause{})
 }
 

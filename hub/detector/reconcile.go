@@ -35,6 +35,9 @@ func (d *Detector) process(ctx context.Context) {
 // reconcile brings ref's binding and its dependencies' marks in line,
 // re-reading the binding and trying again after a write conflict.
 func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause Cause) error {
+	if d.reconciled != nil {
+		d.reconciled(ref)
+	}
 	for attempt := 0; ; attempt++ {
 		err := d.reconcileOnce(ctx, ref, cause)
 		stale := errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)

@@ -8,7 +8,8 @@
 // "why not" answer the way the loop decides.
 //
 // It is pure: no I/O, no clock, no randomness, and it never modifies its
-// input. It imports only api/, internal/overrides and Kubernetes API
+// input. It imports only api/, internal/overrides, hub/aggregate/fold
+// (pure; for the names of the aggregator's annotations) and Kubernetes API
 // types, never the store, so that tetherctl can use it without linking the
 // hub's etcd server.
 //
@@ -21,6 +22,14 @@
 // the binding as it is. It reads only the binding and whether its clusters
 // exist, so a restarted loop reschedules nothing. Managed says whether the
 // loop schedules a binding at all.
+//
+// What a change concerns: CapacityBound says whether a change of nothing
+// but the clusters' capacity can change the decision for a binding (it is
+// waiting to be scheduled, or it follows every cluster change and its
+// placement reads capacity: ReadsCapacity); AggregateOnly says whether a
+// binding write changed only what hub/aggregate writes (aggregated status,
+// template status), which neither the scheduling loop nor the detector
+// decides on.
 //
 // # Where to run: Schedule
 //

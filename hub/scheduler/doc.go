@@ -39,8 +39,18 @@
 // the cluster snapshot; a target cluster being deleted or gone from the
 // snapshot (Tether adds "gone": a removed Cluster with no lease). A Divided
 // binding is not rebalanced when clusters come, go or change capacity, as in
-// Karmada. Dependency bindings (nil placement), bindings of another
-// scheduler and bindings with spec.suspension.scheduling are skipped.
+// Karmada. A change of nothing but capacity (the resource summaries of the
+// heartbeats, which change constantly while pods start) is looked at only
+// by the bindings it can concern (placement.CapacityBound): those waiting
+// to be scheduled, and those following every cluster change whose
+// placement reads capacity (placement.ReadsCapacity: spread constraints,
+// overflow affinities). A write of nothing but what hub/aggregate records
+// on a binding (aggregated status, template status: placement.AggregateOnly;
+// several writes per binding while its replicas get ready) is looked at
+// only when the loop reads that status: the binding has a graceful
+// eviction task or application failover. Dependency bindings (nil
+// placement), bindings of another scheduler and bindings with
+// spec.suspension.scheduling are skipped.
 //
 // A decision that yields what the binding already holds (same targets,
 // applied placement, observed term and Scheduled condition) writes nothing,

@@ -35,14 +35,14 @@ func TestMain(m *testing.M) {
 
 // env is a real embedded etcd, real leases on a fake clock, and the loop.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	st     *store.Store
 	clock  *livenesstest.Clock
 	leases *liveness.Leases
 }
 
-func newEnv(t *testing.T, leaseDuration time.Duration) *env {
+func newEnv(t testing.TB, leaseDuration time.Duration) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -67,7 +67,7 @@ func (e *env) start(cfg Config) (*Loop, func()) {
 	return l, e.goRun("scheduler", l.Run)
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))

@@ -89,9 +89,10 @@ type Loop struct {
 	bindings   map[string]*entry                  // by binding key
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
 	members    []Member
-	membersSig string               // JSON of members, to skip no-op refreshes
-	dirty      map[string]bool      // binding keys to reconcile
-	rechecks   map[string]time.Time // binding key → when to reconcile again
+	// haveMembers says members is a snapshot (load starts without one).
+	haveMembers bool
+	dirty       map[string]bool      // binding keys to reconcile
+	rechecks    map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
 	// cluster → when its application was first seen Unhealthy. Kept across
 	// relists, as Karmada keeps it across resyncs; a hub restart starts
@@ -117,8 +118,9 @@ type Loop struct {
 	settled  atomic.Uint64
 	armed    atomic.Int64
 
-	passes atomic.Uint64 // processing passes done, for tests
-	writes atomic.Uint64 // bindings written, for tests and logs
+	passes   atomic.Uint64 // processing passes done, for tests
+	examined atomic.Uint64 // bindings Step ran on, for tests
+	writes   atomic.Uint64 // bindings written, for tests and logs
 }
 
 // entry is one cached binding.

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -34,14 +37,16 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	for _, kv := range bs {
 		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
-	l.membersSig = ""
+	l.haveMembers = false
 	l.refreshMembers()
 	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
 	return bindRev, clusterRev, nil
 }
 
-// applyBinding updates the cache and marks the binding dirty. The echo of
-// the loop's own write (a revision it already holds) is skipped.
+// applyBinding updates the cache and marks the binding dirty, unless only
+// its aggregated status changed and Step does not read it (healthOnly).
+// The echo of the loop's own write (a revision it already holds) is
+// skipped.
 func (l *Loop) applyBinding(ev store.Event) {
 	key := ev.KV.Key
 	if ev.Type == store.EventDelete {
@@ -60,8 +65,26 @@ func (l *Loop) applyBinding(ev store.Event) {
 		l.setEntry(key, nil)
 		return
 	}
+	old := l.bindings[key]
 	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision})
+	if old != nil && healthOnly(old.b, b) {
+		return
+	}
 	l.dirty[key] = true
+}
+
+// healthOnly reports whether b differs from old only in what
+// hub/aggregate writes (placement.AggregateOnly; several writes per
+// binding while its replicas get ready) and Step reads none of it: the
+// binding has no graceful eviction task (AssessTasks) and no application
+// failover (ApplicationEvictions). Such a write decides nothing new.
+func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
+	return !readsHealth(old) && !readsHealth(b) && placement.AggregateOnly(old, b)
+}
+
+// readsHealth reports whether Step reads b's aggregated status.
+func readsHealth(b *workv1alpha1.ResourceBinding) bool {
+	return len(b.Spec.GracefulEvictionTasks) > 0 || applicationFailover(b) != nil
 }
 
 // applyCluster updates the stored clusters.
@@ -81,8 +104,12 @@ func (l *Loop) applyCluster(ev store.Event) {
 	l.stored[name] = c
 }
 
-// refreshMembers rebuilds the cluster snapshot and, when it changed, marks
-// every binding dirty (placement.NeedsSchedule decides which ones it concerns).
+// refreshMembers rebuilds the cluster snapshot. When anything but capacity
+// changed, every binding is marked dirty (placement.NeedsSchedule decides
+// which ones it concerns); when only capacity changed (the resource
+// summaries the agents' heartbeats carry change constantly while pods
+// start), only the bindings whose decision can depend on it
+// (placement.CapacityBound).
 func (l *Loop) refreshMembers() {
 	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
 	for _, c := range l.stored {
@@ -95,14 +122,74 @@ func (l *Loop) refreshMembers() {
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
 	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
 	members := BuildMembers(stored, leases, now, lv)
-	sig := jsonString(members)
-	if sig == l.membersSig {
+	changed, shape := membersDiff(l.members, members, l.haveMembers)
+	if !changed {
 		return
 	}
-	l.members, l.membersSig = members, sig
-	for key := range l.bindings {
-		l.dirty[key] = true
+	l.members, l.haveMembers = members, true
+	if shape {
+		for key := range l.bindings {
+			l.dirty[key] = true
+		}
+		return
 	}
+	l.markCapacityBound()
+}
+
+// membersDiff compares two snapshots (had: old is one): changed when
+// anything differs, shape when anything but capacity does
+// (placement.Cluster.ResourceSummary and AvailableReplicas). It compares
+// values, not encodings: with 10,000 clusters, encoding both snapshots on
+// every lease change took most of the loop's time.
+func membersDiff(old, cur []Member, had bool) (changed, shape bool) {
+	if !had || len(old) != len(cur) {
+		return true, true
+	}
+	for i := range cur {
+		a, b := withoutCapacity(old[i]), withoutCapacity(cur[i])
+		if !equality.Semantic.DeepEqual(a, b) {
+			return true, true
+		}
+		if !changed && !sameCapacity(&old[i].Cluster, &cur[i].Cluster) {
+			changed = true
+		}
+	}
+	return changed, false
+}
+
+// sameCapacity reports whether a and b report the same capacity.
+func sameCapacity(a, b *placement.Cluster) bool {
+	return equality.Semantic.DeepEqual(a.ResourceSummary, b.ResourceSummary) &&
+		equality.Semantic.DeepEqual(a.AvailableReplicas, b.AvailableReplicas)
+}
+
+// markCapacityBound marks dirty the bindings a capacity change concerns.
+func (l *Loop) markCapacityBound() {
+	exists := existsIn(l.members)
+	for key, e := range l.bindings {
+		if placement.CapacityBound(e.b, exists) {
+			l.dirty[key] = true
+		}
+	}
+}
+
+// withoutCapacity is m without its capacity (placement.Cluster's
+// ResourceSummary and AvailableReplicas).
+func withoutCapacity(m Member) Member {
+	m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
+	return m
+}
+
+// existsIn is placement.NeedsSchedule's exists over members: in the
+// snapshot and not being deleted.
+func existsIn(members []Member) func(name string) bool {
+	live := make(map[string]bool, len(members))
+	for i := range members {
+		if !members[i].Cluster.Deleting {
+			live[members[i].Cluster.Name] = true
+		}
+	}
+	return func(name string) bool { return live[name] }
 }
 
 // dueRechecks marks the bindings whose recheck time has come.

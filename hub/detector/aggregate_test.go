@@ -1,0 +1,58 @@
+package detector
+
+import (
+	"sync"
+	"testing"
+
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// TestAggregatorWriteReconcilesNothing: hub/aggregate's writes of a
+// binding's aggregated status and template-status annotation, several per
+// binding while its replicas get ready, do not make the detector reconcile
+// the template again; the scheduler's write of the clusters does.
+func TestAggregatorWriteReconcilesNothing(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	reconciled := map[store.ObjectRef]int{}
+	e.start(func(d *Detector) {
+		d.reconciled = func(ref store.ObjectRef) {
+			mu.Lock()
+			defer mu.Unlock()
+			reconciled[ref]++
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return reconciled[webRef]
+	}
+	e.put(ppObj("prod", "pp", 0, []policyv1alpha1.ResourceSelector{selAll("apps/v1", "Deployment")}))
+	e.put(deployJSON("prod", "web", 3, `{"app":"web"}`))
+	e.waitClaim(webRef, ppRef("prod", "pp"))
+	e.probe("prod", 0)
+	before := count()
+	e.schedule(webRef, "m1", "m2")
+	e.probe("prod", 1)
+	if count() != before+1 {
+		t.Fatalf("the scheduler's write reconciled %s %d times; want 1", refString(webRef), count()-before)
+	}
+
+	before = count()
+	b, rev, _ := e.binding(webRef)
+	if b.Annotations == nil {
+		b.Annotations = map[string]string{}
+	}
+	b.Annotations[fold.AnnotationTemplateStatus] = `{"readyReplicas":3}`
+	b.Status.AggregatedStatus = []configv1alpha1.AggregatedStatusItem{{ClusterName: "m1", Applied: true, Health: configv1alpha1.ResourceHealthy}}
+	if _, err := e.st.Update(e.ctx, store.BindingKey(webRef), mustJSON(t, b), rev); err != nil {
+		t.Fatalf("aggregator write: %v", err)
+	}
+	e.probe("prod", 2)
+	if got := count() - before; got != 0 {
+		t.Errorf("an aggregator write reconciled %s %d times; want 0", refString(webRef), got)
+	}
+}

@@ -1,0 +1,39 @@
+package scheduler
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/liveness"
+)
+
+// BenchmarkRefresh10k is the snapshot work of one lease change with
+// 10,000 Ready clusters: BuildMembers and the comparison with the previous
+// snapshot (membersDiff), one heartbeat's capacity changed.
+func BenchmarkRefresh10k(b *testing.B) {
+	const n = 10000
+	stored := make([]clusterv1alpha1.Cluster, n)
+	leases := make([]liveness.Lease, n)
+	for i := range n {
+		stored[i].Name = fmt.Sprintf("c%05d", i)
+		stored[i].Labels = map[string]string{"env": "prod"}
+		leases[i] = liveness.Lease{Cluster: stored[i].Name, State: liveness.StateReady, Heartbeat: &agentv1.Heartbeat{
+			ResourceSummary: &agentv1.ResourceSummary{Allocatable: map[string]string{"pods": "110", "cpu": "32"}, Allocated: map[string]string{"pods": "3"}},
+			ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}}}
+	}
+	now := time.Now()
+	prev := BuildMembers(stored, leases, now, Liveness{})
+	i := 0
+	for b.Loop() {
+		leases[i%n].Heartbeat.ResourceSummary.Allocated["pods"] = fmt.Sprint(i % 100)
+		cur := BuildMembers(stored, leases, now, Liveness{})
+		if _, shape := membersDiff(prev, cur, true); shape {
+			b.Fatal("a capacity change reported as a shape change")
+		}
+		prev = cur
+		i++
+	}
+}
