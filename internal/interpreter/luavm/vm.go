@@ -112,6 +112,11 @@ type VM struct {
 	limits Limits
 	kube   kubeLib
 
+	// sandbox is the recorded sandbox every call's state is filled from
+	// (sandboxplan.go); sandboxErr is why it could not be recorded.
+	sandbox    *sandboxPlan
+	sandboxErr error
+
 	// mu guards protos.
 	mu sync.RWMutex
 	// protos caches compiled scripts (or their syntax error) by SHA-256.
@@ -149,12 +154,14 @@ func New(opts Options) *VM {
 	if limits.RegistryMaxSize <= 0 {
 		limits.RegistryMaxSize = d.RegistryMaxSize
 	}
-	return &VM{
+	vm := &VM{
 		limits:  limits,
 		kube:    kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
 		protos:  make(map[[sha256.Size]byte]compiled),
 		workers: workers{jobs: make(chan func())},
 	}
+	vm.sandbox, vm.sandboxErr = newSandboxPlan(vm.kube.loader)
+	return vm
 }
 
 // Limits returns the VM's limits.
@@ -214,10 +221,11 @@ func (vm *VM) newCall(ctx context.Context) (*call, error) {
 		RegistryGrowStep:    registryGrowStep,
 		MinimizeStackMemory: true,
 	})
-	if err := openSandbox(L, vm.kube.loader); err != nil {
+	if vm.sandboxErr != nil {
 		L.Close()
-		return nil, fmt.Errorf("open lua sandbox: %w", err)
+		return nil, fmt.Errorf("open lua sandbox: %w", vm.sandboxErr)
 	}
+	vm.sandbox.instantiate(L)
 	for name, fn := range vm.testGlobals {
 		L.SetGlobal(name, L.NewFunction(fn))
 	}
