@@ -9,8 +9,8 @@ import (
 	"sort"
 	"testing"
 
-	karmadaluavm "github.com/karmada-io/karmada/pkg/resourceinterpreter/customized/declarative/luavm"
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
+	karmadaluavm "github.com/karmada-io/karmada/pkg/resourceinterpreter/customized/declarative/luavm"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"

@@ -110,7 +110,7 @@ type Options struct {
 // VM runs scripts. It is safe for concurrent use; each call has its own state.
 type VM struct {
 	limits Limits
-	kube   kubeLib
+	kube   *kubeLib
 
 	// sandbox is the recorded sandbox every call's state is filled from
 	// (sandboxplan.go); sandboxErr is why it could not be recorded.
@@ -156,7 +156,7 @@ func New(opts Options) *VM {
 	}
 	vm := &VM{
 		limits:  limits,
-		kube:    kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
+		kube:    newKubeLib(opts.ResourceQuotaEstimate),
 		protos:  make(map[[sha256.Size]byte]compiled),
 		workers: workers{jobs: make(chan func())},
 	}
