@@ -152,3 +152,35 @@ func rawOf(r *runtime.RawExtension) string {
 	}
 	return string(r.Raw)
 }
+
+// TestConcurrentCallsShareNoTable runs calls that change the libraries on
+// many goroutines at once; each must see only its own changes. Under -race
+// it also checks that the shared function objects are only read.
+func TestConcurrentCallsShareNoTable(t *testing.T) {
+	vm := New(Options{Limits: DefaultLimits()})
+	const workers, calls = 8, 20
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := 0; i < calls; i++ {
+				script := fmt.Sprintf(`
+local before = string.mark
+string.mark = %d
+math.mark = %d
+function ReflectStatus(o) return {before = type(before), mark = string.mark + math.mark, n = #string.format("%%d", 7)} end`, w, i)
+				status, err := vm.ReflectStatus(context.Background(), probe(), script)
+				want := fmt.Sprintf(`{"before":"nil","mark":%d,"n":1}`, w+i)
+				if err != nil || rawOf(status) != want {
+					errs <- fmt.Errorf("worker %d call %d: %s, %v; want %s", w, i, rawOf(status), err, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
