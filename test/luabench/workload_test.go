@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	workv1alpha2 "github.com/karmada-io/karmada/pkg/apis/work/v1alpha2"
 	karmadaluavm "github.com/karmada-io/karmada/pkg/resourceinterpreter/customized/declarative/luavm"
@@ -30,9 +31,16 @@ type engines struct {
 	karmada *karmadaluavm.VM
 }
 
+// benchTimeout replaces Tether's 1 s per-call deadline here: on a loaded
+// machine a call can wait longer than that for a CPU, and the benchmark must
+// measure, not fail. The deadline costs the same whatever its value.
+const benchTimeout = time.Minute
+
 func newEngines() engines {
+	limits := luavm.DefaultLimits()
+	limits.Timeout = benchTimeout
 	return engines{
-		tether:  luavm.New(luavm.Options{Limits: luavm.DefaultLimits()}),
+		tether:  luavm.New(luavm.Options{Limits: limits}),
 		karmada: karmadaluavm.New(false, karmadaPoolSize),
 	}
 }
