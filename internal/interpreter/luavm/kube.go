@@ -30,15 +30,39 @@ type kubeLib struct {
 	// resourceQuotaEstimate is Karmada's ResourceQuotaEstimate feature gate:
 	// accuratePodRequirements then also reports namespace and priorityClassName.
 	resourceQuotaEstimate bool
+	// funcs are the module's functions. Like the sandbox's other Go
+	// functions (sandboxplan.go) they are shared by all states: none reads
+	// its environment, and a script cannot change a function object; each
+	// require builds a new module table of its state.
+	funcs []kubeFunc
 }
 
-func (k kubeLib) loader(L *lua.LState) int {
-	mod := L.SetFuncs(L.NewTable(), map[string]lua.LGFunction{
-		"resourceAdd":             resourceAdd,
-		"accuratePodRequirements": k.accuratePodRequirements,
-		"getPodDependencies":      getPodDependencies,
-		"getResourceQuantity":     getResourceQuantity,
-	})
+type kubeFunc struct {
+	name string
+	fn   *lua.LFunction
+}
+
+func newKubeLib(resourceQuotaEstimate bool) *kubeLib {
+	k := &kubeLib{resourceQuotaEstimate: resourceQuotaEstimate}
+	for _, f := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{"resourceAdd", resourceAdd},
+		{"accuratePodRequirements", k.accuratePodRequirements},
+		{"getPodDependencies", getPodDependencies},
+		{"getResourceQuantity", getResourceQuantity},
+	} {
+		k.funcs = append(k.funcs, kubeFunc{f.name, &lua.LFunction{IsG: true, GFunction: f.fn}})
+	}
+	return k
+}
+
+func (k *kubeLib) loader(L *lua.LState) int {
+	mod := L.CreateTable(0, len(k.funcs))
+	for _, f := range k.funcs {
+		mod.RawSetString(f.name, f.fn)
+	}
 	L.Push(mod)
 	return 1
 }

@@ -196,12 +196,38 @@ func fixEmpties(tree any, isStruct bool, references ...any) any {
 		}
 		return tree
 	}
+	if !hasEmptyList(tree) {
+		// Nothing to fix: the references need not be walked.
+		return tree
+	}
 	emptySlices, emptyStructs := map[string]bool{}, map[string]bool{}
 	for _, ref := range references {
 		collectEmpties(refTree(ref), "", emptySlices, emptyStructs)
 	}
 	out, _ := fixNode(tree, "", false, emptySlices, emptyStructs)
 	return out
+}
+
+// hasEmptyList reports whether the tree holds an empty list anywhere.
+func hasEmptyList(n any) bool {
+	switch t := n.(type) {
+	case []any:
+		if len(t) == 0 {
+			return true
+		}
+		for _, item := range t {
+			if hasEmptyList(item) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, item := range t {
+			if hasEmptyList(item) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fixNode returns the fixed node and whether it must be deleted. inList says

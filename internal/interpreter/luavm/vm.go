@@ -5,6 +5,10 @@
 //   - Every call gets a fresh LState. Nothing a script does (globals,
 //     overridden library functions, the string metatable) survives the call.
 //     Karmada pools states and leaks globals between calls and scripts.
+//     The state is filled from the sandbox a VM opens once and records
+//     (sandboxplan.go): every table is the call's own, only the immutable
+//     Go function objects are shared, so a call costs no more than one of
+//     Karmada's on a pooled state (test/luabench measures both).
 //   - Besides the 1-second wall-clock budget, a call has an instruction budget
 //     and a memory budget (see Limits and budget.go).
 //   - Scripts are parsed and compiled once, keyed by their SHA-256, and the
@@ -110,7 +114,12 @@ type Options struct {
 // VM runs scripts. It is safe for concurrent use; each call has its own state.
 type VM struct {
 	limits Limits
-	kube   kubeLib
+	kube   *kubeLib
+
+	// sandbox is the recorded sandbox every call's state is filled from
+	// (sandboxplan.go); sandboxErr is why it could not be recorded.
+	sandbox    *sandboxPlan
+	sandboxErr error
 
 	// mu guards protos.
 	mu sync.RWMutex
@@ -149,12 +158,14 @@ func New(opts Options) *VM {
 	if limits.RegistryMaxSize <= 0 {
 		limits.RegistryMaxSize = d.RegistryMaxSize
 	}
-	return &VM{
+	vm := &VM{
 		limits:  limits,
-		kube:    kubeLib{resourceQuotaEstimate: opts.ResourceQuotaEstimate},
+		kube:    newKubeLib(opts.ResourceQuotaEstimate),
 		protos:  make(map[[sha256.Size]byte]compiled),
 		workers: workers{jobs: make(chan func())},
 	}
+	vm.sandbox, vm.sandboxErr = newSandboxPlan(vm.kube.loader)
+	return vm
 }
 
 // Limits returns the VM's limits.
@@ -214,10 +225,11 @@ func (vm *VM) newCall(ctx context.Context) (*call, error) {
 		RegistryGrowStep:    registryGrowStep,
 		MinimizeStackMemory: true,
 	})
-	if err := openSandbox(L, vm.kube.loader); err != nil {
+	if vm.sandboxErr != nil {
 		L.Close()
-		return nil, fmt.Errorf("open lua sandbox: %w", err)
+		return nil, fmt.Errorf("open lua sandbox: %w", vm.sandboxErr)
 	}
+	vm.sandbox.instantiate(L)
 	for name, fn := range vm.testGlobals {
 		L.SetGlobal(name, L.NewFunction(fn))
 	}
