@@ -59,6 +59,7 @@ func (w *watcher) add(gvr schema.GroupVersionResource) {
 		return
 	}
 	inf := w.factory.ForResource(gvr).Informer()
+	_ = inf.SetTransform(stripCached) // fails only on a started informer; this one is new
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.observe(gvr, nil, obj) },
 		UpdateFunc: func(old, obj any) { w.observe(gvr, old, obj) },
@@ -173,6 +174,17 @@ func (w *watcher) gone(gvr schema.GroupVersionResource, obj any) {
 		w.a.logger.Debug("applied object gone", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
 		w.enqueue(key)
 	}
+}
+
+// stripCached drops what neither drift detection nor status reads from an
+// object before the informer caches it: its managedFields, often the
+// larger part of a small object's metadata (Karmada's member informers do
+// the same, fedinformer.StripUnusedFields).
+func stripCached(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		u.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // drifted says whether an update touched what Tether applies: the spec

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,8 +26,10 @@ const (
 	lagClusters    = 3
 	lagNodes       = 5
 	// lagListEvery is how often the hub's templates are listed: the
-	// resolution of the aggregated-ready times.
-	lagListEvery = 100 * time.Millisecond
+	// resolution of the aggregated-ready times. A list merges every
+	// binding into its template, so listing much more often loads the hub
+	// being measured. (A Watch of templates does not carry status changes.)
+	lagListEvery = 250 * time.Millisecond
 )
 
 // TestMeasureStatusLag logs, asserting no wall time, how long after the
@@ -69,6 +72,7 @@ func TestMeasureStatusLag(t *testing.T) {
 	agg.stop()
 	ready.stop()
 	logLag(t, t0, ready.snapshot(), agg.snapshot())
+	logStages(t, f, ready.snapshot(), agg.snapshot())
 	for i, p := range procs {
 		used := float64(cpuTicks(t, p.pid())-before[i]) / hz
 		t.Logf("create: %s CPU %.2fs, %s", p.name, used, memStatus(t, p.pid()))
@@ -135,6 +139,87 @@ func logLag(t *testing.T, t0 time.Time, member, agg map[string]time.Time) {
 	t.Logf("per template, members' last ready → aggregated ready (list every %s): %s", lagListEvery, percentiles(lags))
 }
 
+// logStages splits each template's lag from its last member's ready into
+// stages, from the logs: that member's agent sending the report after the
+// ready (status reported, trace), the hub writing the binding after that
+// (aggregated status written, debug), and the client's list seeing it.
+func logStages(t *testing.T, f *fixture, member, agg map[string]time.Time) {
+	t.Helper()
+	reports := map[string][]time.Time{} // "<cluster>/<name>" → sends
+	for _, a := range f.agents {
+		for at, fields := range logLines(a.logText(), "status reported") {
+			reports[a.cluster.Name+"/"+lastSegment(fields["work"])] = append(reports[a.cluster.Name+"/"+lastSegment(fields["work"])], at)
+		}
+	}
+	writes := map[string][]time.Time{} // name → binding writes
+	for at, fields := range logLines(f.hub.logText(), "aggregated status written") {
+		writes[lastSegment(fields["binding"])] = append(writes[lastSegment(fields["binding"])], at)
+	}
+	var agent, hub, client []time.Duration
+	for name, seen := range agg {
+		var lastKey string
+		var last time.Time
+		for key, at := range member {
+			if key[strings.IndexByte(key, '/')+1:] == name && at.After(last) {
+				lastKey, last = key, at
+			}
+		}
+		sent, ok := firstAfter(reports[lastKey], last)
+		if !ok {
+			continue
+		}
+		written, ok := firstAfter(writes[name], sent)
+		if !ok {
+			continue
+		}
+		agent, hub, client = append(agent, sent.Sub(last)), append(hub, written.Sub(sent)), append(client, seen.Sub(written))
+	}
+	t.Logf("stages: member ready → agent report: %s", percentiles(agent))
+	t.Logf("stages: agent report → hub binding write: %s", percentiles(hub))
+	t.Logf("stages: hub binding write → client list: %s", percentiles(client))
+}
+
+// logLines yields the time and key=value fields of the hclog lines of text
+// whose message is msg.
+func logLines(text, msg string) map[time.Time]map[string]string {
+	out := map[time.Time]map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		i := strings.Index(line, ": "+msg+":")
+		sp := strings.IndexByte(line, ' ')
+		if i < 0 || sp < 0 {
+			continue
+		}
+		at, err := time.Parse("2006-01-02T15:04:05.000Z0700", line[:sp])
+		if err != nil {
+			continue
+		}
+		fields := map[string]string{}
+		for _, kv := range strings.Fields(line[i+len(msg)+3:]) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				fields[k] = v
+			}
+		}
+		for _, dup := out[at]; dup; _, dup = out[at] {
+			at = at.Add(time.Nanosecond) // same millisecond: keep both
+		}
+		out[at] = fields
+	}
+	return out
+}
+
+func lastSegment(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+
+// firstAfter is the earliest of ts not before t.
+func firstAfter(ts []time.Time, t time.Time) (time.Time, bool) {
+	var best time.Time
+	for _, at := range ts {
+		if !at.Before(t.Truncate(time.Millisecond)) && (best.IsZero() || at.Before(best)) {
+			best = at
+		}
+	}
+	return best, !best.IsZero()
+}
+
 // newLagFixture starts lagClusters member clusters of lagNodes nodes, a hub
 // and an agent each.
 func newLagFixture(t *testing.T) *fixture {
@@ -151,7 +236,11 @@ func newLagFixture(t *testing.T) *fixture {
 	f.admin = dialAdmin(t, f.hub)
 	for _, c := range env.Clusters {
 		a := newAgent(t, t, f.hub, c)
-		a.start(t)
+		// Trace: the reporter logs each report it sends (stages below).
+		a.proc = startProc(t, a.owner, "tether-agent-"+c.Name, agentBin, "--hub", a.hubAddr,
+			"--cert", filepath.Join(a.certs, "tls.crt"), "--key", filepath.Join(a.certs, "tls.key"),
+			"--ca", filepath.Join(a.certs, "ca.crt"), "--kubeconfig", c.KubeconfigPath, "--data-dir", a.dataDir,
+			"-log-level", "trace")
 		f.agents = append(f.agents, a)
 	}
 	f.hub.waitMetric(t, memberWait, `tether_hub_clusters{state="Ready"}`, lagClusters)
