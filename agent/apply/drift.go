@@ -2,7 +2,7 @@ package apply
 
 import (
 	"context"
-	"maps"
+	"reflect"
 	"sync"
 	"time"
 
@@ -144,13 +144,13 @@ func (w *watcher) observe(gvr schema.GroupVersionResource, oldObj, obj any) {
 	if !ok {
 		return
 	}
-	key, written, tracked := w.a.tracked(gvr, u)
+	key, applied, tracked := w.a.tracked(gvr, u)
 	if key == "" {
 		return
 	}
 	w.a.changes.add(key)
 	old, _ := oldObj.(*unstructured.Unstructured)
-	if tracked && old != nil && u.GetResourceVersion() != written && drifted(old, u) {
+	if tracked && old != nil && u.GetResourceVersion() != applied.written && drifted(old, u, applied) {
 		w.a.logger.Debug("drift", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
 		w.enqueue(key)
 	}
@@ -188,11 +188,24 @@ func stripCached(obj any) (any, error) {
 }
 
 // drifted says whether an update touched what Tether applies: the spec
-// (generation), labels or annotations; for kinds without a generation,
-// anything.
-func drifted(old, obj *unstructured.Unstructured) bool {
-	return obj.GetGeneration() == 0 || old.GetGeneration() != obj.GetGeneration() ||
-		!maps.Equal(old.GetLabels(), obj.GetLabels()) || !maps.Equal(old.GetAnnotations(), obj.GetAnnotations())
+// (a new generation with another spec: a Deployment's generation also
+// moves with its annotations), or a label or annotation Tether applied
+// (changed or removed; keys other writers add are theirs); for kinds
+// without a generation, anything.
+func drifted(old, obj *unstructured.Unstructured, applied object) bool {
+	return obj.GetGeneration() == 0 ||
+		old.GetGeneration() != obj.GetGeneration() && !reflect.DeepEqual(old.Object["spec"], obj.Object["spec"]) ||
+		!within(applied.labels, obj.GetLabels()) || !within(applied.annotations, obj.GetAnnotations())
+}
+
+// within says whether every key of want has its value in have.
+func within(want, have map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // cached returns the informer's copy of an object. known is false when no
