@@ -178,7 +178,6 @@ func (r *Reporter) feed(ctx context.Context, q workqueue.TypedDelayingInterface[
 			return
 		case key := <-r.src.Changes():
 			q.AddAfter(key, r.coalesce) // a key already waiting keeps its earlier time
-
 		case <-tick.C:
 			all()
 		}
