@@ -85,6 +85,10 @@ type object struct {
 	// written is the resourceVersion of Tether's last write, to tell its
 	// own writes from drift in informer events.
 	written string
+	// labels and annotations are those Tether applied (the manifest's and
+	// its ownership marks): drift is a change to one of them, not a key
+	// another writer added (a Deployment's revision annotation).
+	labels, annotations map[string]string
 }
 
 // New returns an Applier for the cluster cfg.RESTConfig reaches.

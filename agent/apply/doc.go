@@ -74,10 +74,14 @@
 // # Drift
 //
 // Run keeps one dynamic informer per applied GVR, filtered by the
-// tether.io/work-key label. A spec or metadata change that Tether did not
-// write (generation, labels or annotations changed, or any change for kinds
-// without a generation), or a deletion, puts the work on a rate-limited
-// queue, and the work's held version is applied again (with retain). The
+// tether.io/work-key label; its cache holds the objects without their
+// managedFields (status reads them from it). A change that Tether did not
+// write to what it applied (a new generation with another spec, a label or
+// annotation Tether set changed or removed, or any change for kinds without
+// a generation), or a deletion, puts the work on a rate-limited queue, and
+// the work's held version is applied again (with retain). Labels and
+// annotations other writers add (a Deployment's revision annotation, which
+// also moves its generation) are theirs and not drift. The
 // per-work backoff grows while repairs keep coming within fightWindow, so a
 // fight with another controller slows down instead of spinning.
 //

@@ -2,7 +2,7 @@ package apply
 
 import (
 	"context"
-	"maps"
+	"reflect"
 	"sync"
 	"time"
 
@@ -59,6 +59,7 @@ func (w *watcher) add(gvr schema.GroupVersionResource) {
 		return
 	}
 	inf := w.factory.ForResource(gvr).Informer()
+	_ = inf.SetTransform(stripCached) // fails only on a started informer; this one is new
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.observe(gvr, nil, obj) },
 		UpdateFunc: func(old, obj any) { w.observe(gvr, old, obj) },
@@ -143,13 +144,13 @@ func (w *watcher) observe(gvr schema.GroupVersionResource, oldObj, obj any) {
 	if !ok {
 		return
 	}
-	key, written, tracked := w.a.tracked(gvr, u)
+	key, applied, tracked := w.a.tracked(gvr, u)
 	if key == "" {
 		return
 	}
 	w.a.changes.add(key)
 	old, _ := oldObj.(*unstructured.Unstructured)
-	if tracked && old != nil && u.GetResourceVersion() != written && drifted(old, u) {
+	if tracked && old != nil && u.GetResourceVersion() != applied.written && drifted(old, u, applied) {
 		w.a.logger.Debug("drift", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
 		w.enqueue(key)
 	}
@@ -175,12 +176,36 @@ func (w *watcher) gone(gvr schema.GroupVersionResource, obj any) {
 	}
 }
 
+// stripCached drops what neither drift detection nor status reads from an
+// object before the informer caches it: its managedFields, often the
+// larger part of a small object's metadata (Karmada's member informers do
+// the same, fedinformer.StripUnusedFields).
+func stripCached(obj any) (any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		u.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // drifted says whether an update touched what Tether applies: the spec
-// (generation), labels or annotations; for kinds without a generation,
-// anything.
-func drifted(old, obj *unstructured.Unstructured) bool {
-	return obj.GetGeneration() == 0 || old.GetGeneration() != obj.GetGeneration() ||
-		!maps.Equal(old.GetLabels(), obj.GetLabels()) || !maps.Equal(old.GetAnnotations(), obj.GetAnnotations())
+// (a new generation with another spec: a Deployment's generation also
+// moves with its annotations), or a label or annotation Tether applied
+// (changed or removed; keys other writers add are theirs); for kinds
+// without a generation, anything.
+func drifted(old, obj *unstructured.Unstructured, applied object) bool {
+	return obj.GetGeneration() == 0 ||
+		old.GetGeneration() != obj.GetGeneration() && !reflect.DeepEqual(old.Object["spec"], obj.Object["spec"]) ||
+		!within(applied.labels, obj.GetLabels()) || !within(applied.annotations, obj.GetAnnotations())
+}
+
+// within says whether every key of want has its value in have.
+func within(want, have map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // cached returns the informer's copy of an object. known is false when no

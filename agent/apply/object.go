@@ -61,6 +61,9 @@ func (a *Applier) applyOne(ctx context.Context, w state.Work, opts options, m ma
 		return o, err
 	}
 	o.result, o.written = result, written
+	if result == resultApplied {
+		o.labels, o.annotations = appliedMeta(m.obj, w)
+	}
 	if err != nil {
 		o.message = err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -95,6 +96,16 @@ func stamp(obj *unstructured.Unstructured, key, version string, b *agentv1.Bindi
 		ann[AnnotationBinding] = strings.TrimPrefix(b.GetNamespace()+"/"+b.GetName(), "/")
 	}
 	obj.SetAnnotations(ann)
+}
+
+// appliedMeta is the labels and annotations Tether applies for manifest
+// obj of work w: the manifest's own and the ownership marks (stamp).
+func appliedMeta(obj *unstructured.Unstructured, w state.Work) (labels, annotations map[string]string) {
+	m := &unstructured.Unstructured{Object: map[string]any{}}
+	m.SetLabels(obj.GetLabels())
+	m.SetAnnotations(obj.GetAnnotations())
+	stamp(m, w.Key, w.Version, w.Binding)
+	return m.GetLabels(), m.GetAnnotations()
 }
 
 // unstamped returns the labels and annotations of obj without Tether's

@@ -118,20 +118,20 @@ func (a *Applier) observe(ctx context.Context, o object) (*unstructured.Unstruct
 }
 
 // tracked finds the held work an informer's object belongs to: its key
-// (empty when none), the resourceVersion Tether last wrote to it, and
-// whether the object is one of the work's current manifests.
-func (a *Applier) tracked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (key, written string, ok bool) {
+// (empty when none) and, when the object is one of the work's current
+// manifests (ok), the object as Tether last applied it.
+func (a *Applier) tracked(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (key string, applied object, ok bool) {
 	key = obj.GetAnnotations()[AnnotationWorkKey]
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	h := a.held[key]
 	if h == nil {
-		return key, "", false
+		return key, object{}, false
 	}
 	for _, o := range h.objects {
 		if o.gvr == gvr && o.id.GetName() == obj.GetName() && o.id.GetNamespace() == obj.GetNamespace() {
-			return key, o.written, true
+			return key, o, true
 		}
 	}
-	return key, "", false
+	return key, object{}, false
 }

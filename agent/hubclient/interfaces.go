@@ -50,7 +50,8 @@ type StatusSource interface {
 	// the same channel on every call and is never closed while the client
 	// runs. Each report names its work key and version and carries a
 	// digest of its items; reports are coalesced per work and sent only on
-	// change (at most one per Settings.status_min_interval per work).
+	// change (a few at once per work, then one per
+	// Settings.status_min_interval; agent/status).
 	//
 	// The client reads the channel only while a stream is up and welcomed,
 	// so the source should hold the latest report per work rather than a

@@ -23,8 +23,9 @@ type Source interface {
 
 // Defaults for Config.
 const (
-	// DefaultMinInterval is the shortest time between two reports of one
-	// work unless the hub's Settings.status_min_interval says otherwise.
+	// DefaultMinInterval is how often, past DefaultWorkBurst reports in a
+	// row, one work may be reported unless the hub's
+	// Settings.status_min_interval says otherwise.
 	DefaultMinInterval = time.Second
 	// DefaultResync is how often every held work is read again, for
 	// objects no informer watches (read-only) and as a safety net.
@@ -37,6 +38,8 @@ type Config struct {
 	Interpreter Interpreter
 	// MinInterval: zero means DefaultMinInterval. SetMinInterval changes it.
 	MinInterval time.Duration
+	// Coalesce: zero means DefaultCoalesce.
+	Coalesce time.Duration
 	// Resync: zero means DefaultResync.
 	Resync time.Duration
 }
@@ -44,24 +47,24 @@ type Config struct {
 // Reporter produces coalesced, change-only StatusReports. It implements
 // agent/hubclient.StatusSource. Build it with New; call Run once.
 type Reporter struct {
-	logger hclog.Logger
-	src    Source
-	interp Interpreter
-	resync time.Duration
-	out    chan *agentv1.StatusReport
+	logger   hclog.Logger
+	src      Source
+	interp   Interpreter
+	resync   time.Duration
+	coalesce time.Duration
+	out      chan *agentv1.StatusReport
 
 	// mu guards everything below.
-	mu          sync.Mutex
-	minInterval time.Duration
-	sent        map[string]sent                          // by work key
-	forced      map[string]bool                          // keys whose next report goes out regardless of digest
-	queue       workqueue.TypedDelayingInterface[string] // nil outside Run
+	mu     sync.Mutex
+	sched  *schedule                                // when each work's next report may go out
+	sent   map[string]sent                          // by work key
+	forced map[string]bool                          // keys whose next report goes out regardless of digest
+	queue  workqueue.TypedDelayingInterface[string] // nil outside Run
 }
 
 // sent is the last report sent for a work.
 type sent struct {
 	version, digest string
-	at              time.Time
 }
 
 // New returns a Reporter.
@@ -72,15 +75,19 @@ func New(cfg Config, logger hclog.Logger) *Reporter {
 	if cfg.Resync <= 0 {
 		cfg.Resync = DefaultResync
 	}
+	if cfg.Coalesce <= 0 {
+		cfg.Coalesce = DefaultCoalesce
+	}
 	return &Reporter{
-		logger:      logger.Named("status"),
-		src:         cfg.Source,
-		interp:      cfg.Interpreter,
-		resync:      cfg.Resync,
-		out:         make(chan *agentv1.StatusReport),
-		minInterval: cfg.MinInterval,
-		sent:        map[string]sent{},
-		forced:      map[string]bool{},
+		logger:   logger.Named("status"),
+		src:      cfg.Source,
+		interp:   cfg.Interpreter,
+		resync:   cfg.Resync,
+		coalesce: cfg.Coalesce,
+		out:      make(chan *agentv1.StatusReport),
+		sched:    newSchedule(cfg.MinInterval, DefaultWorkBurst, DefaultStreamRate, DefaultStreamBurst),
+		sent:     map[string]sent{},
+		forced:   map[string]bool{},
 	}
 }
 
@@ -94,7 +101,7 @@ func (r *Reporter) SetMinInterval(d time.Duration) {
 		d = DefaultMinInterval
 	}
 	r.mu.Lock()
-	r.minInterval = d
+	r.sched.setMinInterval(d)
 	r.mu.Unlock()
 }
 
@@ -155,7 +162,7 @@ func (r *Reporter) Run(ctx context.Context) error {
 }
 
 // feed queues every held work now and every Resync, and every changed
-// work as the source signals it, until ctx ends.
+// work Coalesce after the source first signals it, until ctx ends.
 func (r *Reporter) feed(ctx context.Context, q workqueue.TypedDelayingInterface[string]) {
 	tick := time.NewTicker(r.resync)
 	defer tick.Stop()
@@ -170,7 +177,7 @@ func (r *Reporter) feed(ctx context.Context, q workqueue.TypedDelayingInterface[
 		case <-ctx.Done():
 			return
 		case key := <-r.src.Changes():
-			q.Add(key)
+			q.AddAfter(key, r.coalesce) // a key already waiting keeps its earlier time
 		case <-tick.C:
 			all()
 		}
@@ -191,22 +198,23 @@ func (r *Reporter) work(ctx context.Context, q workqueue.TypedDelayingInterface[
 	}
 }
 
-// report sends key's report if it changed, or requeues key until its
-// MinInterval has passed.
+// report sends key's report if it changed, or requeues key until the
+// schedule lets it go out.
 func (r *Reporter) report(ctx context.Context, q workqueue.TypedDelayingInterface[string], key string) {
 	snap, ok := r.src.Snapshot(ctx, key)
 	if !ok {
 		r.mu.Lock()
 		delete(r.sent, key)
 		delete(r.forced, key)
+		r.sched.forget(key)
 		r.mu.Unlock()
 		return
 	}
 	r.mu.Lock()
 	last, force := r.sent[key], r.forced[key]
-	wait := r.minInterval - time.Since(last.at)
+	wait := r.sched.wait(key, time.Now())
 	r.mu.Unlock()
-	if wait > 0 && !last.at.IsZero() {
+	if wait > 0 {
 		q.AddAfter(key, wait)
 		return
 	}
@@ -221,7 +229,8 @@ func (r *Reporter) report(ctx context.Context, q workqueue.TypedDelayingInterfac
 		return
 	}
 	r.mu.Lock()
-	r.sent[key] = sent{version: rep.Version, digest: rep.Digest, at: time.Now()}
+	r.sent[key] = sent{version: rep.Version, digest: rep.Digest}
+	r.sched.take(key, time.Now())
 	delete(r.forced, key)
 	r.mu.Unlock()
 	r.logger.Trace("status reported", "work", key, "version", rep.Version, "digest", rep.Digest)

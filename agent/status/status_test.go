@@ -190,8 +190,15 @@ func TestCloneSetStatus(t *testing.T) {
 
 func setStatus(t *testing.T, ns, name string, st obj) {
 	t.Helper()
+	setStatusOf(t, cloneSets, ns, name, st)
+}
+
+// setStatusOf writes the status of a custom resource of gvr, as its
+// controller would (none runs).
+func setStatusOf(t *testing.T, gvr schema.GroupVersionResource, ns, name string, st obj) {
+	t.Helper()
 	ctx := context.Background()
-	res := env.Clusters[0].Dynamic().Resource(cloneSets).Namespace(ns)
+	res := env.Clusters[0].Dynamic().Resource(gvr).Namespace(ns)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		u, err := res.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

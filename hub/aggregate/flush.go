@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,30 +23,136 @@ import (
 // optimistic-write conflict before it waits for the next interval.
 const conflictRetries = 5
 
-// flushAll writes every dirty binding whose aggregated status changed. A
-// binding that could not be written stays dirty for the next interval.
+// flushWorkers is how many bindings one flush pass reads templates for and
+// writes at once. etcd commits concurrent writes together (one fsync for
+// many), so a pass over the hundred bindings a rollout dirties takes a few
+// round trips instead of one read and one write per binding in turn, and
+// a status waits for one pass, not for several of them.
+const flushWorkers = 16
+
+// flushJob is one dirty binding of a flush pass: prepared by the Run
+// goroutine, completed (template status, write) by a worker, finished by
+// Run again.
+type flushJob struct {
+	key  string
+	e    *entry
+	nb   *workv1alpha1.ResourceBinding // the binding as desired
+	prev json.RawMessage               // the template status written before
+	// Set by the worker.
+	enc      string
+	pending  bool  // a webhook's answer is awaited (interpreter.ErrPending)
+	written  bool  // nb was written at rev
+	rev      int64 // the binding's revision after the write
+	err      error
+	panicked bool
+}
+
+// flushAll writes every dirty binding whose aggregated status changed,
+// flushWorkers at a time. A binding that could not be written stays dirty
+// for the next interval; one whose write conflicted is read again and
+// written at once (flush).
 func (a *Aggregator) flushAll(ctx context.Context) {
 	keys := make([]string, 0, len(a.run.dirty))
 	for k := range a.run.dirty {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	jobs := make([]*flushJob, 0, len(keys))
 	for _, key := range keys {
 		delete(a.run.dirty, key)
-		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { return a.flush(ctx, key) })
-		if errors.Is(err, guard.ErrPanicked) {
-			continue // logged and counted; the binding's next change tries again
+		var j *flushJob
+		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { j = a.prepareFlush(key); return nil })
+		if err == nil && j != nil {
+			jobs = append(jobs, j)
 		}
-		if err != nil && ctx.Err() == nil {
-			a.log.Warn("aggregated status not written, retrying", "binding", key, "error", err)
-			a.run.dirty[key] = true
-		}
+	}
+	a.complete(ctx, jobs)
+	for _, j := range jobs {
+		a.finish(ctx, j)
 	}
 	a.run.passes.Add(1)
 }
 
+// prepareFlush is key's job with its items brought up to date; nil when the
+// binding is gone.
+func (a *Aggregator) prepareFlush(key string) *flushJob {
+	e, ok := a.run.bindings[key]
+	if !ok {
+		return nil
+	}
+	prev, _ := fold.TemplateStatus(e.b)
+	return &flushJob{key: key, e: e, nb: a.withItems(key, e.b), prev: prev}
+}
+
+// complete runs the jobs' template statuses and writes on flushWorkers
+// goroutines and returns once all are done. The workers touch no run
+// state.
+func (a *Aggregator) complete(ctx context.Context, jobs []*flushJob) {
+	next := make(chan *flushJob)
+	var wg sync.WaitGroup
+	for range min(flushWorkers, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				err := guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { a.write(ctx, j); return nil })
+				j.panicked = errors.Is(err, guard.ErrPanicked)
+			}
+		}()
+	}
+	for _, j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+}
+
+// write completes j's template status and writes j.nb if it changed.
+func (a *Aggregator) write(ctx context.Context, j *flushJob) {
+	j.pending = a.withTemplate(ctx, j.key, j.nb, j.prev)
+	j.enc = jsonString(j.nb)
+	if j.enc == j.e.enc {
+		return
+	}
+	j.rev, j.err = a.store.Update(ctx, j.key, []byte(j.enc), j.e.rev)
+	j.written = j.err == nil
+}
+
+// finish records a completed job in the run state: the binding written, a
+// webhook awaited, a conflict flushed again at once, another failure
+// retried at the next interval.
+func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
+	if j.panicked {
+		return // logged and counted; the binding's next change tries again
+	}
+	if j.pending {
+		a.run.pending[j.key] = true
+	}
+	err := j.err
+	switch {
+	case j.written:
+		a.wrote(j.key, j.nb, j.enc, j.rev)
+	case errors.Is(err, store.ErrConflict):
+		if err = a.reread(ctx, j.key); err == nil {
+			err = guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { return a.flush(ctx, j.key) })
+		}
+	}
+	if errors.Is(err, guard.ErrPanicked) || err == nil || ctx.Err() != nil {
+		return
+	}
+	a.log.Warn("aggregated status not written, retrying", "binding", j.key, "error", err)
+	a.run.dirty[j.key] = true
+}
+
+// wrote records the aggregator's own write of a binding.
+func (a *Aggregator) wrote(key string, nb *workv1alpha1.ResourceBinding, enc string, rev int64) {
+	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev}
+	a.run.writes.Add(1)
+	a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
+}
+
 // flush writes one binding's aggregated status if it changed, with
-// optimistic concurrency.
+// optimistic concurrency, re-reading it after a conflict.
 func (a *Aggregator) flush(ctx context.Context, key string) error {
 	for range conflictRetries {
 		e, ok := a.run.bindings[key]
@@ -59,9 +166,7 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 		}
 		rev, err := a.store.Update(ctx, key, []byte(enc), e.rev)
 		if err == nil {
-			a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev}
-			a.run.writes.Add(1)
-			a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
+			a.wrote(key, nb, enc, rev)
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
@@ -77,6 +182,17 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 // desired is the binding with its aggregated status brought up to date.
 // An interpreter or template failure keeps the previous template status.
 func (a *Aggregator) desired(ctx context.Context, key string, b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	nb := a.withItems(key, b)
+	prev, _ := fold.TemplateStatus(b)
+	if a.withTemplate(ctx, key, nb, prev) {
+		a.run.pending[key] = true
+	}
+	return nb
+}
+
+// withItems is a copy of b with its per-cluster items and stale clusters
+// brought up to date. It reads and updates run state.
+func (a *Aggregator) withItems(key string, b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 	nb := cloneBinding(b)
 	gv, _ := schema.ParseGroupVersion(b.Spec.Resource.APIVersion)
 	gvk := gv.WithKind(b.Spec.Resource.Kind)
@@ -89,27 +205,32 @@ func (a *Aggregator) desired(ctx context.Context, key string, b *workv1alpha1.Re
 	})
 	nb.Status.AggregatedStatus = items
 	setAnnotation(nb, fold.AnnotationStaleClusters, stale)
-	prev, _ := fold.TemplateStatus(b)
-	ts, err := a.aggregateTemplate(ctx, key, prev, items)
+	return nb
+}
+
+// withTemplate aggregates nb's items onto its template and records the
+// template status on nb; prev is the one written before, kept when the
+// interpreter or the template fails. It reports whether a webhook's answer
+// is awaited (the flush after its answer takes it). It touches no run
+// state: flush workers call it.
+func (a *Aggregator) withTemplate(ctx context.Context, key string, nb *workv1alpha1.ResourceBinding, prev json.RawMessage) (pending bool) {
+	ts, err := a.aggregateTemplate(ctx, key, prev, nb.Status.AggregatedStatus)
 	if errors.Is(err, interpreter.ErrPending) {
-		// A webhook is asked in the background (interpreter.Deferred):
-		// the flush after its answer takes it.
-		a.run.pending[key] = true
-		return nb
+		return true
 	}
 	if err != nil {
 		a.log.Warn("template status not aggregated, keeping the previous one", "binding", key, "error", err)
-		return nb
+		return false
 	}
 	if ts == nil {
 		delete(nb.Annotations, fold.AnnotationTemplateStatus)
-		return nb
+		return false
 	}
 	if nb.Annotations == nil {
 		nb.Annotations = map[string]string{}
 	}
 	nb.Annotations[fold.AnnotationTemplateStatus] = string(ts)
-	return nb
+	return false
 }
 
 // aggregateTemplate reads the binding's template and aggregates the items
