@@ -15,6 +15,9 @@
 // registrations (0: any number until it expires). Expired tokens are pruned
 // when tokens are listed or created; used-up ones stay until they expire, so
 // that a second use is refused as "used up" rather than "unknown".
+// Registrations that share a token take turns at its use count on one
+// replica, so a fleet installed at once with one token of unlimited uses
+// is not refused for racing itself.
 //
 // # Agents
 //
