@@ -77,6 +77,10 @@
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
 // not: past it the oldest ends (superseded).
 //
+// A connection pins no read buffer of gRPC's (readBufferSize): TLS holds
+// the record being read, and gRPC's own 32 KiB per connection would stay
+// for the connection's life, 320 MB for 10,000 agents.
+//
 // # Message bounds
 //
 // Each stream bounds what its agent sends after Hello, per kind
