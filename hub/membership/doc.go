@@ -91,6 +91,10 @@
 // leader must not re-create the record of a cluster an admin removed. A
 // live cluster is renewed within a quarter of a lease and registered then.
 //
+// Clusters met at once (a fleet connecting after an install or a hub
+// restart) get their records created concurrently, so that etcd commits
+// them together, and a record just created is not read back.
+//
 //	r := membership.NewRegistrar(st, leases, logger, membership.NewClustersCordoned(false))
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records
 //

@@ -209,7 +209,41 @@ func (d *driver) startWorkers(ctx context.Context) error {
 	}
 	d.res.Connect = summarize(latencies(start, atOf(syncs)))
 	d.res.Connect.Load = loadAvg()
+	if err := d.waitRegistered(ctx); err != nil {
+		return err
+	}
+	d.res.Registered = time.Since(start).Seconds()
 	return nil
+}
+
+// listEvery is how often the driver lists the hub's clusters: a list of
+// 10,000 is work for the hub.
+const listEvery = time.Second
+
+// waitRegistered waits until the hub lists every agent's cluster Ready,
+// so that the scenarios start from a settled hub.
+func (d *driver) waitRegistered(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	return proc.Poll(ctx, listEvery, func(ctx context.Context) error {
+		if err := d.workersAlive(); err != nil {
+			return proc.Permanent(err)
+		}
+		resp, err := d.admin.Clusters.ListClusters(ctx, &hubv1.ListClustersRequest{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, c := range resp.GetClusters() {
+			if c.GetState() == hubv1.ClusterState_CLUSTER_STATE_READY {
+				ready++
+			}
+		}
+		if ready < d.cfg.Agents {
+			return fmt.Errorf("%d of %d clusters registered and ready", ready, d.cfg.Agents)
+		}
+		return nil
+	})
 }
 
 // enrollArgs are the workers' enrollment flags; a token is created for

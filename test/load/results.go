@@ -21,6 +21,9 @@ type Results struct {
 	// agents, seconds; Connect when each agent first synced.
 	Enrolled float64   `json:"enrolledSeconds"`
 	Connect  Latencies `json:"connect"`
+	// Registered is when the hub listed every cluster Ready, seconds
+	// after the workers started.
+	Registered float64 `json:"registeredSeconds"`
 
 	Idle           *IdleResult   `json:"idle,omitempty"`
 	FirstPlacement *Latencies    `json:"firstPlacement,omitempty"`
@@ -126,8 +129,8 @@ func (r *Results) write(dir string) error {
 
 // Print writes the summary a reader wants.
 func (r *Results) Print(w io.Writer) {
-	fmt.Fprintf(w, "%d agents in %d workers (%s), load %s; enrolled in %.1f s, all synced: %s\n",
-		r.Agents, r.Workers, r.Enroll, r.Load, r.Enrolled, r.Connect)
+	fmt.Fprintf(w, "%d agents in %d workers (%s), load %s; enrolled in %.1f s, all synced: %s; all listed Ready after %.1f s\n",
+		r.Agents, r.Workers, r.Enroll, r.Load, r.Enrolled, r.Connect, r.Registered)
 	if r.Idle != nil {
 		fmt.Fprintf(w, "idle: hub RSS %s, CPU %.1f%% over %.0f s (load %s)\n", mib(r.Idle.RSS), r.Idle.CPUPercent, r.Idle.Seconds, r.Idle.Load)
 	}
