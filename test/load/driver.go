@@ -121,16 +121,22 @@ func (d *driver) run(ctx context.Context) error {
 		return err
 	}
 	defer d.stopWorkers()
+	err = d.scenarios(ctx)
+	d.sampler.phase("end")
+	if d.cfg.CountKeys {
+		// Also after a failed scenario: what the store holds then tells.
+		err = errors.Join(err, d.countKeys(context.WithoutCancel(ctx)))
+	}
+	return err
+}
+
+func (d *driver) scenarios(ctx context.Context) error {
 	for _, s := range d.cfg.Scenarios {
 		d.sampler.phase(s)
 		d.log.Info("scenario", "name", s, "agents", d.cfg.Agents)
 		if err := d.scenario(ctx, s); err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
-	}
-	d.sampler.phase("end")
-	if d.cfg.CountKeys {
-		return d.countKeys(ctx)
 	}
 	return nil
 }
