@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "mint-agent" {
 		return mintAgent(args[1:], stdout, stderr)
 	}
-	cfg, logOpts, err := parseFlags(args, stdout, stderr)
+	opts, err := parseOptions(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errVersion) {
 		return 0
 	}
@@ -52,15 +52,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
 		return 2
 	}
-	logger, err := logging.New(logOpts)
+	logger, err := logging.New(opts.log)
 	if err != nil {
 		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
 		return 2
 	}
-	h, err := hub.New(cfg, logger)
+	h, err := hub.New(opts.hub, logger)
 	if err != nil {
 		logger.Error("invalid configuration", "error", err)
 		return 2
+	}
+	if opts.pprofAddr != "" {
+		stop, err := servePprof(opts.pprofAddr, logger)
+		if err != nil {
+			logger.Error("--pprof-addr", "error", err)
+			return 2
+		}
+		defer stop()
 	}
 	if err := h.Run(ctx); err != nil {
 		logger.Error("hub failed", "error", err)
@@ -72,9 +80,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // errVersion: --version was printed.
 var errVersion = errors.New("version printed")
 
+// options are the command line's settings.
+type options struct {
+	hub hub.Config
+	log logging.Options
+	// pprofAddr serves net/http/pprof when set (pprof.go).
+	pprofAddr string
+}
+
 // parseFlags turns the command line into the hub's and the logger's
 // configuration.
 func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Options, error) {
+	o, err := parseOptions(args, stdout, stderr)
+	return o.hub, o.log, err
+}
+
+// parseOptions turns the command line into options.
+func parseOptions(args []string, stdout, stderr io.Writer) (options, error) {
+	var o options
+	var err error
+	o.hub, o.log, err = parseFlagSet(args, stdout, stderr, &o.pprofAddr)
+	return o, err
+}
+
+// parseFlagSet parses every flag; --pprof-addr into *pprofAddr.
+func parseFlagSet(args []string, stdout, stderr io.Writer, pprofAddr *string) (hub.Config, logging.Options, error) {
 	fs := flag.NewFlagSet("tether-hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg hub.Config
@@ -129,6 +159,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (hub.Config, logging.Op
 	fs.BoolVar(&propagateNamespaces, "propagate-namespaces", true, "propagate every Namespace to every cluster unless a ClusterPropagationPolicy places it, it is default, reserved or skipped, or it is labelled namespace.karmada.io/skip-auto-propagation=true; "+
 		"a template in a namespace the hub has no Namespace for gets one created on the hub. false: Namespaces go only where a ClusterPropagationPolicy sends them")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
+	fs.StringVar(pprofAddr, "pprof-addr", "", "host:port serving Go's profiles (net/http/pprof, /debug/pprof/) over plain HTTP, for profiling; empty: off. Anyone who reaches it can read the hub's memory profile: bind it to 127.0.0.1")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")

@@ -80,18 +80,14 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
 	followCtx, stopFollow := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		s.follow(followCtx, st, rev)
 	}()
 	go func() {
 		defer wg.Done()
-		s.followModels(followCtx, st, models, modelsChanged)
-	}()
-	go func() {
-		defer wg.Done()
-		s.followCustomizations(followCtx, st, custom)
+		s.followSettings(followCtx, st, models, modelsChanged, custom)
 	}()
 	defer wg.Wait()
 	defer stopFollow()

@@ -1,7 +1,6 @@
 package agentapi
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -45,30 +44,26 @@ func (cs *customState) offer(set *agentv1.Customizations) {
 	cs.held = set.GetVersion()
 }
 
-// followCustomizations sends every newer set to the agent, ahead of the
-// works queued then, until ctx ends. For an agent that does not support
-// them, it logs each set that the agent runs without.
-func (s *Server) followCustomizations(ctx context.Context, st *stream, cs customState) {
-	if s.cfg.Customizations == nil {
-		return
+// nextCustomizations reads the set that replaced the one cs last read
+// and sends it to the agent, ahead of the works queued then, when the agent
+// does not hold it (followSettings).
+func (s *Server) nextCustomizations(st *stream, cs *customState) {
+	var set *agentv1.Customizations
+	set, cs.changed = s.cfg.Customizations.Customizations()
+	cs.offer(set)
+	if cs.msg != nil {
+		st.log.Debug("sending customizations", "version", set.GetVersion())
+		st.reply(cs.msg)
 	}
-	set, _ := s.cfg.Customizations.Customizations()
-	for {
-		if cs.unsupported && set.GetVersion() != "" {
-			st.log.Warn("the agent predates interpreter customizations: the user's rules (retain, health, status) do not run in this member until it is upgraded",
-				"version", set.GetVersion())
-		}
-		select {
-		case <-cs.changed:
-		case <-ctx.Done():
-			return
-		}
-		set, cs.changed = s.cfg.Customizations.Customizations()
-		cs.offer(set)
-		if cs.msg != nil {
-			st.log.Debug("sending customizations", "version", set.GetVersion())
-			st.reply(cs.msg)
-		}
+	warnUnsupported(st, *cs, set)
+}
+
+// warnUnsupported logs that an agent that does not support customizations
+// runs without set.
+func warnUnsupported(st *stream, cs customState, set *agentv1.Customizations) {
+	if cs.unsupported && set.GetVersion() != "" {
+		st.log.Warn("the agent predates interpreter customizations: the user's rules (retain, health, status) do not run in this member until it is upgraded",
+			"version", set.GetVersion())
 	}
 }
 

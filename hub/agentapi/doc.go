@@ -54,10 +54,12 @@
 //
 // # Goroutines
 //
-// Connect's own goroutine sends. It starts two more per stream: one follows
-// Works.Changes and is stopped and waited for by Connect; one receives,
+// Connect's own goroutine sends. It starts three more per stream: one
+// follows Works.Changes and one the resource models and customizations
+// (followSettings), both stopped and waited for by Connect; one receives,
 // which gRPC unblocks only once Connect has returned, so the Server owns it
-// and Close waits for it.
+// and Close waits for it. An idle stream's goroutines are most of what it
+// costs the hub (with gRPC's own three per connection, about 40 KB).
 //
 // # Wiring
 //
@@ -76,6 +78,10 @@
 // however many connections it opens: the newest supersedes the others; and
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
 // not: past it the oldest ends (superseded).
+//
+// A connection pins no read buffer of gRPC's (readBufferSize): TLS holds
+// the record being read, and gRPC's own 32 KiB per connection would stay
+// for the connection's life, 320 MB for 10,000 agents.
 //
 // # Message bounds
 //

@@ -18,25 +18,43 @@ func (s *Server) resourceModels(cluster string) ([]*agentv1.ResourceModel, <-cha
 	return s.cfg.ResourceModels.ResourceModels(cluster)
 }
 
-// followModels sends the agent new Settings whenever its cluster's
-// resource models change (an admin set them: tetherctl cluster models),
-// until ctx ends. sent are the models Welcome carried. The agent grades
-// its nodes by them at once and heartbeats the counts, which the
-// scheduler's estimator reads.
-func (s *Server) followModels(ctx context.Context, st *stream, sent []*agentv1.ResourceModel, changed <-chan struct{}) {
+// nextModels reads the cluster's resource models again and sends the
+// agent new Settings when they differ from sent (an admin set them:
+// tetherctl cluster models), for followSettings. It returns the models
+// the agent now has and the channel closed when they may change again.
+// The agent grades its nodes by them at once and heartbeats the counts,
+// which the scheduler's estimator reads.
+func (s *Server) nextModels(st *stream, sent []*agentv1.ResourceModel) ([]*agentv1.ResourceModel, <-chan struct{}) {
+	models, changed := s.resourceModels(st.cluster)
+	if slices.EqualFunc(models, sent, func(a, b *agentv1.ResourceModel) bool { return proto.Equal(a, b) }) {
+		return sent, changed
+	}
+	st.log.Info("sending new resource models", "grades", len(models))
+	st.reply(&agentv1.HubMessage{Message: &agentv1.HubMessage_Settings{Settings: s.cfg.settings(models)}})
+	return models, changed
+}
+
+// followSettings sends the agent its cluster's new resource models
+// (nextModels) and every newer customizations set (nextCustomizations) as
+// they change, until ctx ends. sent are the models Welcome carried; cs is
+// what start sent of the customizations. One goroutine per stream follows
+// both: an idle stream's goroutines are most of its memory.
+func (s *Server) followSettings(ctx context.Context, st *stream, sent []*agentv1.ResourceModel, modelsChanged <-chan struct{}, cs customState) {
+	var customChanged <-chan struct{} // nil without a source: never ready
+	if s.cfg.Customizations != nil {
+		set, _ := s.cfg.Customizations.Customizations()
+		warnUnsupported(st, cs, set)
+		customChanged = cs.changed
+	}
 	for {
 		select {
-		case <-changed:
+		case <-modelsChanged:
+			sent, modelsChanged = s.nextModels(st, sent)
+		case <-customChanged:
+			s.nextCustomizations(st, &cs)
+			customChanged = cs.changed
 		case <-ctx.Done():
 			return
 		}
-		var models []*agentv1.ResourceModel
-		models, changed = s.resourceModels(st.cluster)
-		if slices.EqualFunc(models, sent, func(a, b *agentv1.ResourceModel) bool { return proto.Equal(a, b) }) {
-			continue
-		}
-		st.log.Info("sending new resource models", "grades", len(models))
-		st.reply(&agentv1.HubMessage{Message: &agentv1.HubMessage_Settings{Settings: s.cfg.settings(models)}})
-		sent = models
 	}
 }

@@ -15,6 +15,9 @@
 // registrations (0: any number until it expires). Expired tokens are pruned
 // when tokens are listed or created; used-up ones stay until they expire, so
 // that a second use is refused as "used up" rather than "unknown".
+// Registrations that share a token take turns at its use count on one
+// replica, so a fleet installed at once with one token of unlimited uses
+// is not refused for racing itself.
 //
 // # Agents
 //
@@ -87,6 +90,10 @@
 // leader's leases come from liveness records up to a lease old), so a new
 // leader must not re-create the record of a cluster an admin removed. A
 // live cluster is renewed within a quarter of a lease and registered then.
+//
+// Clusters met at once (a fleet connecting after an install or a hub
+// restart) get their records created concurrently, so that etcd commits
+// them together, and a record just created is not read back.
 //
 //	r := membership.NewRegistrar(st, leases, logger, membership.NewClustersCordoned(false))
 //	err := r.Run(ctx) // follows leases.Wait, creates missing records

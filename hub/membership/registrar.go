@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,6 +26,20 @@ import (
 // again, so that a store hiccup does not wait for the next lease change.
 const retryInterval = 2 * time.Second
 
+// createParallel is how many records the registrar creates at once: etcd
+// commits concurrent writes together (one raft round and one fsync for
+// many), where one at a time a fleet of 10,000 connecting at once waited
+// 10,000 round trips for its records, and the scheduler for them.
+const createParallel = 32
+
+// records is what the registrar reads and writes of the store
+// (*store.Store).
+type records interface {
+	Create(ctx context.Context, key string, value []byte) (int64, error)
+	Get(ctx context.Context, key string) (store.KV, error)
+	Update(ctx context.Context, key string, value []byte, rev int64) (int64, error)
+}
+
 // TaintCordoned is the key of the NoSchedule taint that cordons a cluster
 // (the client API's Cordon): new placements avoid it, what runs there
 // stays. A new record carries it when the hub makes new clusters start
@@ -39,7 +54,7 @@ type Leases interface {
 
 // Registrar creates the Cluster record of every cluster that heartbeats.
 type Registrar struct {
-	store  *store.Store
+	store  records
 	leases Leases
 	log    hclog.Logger
 	// known holds the clusters whose record exists; apis, the JSON of the
@@ -96,15 +111,30 @@ func (r *Registrar) Run(ctx context.Context) error {
 	}
 }
 
-// sync creates the records of leased clusters not known yet and brings
-// their API enablements up to date; it returns the last error, after
-// trying every cluster.
+// sync creates the records of leased clusters not known yet (createAll)
+// and brings their API enablements up to date; it returns the last error,
+// after trying every cluster.
 func (r *Registrar) sync(ctx context.Context) error {
 	leases, _ := r.leases.List()
 	r.waiting = false
+	var fresh []liveness.Lease
+	for _, l := range leases {
+		switch {
+		case r.known[l.Cluster]:
+		case l.LastHeartbeat.After(r.since):
+			fresh = append(fresh, l)
+		default:
+			r.waiting = r.waiting || l.State != liveness.StateUnknown // not met yet: its next heartbeat registers it
+		}
+	}
+	failed := r.createAll(ctx, fresh)
 	var last error
 	for _, l := range leases {
-		if err := r.syncOne(ctx, l); err != nil {
+		err := failed[l.Cluster]
+		if err == nil && r.known[l.Cluster] {
+			err = r.refreshAPIs(ctx, l)
+		}
+		if err != nil {
 			r.log.Warn("cluster record not written, retrying", "cluster", l.Cluster, "error", err)
 			last = err
 		}
@@ -112,22 +142,45 @@ func (r *Registrar) sync(ctx context.Context) error {
 	return last
 }
 
-func (r *Registrar) syncOne(ctx context.Context, l liveness.Lease) error {
-	if !r.known[l.Cluster] {
-		if !l.LastHeartbeat.After(r.since) {
-			r.waiting = r.waiting || l.State != liveness.StateUnknown
-			return nil // not met yet: its next heartbeat registers it
-		}
-		created, err := r.create(ctx, l)
-		if err != nil {
-			return err
+// createAll creates the records of leases, createParallel at a time, and
+// marks them known; it returns why each that failed did. A record created
+// here holds the lease's API enablements, which refreshAPIs then need not
+// read back.
+func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[string]error {
+	type result struct {
+		created bool
+		err     error
+	}
+	results := make([]result, len(leases))
+	sem := make(chan struct{}, createParallel)
+	var wg sync.WaitGroup
+	for i, l := range leases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i].created, results[i].err = r.create(ctx, l)
+		}()
+	}
+	wg.Wait()
+	failed := map[string]error{}
+	for i, l := range leases {
+		if results[i].err != nil {
+			failed[l.Cluster] = results[i].err
+			continue
 		}
 		r.known[l.Cluster] = true
-		if created {
+		if results[i].created {
 			r.log.Info("cluster registered", "cluster", l.Cluster)
+			if apis := apiEnablements(l.Heartbeat); len(apis) > 0 {
+				if want, err := json.Marshal(apis); err == nil {
+					r.apis[l.Cluster] = string(want)
+				}
+			}
 		}
 	}
-	return r.refreshAPIs(ctx, l)
+	return failed
 }
 
 // refreshAPIs keeps the record's status.apiEnablements at what the

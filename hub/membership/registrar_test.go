@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,4 +166,71 @@ func TestNewLeaderDoesNotRevive(t *testing.T) {
 	if _, err := st.Get(ctx, store.ClusterKey("removed")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("record of the removed cluster = %v; want ErrNotFound (not re-created from a leftover lease)", err)
 	}
+}
+
+// TestManyNewClustersRegisterTogether: clusters that heartbeat for the
+// first time at once get their records created concurrently (etcd commits
+// them together), and a record just created is not read back.
+func TestManyNewClustersRegisterTogether(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("store.Open: %v", err)
+	}
+	defer st.Close()
+	leases := liveness.New(liveness.Config{})
+	r := NewRegistrar(st, leases, hclog.NewNullLogger())
+	counted := &countingRecords{records: st, together: make(chan struct{})}
+	r.store = counted
+	const clusters = 64
+	for i := range clusters {
+		leases.Heartbeat(fmt.Sprintf("edge-%02d", i), heartbeat("Widget"))
+	}
+	if err := r.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Count(ctx, store.ClustersPrefix); err != nil || n != clusters {
+		t.Fatalf("%d cluster records, %v; want %d", n, err, clusters)
+	}
+	if !counted.wereTogether.Load() {
+		t.Errorf("records were created one at a time; want several at once")
+	}
+	if n := counted.gets.Load(); n != 0 {
+		t.Errorf("%d records read back after their creation; want none", n)
+	}
+}
+
+// togetherWait bounds how long a create waits for a second one to be in
+// flight before it goes on alone (and the test fails).
+const togetherWait = 10 * time.Second
+
+// countingRecords counts the registrar's reads, and holds the creates
+// until two are in flight at once (or the first has waited togetherWait).
+type countingRecords struct {
+	records
+	inFlight     atomic.Int32
+	together     chan struct{} // closed once two creates were in flight
+	once         sync.Once
+	wereTogether atomic.Bool
+	gets         atomic.Int32
+}
+
+func (c *countingRecords) Create(ctx context.Context, key string, value []byte) (int64, error) {
+	if c.inFlight.Add(1) >= 2 {
+		c.wereTogether.Store(true)
+		c.once.Do(func() { close(c.together) })
+	}
+	defer c.inFlight.Add(-1)
+	select {
+	case <-c.together:
+	case <-time.After(togetherWait):
+		c.once.Do(func() { close(c.together) }) // the others need not wait too
+	}
+	return c.records.Create(ctx, key, value)
+}
+
+func (c *countingRecords) Get(ctx context.Context, key string) (store.KV, error) {
+	c.gets.Add(1)
+	return c.records.Get(ctx, key)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,6 +53,11 @@ type Registry struct {
 	ca  *pki.CA
 	cfg Config
 	log hclog.Logger
+	// redeemMu serializes redeem on this replica: registrations that share
+	// a token (a fleet installed at once with one token) take turns at its
+	// use count instead of losing its compare-and-swap to each other until
+	// casAttempts runs out. Replicas still race, and retry.
+	redeemMu sync.Mutex
 }
 
 // NewRegistry returns the registry over st and ca.
@@ -228,6 +234,8 @@ func (r *Registry) redeem(ctx context.Context, token, cluster string) error {
 	if err != nil {
 		return err
 	}
+	r.redeemMu.Lock()
+	defer r.redeemMu.Unlock()
 	for range casAttempts {
 		t, err := r.token(ctx, id)
 		if err != nil {

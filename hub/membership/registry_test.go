@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"strings"
@@ -127,6 +128,36 @@ func TestConcurrentRegistrationsTakeOneUse(t *testing.T) {
 	wg.Wait()
 	if ok.Load() != 1 {
 		t.Errorf("%d of 8 concurrent registrations with a single-use token succeeded; want 1", ok.Load())
+	}
+}
+
+// TestConcurrentRegistrationsShareAToken: a fleet installed at once with
+// one token of unlimited uses registers every cluster; none is refused
+// for the token's use count changing under it.
+func TestConcurrentRegistrationsShareAToken(t *testing.T) {
+	r, _, _ := newRegistry(t)
+	ctx := testCtx(t)
+	tok, _, err := r.CreateToken(ctx, TokenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clusters = 32
+	var wg sync.WaitGroup
+	errs := make(chan error, clusters)
+	for i := range clusters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.Register(ctx, Request{Token: tok, Cluster: fmt.Sprintf("edge-%02d", i), CSRPEM: csr(t)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("Register with a shared token = %v; want every concurrent registration to pass", err)
+		}
 	}
 }
 
