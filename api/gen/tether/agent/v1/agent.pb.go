@@ -2386,8 +2386,10 @@ type Settings struct {
 	HeartbeatInterval *durationpb.Duration `protobuf:"bytes,1,opt,name=heartbeat_interval,json=heartbeatInterval,proto3" json:"heartbeat_interval,omitempty"`
 	// How long after the last Heartbeat the hub marks the cluster Unknown.
 	LeaseDuration *durationpb.Duration `protobuf:"bytes,2,opt,name=lease_duration,json=leaseDuration,proto3" json:"lease_duration,omitempty"`
-	// The shortest interval between two status reports of one work: changes
-	// within it are coalesced.
+	// The sustained pace of status reports of one work: after a short burst
+	// (an agent of this release sends up to 4 back to back, each 50 ms after
+	// the change it reports), one report per interval; changes that come
+	// faster are coalesced into the next report.
 	StatusMinInterval *durationpb.Duration `protobuf:"bytes,3,opt,name=status_min_interval,json=statusMinInterval,proto3" json:"status_min_interval,omitempty"`
 	// The hub's limits for this stream.
 	Limits *Limits `protobuf:"bytes,4,opt,name=limits,proto3" json:"limits,omitempty"`
