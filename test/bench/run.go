@@ -69,7 +69,7 @@ type Config struct {
 	// Progress, when set, is called with the results so far after each
 	// variant and mode of each run (e.g. to write them out).
 	Progress func(*Results) `json:"-"`
-	Logger       hclog.Logger  `json:"-"` // nil discards
+	Logger   hclog.Logger   `json:"-"` // nil discards
 }
 
 func (c *Config) defaults() {
