@@ -118,6 +118,9 @@ func TestBaseline(t *testing.T) {
 			if err := r.Write(dir); err != nil {
 				t.Error(err)
 			}
+			if _, err := r.Plot(dir); err != nil {
+				t.Error(err)
+			}
 		},
 	})
 	if res != nil {

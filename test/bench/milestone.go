@@ -36,11 +36,12 @@ type Tracker struct {
 	phase    []*Milestone
 	progress chan struct{}                 // receives (without blocking) when a milestone gains an object
 	last     map[string]*appsv1.Deployment // "source/namespace/name" → its latest state, for errors
+	lastAt   map[string]time.Time          // … and when it was seen
 }
 
 // NewTracker returns a tracker with no phase.
 func NewTracker() *Tracker {
-	return &Tracker{progress: make(chan struct{}, 1), last: map[string]*appsv1.Deployment{}}
+	return &Tracker{progress: make(chan struct{}, 1), last: map[string]*appsv1.Deployment{}, lastAt: map[string]time.Time{}}
 }
 
 // Begin starts a phase: t0 is now, and from now on events count for ms.
@@ -73,6 +74,7 @@ func (tr *Tracker) Observe(source string, d *appsv1.Deployment, deleted bool, at
 	defer tr.mu.Unlock()
 	key := source + "/" + d.Name
 	tr.last[source+"/"+d.Namespace+"/"+d.Name] = d
+	tr.lastAt[source+"/"+d.Namespace+"/"+d.Name] = at
 	gained := false
 	for _, m := range tr.phase {
 		if m.Hub != (source == HubSource) || m.Namespace != d.Namespace {
@@ -124,6 +126,9 @@ func (tr *Tracker) pending() string {
 // example describes one object m still waits for, as last seen.
 func (tr *Tracker) example(m *Milestone) string {
 	for key, d := range tr.last {
+		if tr.lastAt[key].Before(tr.t0) && m.Name != MGone {
+			continue // not seen in this phase: a former copy of the name
+		}
 		src, rest, _ := strings.Cut(key, "/")
 		if m.Hub != (src == HubSource) || d.Namespace != m.Namespace {
 			continue

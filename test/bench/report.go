@@ -85,6 +85,9 @@ func (r *Results) Table() string {
 			}
 		}
 	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(&b, "\nFailed (left out of the tables): %s\n", f)
+	}
 	b.WriteString("\nApply latency on the hub (sequential, one object per Apply):\n\n")
 	b.WriteString("| when | n | p50 | p99 |\n| --- | --- | --- | --- |\n")
 	fmt.Fprintf(&b, "| idle hub, before the runs | %s |\n", pcts(r.IdleApplies))
@@ -123,7 +126,7 @@ func (r *Results) milestoneNames(variant, phase string) []string {
 func (r *Results) phases(mode, variant, phase string) []Phase {
 	var out []Phase
 	for _, p := range r.Phases {
-		if p.Mode == mode && p.Variant == variant && p.Phase == phase {
+		if p.Mode == mode && p.Variant == variant && p.Phase == phase && p.Err == "" {
 			out = append(out, p)
 		}
 	}

@@ -15,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/kit"
@@ -111,6 +114,8 @@ type Phase struct {
 	HubWrites int64
 	// Applies are the client's template Apply (or Delete) latencies.
 	Applies []time.Duration
+	// Err is why the phase did not complete; the tables leave it out.
+	Err string `json:",omitempty"`
 }
 
 // Results is a whole benchmark.
@@ -120,6 +125,9 @@ type Results struct {
 	IdleApplies []time.Duration // sequential Applies on the idle hub
 	// LoadBefore and LoadAfter are /proc/loadavg at the start and the end.
 	LoadBefore, LoadAfter string
+	// Failures lists the runs that did not complete; the benchmark cleaned
+	// up after each and went on.
+	Failures []string `json:",omitempty"`
 }
 
 // bench is a running benchmark.
@@ -167,13 +175,18 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 			for _, mode := range []string{ModeTether, ModeDirect} {
 				phases, err := b.runOnce(ctx, mode, v, run)
 				res.Phases = append(res.Phases, phases...)
+				if err != nil {
+					msg := fmt.Sprintf("run %d, %s %s: %v", run, mode, v.Name, err)
+					res.Failures = append(res.Failures, msg)
+					cfg.Logger.Error("run failed; cleaning up and going on", "error", msg)
+					if err := b.cleanup(ctx, mode); err != nil {
+						w.stop()
+						return res, fmt.Errorf("%s; clean up: %w", msg, err)
+					}
+				}
 				if cfg.Progress != nil {
 					res.LoadAfter = loadavg()
 					cfg.Progress(res)
-				}
-				if err != nil {
-					w.stop()
-					return res, fmt.Errorf("run %d, %s %s: %w", run, mode, v.Name, err)
 				}
 				if err := f.Exited(); err != nil {
 					w.stop()
@@ -186,7 +199,59 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		return res, err
 	}
 	res.LoadAfter = loadavg()
+	if len(res.Failures) > 0 {
+		return res, fmt.Errorf("%d run(s) failed: %s", len(res.Failures), strings.Join(res.Failures, "; "))
+	}
 	return res, nil
+}
+
+// cleanup removes what a failed run left: the templates and the policy on
+// the hub, or the Deployments in the members, and waits until no copy and
+// no pod is left.
+func (b *bench) cleanup(ctx context.Context, mode string) error {
+	ns := DirectNamespace
+	if mode == ModeTether {
+		ns = Namespace
+		for i := range b.cfg.Deployments {
+			ref := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: Namespace, Name: DeploymentName(i)}
+			if _, err := b.hub.Objects.Delete(ctx, &hubv1.DeleteRequest{Ref: ref}); err != nil && status.Code(err) != codes.NotFound {
+				return fmt.Errorf("delete %s: %w", fleet.RefString(ref), err)
+			}
+		}
+		ref := &hubv1.ObjectRef{ApiVersion: "policy.karmada.io/v1alpha1", Kind: "PropagationPolicy", Namespace: Namespace, Name: policyName}
+		if _, err := b.hub.Objects.Delete(ctx, &hubv1.DeleteRequest{Ref: ref}); err != nil && status.Code(err) != codes.NotFound {
+			return fmt.Errorf("delete policy: %w", err)
+		}
+	} else {
+		err := b.eachMember(func(m memberClient, i int) error {
+			err := m.cs.AppsV1().Deployments(DirectNamespace).Delete(ctx, DeploymentName(i), metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	for _, m := range b.members {
+		err := proc.Poll(ctx, settlePoll, func(ctx context.Context) error {
+			list, err := m.cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labelKey + "=" + labelValue, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(list.Items) > 0 {
+				return fmt.Errorf("deployments left, e.g. %s", list.Items[0].Name)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("clean up %s in %s: %w", ns, m.name, err)
+		}
+	}
+	return b.settle(ctx, ns)
 }
 
 // clusterSpecs are n members of nodes kwok nodes each, as the baseline's.
@@ -290,6 +355,9 @@ func (b *bench) runOnce(ctx context.Context, mode string, v Variant, run int) ([
 	for _, s := range steps {
 		p, err := b.phase(ctx, s.ms, s.write)
 		p.Mode, p.Variant, p.Phase, p.Run = mode, v.Name, s.phase, run
+		if err != nil {
+			p.Err = err.Error()
+		}
 		out = append(out, p)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", s.phase, err)
@@ -329,11 +397,50 @@ func (b *bench) phase(ctx context.Context, ms []*Milestone, write func(context.C
 		return p, err
 	}
 	if werr != nil {
-		return p, werr
+		return p, fmt.Errorf("%w; %s", werr, b.placements(context.WithoutCancel(ctx)))
 	}
 	rev1, err := b.hubRevision(context.WithoutCancel(ctx))
 	p.HubWrites = rev1 - rev0
 	return p, err
+}
+
+// placementsShown bounds how many templates a timeout's error describes.
+const placementsShown = 5
+
+// placements describes, for a phase that timed out, the placements of the
+// first templates the hub has (if any), to tell a scheduling problem from
+// a slow member.
+func (b *bench) placements(ctx context.Context) string {
+	var out []string
+	for i := range b.cfg.Deployments {
+		ref := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: Namespace, Name: DeploymentName(i)}
+		pl, err := b.hub.GetPlacement(ctx, ref)
+		if err != nil {
+			continue // no template: a direct phase, or the delete
+		}
+		var cls []string
+		for _, c := range pl.GetClusters() {
+			cls = append(cls, fmt.Sprintf("%s=%d", c.GetCluster(), c.GetReplicas()))
+		}
+		if len(cls) == len(b.members) && pl.GetScheduled() {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: scheduled %t, clusters [%s], message %q", ref.GetName(), pl.GetScheduled(), strings.Join(cls, " "), pl.GetMessage()))
+		if len(out) == placementsShown {
+			break
+		}
+	}
+	var states []string
+	if resp, err := b.hub.Clusters.ListClusters(ctx, &hubv1.ListClustersRequest{}); err == nil {
+		for _, c := range resp.GetClusters() {
+			var taints []string
+			for _, t := range c.GetTaints() {
+				taints = append(taints, t.GetKey()+":"+t.GetEffect().String())
+			}
+			states = append(states, fmt.Sprintf("%s %s taints [%s]", c.GetName(), c.GetState(), strings.Join(taints, " ")))
+		}
+	}
+	return "placements not on every cluster: " + strings.Join(out, "; ") + "; clusters now: " + strings.Join(states, ", ")
 }
 
 // hubRevision is the hub store's current revision.
