@@ -16,6 +16,6 @@ BENCH_DEPLOYMENTS ?= 100
 
 bench: kit-bins ## the Karmada baseline workload on Tether and straight into the members; table and plots in .cache/bench
 	@mkdir -p $(BENCH_OUT)
-	$(GO) test -count=1 -timeout 150m -v -run 'TestBaseline' ./test/bench/ \
+	$(GO) test -count=1 -timeout 150m -v -run 'TestBench' ./test/bench/ \
 		-args -full -runs $(BENCH_RUNS) -deployments $(BENCH_DEPLOYMENTS) -out $(BENCH_OUT)
 	@echo ">> $(BENCH_OUT)/bench.md"

@@ -17,7 +17,7 @@ import (
 
 // Flags of the full run (`make bench` passes them after -args).
 var (
-	full        = flag.Bool("full", false, "run the baseline workload in full (TestBaseline)")
+	full        = flag.Bool("full", false, "run the baseline workload in full (make bench) instead of the small run of make test")
 	runs        = flag.Int("runs", bench.DefaultRuns, "runs of each variant and mode")
 	deployments = flag.Int("deployments", bench.DefaultDeployments, "Deployments per variant")
 	out         = flag.String("out", "", "directory for bench.md, results.json and the plots (empty: a temporary one)")
@@ -34,29 +34,75 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// smokeDeployments keeps the smoke run short: 6 Deployments over 3
-// clusters of one node each. smokePhaseTimeout bounds each of its phases,
-// which take a few seconds on two idle cores.
+// smokeDeployments keeps the default run short: 6 Deployments over 3
+// clusters of one node each, once. smokePhaseTimeout bounds each of its
+// phases, which take a few seconds on two idle cores.
 const (
 	smokeDeployments  = 6
 	smokePhaseTimeout = time.Minute
 )
 
-// TestSmoke runs the whole benchmark small, once: every milestone of every
-// phase is reached in both modes (Run fails otherwise), and the table and
-// the plots are produced.
-func TestSmoke(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	res, err := bench.Run(ctx, bench.Config{
+// TestBench runs the benchmark: by default small and once (part of make
+// test), with -full the baseline workload in full (`make bench`). Either
+// way every milestone of every phase is reached in both modes (Run fails
+// otherwise), the table has every row, the hub's writes are counted and
+// the plots are written; with -out the table, the raw results and the
+// plots go there, after each run too.
+func TestBench(t *testing.T) {
+	cfg := bench.Config{
 		Deployments: smokeDeployments, Runs: 1, Nodes: 1, PhaseTimeout: smokePhaseTimeout,
-		Dir: t.TempDir(), BinDir: binDir, Logger: kit.TestLogger(t),
-	})
+		Dir: filepath.Join(t.TempDir(), "fleet"), BinDir: binDir, Logger: kit.TestLogger(t),
+	}
+	timeout := 5 * time.Minute
+	if *full {
+		cfg.Deployments, cfg.Runs, cfg.Nodes, cfg.PhaseTimeout = *deployments, *runs, 0, 0
+		timeout = 2 * time.Hour
+	}
+	dir := *out
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Progress = func(r *bench.Results) {
+		if err := r.Write(dir); err != nil {
+			t.Error(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := bench.Run(ctx, cfg)
+	if res != nil {
+		if werr := res.Write(dir); werr != nil {
+			t.Error(werr)
+		}
+		t.Log("\n" + res.Table())
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkTable(t, res)
+	paths, err := res.Plot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 4 {
+		t.Errorf("plots: %v, want 4", paths)
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("plot %s: %v", p, err)
+		}
+	}
+	t.Logf("wrote %s/bench.md, results.json and %v", dir, paths)
+}
+
+// checkTable fails t unless the table has every milestone's row, every
+// milestone was reached after t0, and the hub's writes were counted.
+func checkTable(t *testing.T, res *bench.Results) {
+	t.Helper()
 	table := res.Table()
-	t.Log("\n" + table)
 	for _, row := range []string{
 		"| duplicated | create | " + bench.MExist + " |",
 		"| duplicated | create | " + bench.MReady + " |",
@@ -82,59 +128,4 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s %s: no hub writes counted", p.Variant, p.Phase)
 		}
 	}
-	paths, err := res.Plot(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) != 4 {
-		t.Errorf("plots: %v, want 4", paths)
-	}
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
-			t.Errorf("plot %s: %v", p, err)
-		}
-	}
-}
-
-// TestBaseline is `make bench`: the baseline workload in full, its table
-// logged and written with the raw results and the plots to -out.
-func TestBaseline(t *testing.T) {
-	if !*full {
-		t.Skip("the full benchmark runs with -full (make bench)")
-	}
-	dir := *out
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
-	defer cancel()
-	res, err := bench.Run(ctx, bench.Config{
-		Deployments: *deployments, Runs: *runs,
-		Dir: filepath.Join(t.TempDir(), "fleet"), BinDir: binDir, Logger: kit.TestLogger(t),
-		Progress: func(r *bench.Results) {
-			if err := r.Write(dir); err != nil {
-				t.Error(err)
-			}
-			if _, err := r.Plot(dir); err != nil {
-				t.Error(err)
-			}
-		},
-	})
-	if res != nil {
-		if werr := res.Write(dir); werr != nil {
-			t.Error(werr)
-		}
-		t.Log("\n" + res.Table())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := res.Plot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s/bench.md, results.json and %v", dir, paths)
 }

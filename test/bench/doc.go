@@ -47,7 +47,6 @@
 //
 // Results.Table renders all of it as Markdown with Karmada's recorded
 // figures and the ratios; Results.Plot writes per-cluster CDFs of the time
-// to exist and to be ready as PNGs (gonum.org/v1/plot). `make bench` runs
-// TestBaseline in full; TestSmoke, part of `make test`, runs it with 6
-// Deployments once.
+// to exist and to be ready as PNGs (gonum.org/v1/plot). TestBench runs it:
+// `make bench` in full (-full), `make test` with 6 Deployments once.
 package bench
