@@ -12,8 +12,8 @@
 #                 applies them to a kit cluster (deploy/chartstest, also part
 #                 of `make test`, which gets helm through tools-charts), and
 #                 the images test (deploy/images, -tags imagestest: it builds
-#                 with CGO_ENABLED=0, minutes on a cold build cache, so it is
-#                 not in `make test`)
+#                 with `make build`'s flags, CGO_ENABLED=0 -trimpath, so after
+#                 `make build` it only links; `make test` runs it too)
 #   images        the hub and agent images as OCI layout tar files in
 #                 $(IMAGES_OUT), reproducible from one commit (deploy/images)
 #

@@ -3,6 +3,7 @@
 //
 //	tether-hub --data-dir /var/lib/tether --listen 0.0.0.0:7443
 //	tether-hub mint-agent --data-dir /var/lib/tether --cluster edge-1 --out ./edge-1
+//	tether-hub admin-conf --data-dir /var/lib/tether   (prints admin.conf)
 //
 // The flags become a hub.Config; hub.New(cfg, logger).Run(ctx) is the hub
 // until SIGINT or SIGTERM stops it gracefully.
@@ -43,6 +44,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "mint-agent" {
 		return mintAgent(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "admin-conf" {
+		return adminConfCmd(args[1:], stdout, stderr)
 	}
 	opts, err := parseOptions(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errVersion) {

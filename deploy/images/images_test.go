@@ -1,8 +1,9 @@
 //go:build imagestest
 
-// The images test builds both binaries with CGO_ENABLED=0, which shares no
-// build cache with `make build`: minutes on a cold cache. So it runs in `make
-// charts-test` (-tags imagestest), not in `make test`.
+// The images test builds both binaries with CGO_ENABLED=0 -trimpath. `make
+// build` uses the same flags, so under make (`make test`, `make charts-test`,
+// both -tags imagestest) it only links; a plain `go test ./...` (cgo on by
+// default) would compile everything again, so the tag keeps it out of that.
 
 package main
 
