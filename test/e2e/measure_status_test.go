@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -245,44 +243,6 @@ func newLagFixture(t *testing.T) *fixture {
 	}
 	f.hub.waitMetric(t, memberWait, `tether_hub_clusters{state="Ready"}`, lagClusters)
 	return f
-}
-
-// times records the first time each key met a condition.
-type times struct {
-	mu     sync.Mutex // guards at
-	at     map[string]time.Time
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func newTimes(t *testing.T) (*times, context.Context) {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &times{at: map[string]time.Time{}, cancel: cancel}
-	t.Cleanup(r.stop)
-	return r, ctx
-}
-
-func (r *times) record(key string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.at[key]; !ok {
-		r.at[key] = at
-	}
-}
-
-func (r *times) snapshot() map[string]time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]time.Time, len(r.at))
-	for k, v := range r.at {
-		out[k] = v
-	}
-	return out
-}
-
-func (r *times) stop() {
-	r.cancel()
-	r.wg.Wait()
 }
 
 // watchReady records when each member Deployment matching selector is

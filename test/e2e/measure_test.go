@@ -111,21 +111,49 @@ func measureIdle(t *testing.T, f *fixture) {
 	}
 }
 
-// added records when each Deployment was first seen in each cluster.
-type added struct {
-	mu     sync.Mutex           // guards at
-	at     map[string]time.Time // "<cluster>/<name>" → first ADDED (or MODIFIED) event
+// times records the first time each key met a condition.
+type times struct {
+	mu     sync.Mutex // guards at
+	at     map[string]time.Time
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
+func newTimes(t *testing.T) (*times, context.Context) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &times{at: map[string]time.Time{}, cancel: cancel}
+	t.Cleanup(r.stop)
+	return r, ctx
+}
+
+func (r *times) record(key string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.at[key]; !ok {
+		r.at[key] = at
+	}
+}
+
+func (r *times) snapshot() map[string]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]time.Time, len(r.at))
+	for k, v := range r.at {
+		out[k] = v
+	}
+	return out
+}
+
+func (r *times) stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
 // watchAdded starts a watch of the Deployments matching selector in every
 // member; stop ends them.
-func watchAdded(t *testing.T, f *fixture, selector string) *added {
+func watchAdded(t *testing.T, f *fixture, selector string) *times {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	a := &added{at: map[string]time.Time{}, cancel: cancel}
-	t.Cleanup(a.stop)
+	a, ctx := newTimes(t)
 	for _, c := range f.env.Clusters {
 		w, err := c.Clientset().AppsV1().Deployments("default").Watch(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
@@ -151,29 +179,6 @@ func watchAdded(t *testing.T, f *fixture, selector string) *added {
 		}()
 	}
 	return a
-}
-
-func (a *added) record(key string, at time.Time) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.at[key]; !ok {
-		a.at[key] = at
-	}
-}
-
-func (a *added) snapshot() map[string]time.Time {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := make(map[string]time.Time, len(a.at))
-	for k, v := range a.at {
-		out[k] = v
-	}
-	return out
-}
-
-func (a *added) stop() {
-	a.cancel()
-	a.wg.Wait()
 }
 
 // percentiles formats p50, p90, p99 and max of ds.
