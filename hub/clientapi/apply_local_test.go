@@ -20,7 +20,7 @@ metadata: {name: web, namespace: default}
 spec: {replicas: %d, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}}
 `
 
-func localBackend(t *testing.T) (*backend, *store.Store) {
+func localBackend(t testing.TB) (*backend, *store.Store) {
 	t.Helper()
 	st := etcdtest.Embedded(t)
 	srv, err := New(Config{}, st, nil, hclog.NewNullLogger())
