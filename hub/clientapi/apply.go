@@ -53,7 +53,13 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	if err != nil {
 		return nil, err
 	}
-	plans, err := b.plan(ctx, items, time.Now())
+	now := time.Now()
+	if !req.GetDryRun() && !anyRejected(items) {
+		if resp, err := b.applyLocal(ctx, items, now); resp != nil || err != nil {
+			return resp, err
+		}
+	}
+	plans, err := b.plan(ctx, items, now, b.st.Get)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +73,53 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	return response(items, plans, true, rev), nil
 }
 
+// applyLocal is Apply's fast path. It plans from local reads
+// (store.GetLocal), which do not wait behind the writes etcd is persisting
+// the way a quorum read does: on a busy hub a quorum read waits for the
+// write-ahead log's fsyncs in progress, so it cost as much as the write
+// itself. What was read is then checked before anything is kept: a single
+// write by its own compare (the object is still absent, or still at the
+// revision read); anything else (several writes, an UNCHANGED outcome)
+// first by store.Unchanged, one quorum round for all objects. It returns
+// nil, nil when it cannot answer from what it read (a read that was stale
+// or overtaken, an object too large): apply then plans again from quorum
+// reads, as if this had not run.
+func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) (*hubv1.ApplyResponse, error) {
+	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
+	if err != nil || len(tooLarge) > 0 {
+		return nil, err
+	}
+	writes := 0
+	for _, p := range plans {
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			writes++
+		}
+	}
+	if writes != 1 || len(plans) != 1 {
+		if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
+			return nil, err
+		}
+	}
+	rev, err := b.commit(ctx, plans)
+	if errors.Is(err, ErrConcurrent) && writes == 1 {
+		return nil, nil // nothing was kept: the one write was refused
+	}
+	if err != nil {
+		return nil, err
+	}
+	return response(items, plans, true, rev), nil
+}
+
+// planned maps the store key of every plan to the revision it was planned
+// from (0: absent).
+func planned(plans map[*item]*plan) map[string]int64 {
+	out := make(map[string]int64, len(plans))
+	for it, p := range plans {
+		out[store.ObjectKey(it.key)] = p.prevRev
+	}
+	return out
+}
+
 func anyRejected(items []*item) bool {
 	for _, it := range items {
 		if it.rejected() {
@@ -76,29 +129,45 @@ func anyRejected(items []*item) bool {
 	return false
 }
 
-// plan reads the stored version of every valid object and decides its
-// outcome; an object too large once stored is rejected here.
-func (b *backend) plan(ctx context.Context, items []*item, now time.Time) (map[*item]*plan, error) {
-	plans := map[*item]*plan{}
+// getter reads one stored value: store.Get or store.GetLocal.
+type getter func(ctx context.Context, key string) (store.KV, error)
+
+// plan reads the stored version of every valid object with get and decides
+// its outcome; an object too large once stored is rejected here.
+func (b *backend) plan(ctx context.Context, items []*item, now time.Time, get getter) (map[*item]*plan, error) {
+	plans, tooLarge, err := b.planAll(ctx, items, now, get)
+	for it, msg := range tooLarge {
+		it.reject(msg)
+	}
+	return plans, err
+}
+
+// planAll is plan without the rejections: it returns why each object too
+// large once stored is, and plans the others.
+func (b *backend) planAll(ctx context.Context, items []*item, now time.Time, get getter) (map[*item]*plan, map[*item]string, error) {
+	plans, tooLarge := map[*item]*plan{}, map[*item]string{}
 	for _, it := range items {
 		if it.rejected() {
 			continue
 		}
-		p, err := b.planOne(ctx, it, now)
+		p, err := b.planOne(ctx, it, now, get)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if p != nil {
-			plans[it] = p
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED && len(p.value) > b.cfg.MaxObjectBytes {
+			tooLarge[it] = fmt.Sprintf("%s is too large: %d bytes as stored, the limit is %d bytes (%s)",
+				describe(it.ref), len(p.value), b.cfg.MaxObjectBytes, mib(b.cfg.MaxObjectBytes))
+			continue
 		}
+		plans[it] = p
 	}
-	return plans, nil
+	return plans, tooLarge, nil
 }
 
-func (b *backend) planOne(ctx context.Context, it *item, now time.Time) (*plan, error) {
+func (b *backend) planOne(ctx context.Context, it *item, now time.Time, get getter) (*plan, error) {
 	p := &plan{it: it, outcome: hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED}
 	var prev map[string]any
-	kv, err := b.st.Get(ctx, store.ObjectKey(it.key))
+	kv, err := get(ctx, store.ObjectKey(it.key))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 	case err != nil:
@@ -116,11 +185,6 @@ func (b *backend) planOne(ctx context.Context, it *item, now time.Time) (*plan, 
 	}
 	if p.value, err = json.Marshal(withHubMetadata(it.obj, prev, now)); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", describe(it.ref), err)
-	}
-	if len(p.value) > b.cfg.MaxObjectBytes {
-		it.reject(fmt.Sprintf("%s is too large: %d bytes as stored, the limit is %d bytes (%s)",
-			describe(it.ref), len(p.value), b.cfg.MaxObjectBytes, mib(b.cfg.MaxObjectBytes)))
-		return nil, nil
 	}
 	return p, nil
 }

@@ -93,6 +93,15 @@
 // undone (again conditionally) and Apply fails with ABORTED: retry. Watchers
 // may briefly see such undone writes.
 //
+// Comparing with the store reads locally (store.GetLocal, no quorum round:
+// on a busy hub a quorum read waits behind etcd's log fsyncs as long as a
+// write does). What was read is checked before it counts: a request with a
+// single write by that write's own condition; any other (several writes,
+// an UNCHANGED object) by one quorum round comparing every object's
+// revision (store.Unchanged). When the check fails (another writer, or an
+// etcd member that lagged behind), the request is compared again from
+// quorum reads, as above.
+//
 // # Reads
 //
 // Get and List of a template merge its binding's status into .status with

@@ -160,6 +160,8 @@ type backend struct {
 	// vm dry-runs customizations' scripts (checkCustomizations).
 	vm  *luavm.VM
 	log hclog.Logger
+	// getLocal is Apply's fast read (store.GetLocal); tests make it stale.
+	getLocal getter
 }
 
 // New returns the services over st. A nil interp gets the interpreter's
@@ -177,6 +179,7 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 	}
 	cfg = cfg.withDefaults()
 	b := &backend{cfg: cfg, st: st, interp: interp, vm: luavm.New(luavm.Options{Limits: cfg.LuaLimits}), log: logger.Named("clientapi")}
+	b.getLocal = st.GetLocal
 	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
 }
 

@@ -20,6 +20,16 @@
 // unsafe-no-fsync). So a write the hub acknowledges to a client survives a
 // kill -9 of the hub.
 //
+// # Reads
+//
+// Get, List and Count are quorum reads: etcd answers them once it has
+// applied everything committed when they arrived, so on a busy store they
+// wait behind the write-ahead log fsyncs in progress, about as long as a
+// write. GetLocal is a serializable read the member answers at once, for a
+// decision a conditional write (Create, Update, Delete with a revision) or
+// Unchanged checks before it counts. Requests counts the reads and writes
+// made so far.
+//
 // # Key layout
 //
 // Every key starts with "/tether/". Namespaced objects use their namespace;

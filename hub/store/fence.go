@@ -47,7 +47,7 @@ func (f *Fence) cmp() (c clientv3.Cmp, key string, rev int64, ok bool) {
 // (ErrNotLeader otherwise). Reads and watches are s's. The view shares s's
 // connection: closing it does nothing, closing s ends both.
 func (s *Store) Fenced(f *Fence) *Store {
-	return &Store{client: s.client, log: s.log, fence: f, view: true}
+	return &Store{client: s.client, log: s.log, fence: f, view: true, counts: s.counts}
 }
 
 // write commits "if every cmp holds then do then, else get key" with the
@@ -67,6 +67,7 @@ func (s *Store) write(ctx context.Context, op, key string, cmps []clientv3.Cmp, 
 		elses = append(elses, clientv3.OpGet(k))
 		fkey, frev = k, rev
 	}
+	s.counts.writes.Add(1)
 	resp, err := s.client.Txn(ctx).If(cmps...).Then(then).Else(elses...).Commit()
 	if err != nil {
 		return nil, wrap(op, key, err)

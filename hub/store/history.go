@@ -9,6 +9,7 @@ import (
 // GetAt returns the value key had at revision rev: ErrNotFound when it
 // did not exist then, ErrCompacted when rev was compacted.
 func (s *Store) GetAt(ctx context.Context, key string, rev int64) (KV, error) {
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, key, clientv3.WithRev(rev))
 	if err != nil {
 		return KV{}, wrap("get", key, err)
@@ -28,6 +29,7 @@ func (s *Store) ListRange(ctx context.Context, start, end string, rev int64, lim
 	if rev > 0 {
 		opts = append(opts, clientv3.WithRev(rev))
 	}
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, start, opts...)
 	if err != nil {
 		return nil, 0, false, wrap("list", start, err)

@@ -22,6 +22,7 @@ type KV struct {
 
 // Get returns the value at key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (KV, error) {
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, key)
 	if err != nil {
 		return KV{}, wrap("get", key, err)
@@ -36,6 +37,7 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 // Put writes value at key whatever is there and returns the new revision.
 func (s *Store) Put(ctx context.Context, key string, value []byte) (int64, error) {
 	if s.fence == nil {
+		s.counts.writes.Add(1)
 		resp, err := s.client.Put(ctx, key, string(value))
 		if err != nil {
 			return 0, wrap("put", key, err)
@@ -98,6 +100,7 @@ func (s *Store) Delete(ctx context.Context, key string, rev int64) (int64, error
 // List returns every value under prefix, sorted by key, and the store
 // revision they were read at (a Watch from rev+1 misses nothing).
 func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, prefix, clientv3.WithPrefix())
 	if err != nil {
 		return nil, 0, wrap("list", prefix, err)
@@ -111,6 +114,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 
 // Count returns how many keys are under prefix.
 func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, wrap("count", prefix, err)
@@ -170,6 +174,7 @@ func (s *Store) Epoch(ctx context.Context) (epoch string, created bool, err erro
 // Revision returns the store's current revision: etcd's, which only grows
 // unless the store is restored from a snapshot.
 func (s *Store) Revision(ctx context.Context) (int64, error) {
+	s.counts.quorumReads.Add(1)
 	resp, err := s.client.Get(ctx, epochKey, clientv3.WithCountOnly())
 	if err != nil {
 		return 0, wrap("revision", epochKey, err)

@@ -50,12 +50,14 @@ type Store struct {
 	log    hclog.Logger
 	fence  *Fence // nil: writes are not fenced (Fenced)
 	view   bool   // a view of another Store: Close does nothing
+	// counts are the requests of s and its views (Requests).
+	counts *counters
 }
 
 // Open connects to the external cluster of cfg, or starts the embedded member
 // and connects to it. Close releases both.
 func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) {
-	s := &Store{log: logger}
+	s := &Store{log: logger, counts: &counters{}}
 	endpoints := cfg.Endpoints
 	tlsCfg, err := externalTLS(cfg)
 	if err != nil {
@@ -174,6 +176,7 @@ func (s *Store) closeMember() {
 // Reachable makes one linearizable read, which etcd answers only with a
 // quorum behind it: nil means the store can be read and written now.
 func (s *Store) Reachable(ctx context.Context) error {
+	s.counts.quorumReads.Add(1)
 	if _, err := s.client.Get(ctx, identityKey); err != nil {
 		return wrap("get", identityKey, err)
 	}

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"sync/atomic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// maxTxnCompares is how many compares Unchanged puts in one transaction:
+// etcd's default --max-txn-ops (128).
+const maxTxnCompares = 128
+
+// Requests counts the store's requests to etcd by the rounds they cost:
+// a quorum read (Get, List, Count, Unchanged) waits for etcd's read index
+// (a raft round, behind every write the member is persisting); a local
+// read (GetLocal) is answered by the member the client is connected to;
+// a write is a raft proposal, committed once its log is fsynced.
+type Requests struct {
+	QuorumReads, LocalReads, Writes int64
+}
+
+// counters are a Store's Requests, shared by its fenced views.
+type counters struct {
+	quorumReads, localReads, writes atomic.Int64
+}
+
+// Requests returns how many requests s and its views have made so far.
+func (s *Store) Requests() Requests {
+	c := s.counts
+	return Requests{QuorumReads: c.quorumReads.Load(), LocalReads: c.localReads.Load(), Writes: c.writes.Load()}
+}
+
+// GetLocal returns the value at key, or ErrNotFound, as the etcd member the
+// client is connected to has applied it (a serializable read): no raft
+// round, so it does not wait behind the writes being persisted, but it may
+// miss writes not yet applied on that member. Use it only for a decision
+// that a conditional write (Create, Update, Delete with a revision) or
+// Unchanged checks afterwards.
+func (s *Store) GetLocal(ctx context.Context, key string) (KV, error) {
+	s.counts.localReads.Add(1)
+	resp, err := s.client.Get(ctx, key, clientv3.WithSerializable())
+	if err != nil {
+		return KV{}, wrap("get", key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return KV{}, wrap("get", key, ErrNotFound)
+	}
+	kv := resp.Kvs[0]
+	return KV{Key: key, Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
+}
+
+// Unchanged reports whether every key of revs is still at its revision
+// (0: still absent), with quorum reads: one transaction of compares per
+// maxTxnCompares keys, each true at some instant during the call.
+func (s *Store) Unchanged(ctx context.Context, revs map[string]int64) (bool, error) {
+	var cmps []clientv3.Cmp
+	for key, rev := range revs {
+		if rev == 0 {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", rev))
+		}
+	}
+	for len(cmps) > 0 {
+		n := min(len(cmps), maxTxnCompares)
+		s.counts.quorumReads.Add(1)
+		resp, err := s.client.Txn(ctx).If(cmps[:n]...).Commit()
+		if err != nil {
+			return false, wrap("compare", "", err)
+		}
+		if !resp.Succeeded {
+			return false, nil
+		}
+		cmps = cmps[n:]
+	}
+	return true, nil
+}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// TestLocalReadAndUnchanged: GetLocal reads without a quorum round what
+// Get reads; Unchanged checks many keys' revisions, absent ones too, in
+// one quorum round per 128 keys, and fails once any of them moved.
+func TestLocalReadAndUnchanged(t *testing.T) {
+	s := open(t, Config{DataDir: t.TempDir()})
+	defer s.Close()
+	c := ctx(t)
+	revs := map[string]int64{}
+	for i := range maxTxnCompares + 2 {
+		key := fmt.Sprintf("/tether/objects/core/ConfigMap/default/cm-%03d", i)
+		rev, err := s.Create(c, key, []byte("v1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		revs[key] = rev
+	}
+	absent := "/tether/objects/core/ConfigMap/default/absent"
+	revs[absent] = 0
+	key := "/tether/objects/core/ConfigMap/default/cm-000"
+
+	before := s.Requests()
+	kv, err := s.GetLocal(c, key)
+	if err != nil || string(kv.Value) != "v1" || kv.Revision != revs[key] {
+		t.Errorf("GetLocal = %+v, %v; want v1 at revision %d", kv, err, revs[key])
+	}
+	if _, err := s.GetLocal(c, absent); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetLocal(absent) = %v; want ErrNotFound", err)
+	}
+	ok, err := s.Unchanged(c, revs)
+	after := s.Requests()
+	if !ok || err != nil {
+		t.Errorf("Unchanged = %v, %v; want true", ok, err)
+	}
+	if got, want := (Requests{after.QuorumReads - before.QuorumReads, after.LocalReads - before.LocalReads, after.Writes - before.Writes}), (Requests{QuorumReads: 2, LocalReads: 2}); got != want {
+		t.Errorf("requests = %+v; want %+v", got, want)
+	}
+	if _, err := s.Update(c, key, []byte("v2"), revs[key]); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Unchanged(c, revs); ok || err != nil {
+		t.Errorf("Unchanged after an update = %v, %v; want false", ok, err)
+	}
+	kv, _ = s.GetLocal(c, key)
+	revs[key] = kv.Revision
+	if _, err := s.Create(c, absent, []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.Unchanged(c, revs); ok || err != nil {
+		t.Errorf("Unchanged after a create = %v, %v; want false", ok, err)
+	}
+}
