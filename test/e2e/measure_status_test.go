@@ -84,17 +84,7 @@ func TestMeasureStatusLag(t *testing.T) {
 // memSplit is a process's anonymous and file-backed resident memory.
 func memSplit(t *testing.T, pid int) string {
 	t.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "RssAnon:") || strings.HasPrefix(line, "RssFile:") {
-			out = append(out, strings.Join(strings.Fields(line), " "))
-		}
-	}
-	return strings.Join(out, ", ")
+	return statusLines(t, pid, "RssAnon:", "RssFile:")
 }
 
 // lastGC is the last gctrace line in p's log; "" without one.

@@ -211,14 +211,23 @@ func cpuTicks(t *testing.T, pid int) int64 {
 // memStatus is a process's VmRSS and VmHWM from /proc/PID/status.
 func memStatus(t *testing.T, pid int) string {
 	t.Helper()
+	return statusLines(t, pid, "VmRSS:", "VmHWM:")
+}
+
+// statusLines are the lines of /proc/PID/status that start with one of
+// keys, spaces squeezed, joined with ", ".
+func statusLines(t *testing.T, pid int, keys ...string) string {
+	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") || strings.HasPrefix(line, "VmHWM:") {
-			out = append(out, strings.Join(strings.Fields(line), " "))
+		for _, k := range keys {
+			if strings.HasPrefix(line, k) {
+				out = append(out, strings.Join(strings.Fields(line), " "))
+			}
 		}
 	}
 	return strings.Join(out, ", ")
