@@ -31,6 +31,9 @@ type Hub struct {
 	// servingRenewAfter, set by tests, replaces hub/serving's choice of
 	// when to re-issue the serving certificate.
 	servingRenewAfter func(life time.Duration) time.Duration
+	// storeProbe, set by tests, replaces the store's Reachable as the
+	// store watch's probe (storewatch.go).
+	storeProbe func(ctx context.Context) error
 }
 
 // New checks cfg and returns the hub; nothing starts before Run.
@@ -106,7 +109,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
-	storeLoss := storeWatch{probe: st.Reachable, log: h.logger,
+	probe := st.Reachable
+	if h.storeProbe != nil {
+		probe = h.storeProbe
+	}
+	storeLoss := storeWatch{probe: probe, log: h.logger,
 		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
