@@ -61,6 +61,19 @@
 // every agent stream (agentapi.Server.Close), lets calls finish for up to
 // 10 s, and every controller stops; then the store closes.
 //
+// # A store that does not answer
+//
+// The store watch (storewatch.go) reads etcd once a second (a
+// linearizable read, 2 s timeout). A replica of several, on an external
+// etcd, that has not read its store for 10 s (the leader TTL) ends its
+// agents' streams with Goodbye SHUTDOWN saying why, refuses new ones and
+// reports not ready (/readyz, gRPC health) until a read succeeds, so that
+// its agents move to a replica that can serve them. A hub alone on its
+// embedded etcd never does: it has no other replica to send agents to, and
+// a store in its own process that does not answer means the process is too
+// slow (CPU, disk), which sending every agent away and back would only make
+// worse. It logs the loss and its end, stays ready and keeps its agents.
+//
 // # Clusters before bootstrap tokens
 //
 // `tether-hub mint-agent` issues an agent certificate from DataDir/pki; an

@@ -113,7 +113,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if h.storeProbe != nil {
 		probe = h.storeProbe
 	}
-	storeLoss := storeWatch{probe: probe, log: h.logger,
+	storeLoss := storeWatch{probe: probe, log: h.logger, alone: len(h.cfg.EtcdEndpoints) == 0,
 		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
@@ -140,7 +140,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
 	g.run("cluster-models", srv.models.Run)                   // clusters' resource models → their agents' Settings
 	g.run("user-revocations", srv.revoked.Run)                // revoked users → their certificates refused on every call
-	g.run("store-watch", storeLoss.run)                       // etcd out of reach → agents sent to other replicas, not ready
+	g.run("store-watch", storeLoss.run)                       // external etcd out of reach → agents sent to other replicas, not ready
 	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
 	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires
 	if lis.metrics != nil {

@@ -27,8 +27,19 @@ const (
 // again: a replica that cannot reach etcd can neither send its agents the
 // works rendered elsewhere nor publish their heartbeats, so it hands them
 // over (agentapi Suspend) and reports not ready, until a read succeeds.
+//
+// A hub alone on its embedded etcd hands nothing over: there is no other
+// replica its agents could go to, and its store is in its own process, so
+// a read that does not come back means the process (CPU, disk) is too slow,
+// never that the store is out of reach. Sending every agent away would only
+// make them all reconnect to the same process at once and slow it further.
+// It logs the loss and its end, stays ready and keeps serving: agents keep
+// what they hold either way, and get what the hub manages to send.
 type storeWatch struct {
 	probe func(ctx context.Context) error
+	// alone: the store is this process's embedded etcd (no other replica):
+	// lost and found are never called.
+	alone bool
 	lost  func(why string) // called once when the store is lost
 	found func()           // called once when it answers again
 	log   hclog.Logger
@@ -47,20 +58,30 @@ func (w storeWatch) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		switch s.observe(err == nil, time.Now()) {
-		case storeLost:
-			why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
-			w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
-			w.lost(why)
-		case storeFound:
-			w.log.Info("store reachable again: serving agents")
-			w.found()
-		}
+		w.act(s.observe(err == nil, time.Now()), err)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 		}
+	}
+}
+
+// act does what a probe's transition asks.
+func (w storeWatch) act(t transition, err error) {
+	switch {
+	case t == storeLost && w.alone:
+		w.log.Error("store lost: keeping every agent, as this hub's store is its own embedded etcd and no other replica could serve them",
+			"grace", storeLossGrace, "error", err)
+	case t == storeLost:
+		why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
+		w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
+		w.lost(why)
+	case t == storeFound && w.alone:
+		w.log.Info("store answers again")
+	case t == storeFound:
+		w.log.Info("store reachable again: serving agents")
+		w.found()
 	}
 }
 

@@ -1,0 +1,155 @@
+package hub_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub"
+)
+
+// storeLossTimeout bounds the wait for the store watch's decision: its
+// 10 s grace, the probes around it and the hub's start on a busy machine.
+const storeLossTimeout = 2 * time.Minute
+
+// msgStoreLost starts the store watch's log line when it decides the store
+// is lost.
+const msgStoreLost = "store lost"
+
+// TestEmbeddedHubKeepsItsAgentsWhenItsStoreDoesNotAnswer: a hub on its
+// embedded etcd whose store probe never answers (each read runs into its
+// timeout, as when the process is too starved for CPU to get its own
+// etcd's answer in time). Past the grace the watch decides the store is
+// lost, and keeps everything: the agent's stream stays open without
+// Goodbye, the hub stays SERVING and welcomes a new stream. There is no
+// other replica its agents could go to; sending them away would only make
+// them all reconnect to the same starved process.
+func TestEmbeddedHubKeepsItsAgentsWhenItsStoreDoesNotAnswer(t *testing.T) {
+	var probes atomic.Int64
+	unanswered := func(ctx context.Context) error {
+		probes.Add(1)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	logs := &syncBuffer{}
+	r := runProbedReplica(t, hubConfigWithEmbeddedEtcd(t), unanswered, logs)
+	r.serving(t)
+	ctx, cancel := context.WithTimeout(context.Background(), storeLossTimeout)
+	defer cancel()
+	cert := r.registerAgent(t, ctx, "edge-1")
+	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
+	ended := s.watchEnd()
+
+	if err := pollUntil(ctx, func() bool { return strings.Contains(logs.String(), msgStoreLost) }); err != nil {
+		t.Fatalf("the store watch did not decide the store was lost: %v; log:\n%s", err, logs.String())
+	}
+	// The watch acts on its decision before it probes again.
+	after := probes.Load() + 1
+	if err := pollUntil(ctx, func() bool { return probes.Load() > after }); err != nil {
+		t.Fatalf("the store watch stopped probing: %v", err)
+	}
+	select {
+	case err := <-ended:
+		t.Errorf("the agent's stream ended after the store was declared lost: %v; want it kept (no other replica to go to)", err)
+	default:
+	}
+	health, err := healthpb.NewHealthClient(dial(t, r.addr, r.agentTLS(t, cert))).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if health.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("gRPC health after the store was declared lost = %s; want SERVING", health.GetStatus())
+	}
+	if _, err := r.connectAgent(t, ctx, cert); err != nil {
+		t.Errorf("a new agent stream after the store was declared lost: %v; want it welcomed", err)
+	}
+}
+
+// runProbedReplica starts a hub with cfg whose store watch calls probe
+// and whose log goes to logs; it is stopped at the end of the test.
+func runProbedReplica(t *testing.T, cfg hub.Config, probe func(context.Context) error, logs *syncBuffer) *replica {
+	t.Helper()
+	h, err := hub.New(cfg, hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info}))
+	if err != nil {
+		t.Fatalf("hub.New: %v", err)
+	}
+	hub.SetStoreProbe(h, probe)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
+	go func() { r.err <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("replica %s: Run: %v", cfg.DataDir, err)
+		}
+	})
+	return r
+}
+
+// agentTLS is cert's client configuration for r.
+func (r *replica) agentTLS(t *testing.T, cert tls.Certificate) *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM([]byte(r.adminConf(t).CertificateAuthority))
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// watchEnd reads s until it ends, and then says how: the Goodbye's reason
+// or the receive error.
+func (s *agentStream) watchEnd() <-chan error {
+	ended := make(chan error, 1)
+	go func() {
+		for {
+			m, err := s.stream.Recv()
+			if err != nil {
+				ended <- err
+				return
+			}
+			if g := m.GetGoodbye(); g != nil {
+				ended <- errors.New("Goodbye " + g.GetReason().String() + ": " + g.GetMessage())
+				return
+			}
+		}
+	}()
+	return ended
+}
+
+// pollUntil polls cond every 50 ms until it holds or ctx ends.
+func pollUntil(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// syncBuffer is a log sink safe for the hub's goroutines and the test.
+type syncBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
