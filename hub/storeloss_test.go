@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub"
+	"github.com/tetherproj/tether/hub/store/etcdtest"
 )
 
 // storeLossTimeout bounds the wait for the store watch's decision: its
@@ -152,4 +154,117 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// cutBound is how long after its etcd is cut off a replica may take to
+// send its agents away: under a cluster lease (the hub's default 40 s), so
+// that they move before their clusters turn Unknown.
+const cutBound = 40 * time.Second
+
+// TestReplicaCutOffEtcdSendsItsAgentsAway: a replica on an external etcd
+// reached through a proxy that starts dropping every byte both ways (as
+// iptables DROP does; connections stay open). The replica, idle and
+// running on time, sends its agent away with Goodbye SHUTDOWN naming its
+// store, within cutBound: starvation's rule does not slow a partition's.
+func TestReplicaCutOffEtcdSendsItsAgentsAway(t *testing.T) {
+	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
+	p := newBlackHole(t, strings.TrimPrefix(e.Endpoints[0], "https://"))
+	cfg := baseConfig(t, e)
+	cfg.EtcdEndpoints = []string{"https://" + p.addr()}
+	r := runReplica(t, cfg)
+	t.Cleanup(p.heal) // before the replica stops (cleanups run last first)
+	r.serving(t)
+	ctx, cancel := context.WithTimeout(context.Background(), replicaTimeout)
+	defer cancel()
+	cert := r.registerAgent(t, ctx, "edge-1")
+	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
+	ended := s.watchEnd()
+
+	cut := time.Now()
+	p.cut()
+	select {
+	case err := <-ended:
+		t.Logf("agent sent away %s after the cut: %v", time.Since(cut).Round(time.Millisecond), err)
+		if !strings.Contains(err.Error(), "Goodbye DISCONNECT_REASON_SHUTDOWN") || !strings.Contains(err.Error(), "store") {
+			t.Errorf("agent's stream ended with %v; want Goodbye SHUTDOWN naming the store", err)
+		}
+	case <-time.After(cutBound):
+		t.Errorf("the agent of a replica cut off its etcd still streams to it %s after the cut; want it sent away", cutBound)
+	}
+}
+
+// blackHole forwards TCP connections to target until cut, then drops
+// every byte both ways and leaves the connections open.
+type blackHole struct {
+	ln     net.Listener
+	target string
+	down   atomic.Bool
+	wg     sync.WaitGroup // the accept loop and every copy
+	mu     sync.Mutex     // guards conns
+	conns  []net.Conn
+}
+
+func newBlackHole(t *testing.T, target string) *blackHole {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &blackHole{ln: ln, target: target}
+	b.wg.Add(1)
+	go b.accept()
+	t.Cleanup(b.close)
+	return b
+}
+
+func (b *blackHole) addr() string { return b.ln.Addr().String() }
+func (b *blackHole) cut()         { b.down.Store(true) }
+func (b *blackHole) heal()        { b.down.Store(false) }
+
+func (b *blackHole) accept() {
+	defer b.wg.Done()
+	for {
+		c, err := b.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		up, err := net.Dial("tcp", b.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		b.mu.Lock()
+		b.conns = append(b.conns, c, up)
+		b.mu.Unlock()
+		b.wg.Add(2)
+		go b.pipe(up, c)
+		go b.pipe(c, up)
+	}
+}
+
+// pipe copies src to dst, dropping what it reads while cut.
+func (b *blackHole) pipe(dst, src net.Conn) {
+	defer b.wg.Done()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !b.down.Load() {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// close stops accepting, closes every connection and waits for the copies.
+func (b *blackHole) close() {
+	b.ln.Close()
+	b.mu.Lock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
 }
