@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +87,9 @@ func runProbedReplica(t *testing.T, cfg hub.Config, probe func(context.Context) 
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)
 	}
-	hub.SetStoreProbe(h, probe)
+	if probe != nil {
+		hub.SetStoreProbe(h, probe)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
 	go func() { r.err <- h.Run(ctx) }()
@@ -154,6 +157,88 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// starvedFor is how long TestStarvedReplicaKeepsItsAgents starves the
+// process: three graces, where a replica that counted a starved process's
+// failed reads lost its store within the first.
+const starvedFor = 3 * 10 * time.Second
+
+// Starvation of TestStarvedReplicaKeepsItsAgents: on one thread for Go
+// code, starvers goroutines each work starveWork and sleep starveSleep,
+// wanting the thread 10 times more than it has: a goroutine that becomes
+// runnable waits about two seconds, as a hub's do with far more agents
+// than its CPU can serve.
+const (
+	starvers    = 200
+	starveWork  = 10 * time.Millisecond
+	starveSleep = time.Millisecond
+)
+
+// msgProbeLate is the store watch's log line for a failed read it does
+// not count because the process ran late.
+const msgProbeLate = "store probe failed while this process ran late"
+
+// TestStarvedReplicaKeepsItsAgents: a replica on an external etcd, whose
+// process is starved of CPU for starvedFor (see starvers): its reads time
+// out because it does not run to take etcd's answers, which come. It keeps
+// its agent (no Goodbye) and never declares its store lost; it logs the
+// probes that failed late. Before, after 10 s of failed reads it sent its
+// agents away, to come back to the same starved process.
+func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
+	if testing.Short() {
+		t.Skipf("starves this process for %s", starvedFor)
+	}
+	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
+	logs := &syncBuffer{}
+	r := runProbedReplica(t, baseConfig(t, e), nil, logs)
+	r.serving(t)
+	ctx, cancel := context.WithTimeout(context.Background(), replicaTimeout)
+	defer cancel()
+	cert := r.registerAgent(t, ctx, "edge-1")
+	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
+	ended := s.watchEnd()
+
+	starve(starvedFor)
+	select {
+	case err := <-ended:
+		t.Errorf("the agent's stream ended while the replica was starved of CPU: %v; want it kept (etcd answered; the replica did not run)", err)
+	default:
+	}
+	log := logs.String()
+	if strings.Contains(log, msgStoreLost) {
+		t.Errorf("a replica starved of CPU declared its store lost; log:\n%s", log)
+	}
+	if !strings.Contains(log, msgProbeLate) {
+		t.Errorf("no store probe failed while the replica was starved: the starvation proved nothing; log:\n%s", log)
+	}
+}
+
+// starve runs starvers goroutines on one thread for d, then gives the
+// process its threads back.
+func starve(d time.Duration) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range starvers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for start := time.Now(); time.Since(start) < starveWork; { // work
+				}
+				time.Sleep(starveSleep)
+			}
+		}()
+	}
+	time.Sleep(d) // the fault's length, not a wait for a condition
+	close(stop)
+	wg.Wait()
 }
 
 // cutBound is how long after its etcd is cut off a replica may take to
