@@ -53,13 +53,12 @@ const (
 // reconnect storm that starves it further. Such a failed probe is no
 // evidence: it does not count toward the grace, and the evidence starts
 // again with the next probe that runs on time (a success, late or not,
-// finds the store). A real partition
-// (etcd stopped, its packets dropped) leaves the process idle and its
-// probes on time, so it is declared as soon as before: at the end of the
-// first failed probe that ends storeLossGrace after the first of them
-// started. The connection's state is not evidence either way: without
-// keepalives (whose minimum period is 10 s in gRPC) a connection whose
-// packets are dropped stays READY.
+// finds the store). A real partition (etcd stopped, its packets dropped)
+// leaves the process idle and its probes on time, so it is declared as
+// soon as before: by the first failed probe that ends storeLossGrace after
+// the first of them started. The connection's state is not evidence
+// either way: without keepalives (whose minimum period is 10 s in gRPC) a
+// connection whose packets are dropped stays READY.
 //
 // A hub alone on its embedded etcd hands nothing over: there is no other
 // replica its agents could go to, and its store is in its own process, so
