@@ -123,8 +123,9 @@
 // that watch and reads on from etcd's history once the client has caught
 // up half of it, so the client loses nothing, and its stream ends
 // OUT_OF_RANGE (List again) only if that history was compacted meanwhile.
-// A client that takes nothing for Config.WatchStall (1 min) while its
-// buffer is full is cut: the buffer is dropped and, when it reads again,
+// A client that takes nothing for Config.WatchStall (DefaultWatchStall,
+// 1 min; tether-hub --watch-stall-timeout) while its buffer is full is
+// cut: the buffer is dropped and, when it reads again,
 // its stream ends RESOURCE_EXHAUSTED (ErrFellBehind), to watch again from
 // the last revision it received; a client that reads, however slowly, is
 // never cut. WatchPlacement sends whole placements, so the changes a busy client has
