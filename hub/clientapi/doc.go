@@ -155,6 +155,11 @@
 // same cut). From revision 0 it first sends the current placements read
 // at one revision, placementsPage (500) templates and their bindings at a
 // time (placements_current.go), then a synced mark carrying that revision.
+// Rejections it recomputes use the cluster list all streams share
+// (placements_clusters.go): read again only when a stream needs it read at
+// a later revision, that of the placements it sends or of a change of a
+// cluster record its watch has read, so about once per such change
+// however many streams are open, never older than either.
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
 // would store it; detector.Choose picks the policy, detector.BuildSpec and
