@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/tetherproj/tether/agent"
@@ -31,7 +32,7 @@ func main() {
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, opts, showVersion, err := parse(args, stderr)
+	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -39,11 +40,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 		return 2
 	}
-	if showVersion {
+	if o.showVersion {
 		fmt.Fprintln(stdout, version.String(binary))
 		return 0
 	}
-	logger, err := logging.New(opts)
+	cfg := o.agent
+	logger, err := logging.New(o.log)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: -log-format, -log-level: %v\n", binary, err)
 		return 2
@@ -51,6 +53,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 		return 2
+	}
+	if o.pprofAddr != "" {
+		runtime.MemProfileRate = pprofMemProfileRate
+		stop, err := servePprof(o.pprofAddr, logger.Named("pprof"))
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: --pprof-addr: %v\n", binary, err)
+			return 2
+		}
+		defer stop()
 	}
 	a, err := agent.New(cfg, logger)
 	if err != nil {
@@ -64,12 +75,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parse reads the flags into the agent's config and the logging options.
-func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool, error) {
+// options is the command line: the agent's config and the process's own
+// settings.
+type options struct {
+	agent agent.Config
+	log   logging.Options
+	// pprofAddr serves net/http/pprof when set (pprof.go).
+	pprofAddr   string
+	showVersion bool
+}
+
+// parse reads the flags into the agent's config, the logging options and
+// the process's own settings.
+func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet(binary, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg agent.Config
-	opts := logging.Options{Name: binary}
+	o := options{log: logging.Options{Name: binary}}
+	cfg, opts := &o.agent, &o.log
 	hub := fs.String("hub", "", "the hub's address, host:port (required); for several hub replicas without a load balancer, "+
 		"each replica's address separated by commas (host1:port1,host2:port2): the agent streams to one, in an order shuffled per agent, "+
 		"and moves to the next when it goes")
@@ -91,17 +113,18 @@ func parse(args []string, stderr io.Writer) (agent.Config, logging.Options, bool
 	topo := topologyFlags(fs)
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
-	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "host:port to serve Go's profiles on /debug/pprof/ (plain HTTP that exposes the agent's memory: bind it to 127.0.0.1); empty: none")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
-		return cfg, opts, false, err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, opts, false, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
+		return o, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
 	}
 	cfg.HubAddrs = hubaddr.Split(*hub)
 	var err error
 	if cfg.Topology, err = topo(); err != nil {
-		return cfg, opts, false, err
+		return o, err
 	}
-	return cfg, opts, *showVersion, nil
+	return o, nil
 }

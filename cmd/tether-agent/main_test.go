@@ -63,7 +63,8 @@ func TestHubFlag(t *testing.T) {
 	for _, tt := range tests {
 		var stderr bytes.Buffer
 		args := []string{"--hub", tt.hub, "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}
-		cfg, _, _, err := parse(args, &stderr)
+		o, err := parse(args, &stderr)
+		cfg := o.agent
 		if err != nil {
 			t.Fatalf("parse(--hub %q): %v", tt.hub, err)
 		}
@@ -78,18 +79,18 @@ func TestHubFlag(t *testing.T) {
 
 func TestTopologyFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	cfg, _, _, err := parse([]string{"--hub", "h:1", "--provider", "kwok", "--region", "eu", "--zones", "eu-1a, eu-1b",
+	o, err := parse([]string{"--hub", "h:1", "--provider", "kwok", "--region", "eu", "--zones", "eu-1a, eu-1b",
 		"--labels", "tier=edge,team=web"}, &stderr)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	got := cfg.Topology
+	got := o.agent.Topology
 	if got.GetProvider() != "kwok" || got.GetRegion() != "eu" || strings.Join(got.GetZones(), ",") != "eu-1a,eu-1b" ||
 		got.GetLabels()["tier"] != "edge" || got.GetLabels()["team"] != "web" || len(got.GetLabels()) != 2 {
 		t.Errorf("Topology = %v; want provider kwok, region eu, zones eu-1a,eu-1b, labels tier=edge team=web", got)
 	}
-	cfg, _, _, err = parse([]string{"--hub", "h:1"}, &stderr)
-	if err != nil || cfg.Topology != nil {
-		t.Errorf("parse without topology flags = %v, %v; want nil topology", cfg.Topology, err)
+	o, err = parse([]string{"--hub", "h:1"}, &stderr)
+	if err != nil || o.agent.Topology != nil {
+		t.Errorf("parse without topology flags = %v, %v; want nil topology", o.agent.Topology, err)
 	}
 }
