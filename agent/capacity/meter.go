@@ -12,10 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tetherproj/tether/agent/kube"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -48,7 +47,7 @@ type Config struct {
 // agent/hubclient.CapacitySource.
 type Meter struct {
 	logger hclog.Logger
-	kube   kubernetes.Interface
+	kube   *kube.Client
 	cfg    Config
 
 	// mu guards apis, apisAt, ready and readySince.
@@ -64,20 +63,20 @@ func New(cfg Config, logger hclog.Logger) (*Meter, error) {
 	if cfg.RESTConfig == nil {
 		return nil, errors.New("capacity: RESTConfig is required")
 	}
-	kube, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	kc, err := kube.New(cfg.RESTConfig)
 	if err != nil {
-		return nil, fmt.Errorf("capacity: clientset: %w", err)
+		return nil, fmt.Errorf("capacity: %w", err)
 	}
 	if cfg.APIRefresh <= 0 {
 		cfg.APIRefresh = DefaultAPIRefresh
 	}
-	return &Meter{logger: logger.Named("capacity"), kube: kube, cfg: cfg}, nil
+	return &Meter{logger: logger.Named("capacity"), kube: kc, cfg: cfg}, nil
 }
 
 // Heartbeat returns the cluster's version, resource summary (graded by
 // models when any), API enablements, Ready condition and topology.
 func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.Heartbeat, error) {
-	version, err := m.kube.Discovery().ServerVersion()
+	version, err := m.kube.Version(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: server version: %w", err)
 	}
@@ -85,12 +84,12 @@ func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) 
 	if err != nil {
 		return nil, err
 	}
-	apis, err := m.enablements()
+	apis, err := m.enablements(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &agentv1.Heartbeat{
-		KubernetesVersion: version.GitVersion,
+		KubernetesVersion: version,
 		ResourceSummary:   summary,
 		ApiEnablements:    apis,
 		Conditions:        []*agentv1.Condition{m.readyCondition(ctx)},
@@ -101,11 +100,11 @@ func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) 
 // Summary lists nodes and non-terminal pods and sums them (see the package
 // doc for what counts).
 func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.ResourceSummary, error) {
-	nodes, err := m.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := m.kube.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("capacity: list nodes: %w", err)
 	}
-	pods, err := m.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminal})
+	pods, err := m.kube.Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminal})
 	if err != nil {
 		return nil, fmt.Errorf("capacity: list pods: %w", err)
 	}
@@ -115,14 +114,15 @@ func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*
 // enablements returns the served APIs, from discovery at most every
 // APIRefresh. Group versions discovery could not read (an aggregated API
 // that is down) are left out rather than failing the heartbeat.
-func (m *Meter) enablements() ([]*agentv1.APIEnablement, error) {
+func (m *Meter) enablements(ctx context.Context) ([]*agentv1.APIEnablement, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.apis != nil && time.Since(m.apisAt) < m.cfg.APIRefresh {
 		return m.apis, nil
 	}
-	_, lists, err := m.kube.Discovery().ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+	lists, err := m.kube.Discover(ctx)
+	var partial *kube.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, fmt.Errorf("capacity: discovery: %w", err)
 	}
 	if err != nil {
@@ -154,7 +154,7 @@ func apiEnablements(lists []*metav1.APIResourceList) []*agentv1.APIEnablement {
 // readyCondition asks the API server's /readyz; its last transition is
 // when the answer last changed.
 func (m *Meter) readyCondition(ctx context.Context) *agentv1.Condition {
-	body, err := m.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	body, err := m.kube.ReadyzBody(ctx)
 	ready := err == nil
 	m.mu.Lock()
 	if m.readySince.IsZero() || ready != m.ready {
