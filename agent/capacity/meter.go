@@ -31,6 +31,13 @@ const DefaultAPIRefresh = 5 * time.Second
 // nonTerminal selects the pods that hold resources.
 const nonTerminal = "status.phase!=Succeeded,status.phase!=Failed"
 
+// DefaultPodPage is how many pods one request of a heartbeat's pod list
+// asks for (client-go's pager uses the same): the agent decodes one page
+// at a time and keeps only each pod's node and requests, so a heartbeat's
+// memory does not grow with the cluster's pods (a decoded pod is some
+// 10 KB).
+const DefaultPodPage = 500
+
 // Config configures a Meter.
 type Config struct {
 	// RESTConfig reaches the member cluster's API server.
@@ -41,6 +48,8 @@ type Config struct {
 	Topology *agentv1.Topology
 	// APIRefresh: zero means DefaultAPIRefresh.
 	APIRefresh time.Duration
+	// PodPage is the pods per list request; zero means DefaultPodPage.
+	PodPage int64
 }
 
 // Meter measures the member cluster. It implements
@@ -69,6 +78,9 @@ func New(cfg Config, logger hclog.Logger) (*Meter, error) {
 	}
 	if cfg.APIRefresh <= 0 {
 		cfg.APIRefresh = DefaultAPIRefresh
+	}
+	if cfg.PodPage <= 0 {
+		cfg.PodPage = DefaultPodPage
 	}
 	return &Meter{logger: logger.Named("capacity"), kube: kc, cfg: cfg}, nil
 }
@@ -104,11 +116,28 @@ func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*
 	if err != nil {
 		return nil, fmt.Errorf("capacity: list nodes: %w", err)
 	}
-	pods, err := m.kube.Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminal})
+	pods, err := m.podUses(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("capacity: list pods: %w", err)
+		return nil, err
 	}
-	return summarize(nodes.Items, pods.Items, m.cfg.NodeGroupLabel, models), nil
+	return summarize(nodes.Items, pods, m.cfg.NodeGroupLabel, models), nil
+}
+
+// podUses lists the non-terminal pods Config.PodPage at a time, one
+// consistent list, keeping each pod's use.
+func (m *Meter) podUses(ctx context.Context) ([]podUse, error) {
+	var uses []podUse
+	opts := metav1.ListOptions{FieldSelector: nonTerminal, Limit: m.cfg.PodPage}
+	for {
+		page, err := m.kube.Pods(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("capacity: list pods: %w", err)
+		}
+		uses = append(uses, usesOf(page.Items)...)
+		if opts.Continue = page.Continue; opts.Continue == "" {
+			return uses, nil
+		}
+	}
 }
 
 // enablements returns the served APIs, from discovery at most every
