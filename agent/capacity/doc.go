@@ -11,7 +11,8 @@
 //
 // Meter implements agent/hubclient.CapacitySource. It starts no goroutine:
 // each Heartbeat lists nodes and non-terminal pods (server-side filtered,
-// DefaultPodPage pods per request, each pod reduced to its node and requests)
+// DefaultPodPage pods per request, decoded one pod at a time and reduced
+// to its node and requests)
 // and reuses the API enablements for APIRefresh.
 //
 // # What counts

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -124,17 +125,17 @@ func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*
 }
 
 // podUses lists the non-terminal pods Config.PodPage at a time, one
-// consistent list, keeping each pod's use.
+// consistent list, one pod decoded at a time, keeping each pod's use.
 func (m *Meter) podUses(ctx context.Context) ([]podUse, error) {
 	var uses []podUse
+	keep := func(p *corev1.Pod) { uses = append(uses, useOf(p)) }
 	opts := metav1.ListOptions{FieldSelector: nonTerminal, Limit: m.cfg.PodPage}
 	for {
-		page, err := m.kube.Pods(metav1.NamespaceAll).List(ctx, opts)
+		next, err := m.kube.PodPage(ctx, opts, keep)
 		if err != nil {
-			return nil, fmt.Errorf("capacity: list pods: %w", err)
+			return nil, fmt.Errorf("capacity: %w", err)
 		}
-		uses = append(uses, usesOf(page.Items)...)
-		if opts.Continue = page.Continue; opts.Continue == "" {
+		if opts.Continue = next; next == "" {
 			return uses, nil
 		}
 	}

@@ -30,11 +30,16 @@ type podUse struct {
 	requests corev1.ResourceList
 }
 
+// useOf is what p takes.
+func useOf(p *corev1.Pod) podUse {
+	return podUse{node: p.Spec.NodeName, requests: podRequests(p)}
+}
+
 // usesOf is the use of each pod.
 func usesOf(pods []corev1.Pod) []podUse {
 	out := make([]podUse, len(pods))
 	for i := range pods {
-		out[i] = podUse{node: pods[i].Spec.NodeName, requests: podRequests(&pods[i])}
+		out[i] = useOf(&pods[i])
 	}
 	return out
 }

@@ -57,13 +57,6 @@ func (c *Client) Nodes() Resource[*corev1.Node, *corev1.NodeList] {
 		newObj: func() *corev1.Node { return &corev1.Node{} }, newList: func() *corev1.NodeList { return &corev1.NodeList{} }}
 }
 
-// Pods is the client of the Pods of namespace ("": of all namespaces, for
-// List).
-func (c *Client) Pods(namespace string) Resource[*corev1.Pod, *corev1.PodList] {
-	return Resource[*corev1.Pod, *corev1.PodList]{rest: c.rest, resource: "pods", namespace: namespace,
-		newObj: func() *corev1.Pod { return &corev1.Pod{} }, newList: func() *corev1.PodList { return &corev1.PodList{} }}
-}
-
 // Events is the client of the Events of namespace.
 func (c *Client) Events(namespace string) Resource[*corev1.Event, *corev1.EventList] {
 	return Resource[*corev1.Event, *corev1.EventList]{rest: c.rest, resource: "events", namespace: namespace,

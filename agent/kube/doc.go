@@ -13,14 +13,17 @@
 // # Use
 //
 //	c, err := kube.New(restConfig)
-//	pods, err := c.Pods("").List(ctx, metav1.ListOptions{FieldSelector: sel})
+//	nodes, err := c.Nodes().List(ctx, metav1.ListOptions{})
+//	next, err := c.PodPage(ctx, metav1.ListOptions{Limit: 500}, func(p *corev1.Pod) { ... })
 //	lists, err := c.Discover(ctx)            // every group version served
 //	list, err := c.Resources(ctx, gv)        // one group version
 //	err = c.Readyz(ctx)
 //
-// A typed resource's methods have client-go's signatures, so a consumer's
-// small interface (agent/state/secret.Secrets) is met by client-go's
-// typed clients in tests as well.
+// PodPage decodes a page of pods one pod at a time, so that a cluster's
+// pods are never held decoded at once. A typed resource's methods have
+// client-go's signatures, so a consumer's small interface
+// (agent/state/secret.Secrets) is met by client-go's typed clients in
+// tests as well.
 //
 // # Discovery
 //
