@@ -44,6 +44,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.String(binary))
 		return 0
 	}
+	if err := o.gc.apply(o.set); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
+		return 2
+	}
 	cfg := o.agent
 	logger, err := logging.New(o.log)
 	if err != nil {
@@ -81,7 +85,10 @@ type options struct {
 	agent agent.Config
 	log   logging.Options
 	// pprofAddr serves net/http/pprof when set (pprof.go).
-	pprofAddr   string
+	pprofAddr string
+	gc        gcOptions
+	// set holds the names of the flags the command line gave.
+	set         map[string]bool
 	showVersion bool
 }
 
@@ -114,10 +121,13 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "host:port to serve Go's profiles on /debug/pprof/ (plain HTTP that exposes the agent's memory: bind it to 127.0.0.1); empty: none")
+	o.gc.register(fs)
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
 	}

@@ -31,6 +31,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"hub list twice", []string{"--hub", "h:1, h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:1": the same address as entry 1`},
 		{"hub list bad port", []string{"--hub", "h:1,h:x", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:x": want host:port: port "x"`},
 		{"hub list accepted, files missing", []string{"--hub", "hub-0:8443,hub-1:8443", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
+		{"bad memory limit", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--memory-limit", "lots"}, 2, "--memory-limit"},
 		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 	}
 	for _, tt := range tests {
