@@ -105,8 +105,8 @@ func secretStore(cfg Config) (*state.Store, error) {
 // (requests per second, burst), Karmada's agent defaults for the member
 // cluster (--cluster-api-qps 40, --cluster-api-burst 60). client-go's own
 // defaults (5/10) throttled the applies: 100 works took some 40 s to reach
-// a member. Each client (apply's dynamic and typed clients, capacity's)
-// has its own limiter.
+// a member. Each client (apply's dynamic client and agent/kube client,
+// capacity's) has its own limiter.
 const (
 	memberQPS   = 40
 	memberBurst = 60
