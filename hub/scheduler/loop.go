@@ -88,11 +88,12 @@ type Loop struct {
 	graceUntil time.Time
 	bindings   map[string]*entry                  // by binding key
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
-	members    []Member
-	// haveMembers says members is a snapshot (load starts without one).
-	haveMembers bool
-	dirty       map[string]bool      // binding keys to reconcile
-	rechecks    map[string]time.Time // binding key → when to reconcile again
+	// members is the cluster snapshot (nil until the first one after a
+	// load), index the same by name.
+	members  []Member
+	index    memberIndex
+	dirty    map[string]bool      // binding keys to reconcile
+	rechecks map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
 	// cluster → when its application was first seen Unhealthy. Kept across
 	// relists, as Karmada keeps it across resyncs; a hub restart starts

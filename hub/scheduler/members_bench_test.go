@@ -30,7 +30,7 @@ func BenchmarkRefresh10k(b *testing.B) {
 	for b.Loop() {
 		leases[i%n].Heartbeat.ResourceSummary.Allocated["pods"] = fmt.Sprint(i % 100)
 		cur := BuildMembers(stored, leases, now, Liveness{})
-		if _, shape := membersDiff(prev, cur, true); shape {
+		if shape, _ := membersDiff(prev, cur); len(shape) > 0 {
 			b.Fatal("a capacity change reported as a shape change")
 		}
 		prev = cur
