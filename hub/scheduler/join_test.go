@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -79,5 +80,27 @@ func TestJoinExaminesOnlyConcernedBindings(t *testing.T) {
 	e.heartbeat("prod-3")
 	for _, ref := range refs {
 		e.waitBinding(ref, "on the 3 prod clusters", on(3))
+	}
+}
+
+// Clusters whose events wait together are taken in together: one member
+// refresh (and so one processing pass) for all of them, not one each.
+func TestJoinsWaitingTogetherRefreshOnce(t *testing.T) {
+	e := newEnv(t, time.Hour)
+	l := New(e.st, e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	if _, _, err := l.load(e.ctx); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	const joining = 50
+	clusters := make(chan store.Event, joining)
+	for i := range joining {
+		clusters <- clusterEvent(fmt.Sprintf("c-%02d", i), nil)
+	}
+	refreshes := l.refreshes.Load()
+	if err := l.takeBatch(e.ctx, inputs{clusters: clusters}); err != nil {
+		t.Fatalf("take: %v", err)
+	}
+	if got := l.refreshes.Load() - refreshes; got != 1 || len(l.members) != joining {
+		t.Errorf("%d waiting cluster events: %d refreshes, %d members; want 1 refresh with all %d", joining, got, len(l.members), joining)
 	}
 }

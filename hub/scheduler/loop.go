@@ -29,6 +29,13 @@ const (
 	// conflictRetries is how many times one reconcile re-reads a binding
 	// after an optimistic-write conflict before it is retried later.
 	conflictRetries = 5
+	// maxBatch is the most inputs (watch events, lease changes) the loop
+	// takes in between two processing passes, when they are already
+	// waiting: clusters joining together (a fleet registering, agents
+	// reconnecting to a restarted hub) cost one refresh of the members and
+	// one pass, not one each. Bounded so that a steady stream of events
+	// does not hold the pass off.
+	maxBatch = 1000
 )
 
 // errWatchClosed ends a session whose watch channel closed without error.
@@ -119,9 +126,10 @@ type Loop struct {
 	settled  atomic.Uint64
 	armed    atomic.Int64
 
-	passes   atomic.Uint64 // processing passes done, for tests
-	examined atomic.Uint64 // bindings Step ran on, for tests
-	writes   atomic.Uint64 // bindings written, for tests and logs
+	passes    atomic.Uint64 // processing passes done, for tests
+	refreshes atomic.Uint64 // member snapshots built, for tests
+	examined  atomic.Uint64 // bindings Step ran on, for tests
+	writes    atomic.Uint64 // bindings written, for tests and logs
 }
 
 // entry is one cached binding.
@@ -176,28 +184,11 @@ func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
 		for range clusterEvents {
 		}
 	}()
+	in := inputs{bindings: bindings, clusters: clusterEvents, leases: leaseCh}
 	for {
 		l.process(ctx)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-bindings:
-			if err := eventErr(ev, ok); err != nil {
-				return err
-			}
-			l.applyBinding(ev)
-		case ev, ok := <-clusterEvents:
-			if err := eventErr(ev, ok); err != nil {
-				return err
-			}
-			l.applyCluster(ev)
-			l.refreshMembers()
-		case <-leaseCh:
-			l.refreshMembers()
-		case <-l.timer:
-			l.timer, l.armedAt = nil, time.Time{}
-			l.dueRechecks()
-			l.refreshMembers() // the start-up grace may have ended
+		if err := l.takeBatch(ctx, in); err != nil {
+			return err
 		}
 	}
 }

@@ -122,6 +122,7 @@ func (l *Loop) refreshMembers() {
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
 	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
 	members := BuildMembers(stored, leases, now, lv)
+	l.refreshes.Add(1)
 	if l.members == nil {
 		l.members, l.index = members, indexMembers(members)
 		return
