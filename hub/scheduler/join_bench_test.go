@@ -8,8 +8,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -98,3 +100,31 @@ type fixedClock struct{ now time.Time }
 
 func (c fixedClock) Now() time.Time                { return c.now }
 func (c fixedClock) At(time.Time) <-chan time.Time { return nil }
+
+// BenchmarkStepDuplicated1000 is Step on a binding Duplicated to 1,000
+// Ready clusters, scheduled there and reported healthy by each (as
+// hub/aggregate writes it), when nothing changed: the cost of each
+// binding a cluster change concerns.
+func BenchmarkStepDuplicated1000(b *testing.B) {
+	const clusters = 1000
+	members := make([]Member, clusters)
+	var targets []workv1alpha1.TargetCluster
+	for i := range members {
+		members[i] = ready(fmt.Sprintf("c-%04d", i))
+		targets = append(targets, tc(members[i].Cluster.Name, 1))
+	}
+	rb := scheduled(binding(duplicated(), 1, targets...))
+	for _, t := range targets {
+		rb.Status.AggregatedStatus = append(rb.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{
+			ClusterName: t.Name, Applied: true, Health: configv1alpha1.ResourceHealthy,
+			Status: &runtime.RawExtension{Raw: []byte(`{"replicas":1,"readyReplicas":1,"availableReplicas":1,"updatedReplicas":1,"observedGeneration":1}`)},
+		})
+	}
+	index, enc := indexMembers(members), jsonString(rb)
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := step(rb, members, index, t0, Options{}); jsonString(out.Binding) != enc {
+			b.Fatalf("binding changed: %s", jsonString(out.Binding))
+		}
+	}
+}
