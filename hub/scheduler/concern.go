@@ -1,9 +1,13 @@
 package scheduler
 
 import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
 )
@@ -48,10 +52,36 @@ func membersDiff(old, cur []Member) (shape, capacity changes) {
 	return shape, capacity
 }
 
-// sameCapacity reports whether a and b report the same capacity.
+// sameCapacity reports whether a and b report the same capacity, as
+// equality.Semantic would (quantities by value, nil and empty alike),
+// without reflection: it runs for every cluster on every lease change.
 func sameCapacity(a, b *placement.Cluster) bool {
-	return equality.Semantic.DeepEqual(a.ResourceSummary, b.ResourceSummary) &&
-		equality.Semantic.DeepEqual(a.AvailableReplicas, b.AvailableReplicas)
+	x, y := a.AvailableReplicas, b.AvailableReplicas
+	if (x == nil) != (y == nil) || (x != nil && *x != *y) {
+		return false
+	}
+	return sameSummary(a.ResourceSummary, b.ResourceSummary)
+}
+
+func sameSummary(a, b *clusterv1alpha1.ResourceSummary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameResources(a.Allocatable, b.Allocatable) && sameResources(a.Allocating, b.Allocating) &&
+		sameResources(a.Allocated, b.Allocated) && slices.Equal(a.AllocatableModelings, b.AllocatableModelings)
+}
+
+func sameResources(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		r, ok := b[name]
+		if !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutCapacity is m without its capacity (placement.Cluster's
