@@ -24,10 +24,11 @@ type changes map[string]change
 // membersDiff compares two snapshots sorted by name: shape holds the
 // clusters that joined, left or changed anything but capacity, capacity
 // those whose capacity alone changed (placement.Cluster.ResourceSummary
-// and AvailableReplicas). It compares values, not encodings: with 10,000
-// clusters, encoding both snapshots on every lease change took most of
-// the loop's time.
-func membersDiff(old, cur []Member) (shape, capacity changes) {
+// and AvailableReplicas). A cluster in both that rebuilt does not name
+// (memberCache.build) is the same; nil rebuilt compares all. It compares
+// values, not encodings: with 10,000 clusters, encoding both snapshots on
+// every lease change took most of the loop's time.
+func membersDiff(old, cur []Member, rebuilt map[string]bool) (shape, capacity changes) {
 	shape, capacity = changes{}, changes{}
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
@@ -41,6 +42,7 @@ func membersDiff(old, cur []Member) (shape, capacity changes) {
 		default:
 			a, b := &old[i], &cur[j]
 			switch {
+			case rebuilt != nil && !rebuilt[b.Cluster.Name]:
 			case !equality.Semantic.DeepEqual(withoutCapacity(*a), withoutCapacity(*b)):
 				shape[b.Cluster.Name] = change{a, b}
 			case !sameCapacity(&a.Cluster, &b.Cluster):

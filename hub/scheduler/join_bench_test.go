@@ -60,7 +60,7 @@ func BenchmarkJoinExcluded(b *testing.B) {
 	l := New(nil, leases, Config{Clock: fixedClock{t0}}, hclog.NewNullLogger())
 	l.graceUntil = t0
 	l.stored, l.bindings, l.works, l.full = map[string]clusterv1alpha1.Cluster{}, map[string]*entry{}, map[string]int{}, map[string]bool{}
-	l.dirty, l.rechecks = map[string]bool{}, map[string]time.Time{}
+	l.dirty, l.rechecks, l.storedGen = map[string]bool{}, map[string]time.Time{}, map[string]uint64{}
 	for i := range clusters {
 		name := fmt.Sprintf("prod-%04d", i)
 		l.applyCluster(clusterEvent(name, prod))

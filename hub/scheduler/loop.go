@@ -95,6 +95,11 @@ type Loop struct {
 	graceUntil time.Time
 	bindings   map[string]*entry                  // by binding key
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
+	// storedGen numbers each stored cluster's last change (from gen) for
+	// cache, which keeps the members built from them.
+	storedGen map[string]uint64
+	gen       uint64
+	cache     memberCache
 	// members is the cluster snapshot (nil until the first one after a
 	// load), index the same by name.
 	members  []Member

@@ -25,6 +25,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 		return 0, 0, err
 	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
+	l.storedGen, l.cache = make(map[string]uint64, len(cs)), memberCache{}
 	l.bindings = make(map[string]*entry, len(bs))
 	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool, len(bs))
@@ -90,16 +91,20 @@ func (l *Loop) applyCluster(ev store.Event) {
 	name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
 	if ev.Type == store.EventDelete {
 		delete(l.stored, name)
+		delete(l.storedGen, name)
 		return
 	}
 	c := clusterv1alpha1.Cluster{}
 	if err := json.Unmarshal(ev.KV.Value, &c); err != nil {
 		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", err)
 		delete(l.stored, name)
+		delete(l.storedGen, name)
 		return
 	}
 	c.Name = name
 	l.stored[name] = c
+	l.gen++
+	l.storedGen[name] = l.gen
 }
 
 // refreshMembers rebuilds the cluster snapshot and marks dirty the
@@ -121,13 +126,13 @@ func (l *Loop) refreshMembers() {
 	unreachable, total := Census(stored, leases, now, l.graceUntil)
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
 	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
-	members := BuildMembers(stored, leases, now, lv)
+	members, rebuilt := l.cache.build(stored, l.storedGen, leases, now, lv)
 	l.refreshes.Add(1)
 	if l.members == nil {
 		l.members, l.index = members, indexMembers(members)
 		return
 	}
-	shape, capacity := membersDiff(l.members, members)
+	shape, capacity := membersDiff(l.members, members, rebuilt)
 	if len(shape) == 0 && len(capacity) == 0 {
 		return
 	}
