@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
 )
@@ -93,39 +94,77 @@ func withoutCapacity(m Member) Member {
 	return m
 }
 
-// concerns reports whether a change of the clusters in cs can change what
-// Step decides for b. Step reads the clusters b names (its targets, the
-// clusters its eviction tasks leave: taints, liveness, whether they
-// exist) and, when b is scheduled again (placement.NeedsSchedule), the
-// clusters its placement admits (placement.Admits). A binding whose last
-// scheduling did not succeed is concerned by every change: its recorded
-// failure counts all clusters. Any other change would be decided by Step
-// to leave b as it is, so it is not looked at, as Karmada's scheduler
-// does not requeue it.
-func concerns(b *workv1alpha1.ResourceBinding, cs changes) bool {
-	if len(cs) == 0 || !placement.Managed(b) {
-		return false
+// interest is what decides which cluster changes concern a binding
+// (concerns), derived once per cached version of it (entry.interest):
+// markConcerned asks it of every binding on every member change.
+type interest struct {
+	// none: not managed, Step leaves it alone; all: its last scheduling
+	// did not succeed, and its recorded failure counts all clusters.
+	none, all bool
+	// named are the clusters b names (its targets, the clusters its
+	// eviction tasks leave), sorted.
+	named []string
+	// follows: b is scheduled again on a cluster change
+	// (placement.NeedsSchedule with every target present).
+	follows bool
+}
+
+// interestOf derives b's interest.
+func interestOf(b *workv1alpha1.ResourceBinding) *interest {
+	if !placement.Managed(b) {
+		return &interest{none: true}
 	}
 	if !meta.IsStatusConditionTrue(b.Status.Conditions, placement.ConditionScheduled) {
-		return true
+		return &interest{all: true}
 	}
+	in := &interest{named: make([]string, 0, len(b.Spec.Clusters)+len(b.Spec.GracefulEvictionTasks))}
 	for _, t := range b.Spec.Clusters {
-		if _, ok := cs[t.Name]; ok {
-			return true
-		}
+		in.named = append(in.named, t.Name)
 	}
 	for _, t := range b.Spec.GracefulEvictionTasks {
-		if _, ok := cs[t.FromCluster]; ok {
+		in.named = append(in.named, t.FromCluster)
+	}
+	slices.Sort(in.named)
+	// Whether the targets exist is looked at through named.
+	in.follows = placement.NeedsSchedule(b, func(string) bool { return true }) != placement.ReasonNone
+	return in
+}
+
+// names reports whether the binding names a cluster in cs.
+func (in *interest) names(cs changes) bool {
+	if len(cs) < len(in.named) {
+		for name := range cs {
+			if _, ok := slices.BinarySearch(in.named, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	for _, name := range in.named {
+		if _, ok := cs[name]; ok {
 			return true
 		}
 	}
-	// The targets are all looked at above: whether they exist decides
-	// nothing more.
-	if placement.NeedsSchedule(b, func(string) bool { return true }) == placement.ReasonNone {
+	return false
+}
+
+// concerns reports whether a change of the clusters in cs can change what
+// Step decides for a binding with interest in and placement p. Step reads
+// the clusters the binding names (their taints, liveness, whether they
+// exist) and, when it is scheduled again (placement.NeedsSchedule), the
+// clusters its placement admits (placement.Admits). A binding whose last
+// scheduling did not succeed is concerned by every change. Any other
+// change would be decided by Step to leave the binding as it is, so it is
+// not looked at, as Karmada's scheduler does not requeue it.
+func concerns(in *interest, p *policyv1alpha1.Placement, cs changes) bool {
+	switch {
+	case len(cs) == 0 || in.none:
 		return false
-	}
-	p := b.Spec.Placement
-	if p.ClusterAffinity == nil && len(p.ClusterAffinities) == 0 {
+	case in.all || in.names(cs):
+		return true
+	case !in.follows:
+		return false
+	case p.ClusterAffinity == nil && len(p.ClusterAffinities) == 0:
 		return true
 	}
 	for _, c := range cs {

@@ -142,6 +142,15 @@ type entry struct {
 	b   *workv1alpha1.ResourceBinding
 	enc string // jsonString(b), to compare with Step's outcome
 	rev int64
+	in  *interest // interestOf(b), once asked
+}
+
+// interest is interestOf(e.b), derived on first use.
+func (e *entry) interest() *interest {
+	if e.in == nil {
+		e.in = interestOf(e.b)
+	}
+	return e.in
 }
 
 // New returns a loop over st and leases.

@@ -149,7 +149,8 @@ func (l *Loop) markConcerned(shape, capacity changes) {
 		if l.dirty[key] {
 			continue
 		}
-		if concerns(e.b, shape) || (len(capacity) > 0 && concerns(e.b, capacity) && placement.CapacityBound(e.b, exists)) {
+		in, p := e.interest(), e.b.Spec.Placement
+		if concerns(in, p, shape) || (len(capacity) > 0 && concerns(in, p, capacity) && placement.CapacityBound(e.b, exists)) {
 			l.dirty[key] = true
 		}
 	}
