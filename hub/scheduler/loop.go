@@ -100,6 +100,7 @@ type Loop struct {
 	storedGen map[string]uint64
 	gen       uint64
 	cache     memberCache
+	order     []string // stored's names, sorted; nil: to sort again
 	// members is the cluster snapshot (nil until the first one after a
 	// load), index the same by name.
 	members  []Member

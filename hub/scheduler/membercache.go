@@ -1,7 +1,8 @@
 package scheduler
 
 import (
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -65,7 +66,10 @@ func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]ui
 		next[s.Name] = cm
 		out = append(out, cm.m)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Cluster.Name < out[j].Cluster.Name })
+	byClusterName := func(a, b Member) int { return strings.Compare(a.Cluster.Name, b.Cluster.Name) }
+	if !slices.IsSortedFunc(out, byClusterName) { // the loop passes stored sorted
+		slices.SortFunc(out, byClusterName)
+	}
 	c.by, c.lv, c.inGrace = next, lv, inGrace
 	if all {
 		return out, nil

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 		return 0, 0, err
 	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
-	l.storedGen, l.cache = make(map[string]uint64, len(cs)), memberCache{}
+	l.storedGen, l.cache, l.order = make(map[string]uint64, len(cs)), memberCache{}, nil
 	l.bindings = make(map[string]*entry, len(bs))
 	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool, len(bs))
@@ -90,21 +91,49 @@ func readsHealth(b *workv1alpha1.ResourceBinding) bool {
 func (l *Loop) applyCluster(ev store.Event) {
 	name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
 	if ev.Type == store.EventDelete {
-		delete(l.stored, name)
-		delete(l.storedGen, name)
+		l.dropCluster(name)
 		return
 	}
 	c := clusterv1alpha1.Cluster{}
 	if err := json.Unmarshal(ev.KV.Value, &c); err != nil {
 		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", err)
-		delete(l.stored, name)
-		delete(l.storedGen, name)
+		l.dropCluster(name)
 		return
 	}
 	c.Name = name
+	if _, ok := l.stored[name]; !ok {
+		l.order = nil
+	}
 	l.stored[name] = c
 	l.gen++
 	l.storedGen[name] = l.gen
+}
+
+// dropCluster forgets a stored cluster.
+func (l *Loop) dropCluster(name string) {
+	if _, ok := l.stored[name]; ok {
+		l.order = nil
+	}
+	delete(l.stored, name)
+	delete(l.storedGen, name)
+}
+
+// storedClusters are the stored clusters sorted by name (the order
+// members are in), from l.order, which is sorted again only when a
+// cluster came or went.
+func (l *Loop) storedClusters() []clusterv1alpha1.Cluster {
+	if l.order == nil {
+		l.order = make([]string, 0, len(l.stored))
+		for name := range l.stored {
+			l.order = append(l.order, name)
+		}
+		slices.Sort(l.order)
+	}
+	out := make([]clusterv1alpha1.Cluster, 0, len(l.order))
+	for _, name := range l.order {
+		out = append(out, l.stored[name])
+	}
+	return out
 }
 
 // refreshMembers rebuilds the cluster snapshot and marks dirty the
@@ -116,10 +145,7 @@ func (l *Loop) applyCluster(ev store.Event) {
 // (placement.CapacityBound). The first snapshot after load marks
 // nothing: load marked every binding dirty.
 func (l *Loop) refreshMembers() {
-	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
-	for _, c := range l.stored {
-		stored = append(stored, c)
-	}
+	stored := l.storedClusters()
 	leases, rev := l.leases.List()
 	l.leaseRev = rev
 	now := l.clock.Now()
