@@ -101,6 +101,8 @@ type Loop struct {
 	gen       uint64
 	cache     memberCache
 	order     []string // stored's names, sorted; nil: to sort again
+	// storedList is stored in order; nil: to list again.
+	storedList []clusterv1alpha1.Cluster
 	// members is the cluster snapshot (nil until the first one after a
 	// load), index the same by name.
 	members  []Member

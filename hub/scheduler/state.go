@@ -27,6 +27,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
 	l.storedGen, l.cache, l.order = make(map[string]uint64, len(cs)), memberCache{}, nil
+	l.storedList = nil
 	l.bindings = make(map[string]*entry, len(bs))
 	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool, len(bs))
@@ -104,7 +105,7 @@ func (l *Loop) applyCluster(ev store.Event) {
 	if _, ok := l.stored[name]; !ok {
 		l.order = nil
 	}
-	l.stored[name] = c
+	l.stored[name], l.storedList = c, nil
 	l.gen++
 	l.storedGen[name] = l.gen
 }
@@ -112,16 +113,20 @@ func (l *Loop) applyCluster(ev store.Event) {
 // dropCluster forgets a stored cluster.
 func (l *Loop) dropCluster(name string) {
 	if _, ok := l.stored[name]; ok {
-		l.order = nil
+		l.order, l.storedList = nil, nil
 	}
 	delete(l.stored, name)
 	delete(l.storedGen, name)
 }
 
 // storedClusters are the stored clusters sorted by name (the order
-// members are in), from l.order, which is sorted again only when a
-// cluster came or went.
+// members are in): l.storedList, listed again only when a stored cluster
+// changed, from l.order, sorted again only when a cluster came or went.
+// Callers must not modify it.
 func (l *Loop) storedClusters() []clusterv1alpha1.Cluster {
+	if l.storedList != nil {
+		return l.storedList
+	}
 	if l.order == nil {
 		l.order = make([]string, 0, len(l.stored))
 		for name := range l.stored {
@@ -129,11 +134,11 @@ func (l *Loop) storedClusters() []clusterv1alpha1.Cluster {
 		}
 		slices.Sort(l.order)
 	}
-	out := make([]clusterv1alpha1.Cluster, 0, len(l.order))
+	l.storedList = make([]clusterv1alpha1.Cluster, 0, len(l.order))
 	for _, name := range l.order {
-		out = append(out, l.stored[name])
+		l.storedList = append(l.storedList, l.stored[name])
 	}
-	return out
+	return l.storedList
 }
 
 // refreshMembers rebuilds the cluster snapshot and marks dirty the
