@@ -2,8 +2,12 @@
 // agent.New(cfg, logger) then Run(ctx). It wires hubclient (the one
 // outbound stream to the hub, reconnects, the works' reconciliation),
 // state (the works held, in --data-dir or the --state-secret Secret), apply, status and capacity
-// (the member cluster through client-go). It may import internal/ and
-// api/; it never imports hub/ (test/layout enforces it).
+// (the member cluster through client-go's dynamic client and rest, and
+// agent/kube for the few typed objects and discovery; never client-go's
+// typed clientset, discovery client or typed informers, which would link
+// every API group into the binary: cmd/tether-agent's TestLeanDependencies
+// keeps them out). It may import internal/ and api/; it never imports
+// hub/ (test/layout enforces it).
 //
 // # Flow
 //

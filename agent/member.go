@@ -9,12 +9,12 @@ import (
 	"github.com/tetherproj/tether/agent/apply"
 	"github.com/tetherproj/tether/agent/capacity"
 	"github.com/tetherproj/tether/agent/customizations"
+	"github.com/tetherproj/tether/agent/kube"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/agent/state/secret"
 	"github.com/tetherproj/tether/agent/status"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/interpreter"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -58,17 +58,11 @@ func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Me
 
 // readyzPing asks the API server of restCfg for its /readyz.
 func readyzPing(restCfg *rest.Config) (func(context.Context) error, error) {
-	cs, err := kubernetes.NewForConfig(restCfg)
+	kc, err := kube.New(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("member client: %w", err)
 	}
-	rc := cs.Discovery().RESTClient()
-	return func(ctx context.Context) error {
-		if err := rc.Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
-			return fmt.Errorf("GET /readyz: %w", err)
-		}
-		return nil
-	}, nil
+	return kc.Readyz, nil
 }
 
 // refreshing loads customizations, then has the status reporter read
@@ -100,19 +94,19 @@ func secretStore(cfg Config) (*state.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(restCfg)
+	kc, err := kube.New(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("--state-secret %s: %w", cfg.StateSecret, err)
 	}
-	return state.New(secret.New(cs, ns, name)), nil
+	return state.New(secret.New(kc.Secrets(ns), ns, name)), nil
 }
 
 // Client-side rate limit of the agent's requests to its member API server
 // (requests per second, burst), Karmada's agent defaults for the member
 // cluster (--cluster-api-qps 40, --cluster-api-burst 60). client-go's own
 // defaults (5/10) throttled the applies: 100 works took some 40 s to reach
-// a member. Each client (apply's dynamic and typed clients, capacity's)
-// has its own limiter.
+// a member. Each client (apply's dynamic client and agent/kube client,
+// capacity's) has its own limiter.
 const (
 	memberQPS   = 40
 	memberBurst = 60

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/liveness"
@@ -47,6 +48,10 @@ const (
 	// of it while the hub runs (hub/serving).
 	DefaultServingCertLifetime = serving.DefaultLifetime
 	MinServingCertLifetime     = serving.MinLifetime
+	// DefaultWatchStallTimeout is how long a client's Watch or
+	// WatchPlacements whose buffer is full waits for the client to take a
+	// change before it is cut (clientapi.DefaultWatchStall, 1 min).
+	DefaultWatchStallTimeout = clientapi.DefaultWatchStall
 	// shutdownGrace bounds a graceful stop: agents get Goodbye, in-flight
 	// RPCs finish, then the server stops hard.
 	shutdownGrace = 10 * time.Second
@@ -168,6 +173,12 @@ type Config struct {
 	// (--propagate-namespaces=false, Karmada's --controllers=-namespace):
 	// Namespaces then go only where a ClusterPropagationPolicy sends them.
 	NoNamespacePropagation bool
+	// WatchStallTimeout is how long a client's Watch or WatchPlacements
+	// whose buffer is full waits for the client to take a change before it
+	// is cut RESOURCE_EXHAUSTED, to watch again from its last revision
+	// (clientapi.Config.WatchStall; --watch-stall-timeout); zero means
+	// DefaultWatchStallTimeout.
+	WatchStallTimeout time.Duration
 }
 
 // withDefaults returns cfg with zero values replaced by defaults, or an
@@ -231,6 +242,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxObjectBytes < 0 {
 		return cfg, fmt.Errorf("max object bytes %d: must be positive", cfg.MaxObjectBytes)
+	}
+	if cfg.WatchStallTimeout == 0 {
+		cfg.WatchStallTimeout = DefaultWatchStallTimeout
+	}
+	if cfg.WatchStallTimeout < 0 {
+		return cfg, fmt.Errorf("watch stall timeout %s: must be positive", cfg.WatchStallTimeout)
 	}
 	if cfg.SkippedPropagatingNamespaces == nil {
 		cfg.SkippedPropagatingNamespaces = detector.DefaultSkippedNamespaces

@@ -61,6 +61,27 @@
 // every agent stream (agentapi.Server.Close), lets calls finish for up to
 // 10 s, and every controller stops; then the store closes.
 //
+// # A store that does not answer
+//
+// The store watch (storewatch.go) reads etcd once a second (a
+// linearizable read, 2 s timeout). A replica of several, on an external
+// etcd, whose reads have failed one after the other for 10 s (the leader
+// TTL) ends its agents' streams with Goodbye SHUTDOWN saying why, refuses
+// new ones and reports not ready (/readyz, gRPC health) until a read
+// succeeds, so that its agents move to a replica that can serve them. Only
+// reads the process ran on time count: one that started more than 250 ms
+// after it was due, returned more than 250 ms after its timeout, or during
+// which the process's runnable goroutines mostly (90th percentile of the
+// Go runtime's /sched/latencies) waited more than 250 ms to run, says the
+// process is starved of CPU, not that etcd is out of reach; it is logged
+// (once per episode), counts for nothing, and the 10 s start again after
+// it. A partition (etcd stopped or its packets dropped) leaves the process
+// running on time and is declared as fast as ever. A hub alone on its
+// embedded etcd never does: it has no other replica to send agents to, and
+// a store in its own process that does not answer means the process is too
+// slow (CPU, disk), which sending every agent away and back would only make
+// worse. It logs the loss and its end, stays ready and keeps its agents.
+//
 // # Clusters before bootstrap tokens
 //
 // `tether-hub mint-agent` issues an agent certificate from DataDir/pki; an

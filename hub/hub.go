@@ -31,6 +31,9 @@ type Hub struct {
 	// servingRenewAfter, set by tests, replaces hub/serving's choice of
 	// when to re-issue the serving certificate.
 	servingRenewAfter func(life time.Duration) time.Duration
+	// storeProbe, set by tests, replaces the store's Reachable as the
+	// store watch's probe (storewatch.go).
+	storeProbe func(ctx context.Context) error
 }
 
 // New checks cfg and returns the hub; nothing starts before Run.
@@ -106,7 +109,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		return err
 	}
 	revoke := func(ctx context.Context) error { return registry.Watch(ctx, srv.agents.Recheck) }
-	storeLoss := storeWatch{probe: st.Reachable, log: h.logger,
+	probe := st.Reachable
+	if h.storeProbe != nil {
+		probe = h.storeProbe
+	}
+	storeLoss := storeWatch{probe: probe, log: h.logger, alone: len(h.cfg.EtcdEndpoints) == 0,
 		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
@@ -133,7 +140,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	g.run("grpc", srv.serve(lis.grpc))                        // agents and clients, one port
 	g.run("cluster-models", srv.models.Run)                   // clusters' resource models → their agents' Settings
 	g.run("user-revocations", srv.revoked.Run)                // revoked users → their certificates refused on every call
-	g.run("store-watch", storeLoss.run)                       // etcd out of reach → agents sent to other replicas, not ready
+	g.run("store-watch", storeLoss.run)                       // external etcd out of reach → agents sent to other replicas, not ready
 	g.run("serving", srv.cert.Run)                            // serving certificate re-issued before it expires
 	g.run("admin.conf", h.keepAdminConf(ca, lis.grpc.Addr())) // admin.conf's certificate renewed before it expires
 	if lis.metrics != nil {

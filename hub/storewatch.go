@@ -15,20 +15,63 @@ const (
 	storeProbeInterval = time.Second
 	// storeProbeTimeout bounds one read.
 	storeProbeTimeout = 2 * time.Second
-	// storeLossGrace is how long no read may succeed before the replica
-	// sends its agents to other replicas: as long as the leader TTL, so a
-	// replica cut off etcd gives up its agents about when it gives up
-	// leading, well inside the clusters' 40 s lease, and an etcd leader
-	// election (a second or two) moves nobody.
+	// storeLossGrace is how long the replica's reads must keep failing,
+	// each on time, before it sends its agents to other replicas: as long
+	// as the leader TTL, so a replica cut off etcd gives up its agents
+	// about when it gives up leading, well inside the clusters' 40 s
+	// lease, and an etcd leader election (a second or two) moves nobody.
 	storeLossGrace = 10 * time.Second
+	// storeProbeLateness is how late this process may run a probe and
+	// still count its failure as the store's: a probe that started this
+	// much after it was due, returned this much after its timeout, or
+	// during which the process's runnable goroutines waited this long to
+	// run (storeProbeWaitQuantile of them), says the process did not get
+	// the CPU to see etcd's answer, not that etcd did not give one.
+	// 250 ms is an eighth of the timeout: far above what a timer or a
+	// goroutine waits in a process that runs (a millisecond or so, tens
+	// on a loaded machine), far below what a starved one waits.
+	storeProbeLateness = 250 * time.Millisecond
+	// storeProbeWaitQuantile is which of the goroutines' scheduling waits
+	// during a probe is compared with storeProbeLateness: the 90th
+	// percentile, so that a few slow wake-ups in a process that runs do
+	// not void the evidence, and a process whose goroutines mostly wait
+	// does.
+	storeProbeWaitQuantile = 0.9
 )
 
 // storeWatch tells when this replica has lost its store and when it has it
 // again: a replica that cannot reach etcd can neither send its agents the
 // works rendered elsewhere nor publish their heartbeats, so it hands them
 // over (agentapi Suspend) and reports not ready, until a read succeeds.
+//
+// A store is lost only on evidence: reads that failed one after the other
+// for storeLossGrace, each run on time by a process that was running. A
+// process starved of CPU (too much work for its share: thousands of agents
+// on a small machine, a container's CPU limit) runs its probes late and
+// its goroutines wait to run; its reads time out because it cannot take
+// etcd's answers, and handing its agents over would only start a
+// reconnect storm that starves it further. Such a failed probe is no
+// evidence: it does not count toward the grace, and the evidence starts
+// again with the next probe that runs on time (a success, late or not,
+// finds the store). A real partition (etcd stopped, its packets dropped)
+// leaves the process idle and its probes on time, so it is declared as
+// soon as before: by the first failed probe that ends storeLossGrace after
+// the first of them started. The connection's state is not evidence
+// either way: without keepalives (whose minimum period is 10 s in gRPC) a
+// connection whose packets are dropped stays READY.
+//
+// A hub alone on its embedded etcd hands nothing over: there is no other
+// replica its agents could go to, and its store is in its own process, so
+// a read that does not come back means the process (CPU, disk) is too slow,
+// never that the store is out of reach. Sending every agent away would only
+// make them all reconnect to the same process at once and slow it further.
+// It logs the loss and its end, stays ready and keeps serving: agents keep
+// what they hold either way, and get what the hub manages to send.
 type storeWatch struct {
 	probe func(ctx context.Context) error
+	// alone: the store is this process's embedded etcd (no other replica):
+	// lost and found are never called.
+	alone bool
 	lost  func(why string) // called once when the store is lost
 	found func()           // called once when it answers again
 	log   hclog.Logger
@@ -37,61 +80,58 @@ type storeWatch struct {
 // run probes until ctx ends.
 func (w storeWatch) run(ctx context.Context) error {
 	var s storeState
-	s.reset(time.Now())
-	ticker := time.NewTicker(storeProbeInterval)
-	defer ticker.Stop()
+	waits := newSchedWaits()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	due := time.Now()
 	for {
-		pctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
-		err := w.probe(pctx)
-		cancel()
-		if ctx.Err() != nil {
-			return nil
-		}
-		switch s.observe(err == nil, time.Now()) {
-		case storeLost:
-			why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
-			w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
-			w.lost(why)
-		case storeFound:
-			w.log.Info("store reachable again: serving agents")
-			w.found()
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-timer.C:
 		}
+		p, err := w.probeOnce(ctx, due, waits)
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.act(s.observe(p), p, err)
+		due = p.start.Add(storeProbeInterval)
+		if due.Before(p.end) {
+			due = p.end
+		}
+		timer.Reset(time.Until(due))
 	}
 }
 
-// storeState is the watch's decision, apart from time and I/O.
-type storeState struct {
-	lastOK time.Time
-	down   bool
+// probeOnce reads the store once, due at due, and says how it went.
+func (w storeWatch) probeOnce(ctx context.Context, due time.Time, waits *schedWaits) (probe, error) {
+	waits.reset()
+	p := probe{due: due, start: time.Now()}
+	pctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
+	err := w.probe(pctx)
+	cancel()
+	p.end, p.ok = time.Now(), err == nil
+	p.waited = waits.quantile(storeProbeWaitQuantile)
+	return p, err
 }
 
-// transition is what one probe changes.
-type transition int
-
-const (
-	storeSame transition = iota
-	storeLost
-	storeFound
-)
-
-func (s *storeState) reset(now time.Time) { s.lastOK, s.down = now, false }
-
-// observe records one probe's result at now.
-func (s *storeState) observe(ok bool, now time.Time) transition {
+// act does what a probe's transition asks.
+func (w storeWatch) act(t transition, p probe, err error) {
 	switch {
-	case ok && s.down:
-		s.reset(now)
-		return storeFound
-	case ok:
-		s.lastOK = now
-	case !s.down && now.Sub(s.lastOK) >= storeLossGrace:
-		s.down = true
-		return storeLost
+	case t == storeStarved:
+		w.log.Warn("store probe failed while this process ran late (starved of CPU?): not counted as the store's loss",
+			"late", p.late().Round(time.Millisecond), "error", err)
+	case t == storeLost && w.alone:
+		w.log.Error("store lost: keeping every agent, as this hub's store is its own embedded etcd and no other replica could serve them",
+			"grace", storeLossGrace, "error", err)
+	case t == storeLost:
+		why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
+		w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
+		w.lost(why)
+	case t == storeFound && w.alone:
+		w.log.Info("store answers again")
+	case t == storeFound:
+		w.log.Info("store reachable again: serving agents")
+		w.found()
 	}
-	return storeSame
 }

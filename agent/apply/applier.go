@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tetherproj/tether/agent/kube"
 	"github.com/tetherproj/tether/agent/state"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -51,7 +51,7 @@ const DefaultCRDTimeout = 30 * time.Second
 type Applier struct {
 	logger     hclog.Logger
 	dyn        dynamic.Interface
-	kube       kubernetes.Interface
+	kube       *kube.Client // Events, discovery
 	mapper     *mapper
 	interp     Interpreter
 	crdTimeout time.Duration
@@ -100,9 +100,9 @@ func New(cfg Config, logger hclog.Logger) (*Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: dynamic client: %w", err)
 	}
-	kube, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	kc, err := kube.New(cfg.RESTConfig)
 	if err != nil {
-		return nil, fmt.Errorf("apply: clientset: %w", err)
+		return nil, fmt.Errorf("apply: %w", err)
 	}
 	if cfg.CRDTimeout == 0 {
 		cfg.CRDTimeout = DefaultCRDTimeout
@@ -110,8 +110,8 @@ func New(cfg Config, logger hclog.Logger) (*Applier, error) {
 	a := &Applier{
 		logger:     logger.Named("apply"),
 		dyn:        dyn,
-		kube:       kube,
-		mapper:     newMapper(kube.Discovery()),
+		kube:       kc,
+		mapper:     newMapper(kc),
 		interp:     cfg.Interpreter,
 		crdTimeout: cfg.CRDTimeout,
 		changes:    newNotifier(),

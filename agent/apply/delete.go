@@ -40,7 +40,7 @@ func (a *Applier) Delete(ctx context.Context, w state.Work, r state.Removal) err
 		if m.obj == nil {
 			continue
 		}
-		mp, err := a.mapper.mapping(m.obj.GroupVersionKind())
+		mp, err := a.mapper.mapping(ctx, m.obj.GroupVersionKind())
 		if err != nil {
 			if meta.IsNoMatchError(err) {
 				continue // the kind is gone, and its objects with it

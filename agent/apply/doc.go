@@ -1,8 +1,9 @@
 // Package apply writes a work's objects into the member cluster and keeps
 // them there (DESIGN §4, Apply and Drift). It owns everything the agent does
 // to objects in its own cluster: ordering (Namespaces and CRDs first, CRs
-// only once their CRD is Established), GVK→GVR mapping through a discovery
-// RESTMapper that is refreshed when a kind is unknown, the four strategies,
+// only once their CRD is Established), GVK→GVR mapping from the discovery
+// of each applied group version alone (mapper.go, asked again when a kind
+// is unknown and after a CRD is established), the four strategies,
 // conflict resolution, retain through the interpreter, ownership labels,
 // Events for failures, deletion and orphaning, and the drift watch.
 //
@@ -73,8 +74,8 @@
 //
 // # Drift
 //
-// Run keeps one dynamic informer per applied GVR, filtered by the
-// tether.io/work-key label; its cache holds the objects without their
+// Run keeps one informer per applied GVR over the dynamic client, filtered
+// by the tether.io/work-key label; its cache holds the objects without their
 // managedFields (status reads them from it). A change that Tether did not
 // write to what it applied (a new generation with another spec, a label or
 // annotation Tether set changed or removed, or any change for kinds without

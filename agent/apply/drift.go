@@ -8,9 +8,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -22,15 +23,21 @@ import (
 const fightWindow = time.Minute
 
 // watcher holds one informer per applied GVR, filtered by the ownership
-// label, and the drift repair queue.
+// label, and the drift repair queue. Its informers are client-go's shared
+// informers over the dynamic client, built here rather than by
+// dynamicinformer, whose package links client-go's typed informers and
+// clientset for every API group into the agent (agent/kube says why
+// that matters).
 type watcher struct {
-	a       *Applier
-	factory dynamicinformer.DynamicSharedInformerFactory
-	kick    chan struct{} // capacity 1: a new informer wants starting
+	a    *Applier
+	dyn  dynamic.Interface
+	kick chan struct{} // capacity 1: a new informer wants starting
 
-	// mu guards informers, queue, pending and lastRepair.
+	// mu guards informers, started, queue, pending and lastRepair.
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
+	// started holds the informers run has started.
+	started map[schema.GroupVersionResource]bool
 	// queue is the repair queue; nil outside run.
 	queue workqueue.TypedRateLimitingInterface[string]
 	// pending holds the keys queued and not yet taken, so that a burst of
@@ -40,12 +47,12 @@ type watcher struct {
 }
 
 func newWatcher(dyn dynamic.Interface, a *Applier) *watcher {
-	selector := func(o *metav1.ListOptions) { o.LabelSelector = LabelWorkKey }
 	return &watcher{
 		a:          a,
-		factory:    dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll, selector),
+		dyn:        dyn,
 		kick:       make(chan struct{}, 1),
 		informers:  map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		started:    map[schema.GroupVersionResource]bool{},
 		pending:    map[string]bool{},
 		lastRepair: map[string]time.Time{},
 	}
@@ -58,7 +65,7 @@ func (w *watcher) add(gvr schema.GroupVersionResource) {
 	if _, ok := w.informers[gvr]; ok {
 		return
 	}
-	inf := w.factory.ForResource(gvr).Informer()
+	inf := w.newInformer(gvr)
 	_ = inf.SetTransform(stripCached) // fails only on a started informer; this one is new
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { w.observe(gvr, nil, obj) },
@@ -70,6 +77,24 @@ func (w *watcher) add(gvr schema.GroupVersionResource) {
 	case w.kick <- struct{}{}:
 	default:
 	}
+}
+
+// newInformer is an informer of the objects of gvr that carry the
+// ownership label, in every namespace, without resync.
+func (w *watcher) newInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	r := w.dyn.Resource(gvr)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = LabelWorkKey
+			return r.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = LabelWorkKey
+			return r.Watch(ctx, o)
+		},
+	}
+	return cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 }
 
 // run starts the informers (and any added later) and the repair worker,
@@ -86,11 +111,11 @@ func (w *watcher) run(ctx context.Context) {
 		defer wg.Done()
 		w.repairs(ctx, q)
 	}()
-	w.factory.Start(ctx.Done())
+	w.start(ctx, &wg)
 	for done := false; !done; {
 		select {
 		case <-w.kick:
-			w.factory.Start(ctx.Done())
+			w.start(ctx, &wg)
 		case <-ctx.Done():
 			done = true
 		}
@@ -100,7 +125,24 @@ func (w *watcher) run(ctx context.Context) {
 	w.mu.Unlock()
 	q.ShutDown()
 	wg.Wait()
-	w.factory.Shutdown()
+}
+
+// start runs the informers not yet started, each until ctx ends, counted
+// in wg.
+func (w *watcher) start(ctx context.Context, wg *sync.WaitGroup) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for gvr, inf := range w.informers {
+		if w.started[gvr] {
+			continue
+		}
+		w.started[gvr] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inf.RunWithContext(ctx)
+		}()
+	}
 }
 
 // repairs applies the held versions of drifted works until q shuts down.

@@ -51,7 +51,7 @@ func (a *Applier) recordFailure(ctx context.Context, desired, observed *unstruct
 		FirstTimestamp: now, LastTimestamp: now, Count: count,
 		ReportingController: "tether.io/agent", ReportingInstance: FieldManager,
 	}
-	events := a.kube.CoreV1().Events(ns)
+	events := a.kube.Events(ns)
 	_, err := events.Create(ctx, ev, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		err = a.bumpEvent(ctx, ns, ev.Name, count, now)
@@ -63,7 +63,7 @@ func (a *Applier) recordFailure(ctx context.Context, desired, observed *unstruct
 
 // bumpEvent adds count to the count of an existing Event.
 func (a *Applier) bumpEvent(ctx context.Context, ns, name string, count int32, now metav1.Time) error {
-	events := a.kube.CoreV1().Events(ns)
+	events := a.kube.Events(ns)
 	ev, err := events.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

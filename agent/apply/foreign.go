@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tetherproj/tether/agent/kube"
 )
 
 // namespaceGK is the group and kind of a Namespace.
@@ -37,18 +39,18 @@ var noise = map[schema.GroupResource]bool{
 // (discovery incomplete included) is returned: the caller keeps the
 // namespace then.
 func (a *Applier) foreign(ctx context.Context, ns, key string) (string, error) {
-	lists, err := a.kube.Discovery().ServerPreferredNamespacedResources()
+	lists, err := a.kube.Discover(ctx)
 	if err != nil {
 		return "", fmt.Errorf("discover namespaced resources: %w", err)
 	}
-	for _, l := range lists {
+	for _, l := range kube.Preferred(lists) {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
 		if err != nil {
 			return "", err
 		}
 		for _, r := range l.APIResources {
 			gr := schema.GroupResource{Group: gv.Group, Resource: r.Name}
-			if noise[gr] || !canList(r) {
+			if !r.Namespaced || noise[gr] || !canList(r) {
 				continue
 			}
 			found, err := a.foreignIn(ctx, gv.WithResource(r.Name), ns, key)

@@ -50,7 +50,7 @@ func (a *Applier) applyOne(ctx context.Context, w state.Work, opts options, m ma
 	if m.err != nil {
 		return o.fail(m.err), nil
 	}
-	mapping, err := a.mapper.mapping(m.obj.GroupVersionKind())
+	mapping, err := a.mapper.mapping(ctx, m.obj.GroupVersionKind())
 	if err != nil {
 		return o.fail(err), unreachable(ctx, err)
 	}

@@ -3,6 +3,8 @@ package capacity_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/tetherproj/tether/agent/capacity"
@@ -113,6 +116,46 @@ func TestAllocatedGrows(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPodListPaged: a pod list of several pages sums what one page does.
+func TestPodListPaged(t *testing.T) {
+	var pages atomic.Int32
+	cfg := rest.CopyConfig(env.Clusters[0].RESTConfig())
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/api/v1/pods" && r.URL.Query().Get("limit") == "2" {
+				pages.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	paged, err := capacity.New(capacity.Config{RESTConfig: cfg, NodeGroupLabel: "pool", PodPage: 2}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := newMeter(t)
+	createDeployment(t, "paged", 5, "100m", "1Mi")
+	eventually(t, "paged and whole lists agree with five pods or more", func(ctx context.Context) error {
+		pages.Store(0)
+		got, err := paged.Summary(ctx, nil)
+		if err != nil {
+			return err
+		}
+		want, err := whole.Summary(ctx, nil)
+		if err != nil {
+			return err
+		}
+		n := resource.MustParse(want.GetAllocated()["pods"])
+		if n.Value() < 5 || got.String() != want.String() || pages.Load() < 3 {
+			return fmt.Errorf("paged (%d requests) %v; whole %v", pages.Load(), got, want)
+		}
+		return nil
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func plus(a, b string) string {
 	q := resource.MustParse(b)

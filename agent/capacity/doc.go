@@ -10,7 +10,9 @@
 //	hb, err := m.Heartbeat(ctx, settings.GetResourceModels())
 //
 // Meter implements agent/hubclient.CapacitySource. It starts no goroutine:
-// each Heartbeat lists nodes and non-terminal pods (server-side filtered)
+// each Heartbeat lists nodes and non-terminal pods (server-side filtered,
+// DefaultPodPage pods per request, decoded one pod at a time and reduced
+// to its node and requests)
 // and reuses the API enablements for APIRefresh.
 //
 // # What counts
@@ -34,5 +36,6 @@
 // resource models from the hub, counted nodes are graded by what they have
 // left (allocatable minus allocated), Karmada's allocatableModelings.
 //
-// It imports only client-go and the generated agent protocol; never hub/.
+// It reaches the member through agent/kube (and client-go's rest) and
+// imports the generated agent protocol; never hub/.
 package capacity

@@ -11,11 +11,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tetherproj/tether/agent/kube"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
@@ -32,6 +32,13 @@ const DefaultAPIRefresh = 5 * time.Second
 // nonTerminal selects the pods that hold resources.
 const nonTerminal = "status.phase!=Succeeded,status.phase!=Failed"
 
+// DefaultPodPage is how many pods one request of a heartbeat's pod list
+// asks for (client-go's pager uses the same): the agent decodes one page
+// at a time and keeps only each pod's node and requests, so a heartbeat's
+// memory does not grow with the cluster's pods (a decoded pod is some
+// 10 KB).
+const DefaultPodPage = 500
+
 // Config configures a Meter.
 type Config struct {
 	// RESTConfig reaches the member cluster's API server.
@@ -42,13 +49,15 @@ type Config struct {
 	Topology *agentv1.Topology
 	// APIRefresh: zero means DefaultAPIRefresh.
 	APIRefresh time.Duration
+	// PodPage is the pods per list request; zero means DefaultPodPage.
+	PodPage int64
 }
 
 // Meter measures the member cluster. It implements
 // agent/hubclient.CapacitySource.
 type Meter struct {
 	logger hclog.Logger
-	kube   kubernetes.Interface
+	kube   *kube.Client
 	cfg    Config
 
 	// mu guards apis, apisAt, ready and readySince.
@@ -64,20 +73,23 @@ func New(cfg Config, logger hclog.Logger) (*Meter, error) {
 	if cfg.RESTConfig == nil {
 		return nil, errors.New("capacity: RESTConfig is required")
 	}
-	kube, err := kubernetes.NewForConfig(cfg.RESTConfig)
+	kc, err := kube.New(cfg.RESTConfig)
 	if err != nil {
-		return nil, fmt.Errorf("capacity: clientset: %w", err)
+		return nil, fmt.Errorf("capacity: %w", err)
 	}
 	if cfg.APIRefresh <= 0 {
 		cfg.APIRefresh = DefaultAPIRefresh
 	}
-	return &Meter{logger: logger.Named("capacity"), kube: kube, cfg: cfg}, nil
+	if cfg.PodPage <= 0 {
+		cfg.PodPage = DefaultPodPage
+	}
+	return &Meter{logger: logger.Named("capacity"), kube: kc, cfg: cfg}, nil
 }
 
 // Heartbeat returns the cluster's version, resource summary (graded by
 // models when any), API enablements, Ready condition and topology.
 func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.Heartbeat, error) {
-	version, err := m.kube.Discovery().ServerVersion()
+	version, err := m.kube.Version(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("capacity: server version: %w", err)
 	}
@@ -85,12 +97,12 @@ func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) 
 	if err != nil {
 		return nil, err
 	}
-	apis, err := m.enablements()
+	apis, err := m.enablements(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return &agentv1.Heartbeat{
-		KubernetesVersion: version.GitVersion,
+		KubernetesVersion: version,
 		ResourceSummary:   summary,
 		ApiEnablements:    apis,
 		Conditions:        []*agentv1.Condition{m.readyCondition(ctx)},
@@ -101,28 +113,46 @@ func (m *Meter) Heartbeat(ctx context.Context, models []*agentv1.ResourceModel) 
 // Summary lists nodes and non-terminal pods and sums them (see the package
 // doc for what counts).
 func (m *Meter) Summary(ctx context.Context, models []*agentv1.ResourceModel) (*agentv1.ResourceSummary, error) {
-	nodes, err := m.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := m.kube.Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("capacity: list nodes: %w", err)
 	}
-	pods, err := m.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: nonTerminal})
+	pods, err := m.podUses(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("capacity: list pods: %w", err)
+		return nil, err
 	}
-	return summarize(nodes.Items, pods.Items, m.cfg.NodeGroupLabel, models), nil
+	return summarize(nodes.Items, pods, m.cfg.NodeGroupLabel, models), nil
+}
+
+// podUses lists the non-terminal pods Config.PodPage at a time, one
+// consistent list, one pod decoded at a time, keeping each pod's use.
+func (m *Meter) podUses(ctx context.Context) ([]podUse, error) {
+	var uses []podUse
+	keep := func(p *corev1.Pod) { uses = append(uses, useOf(p)) }
+	opts := metav1.ListOptions{FieldSelector: nonTerminal, Limit: m.cfg.PodPage}
+	for {
+		next, err := m.kube.PodPage(ctx, opts, keep)
+		if err != nil {
+			return nil, fmt.Errorf("capacity: %w", err)
+		}
+		if opts.Continue = next; next == "" {
+			return uses, nil
+		}
+	}
 }
 
 // enablements returns the served APIs, from discovery at most every
 // APIRefresh. Group versions discovery could not read (an aggregated API
 // that is down) are left out rather than failing the heartbeat.
-func (m *Meter) enablements() ([]*agentv1.APIEnablement, error) {
+func (m *Meter) enablements(ctx context.Context) ([]*agentv1.APIEnablement, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.apis != nil && time.Since(m.apisAt) < m.cfg.APIRefresh {
 		return m.apis, nil
 	}
-	_, lists, err := m.kube.Discovery().ServerGroupsAndResources()
-	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+	lists, err := m.kube.Discover(ctx)
+	var partial *kube.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, fmt.Errorf("capacity: discovery: %w", err)
 	}
 	if err != nil {
@@ -154,7 +184,7 @@ func apiEnablements(lists []*metav1.APIResourceList) []*agentv1.APIEnablement {
 // readyCondition asks the API server's /readyz; its last transition is
 // when the answer last changed.
 func (m *Meter) readyCondition(ctx context.Context) *agentv1.Condition {
-	body, err := m.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	body, err := m.kube.ReadyzBody(ctx)
 	ready := err == nil
 	m.mu.Lock()
 	if m.readySince.IsZero() || ready != m.ready {

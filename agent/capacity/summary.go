@@ -23,6 +23,27 @@ func counted(n *corev1.Node) bool {
 	return false
 }
 
+// podUse is what a pod takes: its node ("" while pending) and effective
+// request. The pod list keeps only this, not the pods.
+type podUse struct {
+	node     string
+	requests corev1.ResourceList
+}
+
+// useOf is what p takes.
+func useOf(p *corev1.Pod) podUse {
+	return podUse{node: p.Spec.NodeName, requests: podRequests(p)}
+}
+
+// usesOf is the use of each pod.
+func usesOf(pods []corev1.Pod) []podUse {
+	out := make([]podUse, len(pods))
+	for i := range pods {
+		out[i] = useOf(&pods[i])
+	}
+	return out
+}
+
 // podRequests is a pod's effective request, plus one "pods".
 func podRequests(p *corev1.Pod) corev1.ResourceList {
 	out := corev1.ResourceList{}
@@ -73,10 +94,10 @@ func newTotals() *totals {
 	return &totals{allocatable: corev1.ResourceList{}, allocated: corev1.ResourceList{}, allocating: corev1.ResourceList{}}
 }
 
-// summarize computes the summary of nodes and pods (pods already exclude
-// Succeeded and Failed ones). groupLabel, when set, adds per-group sums;
-// models, when any, add the grade counts.
-func summarize(nodes []corev1.Node, pods []corev1.Pod, groupLabel string, models []*agentv1.ResourceModel) *agentv1.ResourceSummary {
+// summarize computes the summary of nodes and the pods' uses (pods
+// already exclude Succeeded and Failed ones). groupLabel, when set, adds
+// per-group sums; models, when any, add the grade counts.
+func summarize(nodes []corev1.Node, pods []podUse, groupLabel string, models []*agentv1.ResourceModel) *agentv1.ResourceSummary {
 	all := newTotals()
 	groups := map[string]*totals{}
 	perNode := map[string]corev1.ResourceList{} // allocated per counted node
@@ -95,17 +116,15 @@ func summarize(nodes []corev1.Node, pods []corev1.Pod, groupLabel string, models
 			add(groupOf(groups, g).allocatable, n.Status.Allocatable)
 		}
 	}
-	for i := range pods {
-		p := &pods[i]
-		req := podRequests(p)
-		switch used, ok := perNode[p.Spec.NodeName]; {
-		case p.Spec.NodeName == "":
-			add(all.allocating, req)
+	for _, p := range pods {
+		switch used, ok := perNode[p.node]; {
+		case p.node == "":
+			add(all.allocating, p.requests)
 		case ok:
-			add(used, req)
-			add(all.allocated, req)
-			if g, ok := nodeGroup[p.Spec.NodeName]; ok {
-				add(groupOf(groups, g).allocated, req)
+			add(used, p.requests)
+			add(all.allocated, p.requests)
+			if g, ok := nodeGroup[p.node]; ok {
+				add(groupOf(groups, g).allocated, p.requests)
 			}
 		}
 	}

@@ -66,7 +66,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := summarize(tt.nodes, tt.pods, "", nil)
+			got := summarize(tt.nodes, usesOf(tt.pods), "", nil)
 			if diff := cmp.Diff(tt.want.String(), got.String()); diff != "" {
 				t.Errorf("summarize() diff (-want +got):\n%s", diff)
 			}
@@ -81,7 +81,7 @@ func TestGrade(t *testing.T) {
 	}
 	nodes := []corev1.Node{node("a", "4", true, false), node("b", "4", true, false), node("c", "1", true, false)}
 	pods := []corev1.Pod{pod("a", "3", "")}
-	got := summarize(nodes, pods, "", models).GetAllocatableModelings()
+	got := summarize(nodes, usesOf(pods), "", models).GetAllocatableModelings()
 	want := []*agentv1.AllocatableModeling{{Grade: 0, Count: 2}, {Grade: 1, Count: 1}}
 	if len(got) != 2 || got[0].GetCount() != want[0].Count || got[1].GetCount() != want[1].Count {
 		t.Fatalf("allocatable modelings = %v; want %v", got, want)

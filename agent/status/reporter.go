@@ -101,7 +101,7 @@ func (r *Reporter) SetMinInterval(d time.Duration) {
 		d = DefaultMinInterval
 	}
 	r.mu.Lock()
-	r.sched.setMinInterval(d)
+	r.sched.setMinInterval(d, time.Now())
 	r.mu.Unlock()
 }
 

@@ -1,6 +1,10 @@
 package status
 
-import "time"
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+)
 
 // Defaults of the report schedule.
 const (
@@ -25,82 +29,65 @@ const (
 	DefaultStreamBurst = 10000
 )
 
-// bucket is a token bucket: burst tokens, refilled one per every.
-type bucket struct {
-	tokens float64
-	at     time.Time // when tokens was last brought up to date
-}
-
-// refill brings b up to now.
-func (b *bucket) refill(now time.Time, every time.Duration, burst float64) {
-	if b.at.IsZero() {
-		b.tokens, b.at = burst, now
-		return
-	}
-	if d := now.Sub(b.at); d > 0 {
-		b.tokens = min(burst, b.tokens+float64(d)/float64(every))
-		b.at = now
-	}
-}
-
-// wait is how long until b holds a whole token; 0 when it does.
-func (b *bucket) wait(every time.Duration) time.Duration {
-	if b.tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - b.tokens) * float64(every))
-}
-
 // schedule decides when a changed work's report may go out: each work
-// has a bucket of workBurst reports refilled one per minInterval, and all
-// works share one of streamBurst refilled at streamRate a second. It is
-// pure: the caller passes the time. Not safe for concurrent use.
+// has a token bucket (golang.org/x/time/rate) of workBurst reports
+// refilled one per minInterval, and all works share one of streamBurst
+// refilled at streamRate a second. It is pure: the caller passes the
+// time. Not safe for concurrent use.
 type schedule struct {
 	minInterval time.Duration
 	workBurst   int
-	streamEvery time.Duration // 1 / the stream's rate
-	streamBurst int
-	works       map[string]*bucket
-	stream      bucket
+	works       map[string]*rate.Limiter
+	stream      *rate.Limiter
 }
 
 func newSchedule(minInterval time.Duration, workBurst int, streamRate float64, streamBurst int) *schedule {
 	return &schedule{
 		minInterval: minInterval,
 		workBurst:   workBurst,
-		streamEvery: time.Duration(float64(time.Second) / streamRate),
-		streamBurst: streamBurst,
-		works:       map[string]*bucket{},
+		works:       map[string]*rate.Limiter{},
+		stream:      rate.NewLimiter(rate.Limit(streamRate), streamBurst),
 	}
 }
 
 // wait is how long until a report of key may go out; 0: now. It takes
 // nothing (take does, once the report is sent).
 func (s *schedule) wait(key string, now time.Time) time.Duration {
-	s.stream.refill(now, s.streamEvery, float64(s.streamBurst))
-	w := s.works[key]
-	if w == nil {
-		return s.stream.wait(s.streamEvery)
+	d := delay(s.stream, now)
+	if w := s.works[key]; w != nil {
+		d = max(d, delay(w, now))
 	}
-	w.refill(now, s.minInterval, float64(s.workBurst))
-	return max(w.wait(s.minInterval), s.stream.wait(s.streamEvery))
+	return d
 }
 
-// take records a report of key sent at now.
+// delay is how long until l holds a whole token at now; 0 when it does.
+func delay(l *rate.Limiter, now time.Time) time.Duration {
+	tokens := l.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / float64(l.Limit()) * float64(time.Second))
+}
+
+// take records a report of key sent at now. The buckets may go below
+// zero (a report sent before wait allowed it); later waits make up for it.
 func (s *schedule) take(key string, now time.Time) {
-	s.stream.refill(now, s.streamEvery, float64(s.streamBurst))
 	w := s.works[key]
 	if w == nil {
-		w = &bucket{}
+		w = rate.NewLimiter(rate.Every(s.minInterval), s.workBurst)
 		s.works[key] = w
 	}
-	w.refill(now, s.minInterval, float64(s.workBurst))
-	w.tokens--
-	s.stream.tokens--
+	w.ReserveN(now, 1)
+	s.stream.ReserveN(now, 1)
 }
 
-// setMinInterval changes the per-work refill interval.
-func (s *schedule) setMinInterval(d time.Duration) { s.minInterval = d }
+// setMinInterval changes the per-work refill interval from now on.
+func (s *schedule) setMinInterval(d time.Duration, now time.Time) {
+	s.minInterval = d
+	for _, w := range s.works {
+		w.SetLimitAt(now, rate.Every(d))
+	}
+}
 
 // forget drops key's bucket: the work is no longer held.
 func (s *schedule) forget(key string) { delete(s.works, key) }

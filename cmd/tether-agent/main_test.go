@@ -31,6 +31,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"hub list twice", []string{"--hub", "h:1, h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:1": the same address as entry 1`},
 		{"hub list bad port", []string{"--hub", "h:1,h:x", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}, 2, `--hub entry 2 of 2, "h:x": want host:port: port "x"`},
 		{"hub list accepted, files missing", []string{"--hub", "hub-0:8443,hub-1:8443", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
+		{"bad memory limit", []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x", "--memory-limit", "lots"}, 2, "--memory-limit"},
 		{"missing files", []string{"--hub", "h:1", "--cert", "/nonexistent", "--key", "k", "--ca", "/nonexistent/ca", "--data-dir", "/tmp/x"}, 1, "--ca"},
 	}
 	for _, tt := range tests {
@@ -63,7 +64,8 @@ func TestHubFlag(t *testing.T) {
 	for _, tt := range tests {
 		var stderr bytes.Buffer
 		args := []string{"--hub", tt.hub, "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}
-		cfg, _, _, err := parse(args, &stderr)
+		o, err := parse(args, &stderr)
+		cfg := o.agent
 		if err != nil {
 			t.Fatalf("parse(--hub %q): %v", tt.hub, err)
 		}
@@ -78,18 +80,18 @@ func TestHubFlag(t *testing.T) {
 
 func TestTopologyFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	cfg, _, _, err := parse([]string{"--hub", "h:1", "--provider", "kwok", "--region", "eu", "--zones", "eu-1a, eu-1b",
+	o, err := parse([]string{"--hub", "h:1", "--provider", "kwok", "--region", "eu", "--zones", "eu-1a, eu-1b",
 		"--labels", "tier=edge,team=web"}, &stderr)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
-	got := cfg.Topology
+	got := o.agent.Topology
 	if got.GetProvider() != "kwok" || got.GetRegion() != "eu" || strings.Join(got.GetZones(), ",") != "eu-1a,eu-1b" ||
 		got.GetLabels()["tier"] != "edge" || got.GetLabels()["team"] != "web" || len(got.GetLabels()) != 2 {
 		t.Errorf("Topology = %v; want provider kwok, region eu, zones eu-1a,eu-1b, labels tier=edge team=web", got)
 	}
-	cfg, _, _, err = parse([]string{"--hub", "h:1"}, &stderr)
-	if err != nil || cfg.Topology != nil {
-		t.Errorf("parse without topology flags = %v, %v; want nil topology", cfg.Topology, err)
+	o, err = parse([]string{"--hub", "h:1"}, &stderr)
+	if err != nil || o.agent.Topology != nil {
+		t.Errorf("parse without topology flags = %v, %v; want nil topology", o.agent.Topology, err)
 	}
 }

@@ -162,6 +162,8 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, pprofAddr *string) (h
 	fs.StringVar(&skippedNamespaces, "skipped-propagating-namespaces", strings.Join(detector.DefaultSkippedNamespaces, ","), "comma-separated regular expressions (each anchored ^…$) of namespaces whose templates are never propagated and whose Namespaces are not propagated to every cluster (Karmada's flag); empty: none")
 	fs.BoolVar(&propagateNamespaces, "propagate-namespaces", true, "propagate every Namespace to every cluster unless a ClusterPropagationPolicy places it, it is default, reserved or skipped, or it is labelled namespace.karmada.io/skip-auto-propagation=true; "+
 		"a template in a namespace the hub has no Namespace for gets one created on the hub. false: Namespaces go only where a ClusterPropagationPolicy sends them")
+	fs.DurationVar(&cfg.WatchStallTimeout, "watch-stall-timeout", hub.DefaultWatchStallTimeout, "how long a client's Watch or WatchPlacements whose buffer is full (512 changes or 4 MiB) waits for the client to read before it is cut "+
+		"RESOURCE_EXHAUSTED, to watch again from its last revision; a client that reads, however slowly, is never cut")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
 	fs.StringVar(pprofAddr, "pprof-addr", "", "host:port serving Go's profiles (net/http/pprof, /debug/pprof/) over plain HTTP, for profiling; empty: off. Anyone who reaches it can read the hub's memory profile: bind it to 127.0.0.1")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")

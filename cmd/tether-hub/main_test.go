@@ -144,3 +144,27 @@ func TestNewClustersCordonedFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchStallTimeoutFlag: a minute by default, as given otherwise, and
+// a negative one refused by hub.New.
+func TestWatchStallTimeoutFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{[]string{"--data-dir", "d"}, time.Minute},
+		{[]string{"--data-dir", "d", "--watch-stall-timeout", "3s"}, 3 * time.Second},
+	} {
+		cfg, _, err := parseFlags(tc.args, io.Discard, io.Discard)
+		if err != nil || cfg.WatchStallTimeout != tc.want {
+			t.Errorf("parseFlags(%q) = WatchStallTimeout %v, %v; want %v", tc.args, cfg.WatchStallTimeout, err, tc.want)
+		}
+	}
+	cfg, _, err := parseFlags([]string{"--data-dir", t.TempDir(), "--watch-stall-timeout", "-1s"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "watch stall timeout") {
+		t.Errorf("hub.New with --watch-stall-timeout -1s = %v; want it refused", err)
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -84,27 +84,20 @@ func (a *Aggregator) prepareFlush(key string) *flushJob {
 	return &flushJob{key: key, e: e, nb: a.withItems(key, e.b), prev: prev}
 }
 
-// complete runs the jobs' template statuses and writes on flushWorkers
-// goroutines and returns once all are done. The workers touch no run
-// state.
+// complete runs the jobs' template statuses and writes, flushWorkers at
+// a time, and returns once all are done. The workers touch no run state;
+// each job keeps its own outcome, so the group's error is always nil.
 func (a *Aggregator) complete(ctx context.Context, jobs []*flushJob) {
-	next := make(chan *flushJob)
-	var wg sync.WaitGroup
-	for range min(flushWorkers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				err := guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { a.write(ctx, j); return nil })
-				j.panicked = errors.Is(err, guard.ErrPanicked)
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(flushWorkers)
 	for _, j := range jobs {
-		next <- j
+		g.Go(func() error {
+			err := guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { a.write(ctx, j); return nil })
+			j.panicked = errors.Is(err, guard.ErrPanicked)
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // write completes j's template status and writes j.nb if it changed.

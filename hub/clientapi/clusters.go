@@ -23,20 +23,27 @@ import (
 // topology, taints, resource models; status: API enablements, resource
 // summary, conditions).
 func (b *backend) storedClusters(ctx context.Context) ([]clusterv1alpha1.Cluster, error) {
-	kvs, _, err := b.st.List(ctx, store.ClustersPrefix)
+	cs, _, err := readClusters(ctx, b.st)
+	return cs, err
+}
+
+// readClusters is storedClusters and the store's revision it read them
+// at.
+func readClusters(ctx context.Context, st *store.Store) ([]clusterv1alpha1.Cluster, int64, error) {
+	kvs, rev, err := st.List(ctx, store.ClustersPrefix)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]clusterv1alpha1.Cluster, 0, len(kvs))
 	for _, kv := range kvs {
 		var c clusterv1alpha1.Cluster
 		if err := json.Unmarshal(kv.Value, &c); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+			return nil, 0, fmt.Errorf("decode %s: %w", kv.Key, err)
 		}
 		c.ResourceVersion = strconv.FormatInt(kv.Revision, 10)
 		out = append(out, c)
 	}
-	return out, nil
+	return out, rev, nil
 }
 
 // notYet is a start-up grace that never ends: with it, BuildMembers keeps

@@ -123,8 +123,9 @@
 // that watch and reads on from etcd's history once the client has caught
 // up half of it, so the client loses nothing, and its stream ends
 // OUT_OF_RANGE (List again) only if that history was compacted meanwhile.
-// A client that takes nothing for Config.WatchStall (1 min) while its
-// buffer is full is cut: the buffer is dropped and, when it reads again,
+// A client that takes nothing for Config.WatchStall (DefaultWatchStall,
+// 1 min; tether-hub --watch-stall-timeout) while its buffer is full is
+// cut: the buffer is dropped and, when it reads again,
 // its stream ends RESOURCE_EXHAUSTED (ErrFellBehind), to watch again from
 // the last revision it received; a client that reads, however slowly, is
 // never cut. WatchPlacement sends whole placements, so the changes a busy client has
@@ -154,6 +155,11 @@
 // same cut). From revision 0 it first sends the current placements read
 // at one revision, placementsPage (500) templates and their bindings at a
 // time (placements_current.go), then a synced mark carrying that revision.
+// Rejections it recomputes use the cluster list all streams share
+// (placements_clusters.go): read again only when a stream needs it read at
+// a later revision, that of the placements it sends or of a change of a
+// cluster record its watch has read, so about once per such change
+// however many streams are open, never older than either.
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
 // would store it; detector.Choose picks the policy, detector.BuildSpec and

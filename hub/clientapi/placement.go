@@ -146,29 +146,8 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 }
 
 // clusterSource reads the registered clusters: storedClusters, or a
-// stream's recentClusters.
+// WatchPlacements stream's clusterView.
 type clusterSource func(context.Context) ([]clusterv1alpha1.Cluster, error)
-
-// recentClusters is storedClusters read at most once per maxAge: a
-// WatchPlacements stream recomputes rejections for many placements in a
-// row, and one etcd read per message would halve its pace. Rejections may
-// thus be computed against clusters as they were up to maxAge ago. Only
-// the stream's goroutine calls it.
-func (b *backend) recentClusters(maxAge time.Duration) clusterSource {
-	var cs []clusterv1alpha1.Cluster
-	var read time.Time
-	return func(ctx context.Context) ([]clusterv1alpha1.Cluster, error) {
-		if cs != nil && time.Since(read) < maxAge {
-			return cs, nil
-		}
-		fresh, err := b.storedClusters(ctx)
-		if err != nil {
-			return nil, err
-		}
-		cs, read = fresh, time.Now()
-		return cs, nil
-	}
-}
 
 // policyRef is the policy a binding's claim names, nil for none.
 func policyRef(rb *workv1alpha1.ResourceBinding) *hubv1.ObjectRef {

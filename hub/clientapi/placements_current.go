@@ -14,7 +14,7 @@ import (
 // the store holds them at one revision, page by page (placementsPage
 // templates and their bindings at a time), then the synced mark, and
 // returns that revision: the changes follow from the next one.
-func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter, clusters clusterSource, send func(*hubv1.WatchPlacementsResponse) error) (int64, error) {
+func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter, clusters *clusterView, send func(*hubv1.WatchPlacementsResponse) error) (int64, error) {
 	start, end := f.objects, store.PrefixEnd(f.objects)
 	var rev int64
 	for {
@@ -23,7 +23,8 @@ func (b *backend) sendCurrentPlacements(ctx context.Context, f *placementsFilter
 			return 0, currentCompacted(rev, err)
 		}
 		rev = at
-		if err := b.sendPage(ctx, f, clusters, templates, rev, send); err != nil {
+		clusters.observe(rev)
+		if err := b.sendPage(ctx, f, clusters.clusters, templates, rev, send); err != nil {
 			return 0, err
 		}
 		if !more || len(templates) == 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -13,11 +12,6 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/store"
 )
-
-// placementsClustersAge is how long, in a WatchPlacements stream, the
-// clusters read to recompute rejections (recentClusters) are used before
-// being read again.
-const placementsClustersAge = time.Second
 
 // placementsPage is how many templates WatchPlacements reads from the
 // store at once for the current placements it sends first: what one
@@ -103,7 +97,8 @@ func (f *placementsFilter) keeps(ev store.Event) bool {
 // watchPlacements sends the current placements when start_revision is 0,
 // then every change after it. Changes wait for the client in a lagQueue,
 // as Watch's do (bounded; a stalled client is cut), and each is turned
-// into a placement only when sent.
+// into a placement only when sent, with the clusters of the backend's
+// clusterCache (clusterView).
 func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacementsRequest, send func(*hubv1.WatchPlacementsResponse) error) error {
 	f, err := newPlacementsFilter(req)
 	if err != nil {
@@ -113,7 +108,7 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 	if from < 0 {
 		return fmt.Errorf("%w: start_revision %d: a revision is 0 (from now) or positive", ErrInvalid, from)
 	}
-	clusters := b.recentClusters(placementsClustersAge)
+	clusters := b.newClusterView(from)
 	if from == 0 {
 		if from, err = b.sendCurrentPlacements(ctx, f, clusters, send); err != nil {
 			return err
@@ -124,7 +119,7 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 	filled := make(chan struct{})
 	go func() {
 		defer close(filled)
-		fillWatch(ctx, q, f.source(b.st), from+1, f.keeps, b.cfg.OnWatchCut)
+		fillWatch(ctx, q, f.source(b.st), from+1, clusters.noting(f.keeps), b.cfg.OnWatchCut)
 	}()
 	defer func() { cancel(); <-filled }()
 	for {
@@ -132,7 +127,7 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 		if err != nil {
 			return err
 		}
-		resp, err := b.placementChange(ctx, f, clusters, ev)
+		resp, err := b.placementChange(ctx, f, clusters.clusters, ev)
 		if err != nil {
 			return err
 		}

@@ -162,6 +162,9 @@ type backend struct {
 	log hclog.Logger
 	// getLocal is Apply's fast read (store.GetLocal); tests make it stale.
 	getLocal getter
+	// clusters are the registered clusters WatchPlacements streams
+	// recompute rejections with.
+	clusters *clusterCache
 }
 
 // New returns the services over st. A nil interp gets the interpreter's
@@ -180,6 +183,7 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 	cfg = cfg.withDefaults()
 	b := &backend{cfg: cfg, st: st, interp: interp, vm: luavm.New(luavm.Options{Limits: cfg.LuaLimits}), log: logger.Named("clientapi")}
 	b.getLocal = st.GetLocal
+	b.clusters = newClusterCache(st)
 	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
 }
 

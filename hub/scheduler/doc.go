@@ -39,12 +39,20 @@
 // the cluster snapshot; a target cluster being deleted or gone from the
 // snapshot (Tether adds "gone": a removed Cluster with no lease). A Divided
 // binding is not rebalanced when clusters come, go or change capacity, as in
-// Karmada. A change of nothing but capacity (the resource summaries of the
-// heartbeats, which change constantly while pods start) is looked at only
-// by the bindings it can concern (placement.CapacityBound): those waiting
-// to be scheduled, and those following every cluster change whose
-// placement reads capacity (placement.ReadsCapacity: spread constraints,
-// overflow affinities). A write of nothing but what hub/aggregate records
+// Karmada. A change of a cluster is looked at only by the bindings it can
+// concern (concerns): those naming it (a target, an eviction task's
+// cluster), and those scheduled again on such a change whose placement's
+// affinity admits it before or after (placement.Admits: Karmada's
+// scheduler requeues likewise); a binding whose last scheduling failed is
+// concerned by every change (its message counts all clusters). A change
+// of nothing but capacity (the resource summaries of the heartbeats, which
+// change constantly while pods start) is looked at only by those of them
+// it can concern (placement.CapacityBound): those waiting to be
+// scheduled, and those following every cluster change whose placement
+// reads capacity (placement.ReadsCapacity: spread constraints, overflow
+// affinities). The loop takes in the events already waiting together (up
+// to maxBatch) and builds one snapshot for them, so clusters joining
+// together cost one pass. A write of nothing but what hub/aggregate records
 // on a binding (aggregated status, template status: placement.AggregateOnly;
 // several writes per binding while its replicas get ready) is looked at
 // only when the loop reads that status: the binding has a graceful

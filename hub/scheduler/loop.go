@@ -29,6 +29,13 @@ const (
 	// conflictRetries is how many times one reconcile re-reads a binding
 	// after an optimistic-write conflict before it is retried later.
 	conflictRetries = 5
+	// maxBatch is the most inputs (watch events, lease changes) the loop
+	// takes in between two processing passes, when they are already
+	// waiting: clusters joining together (a fleet registering, agents
+	// reconnecting to a restarted hub) cost one refresh of the members and
+	// one pass, not one each. Bounded so that a steady stream of events
+	// does not hold the pass off.
+	maxBatch = 1000
 )
 
 // errWatchClosed ends a session whose watch channel closed without error.
@@ -88,11 +95,20 @@ type Loop struct {
 	graceUntil time.Time
 	bindings   map[string]*entry                  // by binding key
 	stored     map[string]clusterv1alpha1.Cluster // by cluster name
-	members    []Member
-	// haveMembers says members is a snapshot (load starts without one).
-	haveMembers bool
-	dirty       map[string]bool      // binding keys to reconcile
-	rechecks    map[string]time.Time // binding key → when to reconcile again
+	// storedGen numbers each stored cluster's last change (from gen) for
+	// cache, which keeps the members built from them.
+	storedGen map[string]uint64
+	gen       uint64
+	cache     memberCache
+	order     []string // stored's names, sorted; nil: to sort again
+	// storedList is stored in order; nil: to list again.
+	storedList []clusterv1alpha1.Cluster
+	// members is the cluster snapshot (nil until the first one after a
+	// load), index the same by name.
+	members  []Member
+	index    memberIndex
+	dirty    map[string]bool      // binding keys to reconcile
+	rechecks map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
 	// cluster → when its application was first seen Unhealthy. Kept across
 	// relists, as Karmada keeps it across resyncs; a hub restart starts
@@ -118,9 +134,10 @@ type Loop struct {
 	settled  atomic.Uint64
 	armed    atomic.Int64
 
-	passes   atomic.Uint64 // processing passes done, for tests
-	examined atomic.Uint64 // bindings Step ran on, for tests
-	writes   atomic.Uint64 // bindings written, for tests and logs
+	passes    atomic.Uint64 // processing passes done, for tests
+	refreshes atomic.Uint64 // member snapshots built, for tests
+	examined  atomic.Uint64 // bindings Step ran on, for tests
+	writes    atomic.Uint64 // bindings written, for tests and logs
 }
 
 // entry is one cached binding.
@@ -128,6 +145,15 @@ type entry struct {
 	b   *workv1alpha1.ResourceBinding
 	enc string // jsonString(b), to compare with Step's outcome
 	rev int64
+	in  *interest // interestOf(b), once asked
+}
+
+// interest is interestOf(e.b), derived on first use.
+func (e *entry) interest() *interest {
+	if e.in == nil {
+		e.in = interestOf(e.b)
+	}
+	return e.in
 }
 
 // New returns a loop over st and leases.
@@ -175,28 +201,11 @@ func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
 		for range clusterEvents {
 		}
 	}()
+	in := inputs{bindings: bindings, clusters: clusterEvents, leases: leaseCh}
 	for {
 		l.process(ctx)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-bindings:
-			if err := eventErr(ev, ok); err != nil {
-				return err
-			}
-			l.applyBinding(ev)
-		case ev, ok := <-clusterEvents:
-			if err := eventErr(ev, ok); err != nil {
-				return err
-			}
-			l.applyCluster(ev)
-			l.refreshMembers()
-		case <-leaseCh:
-			l.refreshMembers()
-		case <-l.timer:
-			l.timer, l.armedAt = nil, time.Time{}
-			l.dueRechecks()
-			l.refreshMembers() // the start-up grace may have ended
+		if err := l.takeBatch(ctx, in); err != nil {
+			return err
 		}
 	}
 }

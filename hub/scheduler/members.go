@@ -198,3 +198,23 @@ func apiSet(in []clusterv1alpha1.APIEnablement) map[string]bool {
 
 // apiKey names a served kind, e.g. "apps/v1, Kind=Deployment".
 func apiKey(groupVersion, kind string) string { return groupVersion + ", Kind=" + kind }
+
+// memberIndex is a snapshot's members by name, built once per snapshot
+// so that Step's lookups cost no allocation per binding.
+type memberIndex map[string]*Member
+
+// indexMembers indexes members (which it points into).
+func indexMembers(members []Member) memberIndex {
+	out := make(memberIndex, len(members))
+	for i := range members {
+		out[members[i].Cluster.Name] = &members[i]
+	}
+	return out
+}
+
+// lookup returns the member named name.
+func (x memberIndex) lookup(name string) (*Member, bool) { m, ok := x[name]; return m, ok }
+
+// exists is placement.NeedsSchedule's exists: in the snapshot and not
+// being deleted.
+func (x memberIndex) exists(name string) bool { m, ok := x[name]; return ok && !m.Cluster.Deleting }

@@ -24,7 +24,7 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		}
 		opts := l.options()
 		opts.UnhealthySince = l.unhealthy[key]
-		out := Step(e.b, l.members, l.clock.Now(), opts)
+		out := step(e.b, l.members, l.index, l.clock.Now(), opts)
 		l.examined.Add(1)
 		l.setRecheck(key, out)
 		l.setUnhealthy(key, out.UnhealthySince)

@@ -3,11 +3,10 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -27,6 +26,8 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 		return 0, 0, err
 	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
+	l.storedGen, l.cache, l.order = make(map[string]uint64, len(cs)), memberCache{}, nil
+	l.storedList = nil
 	l.bindings = make(map[string]*entry, len(bs))
 	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool, len(bs))
@@ -37,7 +38,7 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	for _, kv := range bs {
 		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
-	l.haveMembers = false
+	l.members = nil
 	l.refreshMembers()
 	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
 	return bindRev, clusterRev, nil
@@ -91,105 +92,99 @@ func readsHealth(b *workv1alpha1.ResourceBinding) bool {
 func (l *Loop) applyCluster(ev store.Event) {
 	name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
 	if ev.Type == store.EventDelete {
-		delete(l.stored, name)
+		l.dropCluster(name)
 		return
 	}
 	c := clusterv1alpha1.Cluster{}
 	if err := json.Unmarshal(ev.KV.Value, &c); err != nil {
 		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", err)
-		delete(l.stored, name)
+		l.dropCluster(name)
 		return
 	}
 	c.Name = name
-	l.stored[name] = c
+	if _, ok := l.stored[name]; !ok {
+		l.order = nil
+	}
+	l.stored[name], l.storedList = c, nil
+	l.gen++
+	l.storedGen[name] = l.gen
 }
 
-// refreshMembers rebuilds the cluster snapshot. When anything but capacity
-// changed, every binding is marked dirty (placement.NeedsSchedule decides
-// which ones it concerns); when only capacity changed (the resource
-// summaries the agents' heartbeats carry change constantly while pods
-// start), only the bindings whose decision can depend on it
-// (placement.CapacityBound).
-func (l *Loop) refreshMembers() {
-	stored := make([]clusterv1alpha1.Cluster, 0, len(l.stored))
-	for _, c := range l.stored {
-		stored = append(stored, c)
+// dropCluster forgets a stored cluster.
+func (l *Loop) dropCluster(name string) {
+	if _, ok := l.stored[name]; ok {
+		l.order, l.storedList = nil, nil
 	}
+	delete(l.stored, name)
+	delete(l.storedGen, name)
+}
+
+// storedClusters are the stored clusters sorted by name (the order
+// members are in): l.storedList, listed again only when a stored cluster
+// changed, from l.order, sorted again only when a cluster came or went.
+// Callers must not modify it.
+func (l *Loop) storedClusters() []clusterv1alpha1.Cluster {
+	if l.storedList != nil {
+		return l.storedList
+	}
+	if l.order == nil {
+		l.order = make([]string, 0, len(l.stored))
+		for name := range l.stored {
+			l.order = append(l.order, name)
+		}
+		slices.Sort(l.order)
+	}
+	l.storedList = make([]clusterv1alpha1.Cluster, 0, len(l.order))
+	for _, name := range l.order {
+		l.storedList = append(l.storedList, l.stored[name])
+	}
+	return l.storedList
+}
+
+// refreshMembers rebuilds the cluster snapshot and marks dirty the
+// bindings its changes concern (concerns): for a change of anything but
+// capacity, the bindings that name the changed clusters or may be placed
+// on them; for a change of capacity alone (the resource summaries the
+// agents' heartbeats carry change constantly while pods start), only
+// those among them whose decision can depend on capacity
+// (placement.CapacityBound). The first snapshot after load marks
+// nothing: load marked every binding dirty.
+func (l *Loop) refreshMembers() {
+	stored := l.storedClusters()
 	leases, rev := l.leases.List()
 	l.leaseRev = rev
 	now := l.clock.Now()
 	unreachable, total := Census(stored, leases, now, l.graceUntil)
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
 	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
-	members := BuildMembers(stored, leases, now, lv)
-	changed, shape := membersDiff(l.members, members, l.haveMembers)
-	if !changed {
+	members, rebuilt := l.cache.build(stored, l.storedGen, leases, now, lv)
+	l.refreshes.Add(1)
+	if l.members == nil {
+		l.members, l.index = members, indexMembers(members)
 		return
 	}
-	l.members, l.haveMembers = members, true
-	if shape {
-		for key := range l.bindings {
-			l.dirty[key] = true
-		}
+	shape, capacity := membersDiff(l.members, members, rebuilt)
+	if len(shape) == 0 && len(capacity) == 0 {
 		return
 	}
-	l.markCapacityBound()
+	l.members, l.index = members, indexMembers(members)
+	l.markConcerned(shape, capacity)
 }
 
-// membersDiff compares two snapshots (had: old is one): changed when
-// anything differs, shape when anything but capacity does
-// (placement.Cluster.ResourceSummary and AvailableReplicas). It compares
-// values, not encodings: with 10,000 clusters, encoding both snapshots on
-// every lease change took most of the loop's time.
-func membersDiff(old, cur []Member, had bool) (changed, shape bool) {
-	if !had || len(old) != len(cur) {
-		return true, true
-	}
-	for i := range cur {
-		a, b := withoutCapacity(old[i]), withoutCapacity(cur[i])
-		if !equality.Semantic.DeepEqual(a, b) {
-			return true, true
-		}
-		if !changed && !sameCapacity(&old[i].Cluster, &cur[i].Cluster) {
-			changed = true
-		}
-	}
-	return changed, false
-}
-
-// sameCapacity reports whether a and b report the same capacity.
-func sameCapacity(a, b *placement.Cluster) bool {
-	return equality.Semantic.DeepEqual(a.ResourceSummary, b.ResourceSummary) &&
-		equality.Semantic.DeepEqual(a.AvailableReplicas, b.AvailableReplicas)
-}
-
-// markCapacityBound marks dirty the bindings a capacity change concerns.
-func (l *Loop) markCapacityBound() {
-	exists := existsIn(l.members)
+// markConcerned marks dirty the bindings the changes concern: any change
+// of shape, or a change of capacity when the binding's decision depends
+// on capacity.
+func (l *Loop) markConcerned(shape, capacity changes) {
+	exists := l.index.exists
 	for key, e := range l.bindings {
-		if placement.CapacityBound(e.b, exists) {
+		if l.dirty[key] {
+			continue
+		}
+		in, p := e.interest(), e.b.Spec.Placement
+		if concerns(in, p, shape) || (len(capacity) > 0 && concerns(in, p, capacity) && placement.CapacityBound(e.b, exists)) {
 			l.dirty[key] = true
 		}
 	}
-}
-
-// withoutCapacity is m without its capacity (placement.Cluster's
-// ResourceSummary and AvailableReplicas).
-func withoutCapacity(m Member) Member {
-	m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
-	return m
-}
-
-// existsIn is placement.NeedsSchedule's exists over members: in the
-// snapshot and not being deleted.
-func existsIn(members []Member) func(name string) bool {
-	live := make(map[string]bool, len(members))
-	for i := range members {
-		if !members[i].Cluster.Deleting {
-			live[members[i].Cluster.Name] = true
-		}
-	}
-	return func(name string) bool { return live[name] }
 }
 
 // dueRechecks marks the bindings whose recheck time has come.

@@ -75,15 +75,16 @@ type Outcome struct {
 // then the §3 decision and
 // the scheduler, then the graceful eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
+	return step(b, members, indexMembers(members), now, opts)
+}
+
+// step is Step with the members' index (the loop builds it once per
+// snapshot, not once per binding).
+func step(b *workv1alpha1.ResourceBinding, members []Member, byName memberIndex, now time.Time, opts Options) Outcome {
 	if !placement.Managed(b) {
 		return Outcome{Binding: b}
 	}
-	byName := make(map[string]*Member, len(members))
-	for i := range members {
-		byName[members[i].Cluster.Name] = &members[i]
-	}
-	lookup := func(name string) (*Member, bool) { m, ok := byName[name]; return m, ok }
-	exists := func(name string) bool { m, ok := byName[name]; return ok && !m.Cluster.Deleting }
+	lookup, exists := byName.lookup, byName.exists
 
 	nb := cloneBinding(b)
 	out := Outcome{Returned: Returned(nb, lookup, now, opts)}

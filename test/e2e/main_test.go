@@ -12,6 +12,8 @@
 // through the built-in customization, a hub outage with an agent restart,
 // and a hub whose store was wiped. TestMeasure (TETHER_E2E_MEASURE=1 only)
 // logs latency and the agent's idle cost; it asserts no wall time.
+// TestAgentMemory bounds one agent's peak RSS over one member's share of
+// issue 16's baseline workload.
 //
 // Conditions are polled with deadlines, never awaited with fixed sleeps;
 // the only timed waits are the hub outage and the idle window of a

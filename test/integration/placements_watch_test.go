@@ -228,15 +228,21 @@ func applyRetrying(ctx context.Context, t *testing.T, c *client.Client, manifest
 // hub's buffer (512 changes) hold.
 const stallTemplates = 1000
 
+// stallTimeout is the hub's --watch-stall-timeout in
+// TestWatchPlacementsCutsStalledClient, instead of the default minute: long
+// enough that a client reading on a loaded machine is never cut.
+const stallTimeout = 5 * time.Second
+
 // TestWatchPlacementsCutsStalledClient: a WatchPlacements client that
 // reads nothing while the placements of stallTemplates templates change is
-// cut by the hub once its buffer has been full for the hub's stall time (a
-// minute), counted in the metrics; when it reads at last it gets what was
-// on the way, then RESOURCE_EXHAUSTED saying to watch again from its last
-// revision; doing so, it gets the rest of the changes, none twice.
+// cut by the hub once its buffer has been full for the hub's stall time
+// (stallTimeout), counted in the metrics; when it reads at last it gets
+// what was on the way, then RESOURCE_EXHAUSTED saying it took nothing for
+// that long and to watch again from its last revision; doing so, it gets
+// the rest of the changes, none twice.
 func TestWatchPlacementsCutsStalledClient(t *testing.T) {
 	dir := t.TempDir()
-	h := startHub(t, dir, "--metrics-listen", "127.0.0.1:0")
+	h := startHub(t, dir, "--metrics-listen", "127.0.0.1:0", "--watch-stall-timeout", stallTimeout.String())
 	ctx := ctxFor(t)
 	c := dialClient(ctx, t, dir)
 	applyRetrying(ctx, t, c, placementsPolicy("nowhere"))
@@ -283,8 +289,9 @@ func TestWatchPlacementsCutsStalledClient(t *testing.T) {
 	for {
 		m, err := stalled.Recv()
 		if err != nil {
-			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "watch again from the revision of the last event received") {
-				t.Fatalf("the stalled watch ended with %v; want RESOURCE_EXHAUSTED saying to watch again from the last revision", err)
+			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "took no event for "+stallTimeout.String()) ||
+				!strings.Contains(err.Error(), "watch again from the revision of the last event received") {
+				t.Fatalf("the stalled watch ended with %v; want RESOURCE_EXHAUSTED saying it took nothing for %s and to watch again from the last revision", err, stallTimeout)
 			}
 			t.Logf("cut after %d creations: %v", len(added), err)
 			break

@@ -11,7 +11,7 @@
 // Secret holds at most 1 MiB: a write that would exceed it is ErrTooLarge
 // and changes nothing.
 //
-//	b := secret.New(clientset, "tether-system", "tether-agent-state")
+//	b := secret.New(kubeClient.Secrets("tether-system"), "tether-system", "tether-agent-state")
 //	store := state.New(b)
 //	snap, err := store.Load(ctx)
 package secret
@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -41,20 +40,29 @@ var ErrTooLarge = errors.New("secret: state too large for a Secret")
 // managedBy labels the Secret as the agent's.
 var managedBy = map[string]string{"app.kubernetes.io/managed-by": "tether-agent"}
 
+// Secrets is what the backend needs of a client of the Secrets of its
+// namespace: agent/kube's Client.Secrets, or client-go's typed
+// SecretInterface.
+type Secrets interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error)
+	Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
+	Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
+}
+
 // Backend is a state.Backend over one Secret. Its methods are not safe for
 // concurrent use (state.Store serializes them).
 type Backend struct {
-	client          kubernetes.Interface
+	secrets         Secrets
 	namespace, name string
 	// last is the Secret as the last read or write left it; nil before
 	// the first, or after a conflict. Writes start from it.
 	last *corev1.Secret
 }
 
-// New returns the backend of the Secret namespace/name, reached by client.
-// It sends nothing yet.
-func New(client kubernetes.Interface, namespace, name string) *Backend {
-	return &Backend{client: client, namespace: namespace, name: name}
+// New returns the backend of the Secret namespace/name, reached by
+// secrets, a client of namespace's Secrets. It sends nothing yet.
+func New(secrets Secrets, namespace, name string) *Backend {
+	return &Backend{secrets: secrets, namespace: namespace, name: name}
 }
 
 // key is the data key of a blob name.
@@ -133,7 +141,7 @@ func (b *Backend) update(ctx context.Context, name string, change func(map[strin
 
 // get reads the Secret; a missing one is an empty Secret, not yet created.
 func (b *Backend) get(ctx context.Context) (*corev1.Secret, error) {
-	s, err := b.client.CoreV1().Secrets(b.namespace).Get(ctx, b.name, metav1.GetOptions{})
+	s, err := b.secrets.Get(ctx, b.name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		b.last = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: b.namespace, Name: b.name}}
 		return b.last, nil
@@ -150,7 +158,7 @@ func (b *Backend) get(ctx context.Context) (*corev1.Secret, error) {
 // conflict (or a Secret created or deleted meanwhile, made a conflict)
 // drops the copy, so the retry reads the Secret again.
 func (b *Backend) put(ctx context.Context, s *corev1.Secret) error {
-	secrets := b.client.CoreV1().Secrets(b.namespace)
+	secrets := b.secrets
 	var out *corev1.Secret
 	var err error
 	if s.ResourceVersion == "" {

@@ -32,7 +32,7 @@ func work(key, version string, manifests ...[]byte) state.Work {
 
 // open is a new agent process's store on the Secret name.
 func open(name string) *state.Store {
-	return state.New(secret.New(env.Clusters[0].Clientset(), namespace, name))
+	return state.New(secret.New(env.Clusters[0].Clientset().CoreV1().Secrets(namespace), namespace, name))
 }
 
 func TestRoundTrip(t *testing.T) {
