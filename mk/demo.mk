@@ -22,7 +22,7 @@ demo: ## hub + 3 member clusters + agents, examples/ applied; Ctrl-C stops it al
 	@t0=$$(date +%s%N); \
 	echo ">> make demo 1/3: our binaries (bin/); the first run downloads Go modules and compiles, minutes"; \
 	$(MAKE) --no-print-directory build; \
-	echo ">> make demo 2/3: the member-cluster kit (test/.cache/bin); the first run compiles Kubernetes, etcd and kwok, many minutes"; \
+	echo ">> make demo 2/3: the member-cluster kit (test/.cache/bin); the first run compiles Kubernetes, etcd and kwok into one binary, minutes"; \
 	$(MAKE) --no-print-directory kit-bins; \
 	echo ">> make demo 3/3: the demo (bin/tether-demo), built in $$(( ($$(date +%s%N) - t0) / 1000000000 ))s so far"; \
 	$(GO) build -trimpath -o $(BIN)/tether-demo ./test/demo; \

@@ -2,9 +2,10 @@
 # Included by the main Makefile; also usable alone: make -f mk/kit.mk kit-bins
 #
 #   kit-bins  build etcd, kube-apiserver, kube-controller-manager, kube-scheduler
-#             and kwok into $(KIT_BIN). File targets: a warm run does nothing;
-#             changing test/kitbin/go.mod or this file (or KWOK_VERSION)
-#             rebuilds what they pin.
+#             and kwok into $(KIT_BIN): one binary, kitbin, and a symlink
+#             per name. File targets: a warm run does nothing; changing
+#             test/kitbin (its go.mod pins the versions, kwok's included) or
+#             this file rebuilds it.
 #             A cold build takes several minutes on 2 cores; Go's build cache
 #             makes later ones fast.
 #   kit-up    start $(KIT_CLUSTERS) member clusters, print their kubeconfigs,
@@ -17,7 +18,6 @@ KIT_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 KIT_BIN      ?= $(KIT_ROOT)/test/.cache/bin
 KIT_CLUSTERS ?= 3
 KIT_NODES    ?= 1
-KWOK_VERSION ?= v0.8.0
 
 KITBIN_DIR  := $(KIT_ROOT)/test/kitbin
 # This file is a prerequisite too: its build flags are part of the binaries.
@@ -35,38 +35,32 @@ KIT_KUBE_LDFLAGS := -s -w \
 	$(call KIT_KUBE_X,gitMinor,$(KIT_KUBE_MINOR)) \
 	$(call KIT_KUBE_X,gitTreeState,clean)
 
-KIT_GO := GOFLAGS=-trimpath go
+# The kit's binaries are one multi-call executable, kitbin (test/kitbin: one
+# compile of the Kubernetes libraries, one link), and a symlink per name;
+# kitbin runs the component its name says. CGO_ENABLED=0 and -trimpath are
+# the flags of every other build here (Makefile, deploy/images), so that they
+# share the standard library's compiled packages in Go's build cache.
+KIT_GO := CGO_ENABLED=0 GOFLAGS=-trimpath go
 
-KIT_BINARIES := $(addprefix $(KIT_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+KIT_NAMES    := etcd kube-apiserver kube-controller-manager kube-scheduler kwok
+KIT_BINARIES := $(addprefix $(KIT_BIN)/,$(KIT_NAMES))
 
 .PHONY: kit-bins kit-up
 
 kit-bins: $(KIT_BINARIES)
 
-# go build leaves an up-to-date binary untouched, so each recipe touches its
+# go build leaves an up-to-date binary untouched, so the recipe touches its
 # target: otherwise make would see it older than go.mod and rebuild forever.
-$(KIT_BIN)/etcd: $(KITBIN_DEPS)
+$(KIT_BIN)/kitbin: $(KITBIN_DEPS) $(wildcard $(KITBIN_DIR)/*.go)
 	@mkdir -p $(@D)
-	cd $(KITBIN_DIR) && $(KIT_GO) build -ldflags='-s -w' -o $@ go.etcd.io/etcd/server/v3
+	@echo ">> building the member-cluster kit: etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok"
+	@echo "   as one binary, $@ ($(KIT_KUBE_VERSION); a few minutes on a cold Go cache)"
+	cd $(KITBIN_DIR) && $(KIT_GO) build -ldflags='$(KIT_KUBE_LDFLAGS)' -o $@ .
 	@touch $@
 
-$(KIT_BIN)/kube-%: $(KITBIN_DEPS)
-	@mkdir -p $(@D)
-	cd $(KITBIN_DIR) && $(KIT_GO) build -ldflags='$(KIT_KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-$*
-	@touch $@
-
-# kwok v0.8.0 needs Kubernetes libraries newer than those test/kitbin pins, so
-# it is installed on its own (module mode, its own go.mod). The version stamp
-# makes a change of KWOK_VERSION rebuild it.
-$(KIT_BIN)/kwok: $(KIT_BIN)/.kwok-$(KWOK_VERSION)
-	@mkdir -p $(@D)
-	GOBIN=$(KIT_BIN) $(KIT_GO) install -ldflags='-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
-	@touch $@
-
-$(KIT_BIN)/.kwok-$(KWOK_VERSION):
-	@mkdir -p $(@D)
-	@rm -f $(KIT_BIN)/.kwok-*
-	@touch $@
+# make compares a symlink's target's time, so a link is as new as kitbin.
+$(KIT_BINARIES): $(KIT_BIN)/kitbin
+	@ln -sfn kitbin $@
 
 # kitup is built from the main module each time (cheap, cached), then exec'd
 # directly rather than through go run, so that Ctrl-C reaches it alone.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-logr/logr"
+
 	corev1 "k8s.io/api/core/v1"
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
@@ -110,11 +112,18 @@ func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration) *c
 		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
-		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return tol.ToleratesTaint(t) }) {
+		if !slices.ContainsFunc(tolerations, func(tol corev1.Toleration) bool { return Tolerates(&tol, t) }) {
 			return t
 		}
 	}
 	return nil
+}
+
+// Tolerates says whether tol tolerates taint by Karmada v1.18's rules,
+// those of Kubernetes v1.34: the Lt and Gt operators (Kubernetes v1.35's
+// TaintTolerationComparisonOperators) tolerate nothing.
+func Tolerates(tol *corev1.Toleration, taint *corev1.Taint) bool {
+	return tol.ToleratesTaint(logr.Discard(), taint, false)
 }
 
 // missingSpreadProperty names the first topology property a provider,

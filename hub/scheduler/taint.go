@@ -11,6 +11,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/placement"
 )
 
 // Eviction is one target cluster the taint manager takes a binding off.
@@ -72,7 +73,7 @@ func Tolerations(placed []corev1.Toleration, opts Options) []corev1.Toleration {
 	out := slices.Clone(placed)
 	for _, key := range []string{clusterv1alpha1.TaintClusterNotReady, clusterv1alpha1.TaintClusterUnreachable} {
 		taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
-		if slices.ContainsFunc(placed, func(t corev1.Toleration) bool { return t.ToleratesTaint(&taint) }) {
+		if slices.ContainsFunc(placed, func(t corev1.Toleration) bool { return placement.Tolerates(&t, &taint) }) {
 			continue
 		}
 		out = append(out, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &secs})
@@ -129,7 +130,7 @@ func toleratedUntil(t *corev1.Taint, tolerations []corev1.Toleration) (time.Time
 	tolerated := false
 	for i := range tolerations {
 		tol := &tolerations[i]
-		if !tol.ToleratesTaint(t) {
+		if !placement.Tolerates(tol, t) {
 			continue
 		}
 		tolerated = true

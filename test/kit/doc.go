@@ -30,8 +30,9 @@
 // The kit runs etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 // kwok from the directory named by $TETHER_KIT_BIN, or else from test/.cache/bin
 // in the repository that contains the working directory. `make kit-bins` builds
-// them there (from the test/kitbin module); a missing binary is an error that
-// says so, never a skipped test.
+// them there: one multi-call binary, kitbin (the test/kitbin module), and a
+// symlink to it per name. A missing binary is an error that says so, never a
+// skipped test.
 //
 // # What runs
 //
