@@ -13,6 +13,7 @@
 //     scheduler share
 //   - protocol: the timing contract of the agent protocol
 //   - logging: the go-hclog loggers the processes hand to their parts
+//   - pprofserve: Go's profiles on the commands' --pprof-addr
 //   - leakcheck: a test binary fails when its tests leave goroutines behind
 //   - version: the build's version
 //

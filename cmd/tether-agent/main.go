@@ -29,6 +29,7 @@ import (
 	"github.com/tetherproj/tether/agent"
 	"github.com/tetherproj/tether/internal/hubaddr"
 	"github.com/tetherproj/tether/internal/logging"
+	"github.com/tetherproj/tether/internal/pprofserve"
 	"github.com/tetherproj/tether/internal/version"
 )
 
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.pprofAddr != "" {
 		runtime.MemProfileRate = pprofMemProfileRate
-		stop, err := servePprof(o.pprofAddr, logger.Named("pprof"))
+		stop, err := pprofserve.Serve(o.pprofAddr, logger.Named("pprof"))
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: --pprof-addr: %v\n", binary, err)
 			return 2

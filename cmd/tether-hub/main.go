@@ -30,6 +30,7 @@ import (
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/logging"
+	"github.com/tetherproj/tether/internal/pprofserve"
 	"github.com/tetherproj/tether/internal/version"
 )
 
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if opts.pprofAddr != "" {
-		stop, err := servePprof(opts.pprofAddr, logger)
+		stop, err := pprofserve.Serve(opts.pprofAddr, logger)
 		if err != nil {
 			logger.Error("--pprof-addr", "error", err)
 			return 2

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/internal/pprofserve"
 )
 
 // TestPprofAddrFlag: --pprof-addr is off by default and, when given,
@@ -27,7 +29,7 @@ func TestPprofAddrFlag(t *testing.T) {
 	if err != nil || o.pprofAddr != addr {
 		t.Fatalf("parseOptions(--pprof-addr %s) = %q, %v; want it", addr, o.pprofAddr, err)
 	}
-	stop, err := servePprof(o.pprofAddr, hclog.NewNullLogger())
+	stop, err := pprofserve.Serve(o.pprofAddr, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package main
+// Package pprofserve serves Go's profiles (net/http/pprof) on an address of its
+// own, for the commands' --pprof-addr flag (tether-hub, tether-agent). Plain
+// HTTP that shows the process's memory: only that flag starts it.
+package pprofserve
 
 import (
 	"context"
@@ -13,13 +16,13 @@ import (
 )
 
 // pprofShutdownTimeout bounds the wait for profile requests in progress
-// when the hub stops (a CPU profile runs for its ?seconds=).
-const pprofShutdownTimeout = 2 * time.Second
+// when the process stops (a CPU profile runs for its ?seconds=).
+const shutdownTimeout = 2 * time.Second
 
-// servePprof serves Go's profiles on addr (plain HTTP, /debug/pprof/) until
+// Serve serves Go's profiles on addr (plain HTTP, /debug/pprof/) until
 // the returned stop is called, which waits for the server to end. Only
-// --pprof-addr starts it: profiles show the hub's memory.
-func servePprof(addr string, logger hclog.Logger) (stop func(), err error) {
+// --pprof-addr starts it: profiles show the process's memory.
+func Serve(addr string, logger hclog.Logger) (stop func(), err error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -40,7 +43,7 @@ func servePprof(addr string, logger hclog.Logger) (stop func(), err error) {
 	}()
 	logger.Info("serving profiles", "addr", l.Addr().String(), "path", "/debug/pprof/")
 	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pprofShutdownTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		srv.Shutdown(ctx) //nolint:errcheck // past the timeout, Close below
 		srv.Close()
