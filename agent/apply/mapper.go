@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,8 +67,8 @@ func find(l *metav1.APIResourceList, gvk schema.GroupVersionKind) (*meta.RESTMap
 		return nil, false
 	}
 	for _, r := range l.APIResources {
-		if r.Kind != gvk.Kind {
-			continue
+		if r.Kind != gvk.Kind || strings.Contains(r.Name, "/") {
+			continue // another kind, or a subresource (deployments/status is Kind Deployment too)
 		}
 		scope := meta.RESTScopeRoot
 		if r.Namespaced {
