@@ -3,6 +3,7 @@ package detector
 import (
 	"sync"
 	"testing"
+	"time"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
@@ -37,6 +38,11 @@ func TestAggregatorWriteReconcilesNothing(t *testing.T) {
 	before := count()
 	e.schedule(webRef, "m1", "m2")
 	e.probe("prod", 1)
+	// The probe orders the watch events, not the workers' reconciles: the
+	// web template's may finish just after the probe's.
+	for deadline := time.Now().Add(10 * time.Second); count() == before && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if count() != before+1 {
 		t.Fatalf("the scheduler's write reconciled %s %d times; want 1", refString(webRef), count()-before)
 	}
