@@ -28,13 +28,25 @@ func sleeper(t *testing.T, name string) (int, <-chan struct{}) {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 	pid := cmd.Process.Pid
 	deadline := time.Now().Add(5 * time.Second)
-	for !cmdlineHas(pid, name) { // until bash has exec'd sleep
+	// bash's own command line names name too (as $0), so wait for argv[0]:
+	// only then has bash exec'd sleep, and no exec is left to race with.
+	for argv0(pid) != name {
 		if time.Now().After(deadline) {
 			t.Fatalf("sleeper %q did not start", name)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	return pid, done
+}
+
+// argv0 returns the first word of pid's command line, or "".
+func argv0(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(data), "\x00")
+	return first
 }
 
 func writeFile(t *testing.T, path, content string) {
