@@ -104,6 +104,9 @@ type Aggregator struct {
 	localRev  int64                         // Config.Local: the revision of the last update held
 
 	run runState // owned by the goroutine running Run
+	// now is the wall clock of coalescing (flush spacing); tests replace
+	// it before Run starts.
+	now func() time.Time
 }
 
 var _ agentapi.Statuses = (*Aggregator)(nil)
@@ -152,6 +155,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		byBinding: make(map[string]map[string]*record),
 		pending:   make(map[string]bool),
 		queue:     relayQueue{deltas: make(map[workRef]*delta)},
+		now:       time.Now,
 	}
 }
 

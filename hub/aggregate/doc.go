@@ -165,7 +165,12 @@
 //
 // A binding is written at most once per Config.FlushInterval (default 200
 // ms, wall clock) and only when its items or annotations changed, with
-// optimistic concurrency (a conflict re-reads and recomputes). One flush
+// optimistic concurrency (a conflict re-reads and recomputes). A large
+// binding is written at most once per interval for every 16 KiB of its
+// encoding (one on 1,000 clusters, about 150 KiB, every 1.8 s at most):
+// each write is decoded whole by every binding watcher of the hub, so
+// its status follows a little later rather than costing the hub in
+// proportion to bindings × clusters × changes. One flush
 // pass prepares the dirty bindings' items in turn, then reads their
 // templates, aggregates and writes them flushWorkers (16) at a time: etcd
 // commits concurrent writes together, so a rollout that dirties a hundred

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,10 +48,21 @@ type flushJob struct {
 	panicked bool
 }
 
+// flushBytesPerInterval spaces the writes of large bindings: a binding
+// is written at most once per flush interval for every flushBytesPerInterval
+// bytes of its encoding (a Deployment placed on three clusters, a few
+// KiB, at every interval; one placed on 1,000 clusters, about 150 KiB,
+// at most every 9 intervals). Every write of a binding is decoded whole
+// by each of the hub's binding watchers (scheduler, render, client API),
+// so a status write costs in proportion to the binding's size.
+const flushBytesPerInterval = 16 << 10
+
 // flushAll writes every dirty binding whose aggregated status changed,
-// flushWorkers at a time. A binding that could not be written stays dirty
-// for the next interval; one whose write conflicted is read again and
-// written at once (flush).
+// flushWorkers at a time, but a large binding only when its spacing
+// (flushSpacing) has passed since its last write: it stays dirty until
+// then. A binding that could not be written stays dirty for the next
+// interval; one whose write conflicted is read again and written at once
+// (flush).
 func (a *Aggregator) flushAll(ctx context.Context) {
 	keys := make([]string, 0, len(a.run.dirty))
 	for k := range a.run.dirty {
@@ -58,7 +70,11 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 	}
 	sort.Strings(keys)
 	jobs := make([]*flushJob, 0, len(keys))
+	now := a.now()
 	for _, key := range keys {
+		if e := a.run.bindings[key]; e != nil && now.Sub(e.written) < a.flushSpacing(e) {
+			continue
+		}
 		delete(a.run.dirty, key)
 		var j *flushJob
 		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { j = a.prepareFlush(key); return nil })
@@ -71,6 +87,12 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 		a.finish(ctx, j)
 	}
 	a.run.passes.Add(1)
+}
+
+// flushSpacing is the least time between two writes of e beyond the
+// flush interval's own: zero under flushBytesPerInterval.
+func (a *Aggregator) flushSpacing(e *entry) time.Duration {
+	return a.cfg.FlushInterval * time.Duration(len(e.enc)/flushBytesPerInterval)
 }
 
 // prepareFlush is key's job with its items brought up to date; nil when the
@@ -139,7 +161,7 @@ func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
 
 // wrote records the aggregator's own write of a binding.
 func (a *Aggregator) wrote(key string, nb *workv1alpha1.ResourceBinding, enc string, rev int64) {
-	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev}
+	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.now()}
 	a.run.writes.Add(1)
 	a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
 }
@@ -271,10 +293,12 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return fmt.Errorf("decode binding %s: %w", key, err)
 	}
+	var written time.Time
 	if cur, ok := a.run.bindings[key]; ok {
 		a.noteAssignments(key, cur.b, b)
+		written = cur.written
 	}
-	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision}
+	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision, written: written}
 	return nil
 }
 

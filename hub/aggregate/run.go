@@ -46,6 +46,9 @@ type entry struct {
 	b   *workv1alpha1.ResourceBinding
 	enc string // jsonString(b)
 	rev int64
+	// written is when the aggregator last wrote the binding (zero: not
+	// since Run started), for spacing (flushSpacing).
+	written time.Time
 }
 
 // Run writes aggregated statuses until ctx ends, then returns nil. A
@@ -157,10 +160,12 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 		delete(a.run.bindings, key)
 		return
 	}
+	var written time.Time
 	if ok {
 		a.noteAssignments(key, cur.b, b)
+		written = cur.written
 	}
-	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision}
+	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision, written: written}
 	a.run.dirty[key] = true
 }
 

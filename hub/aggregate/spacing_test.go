@@ -1,0 +1,86 @@
+package aggregate
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// TestLargeBindingsWrittenLessOften: a binding placed on 300 clusters
+// (tens of KiB) is written at most once per flush interval per 16 KiB of
+// its encoding, while a binding on one cluster is written at every
+// interval. The flush spacing's clock is frozen: a change to the large
+// binding waits, however many flush passes run, until it moves on.
+func TestLargeBindingsWrittenLessOften(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	clusters := make([]string, 300)
+	for i := range clusters {
+		clusters[i] = fmt.Sprintf("m%03d", i)
+	}
+	e.heartbeat(clusters...)
+	apiRef := store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "api"}
+	e.put(store.ObjectKey(webRef), deployment(t).Object)
+	e.put(store.ObjectKey(apiRef), deployment(t).Object)
+	e.put(store.BindingKey(webRef), webBinding(clusters...))
+	api := webBinding(clusters[0])
+	api.Name, api.Spec.Resource.Name = "api-deployment", "api"
+	e.put(store.BindingKey(apiRef), api)
+
+	var clock atomic.Int64 // Unix ns of the spacing's clock
+	clock.Store(t0.UnixNano())
+	a := New(e.st, newInterpreter(t), e.leases, Config{Clock: e.clock, Local: true}, hclog.NewNullLogger())
+	a.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	e.goRun("aggregate", a.Run)
+
+	reportReady := func(key, cluster string, ready int) {
+		name := key[len("apps/Deployment/prod/"):]
+		r := &agentv1.StatusReport{WorkKey: key, Version: "v1", Digest: fmt.Sprint(ready), Manifests: []*agentv1.ManifestStatus{
+			manifest(name, agentv1.Health_HEALTH_HEALTHY, true, memberStatus(ready))}}
+		if err := a.Report(ctx, cluster, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const apiKey = "apps/Deployment/prod/api"
+	for _, c := range clusters {
+		reportReady(workKey, c, 1)
+	}
+	reportReady(apiKey, clusters[0], 1)
+	// Until every item is in, the spacing's clock runs.
+	big := e.waitBinding(webRef, "300 ready replicas", func(b *workv1alpha1.ResourceBinding) bool {
+		clock.Add(int64(time.Hour))
+		return readyReplicas(b) == 300
+	})
+	e.waitBinding(apiRef, "api ready", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 1 })
+	if n := len(jsonString(big)); n < 3*flushBytesPerInterval {
+		t.Fatalf("the large binding is %d bytes; want at least %d for this test", n, 3*flushBytesPerInterval)
+	}
+
+	// The clock stands still from here: the large binding's next write
+	// starts its spacing; after it the small binding follows every
+	// change and the large one waits.
+	reportReady(workKey, clusters[0], 2)
+	e.waitBinding(webRef, "readyReplicas 301", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 301 })
+	writes := a.run.writes.Load()
+	for i := 3; i <= 5; i++ {
+		reportReady(workKey, clusters[0], i)
+		reportReady(apiKey, clusters[0], i)
+		e.waitBinding(apiRef, fmt.Sprintf("api readyReplicas %d", i), func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == int64(i) })
+	}
+	if got := readyReplicas(e.getBinding(webRef)); got != 301 {
+		t.Errorf("the large binding was written again within its spacing: readyReplicas %d; want 301 until the spacing passed", got)
+	}
+	if got := a.run.writes.Load() - writes; got != 3 {
+		t.Errorf("%d writes for 3 changes of each binding within the large one's spacing; want 3 (the small binding's)", got)
+	}
+	clock.Add(int64(time.Hour))
+	e.waitBinding(webRef, "the large binding written once its spacing passed", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 304 })
+}
