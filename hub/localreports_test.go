@@ -3,7 +3,6 @@ package hub_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -29,7 +27,8 @@ func TestSingleHubHoldsReportsInMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*replicaTimeout)
 	defer cancel()
 	cfg := hubConfigWithEmbeddedEtcd(t)
-	r, stop := startHub(t, cfg)
+	r, stop := launchReplica(t, cfg)
+	r.serving(t)
 	cert := r.registerAgent(t, ctx, reportsCluster)
 	sctx, stopStream := context.WithCancel(ctx)
 	agent := r.openAgent(t, sctx, cert, &agentv1.Hello{AgentVersion: "test"})
@@ -56,7 +55,8 @@ func TestSingleHubHoldsReportsInMemory(t *testing.T) {
 		t.Errorf("a single hub wrote %d relayed records for 2 works; want none (it is the only replica: memory holds them)", n)
 	}
 
-	restarted, _ := startHub(t, cfg)
+	restarted := runReplica(t, cfg)
+	restarted.serving(t)
 	hello := &agentv1.Hello{AgentVersion: "test", LastHubIdentity: agent.identity, HeldWorks: []*agentv1.HeldWork{
 		{WorkKey: cfgAKey, Version: versions[cfgAKey]}, {WorkKey: cfgBKey, Version: versions[cfgBKey]}},
 		ReportedStatuses: []*agentv1.ReportedStatus{
@@ -70,33 +70,6 @@ func TestSingleHubHoldsReportsInMemory(t *testing.T) {
 	for _, name := range []string{"cfg-a", "cfg-b"} {
 		restarted.waitHealthyItem(t, ctx, name)
 	}
-}
-
-// startHub starts a hub with cfg and returns a function that stops it
-// (also called at the end of the test).
-func startHub(t *testing.T, cfg hub.Config) (*replica, func()) {
-	t.Helper()
-	h, err := hub.New(cfg, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatalf("hub.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
-	go func() { r.err <- h.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("hub %s: Run: %v", cfg.DataDir, err)
-		}
-	}
-	t.Cleanup(stop)
-	r.serving(t)
-	return r, stop
 }
 
 // waitHealthyItem waits until the binding of ConfigMap default/name,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +48,14 @@ func baseConfig(t *testing.T, e *etcdtest.Etcd) hub.Config {
 // runReplica starts a hub with cfg; it is stopped at the end of the test.
 func runReplica(t *testing.T, cfg hub.Config) *replica {
 	t.Helper()
+	r, _ := launchReplica(t, cfg)
+	return r
+}
+
+// launchReplica starts a hub with cfg and returns a function that stops
+// it (once; also called at the end of the test).
+func launchReplica(t *testing.T, cfg hub.Config) (*replica, func()) {
+	t.Helper()
 	h, err := hub.New(cfg, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)
@@ -54,13 +63,17 @@ func runReplica(t *testing.T, cfg hub.Config) *replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
 	go func() { r.err <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("replica %s: Run: %v", cfg.DataDir, err)
-		}
-	})
-	return r
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("replica %s: Run: %v", cfg.DataDir, err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return r, stop
 }
 
 // serving waits until the replica wrote hub.addr, failing if Run returns.
