@@ -28,8 +28,8 @@
 // watch lists again) into memory on every replica, so the leader's Run
 // aggregates every cluster and Digests on any replica, restarted or not,
 // knows what is held: a reconnecting agent is asked only for statuses the
-// hub lacks. A single hub does the same through its embedded etcd: one
-// path.
+// hub lacks. Replicas on an external etcd relay, even when only one
+// runs: another may start at any time.
 //
 // # One replica: memory only
 //

@@ -271,7 +271,7 @@ func collect(ctx context.Context, s IO, cfg *client.Config, ws []*waited, update
 	for {
 		select {
 		case u := <-updates:
-			if u.err != nil && ctx.Err() == nil {
+			if u.err != nil && !expired(ctx) {
 				return explain(cfg, u.err)
 			}
 			if u.err != nil {
@@ -293,6 +293,16 @@ func collect(ctx context.Context, s IO, cfg *client.Config, ws []*waited, update
 			return timeoutError(ws, time.Since(start))
 		}
 	}
+}
+
+// expired reports whether ctx ended or its deadline passed. gRPC ends a
+// call whose deadline passed as soon as it sees the clock past it (as
+// DeadlineExceeded, also when the hub's reset arrives first), which on a
+// busy machine can be before the context's own timer has fired: that
+// error is the wait's timeout, not the hub's failure.
+func expired(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }
 
 func allDone(ws []*waited) bool {
@@ -347,7 +357,7 @@ func follow(ctx context.Context, conn grpc.ClientConnInterface, w *waited, send 
 		switch status.Code(err) {
 		case codes.OK, codes.Unavailable, codes.Internal, codes.Aborted, codes.OutOfRange:
 		default:
-			if ctx.Err() == nil {
+			if !expired(ctx) {
 				send(progressUpdate{err: err})
 			}
 			return
