@@ -60,15 +60,21 @@ func launchReplica(t *testing.T, cfg hub.Config) (*replica, func()) {
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)
 	}
+	return startHub(t, h, cfg.DataDir)
+}
+
+// startHub runs h, whose data directory is dir, and returns a function
+// that stops it (once; also called at the end of the test).
+func startHub(t *testing.T, h *hub.Hub, dir string) (*replica, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
+	r := &replica{dir: dir, err: make(chan error, 1)}
 	go func() { r.err <- h.Run(ctx) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
 			cancel()
 			if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("replica %s: Run: %v", cfg.DataDir, err)
+				t.Errorf("replica %s: Run: %v", dir, err)
 			}
 		})
 	}

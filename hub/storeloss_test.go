@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,9 +49,7 @@ func TestEmbeddedHubKeepsItsAgentsWhenItsStoreDoesNotAnswer(t *testing.T) {
 	r.serving(t)
 	ctx, cancel := context.WithTimeout(context.Background(), storeLossTimeout)
 	defer cancel()
-	cert := r.registerAgent(t, ctx, "edge-1")
-	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
-	ended := s.watchEnd()
+	cert, ended := r.watchedAgent(t, ctx, "edge-1")
 
 	if err := pollUntil(ctx, func() bool { return strings.Contains(logs.String(), msgStoreLost) }); err != nil {
 		t.Fatalf("the store watch did not decide the store was lost: %v; log:\n%s", err, logs.String())
@@ -90,16 +87,16 @@ func runProbedReplica(t *testing.T, cfg hub.Config, probe func(context.Context) 
 	if probe != nil {
 		hub.SetStoreProbe(h, probe)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{dir: cfg.DataDir, err: make(chan error, 1)}
-	go func() { r.err <- h.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("replica %s: Run: %v", cfg.DataDir, err)
-		}
-	})
+	r, _ := startHub(t, h, cfg.DataDir)
 	return r
+}
+
+// watchedAgent registers cluster through r, opens its agent stream and
+// returns the agent's certificate and how the stream ends (watchEnd).
+func (r *replica) watchedAgent(t *testing.T, ctx context.Context, cluster string) (tls.Certificate, <-chan error) {
+	t.Helper()
+	cert := r.registerAgent(t, ctx, cluster)
+	return cert, r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"}).watchEnd()
 }
 
 // agentTLS is cert's client configuration for r.
@@ -164,15 +161,14 @@ func (b *syncBuffer) String() string {
 // failed reads lost its store within the first.
 const starvedFor = 3 * 10 * time.Second
 
-// Starvation of TestStarvedReplicaKeepsItsAgents: on one thread for Go
-// code, starvers goroutines each work starveWork and sleep starveSleep,
-// wanting the thread 10 times more than it has: a goroutine that becomes
-// runnable waits about two seconds, as a hub's do with far more agents
-// than its CPU can serve.
+// Starvation of TestStarvedReplicaKeepsItsAgents (hub.Starve): on one
+// thread for Go code, starvers goroutines each work starveWork and sleep
+// a millisecond, wanting the thread 10 times more than it has: a
+// goroutine that becomes runnable waits about two seconds, as a hub's do
+// with far more agents than its CPU can serve.
 const (
-	starvers    = 200
-	starveWork  = 10 * time.Millisecond
-	starveSleep = time.Millisecond
+	starvers   = 200
+	starveWork = 10 * time.Millisecond
 )
 
 // msgProbeLate is the store watch's log line for a failed read it does
@@ -195,11 +191,9 @@ func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
 	r.serving(t)
 	ctx, cancel := context.WithTimeout(context.Background(), replicaTimeout)
 	defer cancel()
-	cert := r.registerAgent(t, ctx, "edge-1")
-	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
-	ended := s.watchEnd()
+	_, ended := r.watchedAgent(t, ctx, "edge-1")
 
-	starve(starvedFor)
+	hub.Starve(starvers, starveWork, starvedFor)
 	select {
 	case err := <-ended:
 		t.Errorf("the agent's stream ended while the replica was starved of CPU: %v; want it kept (etcd answered; the replica did not run)", err)
@@ -212,33 +206,6 @@ func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
 	if !strings.Contains(log, msgProbeLate) {
 		t.Errorf("no store probe failed while the replica was starved: the starvation proved nothing; log:\n%s", log)
 	}
-}
-
-// starve runs starvers goroutines on one thread for d, then gives the
-// process its threads back.
-func starve(d time.Duration) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range starvers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for start := time.Now(); time.Since(start) < starveWork; { // work
-				}
-				time.Sleep(starveSleep)
-			}
-		}()
-	}
-	time.Sleep(d) // the fault's length, not a wait for a condition
-	close(stop)
-	wg.Wait()
 }
 
 // cutBound is how long after its etcd is cut off a replica may take to
@@ -261,9 +228,7 @@ func TestReplicaCutOffEtcdSendsItsAgentsAway(t *testing.T) {
 	r.serving(t)
 	ctx, cancel := context.WithTimeout(context.Background(), replicaTimeout)
 	defer cancel()
-	cert := r.registerAgent(t, ctx, "edge-1")
-	s := r.openAgent(t, ctx, cert, &agentv1.Hello{AgentVersion: "test"})
-	ended := s.watchEnd()
+	_, ended := r.watchedAgent(t, ctx, "edge-1")
 
 	cut := time.Now()
 	p.cut()

@@ -2,8 +2,6 @@ package hub
 
 import (
 	"context"
-	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,30 +193,9 @@ func TestWaitQuantile(t *testing.T) {
 // that becomes runnable waits for most of the others' work: schedWaits
 // sees the process starved, though a timer in it fires on time.
 func TestSchedWaitsSeeAStarvedProcess(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	w := newSchedWaits()
 	w.reset()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 80 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				for start := time.Now(); time.Since(start) < 5*time.Millisecond; { // work
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}()
-	}
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
+	Starve(80, 5*time.Millisecond, time.Second)
 	if got := w.quantile(storeProbeWaitQuantile); got < storeProbeLateness {
 		t.Errorf("goroutines' scheduling waits (quantile %v) with 80 goroutines working on one thread = %s; want at least %s", storeProbeWaitQuantile, got, storeProbeLateness)
 	}

@@ -45,6 +45,16 @@ func flat(lists []*metav1.APIResourceList) []string {
 	return out
 }
 
+// discoveryModes are the two discovery documents a server may answer
+// with: the aggregated documents and the legacy per-group lists.
+var discoveryModes = []struct {
+	name   string
+	accept string
+}{
+	{"aggregated", acceptDiscovery},
+	{"legacy", runtime.ContentTypeJSON},
+}
+
 // TestDiscoverMatchesClientGo: aggregated discovery and the legacy lists
 // give what client-go's discovery client gives, without subresources.
 func TestDiscoverMatchesClientGo(t *testing.T) {
@@ -52,13 +62,7 @@ func TestDiscoverMatchesClientGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct {
-		name   string
-		accept string
-	}{
-		{"aggregated", acceptDiscovery},
-		{"legacy", runtime.ContentTypeJSON},
-	} {
+	for _, tt := range discoveryModes {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t)
 			c.accept = tt.accept
@@ -102,13 +106,7 @@ func TestDiscoverUnavailableGroup(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = apiservices.Delete(context.Background(), "v1.down.example.com", metav1.DeleteOptions{}) })
 	down := schema.GroupVersion{Group: "down.example.com", Version: "v1"}
-	for _, tt := range []struct {
-		name   string
-		accept string
-	}{
-		{"aggregated", acceptDiscovery},
-		{"legacy", runtime.ContentTypeJSON},
-	} {
+	for _, tt := range discoveryModes {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t)
 			c.accept = tt.accept
