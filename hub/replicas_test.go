@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,14 +47,6 @@ func baseConfig(t *testing.T, e *etcdtest.Etcd) hub.Config {
 // runReplica starts a hub with cfg; it is stopped at the end of the test.
 func runReplica(t *testing.T, cfg hub.Config) *replica {
 	t.Helper()
-	r, _ := launchReplica(t, cfg)
-	return r
-}
-
-// launchReplica starts a hub with cfg and returns a function that stops
-// it (once; also called at the end of the test).
-func launchReplica(t *testing.T, cfg hub.Config) (*replica, func()) {
-	t.Helper()
 	h, err := hub.New(cfg, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)
@@ -63,23 +54,18 @@ func launchReplica(t *testing.T, cfg hub.Config) (*replica, func()) {
 	return startHub(t, h, cfg.DataDir)
 }
 
-// startHub runs h, whose data directory is dir, and returns a function
-// that stops it (once; also called at the end of the test).
-func startHub(t *testing.T, h *hub.Hub, dir string) (*replica, func()) {
+// startHub runs h, whose data directory is dir, until the test ends.
+func startHub(t *testing.T, h *hub.Hub, dir string) *replica {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{dir: dir, err: make(chan error, 1)}
 	go func() { r.err <- h.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("replica %s: Run: %v", dir, err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return r, stop
+	t.Cleanup(func() {
+		cancel()
+		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("replica %s: Run: %v", dir, err)
+		}
+	})
+	return r
 }
 
 // serving waits until the replica wrote hub.addr, failing if Run returns.

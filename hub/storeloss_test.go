@@ -87,8 +87,7 @@ func runProbedReplica(t *testing.T, cfg hub.Config, probe func(context.Context) 
 	if probe != nil {
 		hub.SetStoreProbe(h, probe)
 	}
-	r, _ := startHub(t, h, cfg.DataDir)
-	return r
+	return startHub(t, h, cfg.DataDir)
 }
 
 // watchedAgent registers cluster through r, opens its agent stream and

@@ -77,10 +77,6 @@ type Config struct {
 	// MaxQueuedBytes bounds the protobuf bytes waiting to be relayed;
 	// zero: DefaultMaxQueuedBytes.
 	MaxQueuedBytes int
-	// Local says this hub is the only replica (its etcd is embedded):
-	// acks and reports are held in memory as they arrive and never
-	// relayed, and Relay only deletes the records a relaying hub left.
-	Local bool
 }
 
 // Aggregator implements agentapi.Statuses and writes the aggregated
@@ -101,7 +97,6 @@ type Aggregator struct {
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
 	queue     relayQueue                    // updates received here, not yet relayed
-	localRev  int64                         // Config.Local: the revision of the last update held
 
 	run runState // owned by the goroutine running Run
 	// now is the wall clock of coalescing (flush spacing); tests replace
@@ -239,18 +234,13 @@ func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]sy
 // is held is as new (the echo of this replica's own write, or an event
 // older than a list).
 func (a *Aggregator) hold(cluster, key string, h held, rev int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.holdLocked(cluster, key, h, rev)
-}
-
-// holdLocked is hold with a.mu held.
-func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 	ref, ok := a.cfg.BindingOf(key)
 	if !ok {
 		return
 	}
 	bkey := store.BindingKey(ref)
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	r := a.records[cluster][key]
 	if r != nil && r.rev >= rev {
 		return
@@ -286,18 +276,6 @@ func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
 	}
 	a.deleteRecordLocked(ref.cluster, r)
 	a.touchLocked(r.binding)
-}
-
-// forgetCluster drops every work held for a cluster.
-func (a *Aggregator) forgetCluster(cluster string) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := len(a.records[cluster])
-	for _, r := range a.records[cluster] {
-		a.deleteRecordLocked(cluster, r)
-		a.touchLocked(r.binding)
-	}
-	return n
 }
 
 // held returns what is held for a work and its revision; ok false: none.
