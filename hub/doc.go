@@ -31,7 +31,8 @@
 //     publisher and follower (hub/liveness: agents' heartbeats go to etcd
 //     and come back to every replica's leases), the reports relay
 //     (hub/aggregate: agents' acks and status reports go to etcd and come
-//     back to every replica's aggregator), customizations (stored RICs
+//     back to every replica's aggregator; a hub on its embedded etcd, the
+//     only replica, holds them in memory), customizations (stored RICs
 //     and webhook configurations into the interpreter), the leader election
 //     (hub/leader), render, revocation, the gRPC server, the serving
 //     certificate's and admin.conf's renewals, the metrics server. While

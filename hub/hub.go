@@ -94,9 +94,11 @@ func (h *Hub) Run(ctx context.Context) error {
 	// Agents' acks and reports are relayed through etcd, unfenced (any
 	// replica writes them), and followed back by every replica, so the
 	// leader's aggregator sees every cluster's and any replica knows what
-	// is held.
+	// is held. A hub on its embedded etcd is the only replica: it holds
+	// them in memory.
+	alone := len(h.cfg.EtcdEndpoints) == 0
 	statuses := aggregate.New(fenced, aggregateHooks, leases, aggregate.Config{Counts: counts, Relay: st,
-		Replica: replicaName(lis.grpc.Addr().String())}, h.logger)
+		Replica: replicaName(lis.grpc.Addr().String()), Local: alone}, h.logger)
 	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
@@ -113,7 +115,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	if h.storeProbe != nil {
 		probe = h.storeProbe
 	}
-	storeLoss := storeWatch{probe: probe, log: h.logger, alone: len(h.cfg.EtcdEndpoints) == 0,
+	storeLoss := storeWatch{probe: probe, log: h.logger, alone: alone,
 		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
 		found: func() { srv.agents.Resume(); srv.setReady(true) }}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost

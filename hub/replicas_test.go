@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,21 +52,24 @@ func runReplica(t *testing.T, cfg hub.Config) *replica {
 	if err != nil {
 		t.Fatalf("hub.New: %v", err)
 	}
-	return startHub(t, h, cfg.DataDir)
+	r, _ := startHub(t, h, cfg.DataDir)
+	return r
 }
 
-// startHub runs h, whose data directory is dir, until the test ends.
-func startHub(t *testing.T, h *hub.Hub, dir string) *replica {
+// startHub runs h, whose data directory is dir, until stop is called or
+// the test ends.
+func startHub(t *testing.T, h *hub.Hub, dir string) (r *replica, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &replica{dir: dir, err: make(chan error, 1)}
+	r = &replica{dir: dir, err: make(chan error, 1)}
 	go func() { r.err <- h.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-r.err; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("replica %s: Run: %v", dir, err)
 		}
 	})
-	return r
+	t.Cleanup(stop)
+	return r, stop
 }
 
 // serving waits until the replica wrote hub.addr, failing if Run returns.

@@ -87,7 +87,8 @@ func runProbedReplica(t *testing.T, cfg hub.Config, probe func(context.Context) 
 	if probe != nil {
 		hub.SetStoreProbe(h, probe)
 	}
-	return startHub(t, h, cfg.DataDir)
+	r, _ := startHub(t, h, cfg.DataDir)
+	return r
 }
 
 // watchedAgent registers cluster through r, opens its agent stream and

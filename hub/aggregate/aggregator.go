@@ -77,6 +77,15 @@ type Config struct {
 	// MaxQueuedBytes bounds the protobuf bytes waiting to be relayed;
 	// zero: DefaultMaxQueuedBytes.
 	MaxQueuedBytes int
+	// Local says this hub is the only replica (its etcd is embedded):
+	// acks and reports are held in memory as they arrive and never
+	// relayed, and Relay only deletes the records a relaying hub left.
+	Local bool
+	// Seen is the highest store revision this replica's components have
+	// read (store.Store.Seen); an update is stamped with it when it
+	// arrives, to tell which binding write it may answer. Nil: Relay's
+	// Seen.
+	Seen func() int64
 }
 
 // Aggregator implements agentapi.Statuses and writes the aggregated
@@ -97,6 +106,7 @@ type Aggregator struct {
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
 	queue     relayQueue                    // updates received here, not yet relayed
+	localRev  int64                         // Config.Local: the revision of the last update held
 
 	run runState // owned by the goroutine running Run
 	// now is the wall clock of coalescing (flush spacing); tests replace
@@ -135,6 +145,9 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 	}
 	if cfg.Relay == nil {
 		cfg.Relay = st
+	}
+	if cfg.Seen == nil {
+		cfg.Seen = cfg.Relay.Seen
 	}
 	if cfg.MaxQueued <= 0 {
 		cfg.MaxQueued = DefaultMaxQueued
@@ -234,13 +247,18 @@ func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]sy
 // is held is as new (the echo of this replica's own write, or an event
 // older than a list).
 func (a *Aggregator) hold(cluster, key string, h held, rev int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.holdLocked(cluster, key, h, rev)
+}
+
+// holdLocked is hold with a.mu held.
+func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 	ref, ok := a.cfg.BindingOf(key)
 	if !ok {
 		return
 	}
 	bkey := store.BindingKey(ref)
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	r := a.records[cluster][key]
 	if r != nil && r.rev >= rev {
 		return
@@ -278,6 +296,18 @@ func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
 	a.touchLocked(r.binding)
 }
 
+// forgetCluster drops every work held for a cluster.
+func (a *Aggregator) forgetCluster(cluster string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := len(a.records[cluster])
+	for _, r := range a.records[cluster] {
+		a.deleteRecordLocked(cluster, r)
+		a.touchLocked(r.binding)
+	}
+	return n
+}
+
 // held returns what is held for a work and its revision; ok false: none.
 func (a *Aggregator) held(ref workRef) (h held, rev int64, ok bool) {
 	a.mu.Lock()
@@ -308,13 +338,14 @@ func (a *Aggregator) observations(bkey string) map[string]Observation {
 	return out
 }
 
-// latest is the version a cluster's agent last acked or reported for the
-// binding's work; "" when none.
-func (a *Aggregator) latest(bkey, cluster string) string {
+// versionAt is the version a cluster's agent had acked or reported for
+// the binding's work when the store was at revision rev (held.versionAt);
+// "" when none.
+func (a *Aggregator) versionAt(bkey, cluster string, rev int64) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if r := a.byBinding[bkey][cluster]; r != nil {
-		return r.h.obs.Latest
+		return r.h.versionAt(rev)
 	}
 	return ""
 }

@@ -10,7 +10,7 @@
 //	srv, err := agentapi.New(cfg, works, agg /* Statuses */, heartbeats, logger)
 //	go agg.Relay(ctx) // every replica: acks and reports → etcd → every replica's memory
 //	go agg.Run(ctx)   // leader only: memory → bindings; returns nil when ctx ends
-//	go agg.Prune(ctx) // leader only: removed clusters' relayed records deleted
+//	go agg.Prune(ctx) // leader only: removed clusters' relayed records deleted (Local: forgotten)
 //
 // Ack, Report and Digests only touch memory and never block on I/O, so
 // they may be called from every agent stream while Relay and Run write.
@@ -30,6 +30,21 @@
 // knows what is held: a reconnecting agent is asked only for statuses the
 // hub lacks. A single hub does the same through its embedded etcd: one
 // path.
+//
+// # One replica: memory only
+//
+// A hub on its embedded etcd is the only replica (Config.Local): Ack and
+// Report merge what they receive into memory at once (the same merge as
+// for relayed records), nothing is written under /tether/reports/, and
+// Relay only deletes the records an earlier, relaying hub left there
+// (nothing would follow or update them). The store holds what agents
+// report only in the bindings' aggregated statuses: its keys grow with
+// templates and clusters, not with their product (a million works would
+// otherwise be a million records, written through etcd as fast as agents
+// ack). A restarted single hub holds nothing: a reconnecting agent is
+// asked for every status it reported (DESIGN §5, the hub asks for what it
+// lacks), and until it answers the bindings keep the items they had.
+// Prune forgets a removed cluster's works from memory.
 //
 // These records are agents' data, not decisions: Relay writes them
 // unfenced (Config.Relay), whichever replica holds the stream. Updates
@@ -85,7 +100,8 @@
 // digest of each held report, so a reconnecting agent is asked only for
 // the statuses the hub lacks. Memory holds what etcd holds (the leader
 // also forgets the records of deleted bindings); after a restart the
-// relayed records are read back, and agents re-send nothing the hub had.
+// relayed records are read back, and agents re-send nothing the hub had
+// (a single hub, which relays nothing, asks for them again).
 //
 // # What is written (the binding's status and annotations)
 //
@@ -128,6 +144,13 @@
 // observes a newer version than the one it held then, or the assignment
 // returns to what it was. So graceful eviction (hub/scheduler) waits for
 // the replacement replicas' own status, not for the old assignment's.
+// "Then" is the binding write's revision, not the moment Run sees it: an
+// agent may answer the new version first. Every update is stamped with
+// the highest store revision its replica had read when it arrived
+// (store.Store.Seen, which the renderer's list and watch raise before it
+// renders); a version first received with a stamp below the write's
+// revision was held then, one received later may answer it. The held
+// record keeps the stamp of its version and of the superseded ones.
 //
 // # Stale clusters
 //

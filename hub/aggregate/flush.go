@@ -295,7 +295,7 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	}
 	var written time.Time
 	if cur, ok := a.run.bindings[key]; ok {
-		a.noteAssignments(key, cur.b, b)
+		a.noteAssignments(key, cur.b, b, cur.rev+1) // changed after cur.rev, perhaps more than once
 		written = cur.written
 	}
 	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision, written: written}

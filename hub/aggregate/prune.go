@@ -18,7 +18,8 @@ type removal struct {
 
 // Prune deletes the relayed records of removed clusters (their agent
 // record is a tombstone, hub/membership), through the store given to New, so
-// only the leader's deletions go through. It checks every record when it
+// only the leader's deletions go through; with Config.Local it forgets
+// them from memory. It checks every record when it
 // starts, then each agent record and relayed record that changes, until
 // ctx ends (nil). Leader only, next to Run.
 func (a *Aggregator) Prune(ctx context.Context) error {
@@ -104,8 +105,15 @@ func noteRemoval(removed map[string]bool, kv store.KV, deleted bool) (cluster st
 	return cluster, now
 }
 
-// pruneCluster deletes every relayed record of a removed cluster.
+// pruneCluster deletes every relayed record of a removed cluster; with
+// Config.Local it forgets what memory holds for it.
 func (a *Aggregator) pruneCluster(ctx context.Context, cluster string) error {
+	if a.cfg.Local {
+		if n := a.forgetCluster(cluster); n > 0 {
+			a.log.Info("reports of a removed cluster forgotten", "cluster", cluster, "works", n)
+		}
+		return nil
+	}
 	kvs, _, err := a.store.List(ctx, store.ReportsOf(cluster))
 	if err != nil {
 		return err

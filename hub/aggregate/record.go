@@ -29,7 +29,13 @@ type held struct {
 	// update (of version obs.Latest) were received, Unix microseconds by
 	// the receiving replica's clock.
 	ackAt, reportAt, latestAt int64
-	old                       []string // superseded versions, oldest first
+	// since is the store revision the receiving replica had seen (Seen)
+	// when obs.Latest was first received: no version rendered from a
+	// binding written later can have been.
+	since int64
+	old   []string // superseded versions, oldest first
+	// oldSince is since of each of old, in the same order.
+	oldSince []int64
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
@@ -40,14 +46,17 @@ type stored struct {
 	ReportAt int64    `json:"reportAt,omitempty"`
 	Latest   string   `json:"latest"`
 	LatestAt int64    `json:"latestAt"`
+	Since    int64    `json:"since,omitempty"`
 	Old      []string `json:"old,omitempty"`
+	OldSince []int64  `json:"oldSince,omitempty"`
 	// Replica names the replica that wrote it last, for operators.
 	Replica string `json:"replica,omitempty"`
 }
 
 // encodeHeld returns the stored form of h.
 func encodeHeld(h held, replica string) ([]byte, error) {
-	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.obs.Latest, LatestAt: h.latestAt, Old: h.old, Replica: replica}
+	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.obs.Latest, LatestAt: h.latestAt, Since: h.since,
+		Old: h.old, OldSince: h.oldSince, Replica: replica}
 	var err error
 	if h.obs.Ack != nil {
 		if s.Ack, err = proto.Marshal(h.obs.Ack); err != nil {
@@ -69,9 +78,13 @@ func decodeHeld(data []byte) (held, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
-	h := held{obs: Observation{Latest: s.Latest}, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, old: s.Old}
-	if len(h.old) > maxOldVersions {
-		h.old = h.old[len(h.old)-maxOldVersions:]
+	h := held{obs: Observation{Latest: s.Latest}, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt,
+		since: s.Since, old: s.Old, oldSince: s.OldSince}
+	if len(h.oldSince) != len(h.old) { // written before stamps were: 0, known before any binding
+		h.oldSince = make([]int64, len(h.old))
+	}
+	if n := len(h.old); n > maxOldVersions {
+		h.old, h.oldSince = h.old[n-maxOldVersions:], h.oldSince[n-maxOldVersions:]
 	}
 	if s.Ack != nil {
 		h.obs.Ack = &agentv1.Ack{}
@@ -94,6 +107,7 @@ func decodeHeld(data []byte) (held, error) {
 // update is one ack, status report or deletion received on this replica.
 type update struct {
 	at     int64 // received, Unix µs, increasing on each replica
+	seen   int64 // the store revision the receiving replica had seen then (Seen)
 	ack    *agentv1.Ack
 	report *agentv1.StatusReport
 	gone   bool // an ack of the deletion: the work is forgotten
@@ -131,12 +145,18 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 		u.report != nil && h.obs.Report != nil && u.at < h.reportAt:
 		return h, true, false
 	}
-	h.old = slices.Clone(h.old)
-	if h.obs.Latest != "" && h.obs.Latest != v {
-		h.old = append(h.old, h.obs.Latest)
+	h.old, h.oldSince = slices.Clone(h.old), slices.Clone(h.oldSince)
+	switch {
+	case h.obs.Latest == "":
+		h.since = u.seen
+	case h.obs.Latest != v:
+		h.old, h.oldSince = append(h.old, h.obs.Latest), append(h.oldSince, h.since)
 		if len(h.old) > maxOldVersions {
-			h.old = h.old[1:]
+			h.old, h.oldSince = h.old[1:], h.oldSince[1:]
 		}
+		h.since = u.seen
+	default:
+		h.since = min(h.since, u.seen)
 	}
 	h.obs.Latest = v
 	h.latestAt = max(h.latestAt, u.at)
@@ -146,6 +166,21 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 		h.obs.Report, h.reportAt = u.report, u.at
 	}
 	return h, true, true
+}
+
+// versionAt is the version h held when the store was at revision rev:
+// the newest one first received while the receiving replica had seen
+// less than rev; "" when none was.
+func (h held) versionAt(rev int64) string {
+	if h.obs.Latest == "" || h.since < rev {
+		return h.obs.Latest
+	}
+	for i := len(h.old) - 1; i >= 0; i-- {
+		if h.oldSince[i] < rev {
+			return h.old[i]
+		}
+	}
+	return ""
 }
 
 // delta is what this replica received for one work since its last

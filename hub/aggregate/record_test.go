@@ -131,8 +131,10 @@ func TestDeltaCoalesces(t *testing.T) {
 // TestHeldRoundTrip: a record decodes to what was encoded; a stored
 // report that fails validation is refused.
 func TestHeldRoundTrip(t *testing.T) {
-	h, _, _ := merge(held{}, false, reportU(10, "v1", "d1"))
-	h, _, _ = merge(h, true, ackU(20, "v2"))
+	first, second := reportU(10, "v1", "d1"), ackU(20, "v2")
+	first.seen, second.seen = 5, 7
+	h, _, _ := merge(held{}, false, first)
+	h, _, _ = merge(h, true, second)
 	data, err := encodeHeld(h, "replica-1")
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +145,11 @@ func TestHeldRoundTrip(t *testing.T) {
 	}
 	if summarize(got, true) != summarize(h, true) || got.ackAt != 20 || got.reportAt != 10 || got.latestAt != 20 {
 		t.Errorf("decoded %+v; want %+v", got, h)
+	}
+	for rev, want := range map[int64]string{5: "", 6: "v1", 7: "v1", 8: "v2"} {
+		if v := got.versionAt(rev); v != want {
+			t.Errorf("decoded versionAt(%d) = %q; want %q (v1 received at seen 5, v2 at 7)", rev, v, want)
+		}
 	}
 	bad, _, _ := merge(held{}, false, update{at: 1, report: report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`))})
 	data, err = encodeHeld(bad, "replica-1")

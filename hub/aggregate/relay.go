@@ -65,11 +65,17 @@ type relayQueue struct {
 	written, conflicts uint64
 }
 
-// enqueue queues u for Relay, stamped with its receipt time.
+// enqueue queues u for Relay, stamped with its receipt time; with
+// Config.Local it holds u at once instead.
 func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	ref := workRef{cluster, key}
+	u.seen = a.cfg.Seen()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.cfg.Local {
+		a.holdLocalLocked(ref, u)
+		return nil
+	}
 	q := &a.queue
 	d := q.deltas[ref]
 	var next delta
@@ -134,7 +140,12 @@ func (a *Aggregator) requeue(ref workRef, d *delta) {
 // Relay writes the acks and reports this replica's agents send to the
 // store, and follows what every replica wrote into this aggregator's
 // memory, until ctx ends (nil). Every replica runs it, leader or not.
+// With Config.Local it deletes what an earlier, relaying hub left and
+// waits for ctx.
 func (a *Aggregator) Relay(ctx context.Context) error {
+	if a.cfg.Local {
+		return a.dropRelayed(ctx)
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -348,4 +359,42 @@ func (a *Aggregator) storedBase(ref workRef, kvs []*mvccpb.KeyValue) base {
 		return base{rev: kvs[0].ModRevision}
 	}
 	return base{h: h, rev: kvs[0].ModRevision, ok: true}
+}
+
+// holdLocalLocked merges u onto what is held for ref (Config.Local);
+// a.mu must be held.
+func (a *Aggregator) holdLocalLocked(ref workRef, u update) {
+	u.at = max(time.Now().UnixMicro(), a.queue.last+1)
+	a.queue.last = u.at
+	var h held
+	r := a.records[ref.cluster][ref.key]
+	if r != nil {
+		h = r.h
+	}
+	out, exists, changed := merge(h, r != nil, u)
+	if !changed {
+		return
+	}
+	a.localRev++
+	if !exists {
+		a.forgetLocked(ref, a.localRev)
+		return
+	}
+	a.holdLocked(ref.cluster, ref.key, out, a.localRev)
+}
+
+// dropRelayed deletes the relayed records a hub that relayed (an older
+// version) left in a store this hub alone uses: nothing would follow or
+// update them. Their agents are asked again for what the hub lacks
+// when they reconnect. It then waits for ctx (nil).
+func (a *Aggregator) dropRelayed(ctx context.Context) error {
+	resp, err := a.relay.Client().Delete(ctx, store.ReportsPrefix, clientv3.WithPrefix())
+	switch {
+	case err != nil && ctx.Err() == nil:
+		a.log.Warn("relayed reports left by an earlier hub not deleted", "error", err)
+	case err == nil && resp.Deleted > 0:
+		a.log.Info("relayed reports left by an earlier hub deleted: this hub holds reports in memory", "records", resp.Deleted)
+	}
+	<-ctx.Done()
+	return nil
 }

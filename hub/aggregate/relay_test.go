@@ -56,14 +56,14 @@ func TestRelayKeepsTheNewerAcrossReplicas(t *testing.T) {
 	if err := b.Ack(ctx, "m1", &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b relayed the ack", func() bool { return b.latest(store.BindingsPrefix+workKey, "m1") == "v2" })
+	waitFor(t, "b relayed the ack", func() bool { return b.observations(store.BindingsPrefix + workKey)["m1"].Latest == "v2" })
 	startA()
 	waitFor(t, "a's queue written or discarded", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return len(a.queue.deltas) == 0 && a.queue.conflicts > 0
 	})
-	waitFor(t, "a holds the stored record", func() bool { return a.latest(store.BindingsPrefix+workKey, "m1") == "v2" })
+	waitFor(t, "a holds the stored record", func() bool { return a.observations(store.BindingsPrefix + workKey)["m1"].Latest == "v2" })
 	if h := e.storedHeld("m1"); h.obs.Latest != "v2" || h.obs.Report != nil || h.obs.Ack.GetVersion() != "v2" {
 		t.Errorf("stored record: latest %q, report %v, ack %v; want the v2 ack alone (a's older report discarded)", h.obs.Latest, h.obs.Report, h.obs.Ack)
 	}

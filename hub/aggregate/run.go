@@ -162,7 +162,7 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 	}
 	var written time.Time
 	if ok {
-		a.noteAssignments(key, cur.b, b)
+		a.noteAssignments(key, cur.b, b, ev.KV.Revision)
 		written = cur.written
 	}
 	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision, written: written}
@@ -204,12 +204,14 @@ type supersession struct {
 	replicas int32
 }
 
-// noteAssignments records the target clusters of nb whose assignment
-// differs from old's, so that their items count as Unknown until their
-// agents observe a newer version (the renderer sends one: the replicas are
-// part of the work). A change back to the replicas a cluster had is
-// forgotten again: no new version may come then.
-func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceBinding) {
+// noteAssignments records the target clusters of nb, written at revision
+// rev, whose assignment differs from old's, so that their items count as
+// Unknown until their agents observe a newer version than they held at
+// rev (the renderer sends one: the replicas are part of the work). What
+// they held at rev, not now: an agent may answer the new version before
+// this goroutine sees the binding write. A change back to the replicas a
+// cluster had is forgotten again: no new version may come then.
+func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceBinding, rev int64) {
 	before := make(map[string]int32, len(old.Spec.Clusters))
 	for _, t := range old.Spec.Clusters {
 		before[t.Name] = t.Replicas
@@ -236,7 +238,7 @@ func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceB
 			}
 			a.run.superseded[key] = sup
 		}
-		sup[t.Name] = supersession{version: a.latest(key, t.Name), replicas: r}
+		sup[t.Name] = supersession{version: a.versionAt(key, t.Name, rev), replicas: r}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,4 +146,59 @@ func TestAggregatorAssignmentChangeWaitsForNewVersion(t *testing.T) {
 	e.waitBinding(webRef, "m1 still Unknown after the ack of v2", healthIs(unknown, healthy))
 	report("m1", "v2")
 	e.waitBinding(webRef, "m1 Healthy on v2", healthIs(healthy, healthy))
+}
+
+// TestAssignmentAnsweredBeforeItsBindingIsSeen: an agent may ack the work
+// rendered from a binding write before the aggregator's own watch brings
+// that write (here the write is applied by hand after the ack). The
+// cluster's item then waits for a newer version than the one held when
+// the binding was written, not than the answer: m1, which acked v2 after
+// the hub had seen the write, is not waited on; m2, which still holds v1,
+// is. Both with relayed records and held in memory (Config.Local).
+func TestAssignmentAnsweredBeforeItsBindingIsSeen(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			bkey := store.BindingKey(webRef)
+			e.put(store.ObjectKey(webRef), deployment(t).Object)
+			e.put(bkey, webBinding("m1", "m2"))
+			var seen atomic.Int64 // what render would have read
+			a, startRelay := e.relayOnly(Config{Local: local, Seen: seen.Load})
+			startRelay()
+			rev, err := a.load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen.Store(rev)
+			ack := func(cluster, version string) {
+				t.Helper()
+				if err := a.Ack(ctx, cluster, &agentv1.Ack{WorkKey: workKey, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, cluster+" holds "+version, func() bool { return a.observations(bkey)[cluster].Latest == version })
+			}
+			ack("m1", "v1")
+			ack("m2", "v1")
+
+			nb := webBinding("m1", "m2")
+			nb.Spec.Clusters[0].Replicas, nb.Spec.Clusters[1].Replicas = 4, 2
+			data, err := json.Marshal(nb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			written, err := e.st.Put(ctx, bkey, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen.Store(written) // rendered and sent to m1, which answers at once
+			ack("m1", "v2")
+			a.applyBinding(store.Event{Type: store.EventPut, KV: store.KV{Key: bkey, Value: data, Revision: written}})
+
+			got := a.supersededFor(bkey, nb, a.observations(bkey))
+			if want := map[string]string{"m2": "v1"}; !maps.Equal(got, want) {
+				t.Errorf("clusters waited on for a newer version = %v; want %v (m1 already answered the write with v2)", got, want)
+			}
+		})
+	}
 }

@@ -20,9 +20,26 @@ type Requests struct {
 	QuorumReads, LocalReads, Writes int64
 }
 
-// counters are a Store's Requests, shared by its fenced views.
+// counters are a Store's Requests and Seen, shared by its fenced views.
 type counters struct {
 	quorumReads, localReads, writes atomic.Int64
+	seen                            atomic.Int64 // Seen
+}
+
+// Seen returns the highest store revision that s and its views have
+// handed to a caller so far, by List or by a Watch's events: whatever a
+// component decided from what it read, it read at a revision no higher
+// than Seen returns afterwards.
+func (s *Store) Seen() int64 { return s.counts.seen.Load() }
+
+// noteSeen raises Seen to rev.
+func (c *counters) noteSeen(rev int64) {
+	for {
+		cur := c.seen.Load()
+		if rev <= cur || c.seen.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
 }
 
 // Requests returns how many requests s and its views have made so far.
