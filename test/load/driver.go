@@ -76,9 +76,13 @@ type driver struct {
 	gen int
 }
 
-// Run starts the hub and the workers, runs the scenarios, and writes
-// results.json and the plots into cfg.Dir.
+// Run starts a fresh hub (what an earlier run left in cfg.Dir is removed)
+// and the workers, runs the scenarios, and writes results.json and the
+// plots into cfg.Dir.
 func Run(ctx context.Context, cfg Config, logger hclog.Logger) (*Results, error) {
+	if err := os.RemoveAll(filepath.Join(cfg.Dir, "hub")); err != nil {
+		return nil, fmt.Errorf("remove the earlier run's hub: %w", err)
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}

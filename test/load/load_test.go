@@ -3,6 +3,7 @@ package load_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,14 @@ func TestSmoke(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	// What an earlier run left: its hub's store must not carry over.
+	earlier := filepath.Join(dir, "hub", "left-by-an-earlier-run")
+	if err := os.MkdirAll(filepath.Dir(earlier), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(earlier, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	res, err := load.Run(ctx, load.Config{
 		Dir: dir, HubBin: filepath.Join(binDir, "tether-hub"), LoadBin: filepath.Join(binDir, "tether-load"),
@@ -48,6 +57,9 @@ func TestSmoke(t *testing.T) {
 	t.Log(out.String())
 	if err != nil {
 		t.Fatalf("load.Run: %v (hub log: %s)", err, tail(filepath.Join(dir, "hub.log")))
+	}
+	if _, err := os.Stat(earlier); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the earlier run's hub directory was kept (%s: %v); want every run to start a fresh hub", earlier, err)
 	}
 	if len(res.Errors) > 0 {
 		t.Errorf("agent errors: %s", strings.Join(res.Errors, "; "))
