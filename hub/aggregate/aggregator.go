@@ -108,6 +108,8 @@ type Aggregator struct {
 	queue     relayQueue                    // updates received here, not yet relayed
 	localRev  int64                         // Config.Local: the revision of the last update held
 
+	strs interner // strings every cluster's records repeat
+
 	run runState // owned by the goroutine running Run
 	// now is the wall clock of coalescing (flush spacing); tests replace
 	// it before Run starts.
@@ -185,7 +187,7 @@ func (a *Aggregator) Ack(ctx context.Context, cluster string, ack *agentv1.Ack) 
 	if ack.GetResult() == agentv1.ApplyResult_APPLY_RESULT_DELETED {
 		return a.enqueue(cluster, key, update{gone: true})
 	}
-	t := trimAck(ack)
+	t := trimAck(ack, &a.strs)
 	if n := proto.Size(t); n > maxRelayedBytes {
 		a.cfg.Counts.Add("aggregate", guard.KindRefused)
 		a.log.Warn("ack too large to relay, dropped", "cluster", cluster, "work", key, "bytes", n, "limit", maxRelayedBytes)
@@ -209,7 +211,7 @@ func (a *Aggregator) Report(ctx context.Context, cluster string, report *agentv1
 	if !ok {
 		return nil
 	}
-	t := trimReport(report, ref)
+	t := trimReport(report, ref, &a.strs)
 	if n := proto.Size(t); n > maxRelayedBytes {
 		a.cfg.Counts.Add("aggregate", guard.KindRefused)
 		return fmt.Errorf("cluster %q: %w: work %q: %d bytes to relay, more than %d", cluster, agentapi.ErrInvalidReport, report.GetWorkKey(), n, maxRelayedBytes)
@@ -254,16 +256,17 @@ func (a *Aggregator) hold(cluster, key string, h held, rev int64) {
 
 // holdLocked is hold with a.mu held.
 func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
-	ref, ok := a.cfg.BindingOf(key)
-	if !ok {
-		return
-	}
-	bkey := store.BindingKey(ref)
 	r := a.records[cluster][key]
 	if r != nil && r.rev >= rev {
 		return
 	}
 	if r == nil {
+		ref, ok := a.cfg.BindingOf(key)
+		if !ok {
+			return
+		}
+		bkey := a.strs.get(store.BindingKey(ref))
+		key = a.strs.get(key)
 		r = &record{binding: bkey, key: key}
 		if a.records[cluster] == nil {
 			a.records[cluster] = make(map[string]*record)
@@ -275,7 +278,7 @@ func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 		a.byBinding[bkey][cluster] = r
 	}
 	r.h, r.rev = h, rev
-	a.touchLocked(bkey)
+	a.touchLocked(r.binding)
 }
 
 // forget drops a work whose record was deleted at revision rev.

@@ -263,30 +263,42 @@ func (u update) size() int {
 	return proto.Size(u.report)
 }
 
-// trimAck is what is relayed of an ack: the aggregator reads its version,
-// result and message; per-object results stay on the stream.
-func trimAck(a *agentv1.Ack) *agentv1.Ack {
+// trimAck is what is held and relayed of an ack: the aggregator reads
+// its work key, version, result and message; per-object results stay on
+// the stream. Repeated strings are shared (in).
+func trimAck(a *agentv1.Ack, in *interner) *agentv1.Ack {
 	msg := a.GetMessage()
 	if len(msg) > agentapi.MaxManifestMessageBytes {
 		msg = msg[:agentapi.MaxManifestMessageBytes]
 	}
-	return &agentv1.Ack{WorkKey: a.GetWorkKey(), Version: a.GetVersion(), Result: a.GetResult(), Message: msg}
+	return &agentv1.Ack{WorkKey: in.get(a.GetWorkKey()), Version: in.get(a.GetVersion()), Result: a.GetResult(), Message: msg}
 }
 
-// trimReport is what is relayed of a status report: the template's
-// manifest (what templateManifest picks), or none.
-func trimReport(r *agentv1.StatusReport, ref store.ObjectRef) *agentv1.StatusReport {
-	out := &agentv1.StatusReport{WorkKey: r.GetWorkKey(), Version: r.GetVersion(), Digest: r.GetDigest(), ObserveTime: r.GetObserveTime()}
+// trimReport is what is held and relayed of a status report: its work
+// key, version and digest and the template's manifest (what templateManifest picks),
+// or none. Repeated strings are shared (in).
+func trimReport(r *agentv1.StatusReport, ref store.ObjectRef, in *interner) *agentv1.StatusReport {
+	out := &agentv1.StatusReport{WorkKey: in.get(r.GetWorkKey()), Version: in.get(r.GetVersion()), Digest: in.get(r.GetDigest())}
 	ms := r.GetManifests()
 	for _, m := range ms {
 		id := m.GetIdentity()
 		if id.GetGroup() == ref.Group && id.GetKind() == ref.Kind && id.GetNamespace() == ref.Namespace && id.GetName() == ref.Name {
-			out.Manifests = []*agentv1.ManifestStatus{m}
+			out.Manifests = []*agentv1.ManifestStatus{trimManifest(m, in)}
 			return out
 		}
 	}
 	if len(ms) == 1 {
-		out.Manifests = ms
+		out.Manifests = []*agentv1.ManifestStatus{trimManifest(ms[0], in)}
 	}
 	return out
+}
+
+// trimManifest copies m with its identity's strings shared (in).
+func trimManifest(m *agentv1.ManifestStatus, in *interner) *agentv1.ManifestStatus {
+	id := m.GetIdentity()
+	return &agentv1.ManifestStatus{
+		Identity: &agentv1.ObjectIdentity{Ordinal: id.GetOrdinal(), Group: in.get(id.GetGroup()), Version: in.get(id.GetVersion()),
+			Kind: in.get(id.GetKind()), Namespace: in.get(id.GetNamespace()), Name: in.get(id.GetName())},
+		StatusJson: m.GetStatusJson(), Health: m.GetHealth(), Applied: m.GetApplied(), Message: m.GetMessage(),
+	}
 }

@@ -178,7 +178,7 @@ func TestTrimReport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := trimReport(report("v1", tt.ms...), ref)
+			got := trimReport(report("v1", tt.ms...), ref, &interner{})
 			name := ""
 			if len(got.GetManifests()) == 1 {
 				name = got.GetManifests()[0].GetIdentity().GetName()
