@@ -14,7 +14,10 @@ import (
 const crdPollInterval = 100 * time.Millisecond
 
 // waitEstablished waits until the CRD name has the condition Established
-// True, then refreshes the REST mapper so its kinds map.
+// True and the member's discovery serves its kind in every served version
+// (the REST mapper asks again): the API server updates discovery after it
+// sets the condition, so a custom resource applied next could otherwise
+// find no kind.
 func (a *Applier) waitEstablished(ctx context.Context, gvr schema.GroupVersionResource, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, a.crdTimeout)
 	defer cancel()
@@ -24,7 +27,9 @@ func (a *Applier) waitEstablished(ctx context.Context, gvr schema.GroupVersionRe
 		crd, err := a.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 		if err == nil && established(crd) {
 			a.mapper.reset()
-			return nil
+			if err = a.mapper.serves(ctx, servedKinds(crd)); err == nil {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -47,4 +52,19 @@ func established(crd *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// servedKinds are the kinds a CRD serves: its kind in each served version.
+func servedKinds(crd *unstructured.Unstructured) []schema.GroupVersionKind {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	var out []schema.GroupVersionKind
+	for _, v := range versions {
+		m, ok := v.(map[string]any)
+		if name, _ := m["name"].(string); ok && name != "" && m["served"] == true {
+			out = append(out, schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
+		}
+	}
+	return out
 }

@@ -155,3 +155,27 @@ func mustJSON(t *testing.T, o obj) []byte {
 	}
 	return b
 }
+
+// TestFreshCRDsMapAtOnce: a custom resource listed before its new CRD is
+// applied once the CRD is Established, although the API server serves the
+// new kind in discovery only a moment later; each round is a new group.
+func TestFreshCRDsMapAtOnce(t *testing.T) {
+	a := startApplier(t)
+	const ns = "fresh-crds"
+	namespace(t, ns)
+	for i := range 10 {
+		group := fmt.Sprintf("fresh%d.example.com", i)
+		crd := obj{
+			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": obj{"name": "widgets." + group},
+			"spec": obj{
+				"group": group, "scope": "Namespaced",
+				"names": obj{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+				"versions": []any{obj{"name": "v1", "served": true, "storage": true,
+					"schema": obj{"openAPIV3Schema": obj{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+			},
+		}
+		cr := obj{"apiVersion": group + "/v1", "kind": "Widget", "metadata": obj{"name": "w", "namespace": ns}, "spec": obj{"size": i}}
+		mustApply(t, a, work(t, "fresh/"+group, "v1", nil, cr, crd), applied)
+	}
+}

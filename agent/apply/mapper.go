@@ -85,3 +85,14 @@ func (m *mapper) reset() {
 	m.byGV = map[schema.GroupVersion]*metav1.APIResourceList{}
 	m.mu.Unlock()
 }
+
+// serves returns nil when every kind of gvks maps, asking discovery again
+// for those the cache lacks; else the first error.
+func (m *mapper) serves(ctx context.Context, gvks []schema.GroupVersionKind) error {
+	for _, gvk := range gvks {
+		if _, err := m.mapping(ctx, gvk); err != nil {
+			return err
+		}
+	}
+	return nil
+}
