@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -149,20 +150,35 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 		in.markAll(key)
 		return nil
 	}
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+	b, err := decodeWithoutStatus(ev.KV.Value)
+	if err != nil {
 		in.broken[ev.KV.Key] = true
 		return fmt.Errorf("decode binding of %s: %w", key, err)
 	}
 	delete(in.broken, ev.KV.Key)
 	b.UID = PermanentID(b, ev.KV.CreateRevision)
-	b.Status = workv1alpha1.ResourceBindingStatus{}
 	in.bindings[key] = b
 	if old == nil || old.UID != b.UID || old.Name != b.Name || old.Namespace != b.Namespace ||
 		!equality.Semantic.DeepEqual(old.Spec, b.Spec) {
 		in.markAll(key)
 	}
 	return nil
+}
+
+// decodeWithoutStatus decodes a stored binding but its status, which
+// renders nothing: the aggregator rewrites it as agents report, and for a
+// binding of many clusters it is most of the bytes (the JSON decoder only
+// scans past it).
+func decodeWithoutStatus(data []byte) (*workv1alpha1.ResourceBinding, error) {
+	var spec struct {
+		metav1.TypeMeta   `json:",inline"`
+		metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec              workv1alpha1.ResourceBindingSpec `json:"spec"`
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return nil, err
+	}
+	return &workv1alpha1.ResourceBinding{TypeMeta: spec.TypeMeta, ObjectMeta: spec.ObjectMeta, Spec: spec.Spec}, nil
 }
 
 // applyOverride keeps the policy and marks the templates the old or the

@@ -1,13 +1,16 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"fmt"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -52,4 +55,42 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkStatusWrite1000Clusters is the loop's cost of one of the
+// aggregator's status writes of a binding Duplicated to 1,000 clusters
+// (an item per cluster): a write Step reads nothing of.
+func BenchmarkStatusWrite1000Clusters(b *testing.B) {
+	var targets []workv1alpha1.TargetCluster
+	for i := range 1000 {
+		targets = append(targets, workv1alpha1.TargetCluster{Name: fmt.Sprintf("member-%04d", i), Replicas: 3})
+	}
+	events := make([]store.Event, 2)
+	for i := range events {
+		bnd := binding(duplicated(), 3, targets...)
+		for _, t := range targets {
+			bnd.Status.AggregatedStatus = append(bnd.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{
+				ClusterName: t.Name, Applied: true, Health: configv1alpha1.ResourceHealthy,
+				Status: &runtime.RawExtension{Raw: fmt.Appendf(nil, `{"replicas":3,"readyReplicas":%d}`, i+2)}})
+		}
+		data, err := json.Marshal(bnd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events[i] = store.Event{Type: store.EventPut, KV: store.KV{Key: "/tether/bindings/apps/Deployment/prod/web", Value: data}}
+	}
+	l := New(nil, nil, Config{StartupGrace: time.Minute}, hclog.NewNullLogger())
+	l.bindings, l.works, l.dirty = map[string]*entry{}, map[string]int{}, map[string]bool{}
+	b.SetBytes(int64(len(events[0].KV.Value)))
+	b.ReportAllocs()
+	rev := int64(0)
+	for b.Loop() {
+		rev++
+		ev := events[rev%2]
+		ev.KV.Revision = rev
+		l.applyBinding(ev)
+	}
+	if len(l.dirty) != 1 {
+		b.Fatalf("%d bindings to reconcile; want only the first write's", len(l.dirty))
+	}
 }

@@ -143,7 +143,6 @@ type Loop struct {
 // entry is one cached binding.
 type entry struct {
 	b   *workv1alpha1.ResourceBinding
-	enc string // jsonString(b), to compare with Step's outcome
 	rev int64
 	in  *interest // interestOf(b), once asked
 }

@@ -28,13 +28,19 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		l.examined.Add(1)
 		l.setRecheck(key, out)
 		l.setUnhealthy(key, out.UnhealthySince)
+		if out.Binding == e.b {
+			return
+		}
+		// Encoded here, not at every event: the aggregator's status
+		// writes of a binding of many clusters come far more often than
+		// decisions.
 		enc := jsonString(out.Binding)
-		if out.Binding == e.b || enc == e.enc {
+		if enc == jsonString(e.b) {
 			return
 		}
 		rev, err := l.store.Update(ctx, key, []byte(enc), e.rev)
 		if err == nil {
-			l.setEntry(key, &entry{b: out.Binding, enc: enc, rev: rev})
+			l.setEntry(key, &entry{b: out.Binding, rev: rev})
 			l.writes.Add(1)
 			l.logWrite(key, e.b, out)
 			return
@@ -80,7 +86,7 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return false
 	}
-	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: kv.Revision})
+	l.setEntry(key, &entry{b: b, rev: kv.Revision})
 	return true
 }
 

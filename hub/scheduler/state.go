@@ -67,7 +67,7 @@ func (l *Loop) applyBinding(ev store.Event) {
 		return
 	}
 	old := l.bindings[key]
-	l.setEntry(key, &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision})
+	l.setEntry(key, &entry{b: b, rev: ev.KV.Revision})
 	if old != nil && healthOnly(old.b, b) {
 		return
 	}

@@ -1,0 +1,44 @@
+package render
+
+import (
+	"encoding/json"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// BenchmarkApplyBindingStatusWrite measures what the renderer spends on
+// one of the aggregator's status writes of a binding Duplicated to 1,000
+// clusters (an item per cluster with a Deployment's status): the write
+// changes no work, so all of it is decoding.
+func BenchmarkApplyBindingStatusWrite(b *testing.B) {
+	names := clusterNames(1000)
+	bnd := dupBinding("web", names)
+	for _, c := range names {
+		bnd.Status.AggregatedStatus = append(bnd.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{
+			ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy,
+			Status: &runtime.RawExtension{Raw: []byte(`{"replicas":6,"readyReplicas":6,"availableReplicas":6,"updatedReplicas":6,"observedGeneration":1,"generation":1,"resourceTemplateGeneration":1}`)},
+		})
+	}
+	data, err := json.Marshal(bnd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := newInputs()
+	key := webKey
+	ev := store.Event{Type: store.EventPut, KV: store.KV{Key: store.BindingsPrefix + key, Value: data, Revision: 2, CreateRevision: 1}}
+	if err := in.applyBinding(key, ev); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := in.applyBinding(key, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(data)), "bytes/binding")
+}
