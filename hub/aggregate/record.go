@@ -209,7 +209,11 @@ func (d *delta) add(u update) {
 	seq := slices.Clone(d.seq)
 	if len(runs) > 0 && runs[len(runs)-1] == v {
 		seq = slices.DeleteFunc(seq, func(o update) bool {
-			return !o.gone && o.version() == v && (o.ack != nil) == (u.ack != nil)
+			same := !o.gone && o.version() == v && (o.ack != nil) == (u.ack != nil)
+			if same {
+				u.seen = min(u.seen, o.seen) // when v was first received (held.since)
+			}
+			return same
 		})
 	}
 	seq = append(seq, u)
@@ -275,8 +279,8 @@ func trimAck(a *agentv1.Ack, in *interner) *agentv1.Ack {
 }
 
 // trimReport is what is held and relayed of a status report: its work
-// key, version and digest and the template's manifest (what templateManifest picks),
-// or none. Repeated strings are shared (in).
+// key, version and digest and the template's manifest (what
+// templateManifest picks), or none. Repeated strings are shared (in).
 func trimReport(r *agentv1.StatusReport, ref store.ObjectRef, in *interner) *agentv1.StatusReport {
 	out := &agentv1.StatusReport{WorkKey: in.get(r.GetWorkKey()), Version: in.get(r.GetVersion()), Digest: in.get(r.GetDigest())}
 	ms := r.GetManifests()

@@ -85,6 +85,20 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// TestDeltaKeepsWhenFirstSeen: coalescing two reports of one version
+// keeps the store revision the first arrived at, as merging both would.
+func TestDeltaKeepsWhenFirstSeen(t *testing.T) {
+	first, second := reportU(1, "v1", "a"), reportU(2, "v1", "b")
+	first.seen, second.seen = 5, 9
+	var d delta
+	d.add(first)
+	d.add(second)
+	h, _, _ := d.fold(held{}, false)
+	if len(d.seq) != 1 || h.since != 5 || h.versionAt(6) != "v1" {
+		t.Errorf("coalesced to %d updates, since %d, versionAt(6) %q; want 1, 5, v1 (first received at seen 5)", len(d.seq), h.since, h.versionAt(6))
+	}
+}
+
 // TestDeltaCoalesces: a burst of updates coalesces into few, and folding
 // the coalesced delta gives what merging every update in turn gives.
 func TestDeltaCoalesces(t *testing.T) {
