@@ -47,10 +47,10 @@
 // Prune forgets a removed cluster's works from memory.
 //
 // What is held of an ack or report is trimmed (its version, result,
-// digest and the template's manifest), and the strings every cluster
-// repeats (work and binding keys, versions, digests, the object's names)
-// are held once (interner): BenchmarkHeldMemory measures the heap per
-// held work.
+// digest and the template's manifest, without its identity), and the
+// strings every cluster repeats (work and binding keys, versions,
+// digests) are held once (interner): BenchmarkHeldMemory measures the
+// heap per held work.
 //
 // These records are agents' data, not decisions: Relay writes them
 // unfenced (Config.Relay), whichever replica holds the stream. Updates

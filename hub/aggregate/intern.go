@@ -7,9 +7,9 @@ import "sync"
 const maxInterned = 1 << 17
 
 // interner hands out one copy of the strings that every cluster's
-// updates repeat (work and binding keys, versions, digests, object
-// identities): a work Duplicated to a thousand clusters is held a
-// thousand times, its names and version once.
+// updates repeat (work and binding keys, versions, digests): a work
+// Duplicated to a thousand clusters is held a thousand times, its key and
+// version once.
 type interner struct {
 	mu sync.Mutex
 	m  map[string]string

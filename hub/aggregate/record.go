@@ -287,22 +287,19 @@ func trimReport(r *agentv1.StatusReport, ref store.ObjectRef, in *interner) *age
 	for _, m := range ms {
 		id := m.GetIdentity()
 		if id.GetGroup() == ref.Group && id.GetKind() == ref.Kind && id.GetNamespace() == ref.Namespace && id.GetName() == ref.Name {
-			out.Manifests = []*agentv1.ManifestStatus{trimManifest(m, in)}
+			out.Manifests = []*agentv1.ManifestStatus{trimManifest(m)}
 			return out
 		}
 	}
 	if len(ms) == 1 {
-		out.Manifests = []*agentv1.ManifestStatus{trimManifest(ms[0], in)}
+		out.Manifests = []*agentv1.ManifestStatus{trimManifest(ms[0])}
 	}
 	return out
 }
 
-// trimManifest copies m with its identity's strings shared (in).
-func trimManifest(m *agentv1.ManifestStatus, in *interner) *agentv1.ManifestStatus {
-	id := m.GetIdentity()
-	return &agentv1.ManifestStatus{
-		Identity: &agentv1.ObjectIdentity{Ordinal: id.GetOrdinal(), Group: in.get(id.GetGroup()), Version: in.get(id.GetVersion()),
-			Kind: in.get(id.GetKind()), Namespace: in.get(id.GetNamespace()), Name: in.get(id.GetName())},
-		StatusJson: m.GetStatusJson(), Health: m.GetHealth(), Applied: m.GetApplied(), Message: m.GetMessage(),
-	}
+// trimManifest copies what items are built from of the manifest picked:
+// not its identity (a report held has one manifest, and templateManifest
+// takes the only one).
+func trimManifest(m *agentv1.ManifestStatus) *agentv1.ManifestStatus {
+	return &agentv1.ManifestStatus{StatusJson: m.GetStatusJson(), Health: m.GetHealth(), Applied: m.GetApplied(), Message: m.GetMessage()}
 }
