@@ -69,17 +69,15 @@ func wireMessages(b *testing.B, n int) (acks, reports [][]byte) {
 		m := manifest(name, agentv1.Health_HEALTH_HEALTHY, true, memberStatus(3))
 		m.Identity.Namespace = "bench"
 		report := &agentv1.StatusReport{WorkKey: key, Version: version, Digest: version[:32], Manifests: []*agentv1.ManifestStatus{m}}
-		for _, msg := range []proto.Message{ack, report} {
-			data, err := proto.Marshal(msg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if msg == proto.Message(ack) {
-				acks = append(acks, data)
-			} else {
-				reports = append(reports, data)
-			}
-		}
+		acks, reports = append(acks, wire(b, ack)), append(reports, wire(b, report))
 	}
 	return acks, reports
+}
+
+func wire(b *testing.B, m proto.Message) []byte {
+	data, err := proto.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
 }

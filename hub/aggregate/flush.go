@@ -293,12 +293,11 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return fmt.Errorf("decode binding %s: %w", key, err)
 	}
-	var written time.Time
+	changed := kv.Revision
 	if cur, ok := a.run.bindings[key]; ok {
-		a.noteAssignments(key, cur.b, b, cur.rev+1) // changed after cur.rev, perhaps more than once
-		written = cur.written
+		changed = cur.rev + 1 // after the cached revision, perhaps more than once
 	}
-	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: kv.Revision, written: written}
+	a.cache(key, b, kv.Revision, changed)
 	return nil
 }
 

@@ -160,13 +160,20 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 		delete(a.run.bindings, key)
 		return
 	}
+	a.cache(key, b, ev.KV.Revision, ev.KV.Revision)
+	a.run.dirty[key] = true
+}
+
+// cache replaces the cached binding key with b, stored at revision rev,
+// whose assignment changed at revision changed or later (noteAssignments);
+// when the last write was is kept.
+func (a *Aggregator) cache(key string, b *workv1alpha1.ResourceBinding, rev, changed int64) {
 	var written time.Time
-	if ok {
-		a.noteAssignments(key, cur.b, b, ev.KV.Revision)
+	if cur, ok := a.run.bindings[key]; ok {
+		a.noteAssignments(key, cur.b, b, changed)
 		written = cur.written
 	}
-	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: ev.KV.Revision, written: written}
-	a.run.dirty[key] = true
+	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: rev, written: written}
 }
 
 // refreshStates reads the lease states; when a cluster's state or the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
@@ -78,7 +77,7 @@ type clusterView struct {
 	cache *clusterCache
 	// need is the revision the clusters must be read at or after; raised
 	// by the stream and by its watch's filler.
-	need atomic.Int64
+	need store.Watermark
 }
 
 func (b *backend) newClusterView(from int64) *clusterView {
@@ -88,14 +87,7 @@ func (b *backend) newClusterView(from int64) *clusterView {
 }
 
 // observe raises the revision the clusters must be read at to rev.
-func (v *clusterView) observe(rev int64) {
-	for {
-		need := v.need.Load()
-		if rev <= need || v.need.CompareAndSwap(need, rev) {
-			return
-		}
-	}
-}
+func (v *clusterView) observe(rev int64) { v.need.Raise(rev) }
 
 // clusters is v's clusterSource.
 func (v *clusterView) clusters(ctx context.Context) ([]clusterv1alpha1.Cluster, error) {

@@ -109,7 +109,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 	for _, kv := range resp.Kvs {
 		out = append(out, KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision})
 	}
-	s.counts.noteSeen(resp.Header.Revision)
+	s.counts.seen.Raise(resp.Header.Revision)
 	return out, resp.Header.Revision, nil
 }
 

@@ -23,7 +23,7 @@ type Requests struct {
 // counters are a Store's Requests and Seen, shared by its fenced views.
 type counters struct {
 	quorumReads, localReads, writes atomic.Int64
-	seen                            atomic.Int64 // Seen
+	seen                            Watermark // Seen
 }
 
 // Seen returns the highest store revision that s and its views have
@@ -31,16 +31,6 @@ type counters struct {
 // component decided from what it read, it read at a revision no higher
 // than Seen returns afterwards.
 func (s *Store) Seen() int64 { return s.counts.seen.Load() }
-
-// noteSeen raises Seen to rev.
-func (c *counters) noteSeen(rev int64) {
-	for {
-		cur := c.seen.Load()
-		if rev <= cur || c.seen.CompareAndSwap(cur, rev) {
-			return
-		}
-	}
-}
 
 // Requests returns how many requests s and its views have made so far.
 func (s *Store) Requests() Requests {

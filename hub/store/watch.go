@@ -49,7 +49,7 @@ func (s *Store) WatchRange(ctx context.Context, start, end string, fromRev int64
 				return
 			}
 			for _, ev := range resp.Events {
-				s.counts.noteSeen(ev.Kv.ModRevision) // before the caller can act on it
+				s.counts.seen.Raise(ev.Kv.ModRevision) // before the caller can act on it
 				if !send(ctx, out, toEvent(ev)) {
 					return
 				}
