@@ -59,7 +59,7 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 			return resp, err
 		}
 	}
-	plans, err := b.plan(ctx, items, now, b.st.Get)
+	plans, err := b.plan(ctx, items, now, b.st.GetAll)
 	if err != nil {
 		return nil, err
 	}
@@ -74,36 +74,38 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 }
 
 // applyLocal is Apply's fast path. It plans from local reads
-// (store.GetLocal), which do not wait behind the writes etcd is persisting
-// the way a quorum read does: on a busy hub a quorum read waits for the
-// write-ahead log's fsyncs in progress, so it cost as much as the write
-// itself. What was read is then checked before anything is kept: a single
-// write by its own compare (the object is still absent, or still at the
-// revision read); anything else (several writes, an UNCHANGED outcome)
-// first by store.Unchanged, one quorum round for all objects. It returns
-// nil, nil when it cannot answer from what it read (a read that was stale
-// or overtaken, an object too large): apply then plans again from quorum
-// reads, as if this had not run.
+// (store.GetLocalAll, one request for all objects), which do not wait
+// behind the writes etcd is persisting the way a quorum read does: on a
+// busy hub a quorum read waits for the write-ahead log's fsyncs in
+// progress, so it cost as much as the write itself. What was read is then
+// checked before anything is kept: when the request fits one transaction
+// (store.Chunks), by that transaction, which writes every created and
+// changed object only if every object, the unchanged ones too, is still as
+// read; when larger, first by store.Unchanged, one quorum round for all
+// objects. It returns nil, nil when it cannot answer from what it read (a
+// read that was stale or overtaken, an object too large): apply then plans
+// again from quorum reads, as if this had not run.
 func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) (*hubv1.ApplyResponse, error) {
 	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
 	if err != nil || len(tooLarge) > 0 {
 		return nil, err
 	}
-	writes := 0
-	for _, p := range plans {
-		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
-			writes++
+	ordered := orderedPlans(plans)
+	if ops := planOps(ordered, true); len(store.Chunks(ops)) == 1 {
+		rev, err := b.st.Commit(ctx, ops)
+		if concurrent(err) {
+			return nil, nil // nothing was kept
 		}
+		if err != nil {
+			return nil, fmt.Errorf("store %d objects (nothing was kept): %w", len(ops), err)
+		}
+		written(ordered, rev)
+		return response(items, plans, true, rev), nil
 	}
-	if writes != 1 || len(plans) != 1 {
-		if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
-			return nil, err
-		}
+	if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
+		return nil, err
 	}
 	rev, err := b.commit(ctx, plans)
-	if errors.Is(err, ErrConcurrent) && writes == 1 {
-		return nil, nil // nothing was kept: the one write was refused
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +131,9 @@ func anyRejected(items []*item) bool {
 	return false
 }
 
-// getter reads one stored value: store.Get or store.GetLocal.
-type getter func(ctx context.Context, key string) (store.KV, error)
+// getter reads the stored values of keys, absent ones left out:
+// store.GetAll or store.GetLocalAll.
+type getter func(ctx context.Context, keys []string) (map[string]store.KV, error)
 
 // plan reads the stored version of every valid object with get and decides
 // its outcome; an object too large once stored is rejected here.
@@ -145,12 +148,23 @@ func (b *backend) plan(ctx context.Context, items []*item, now time.Time, get ge
 // planAll is plan without the rejections: it returns why each object too
 // large once stored is, and plans the others.
 func (b *backend) planAll(ctx context.Context, items []*item, now time.Time, get getter) (map[*item]*plan, map[*item]string, error) {
+	var keys []string
+	for _, it := range items {
+		if !it.rejected() {
+			keys = append(keys, store.ObjectKey(it.key))
+		}
+	}
+	stored, err := get(ctx, keys)
+	if err != nil {
+		return nil, nil, err
+	}
 	plans, tooLarge := map[*item]*plan{}, map[*item]string{}
 	for _, it := range items {
 		if it.rejected() {
 			continue
 		}
-		p, err := b.planOne(ctx, it, now, get)
+		kv, found := stored[store.ObjectKey(it.key)]
+		p, err := planOne(it, now, kv, found)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -164,15 +178,13 @@ func (b *backend) planAll(ctx context.Context, items []*item, now time.Time, get
 	return plans, tooLarge, nil
 }
 
-func (b *backend) planOne(ctx context.Context, it *item, now time.Time, get getter) (*plan, error) {
+// planOne decides the outcome for it from kv, its stored version when
+// found.
+func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 	p := &plan{it: it, outcome: hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED}
 	var prev map[string]any
-	kv, err := get(ctx, store.ObjectKey(it.key))
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return nil, err
-	default:
+	if found {
+		var err error
 		if prev, err = decodeObject(kv.Value); err != nil {
 			return nil, fmt.Errorf("stored %s: %w", store.ObjectKey(it.key), err)
 		}
@@ -183,40 +195,80 @@ func (b *backend) planOne(ctx context.Context, it *item, now time.Time, get gett
 			return p, nil
 		}
 	}
+	var err error
 	if p.value, err = json.Marshal(withHubMetadata(it.obj, prev, now)); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", describe(it.ref), err)
 	}
 	return p, nil
 }
 
-// commit writes every created and changed object, each only if nobody
-// changed it since plan read it. The store has no multi-key transaction,
-// so the writes are sequential: when one fails, the ones before are undone
-// (again only if untouched since) and the request fails with
-// ErrConcurrent. It returns the revision of the last write, or the newest
-// revision of the objects when nothing changed.
-func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
-	var done []*plan
-	var rev int64
-	for _, p := range orderedPlans(plans) {
-		var err error
+// planOps is what storing plans takes: a write for every created and
+// changed object and, with checks, a check that every unchanged one is
+// still at the revision read.
+func planOps(plans []*plan, checks bool) []store.Op {
+	var ops []store.Op
+	for _, p := range plans {
+		key := store.ObjectKey(p.it.key)
 		switch p.outcome {
 		case hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED:
-			p.rev, err = b.st.Create(ctx, store.ObjectKey(p.it.key), p.value)
+			ops = append(ops, store.CreateOp(key, p.value))
 		case hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED:
-			p.rev, err = b.st.Update(ctx, store.ObjectKey(p.it.key), p.value, p.prevRev)
+			ops = append(ops, store.UpdateOp(key, p.value, p.prevRev))
+		default:
+			if checks {
+				ops = append(ops, store.CheckOp(key, p.prevRev))
+			}
 		}
+	}
+	return ops
+}
+
+// written records rev, the revision of the transaction that stored them,
+// as the revision of every created and changed plan.
+func written(plans []*plan, rev int64) {
+	for _, p := range plans {
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			p.rev = rev
+		}
+	}
+}
+
+// concurrent says whether err is a store condition that failed: an object
+// that changed, appeared or went away since it was read.
+func concurrent(err error) bool {
+	return errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)
+}
+
+// commit writes every created and changed object, each only if nobody
+// changed it since plan read it, in one transaction per store.Chunks
+// group. When a transaction fails, the ones before are undone (again only
+// if untouched since) and the request fails with ErrConcurrent. It returns
+// the revision of the last write, or the newest revision of the objects
+// when nothing changed.
+func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
+	var rev int64
+	for _, p := range plans {
+		rev = max(rev, p.rev)
+	}
+	var writes, done []*plan
+	for _, p := range orderedPlans(plans) {
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			writes = append(writes, p)
+		}
+	}
+	for _, ops := range store.Chunks(planOps(writes, false)) {
+		chunk := writes[len(done) : len(done)+len(ops)]
+		r, err := b.st.Commit(ctx, ops)
 		if err != nil {
 			b.undo(ctx, done)
-			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
+			var oe *store.OpError
+			if errors.As(err, &oe) && concurrent(err) {
+				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(chunk[oe.Index].it.ref), err)
 			}
-			return 0, fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
+			return 0, fmt.Errorf("store %d objects (nothing of the request was kept): %w", len(writes), err)
 		}
-		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
-			done = append(done, p)
-		}
-		rev = max(rev, p.rev)
+		written(chunk, r)
+		done, rev = append(done, chunk...), max(rev, r)
 	}
 	return rev, nil
 }

@@ -31,7 +31,7 @@ func BenchmarkApplyBusyStore(b *testing.B) {
 			}
 			defer func() { cancel(); wg.Wait() }()
 			if path == "quorum" {
-				be.getLocal = st.Get
+				be.getLocal = st.GetAll
 			}
 			b.ResetTimer()
 			for i := range b.N {

@@ -160,7 +160,7 @@ type backend struct {
 	// vm dry-runs customizations' scripts (checkCustomizations).
 	vm  *luavm.VM
 	log hclog.Logger
-	// getLocal is Apply's fast read (store.GetLocal); tests make it stale.
+	// getLocal is Apply's fast read (store.GetLocalAll); tests make it stale.
 	getLocal getter
 	// clusters are the registered clusters WatchPlacements streams
 	// recompute rejections with.
@@ -182,7 +182,7 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 	}
 	cfg = cfg.withDefaults()
 	b := &backend{cfg: cfg, st: st, interp: interp, vm: luavm.New(luavm.Options{Limits: cfg.LuaLimits}), log: logger.Named("clientapi")}
-	b.getLocal = st.GetLocal
+	b.getLocal = st.GetLocalAll
 	b.clusters = newClusterCache(st)
 	return &Server{Objects: &Objects{b: b}, Placements: &Placements{b: b}}, nil
 }

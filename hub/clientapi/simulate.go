@@ -99,7 +99,7 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id p
 	if items[0].typed != nil {
 		items[0].reject(fmt.Sprintf("the template must be a resource template, not a %s", items[0].ref.Kind))
 	}
-	plans, err := b.plan(ctx, items, time.Now(), b.st.Get)
+	plans, err := b.plan(ctx, items, time.Now(), b.st.GetAll)
 	if err != nil {
 		return nil, err
 	}
