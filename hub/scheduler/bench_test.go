@@ -94,3 +94,37 @@ func BenchmarkStatusWrite1000Clusters(b *testing.B) {
 		b.Fatalf("%d bindings to reconcile; want only the first write's", len(l.dirty))
 	}
 }
+
+// BenchmarkClusterJoin is the loop's time to place 200 Duplicated
+// bindings on one more cluster when it joins: one processing pass that
+// writes every binding. The writes of a pass go to the store together
+// (writeAll); one after the other, each cost a store round.
+func BenchmarkClusterJoin(b *testing.B) {
+	e := newEnv(b, time.Hour)
+	e.putCluster("m0")
+	e.heartbeat("m0")
+	const bindings = 200
+	for i := range bindings {
+		e.putBinding(store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: fmt.Sprintf("bench-%03d", i)}, binding(duplicated(), 3))
+	}
+	l := New(e.st, e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	e.goRun("scheduler", l.Run)
+	waitWrites := func(n uint64) {
+		deadline := time.Now().Add(waitTimeout)
+		for l.writes.Load() < n {
+			if time.Now().After(deadline) {
+				b.Fatalf("%d bindings written; want %d", l.writes.Load(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitWrites(bindings)
+	b.ResetTimer()
+	for i := range b.N {
+		name := fmt.Sprintf("m%d", i+1)
+		e.putCluster(name)
+		e.heartbeat(name)
+		waitWrites(uint64(bindings * (i + 2)))
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/join")
+}

@@ -36,6 +36,9 @@ const (
 	// one pass, not one each. Bounded so that a steady stream of events
 	// does not hold the pass off.
 	maxBatch = 1000
+	// maxInFlight is how many binding writes of one processing pass are
+	// sent to the store at once.
+	maxInFlight = 16
 )
 
 // errWatchClosed ends a session whose watch channel closed without error.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -13,38 +15,95 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// reconcile runs Step on one cached binding and writes the outcome when
-// it differs, with optimistic concurrency: on a conflict it re-reads the
-// binding and decides again. A failed write is retried after retryAfter.
+// write is a decision to store: the binding at key changes from old to
+// out.Binding, encoded as enc.
+type write struct {
+	key string
+	old *entry
+	out Outcome
+	enc string
+}
+
+// decide runs Step on one cached binding and returns the write its
+// outcome needs, if any. The outcome is cached at once (at the old
+// revision until written), so that the works counts of the bindings
+// decided after it in the same round count it.
+func (l *Loop) decide(key string) (write, bool) {
+	e, ok := l.bindings[key]
+	if !ok {
+		return write{}, false
+	}
+	opts := l.options()
+	opts.UnhealthySince = l.unhealthy[key]
+	out := step(e.b, l.members, l.index, l.clock.Now(), opts)
+	l.examined.Add(1)
+	l.setRecheck(key, out)
+	l.setUnhealthy(key, out.UnhealthySince)
+	if out.Binding == e.b {
+		return write{}, false
+	}
+	// Encoded here, not at every event: the aggregator's status writes of
+	// a binding of many clusters come far more often than decisions.
+	enc := jsonString(out.Binding)
+	if enc == jsonString(e.b) {
+		return write{}, false
+	}
+	l.setEntry(key, &entry{b: out.Binding, rev: e.rev})
+	return write{key: key, old: e, out: out, enc: enc}, true
+}
+
+// writeAll stores the decided writes, up to maxInFlight at once: each is
+// a binding of its own, and one after the other they cost a store round
+// each (a round under a busy hub's load is tens of milliseconds, and a
+// thousand new templates made the scheduler a queue of them). A write
+// that conflicted is undone in the cache and reconciled again from a
+// fresh read; any other failure is retried after retryAfter.
+func (l *Loop) writeAll(ctx context.Context, writes []write) {
+	revs := make([]int64, len(writes))
+	errs := make([]error, len(writes))
+	sem := make(chan struct{}, maxInFlight)
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			revs[i], errs[i] = l.store.Update(ctx, w.key, []byte(w.enc), w.old.rev)
+		})
+	}
+	wg.Wait()
+	for i, w := range writes {
+		if errs[i] == nil {
+			l.bindings[w.key].rev = revs[i]
+			l.writes.Add(1)
+			l.logWrite(w.key, w.old.b, w.out)
+			continue
+		}
+		l.setEntry(w.key, w.old)
+		if errors.Is(errs[i], store.ErrConflict) && l.reread(ctx, w.key) {
+			l.reconcile(ctx, w.key)
+			continue
+		}
+		l.retryLater(w.key, errs[i])
+	}
+}
+
+// reconcile decides and writes one binding, with optimistic concurrency:
+// on a conflict it re-reads the binding and decides again. A failed write
+// is retried after retryAfter.
 func (l *Loop) reconcile(ctx context.Context, key string) {
 	for range conflictRetries {
-		e, ok := l.bindings[key]
+		w, ok := l.decide(key)
 		if !ok {
 			return
 		}
-		opts := l.options()
-		opts.UnhealthySince = l.unhealthy[key]
-		out := step(e.b, l.members, l.index, l.clock.Now(), opts)
-		l.examined.Add(1)
-		l.setRecheck(key, out)
-		l.setUnhealthy(key, out.UnhealthySince)
-		if out.Binding == e.b {
-			return
-		}
-		// Encoded here, not at every event: the aggregator's status
-		// writes of a binding of many clusters come far more often than
-		// decisions.
-		enc := jsonString(out.Binding)
-		if enc == jsonString(e.b) {
-			return
-		}
-		rev, err := l.store.Update(ctx, key, []byte(enc), e.rev)
+		rev, err := l.store.Update(ctx, key, []byte(w.enc), w.old.rev)
 		if err == nil {
-			l.setEntry(key, &entry{b: out.Binding, rev: rev})
+			l.bindings[key].rev = rev
 			l.writes.Add(1)
-			l.logWrite(key, e.b, out)
+			l.logWrite(key, w.old.b, w.out)
 			return
 		}
+		l.setEntry(key, w.old)
 		if !errors.Is(err, store.ErrConflict) || !l.reread(ctx, key) {
 			l.retryLater(key, err)
 			return
@@ -135,10 +194,19 @@ func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outco
 	log.Log(level, "scheduled", "reason", out.Reason, "clusters", targetNames(out.Binding), "previous", targetNames(old), "error", out.Err)
 }
 
+// logNames is how many cluster names a log line of a write lists.
+const logNames = 10
+
+// targetNames names b's clusters for a log line: the first logNames and
+// how many more (a binding Duplicated to a thousand clusters made every
+// line 14 KB).
 func targetNames(b *workv1alpha1.ResourceBinding) []string {
-	out := make([]string, 0, len(b.Spec.Clusters))
-	for _, t := range b.Spec.Clusters {
+	out := make([]string, 0, min(len(b.Spec.Clusters), logNames+1))
+	for _, t := range b.Spec.Clusters[:min(len(b.Spec.Clusters), logNames)] {
 		out = append(out, t.Name)
+	}
+	if more := len(b.Spec.Clusters) - logNames; more > 0 {
+		out = append(out, fmt.Sprintf("(and %d more)", more))
 	}
 	return out
 }

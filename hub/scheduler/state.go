@@ -198,10 +198,11 @@ func (l *Loop) dueRechecks() {
 	}
 }
 
-// process reconciles every dirty binding, in key order, then arms the
-// timer for the earliest recheck (or the end of the start-up grace). A
-// round that frees room on a full cluster marks every binding dirty again
-// (setEntry), so it runs again, at most maxRounds times.
+// process decides every dirty binding, in key order, and writes the
+// changed ones (writeAll), then arms the timer for the earliest recheck
+// (or the end of the start-up grace). A round that frees room on a full
+// cluster marks every binding dirty again (setEntry), so it runs again, at
+// most maxRounds times.
 func (l *Loop) process(ctx context.Context) {
 	for round := 0; len(l.dirty) > 0 && round < maxRounds; round++ {
 		keys := make([]string, 0, len(l.dirty))
@@ -209,10 +210,14 @@ func (l *Loop) process(ctx context.Context) {
 			keys = append(keys, key)
 		}
 		sort.Strings(keys)
+		var writes []write
 		for _, key := range keys {
 			delete(l.dirty, key)
-			l.reconcile(ctx, key)
+			if w, ok := l.decide(key); ok {
+				writes = append(writes, w)
+			}
 		}
+		l.writeAll(ctx, writes)
 	}
 	l.arm()
 	l.armed.Store(0)
