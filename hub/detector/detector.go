@@ -100,6 +100,11 @@ type Detector struct {
 	// pending are the templates whose reconcile waits for a webhook's
 	// answer (interpreter.ErrPending), marked again when one arrives.
 	pending map[store.ObjectRef]Cause
+	// inflight are the session's binding writes in flight; conflicts
+	// counts the write conflicts of each template whose write finishOne
+	// retries.
+	inflight  *writes
+	conflicts map[store.ObjectRef]int
 	// reconciled, if set, is called with each template reconciled (tests).
 	reconciled func(store.ObjectRef)
 }
@@ -181,12 +186,14 @@ func (d *Detector) session(ctx context.Context) error {
 	wctx, cancel := context.WithCancel(ctx)
 	objects := d.store.Watch(wctx, store.ObjectsPrefix, objRev+1)
 	bindings := d.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
+	d.inflight = newWrites()
 	defer func() {
 		cancel()
 		for range objects {
 		}
 		for range bindings {
 		}
+		d.inflight.wg.Wait() // what they wrote, the next session lists
 	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -210,6 +217,9 @@ func (d *Detector) session(ctx context.Context) error {
 			d.markScope(d.reinterpreted.Take())
 		case <-d.answered():
 			d.markPending()
+		case pw := <-d.inflight.done:
+			d.finishOne(ctx, pw)
+			d.finishReady(ctx)
 		}
 	}
 }
@@ -251,6 +261,7 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 	d.idx = newIndex()
 	d.dirty = map[store.ObjectRef]Cause{}
 	d.retries = map[store.ObjectRef]retry{}
+	d.conflicts = map[store.ObjectRef]int{}
 	d.pending = map[store.ObjectRef]Cause{}
 	d.loading = true
 	for _, kv := range objects {

@@ -25,12 +25,12 @@ const waitTimeout = 20 * time.Second
 
 // env is a real embedded etcd and the detector running on it.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	st  *store.Store
 	ctx context.Context
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -75,7 +75,7 @@ func (e *env) startWith(interp Interpreter, opts ...Option) (stop func()) {
 	return stop
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p[:len(p)-1]))

@@ -12,7 +12,9 @@ import (
 )
 
 // process reconciles the marked templates until none is left or ctx ends.
-// Reconciling may mark more (a parent marks its dependencies).
+// Reconciling may mark more (a parent marks its dependencies). Binding
+// writes go on in the background (writes.go): a template whose write is
+// in flight waits for it before it is reconciled again.
 func (d *Detector) process(ctx context.Context) {
 	for len(d.dirty) > 0 && ctx.Err() == nil {
 		keys, batch := d.sortedDirty()
@@ -20,34 +22,50 @@ func (d *Detector) process(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			d.makeRoom(ctx, ref)
 			err := guard.Do(d.log, d.counts, "detector", refString(ref), func() error { return d.reconcile(ctx, ref, batch[ref]) })
-			if err != nil {
-				if ctx.Err() == nil {
-					d.failed(ref, batch[ref], err)
-				}
+			if errors.Is(err, errWriting) {
+				d.inflight.pending[ref].cause = batch[ref]
 				continue
 			}
-			delete(d.retries, ref)
+			d.done(ctx, ref, batch[ref], err)
 		}
 	}
 }
 
+// done records how reconciling ref ended.
+func (d *Detector) done(ctx context.Context, ref store.ObjectRef, cause Cause, err error) {
+	if err == nil {
+		delete(d.retries, ref)
+		return
+	}
+	if ctx.Err() == nil {
+		d.failed(ref, cause, err)
+	}
+}
+
 // reconcile brings ref's binding and its dependencies' marks in line,
-// re-reading the binding and trying again after a write conflict.
+// re-reading the binding and trying again after a write conflict. With
+// its binding write in flight it returns errWriting; finish completes it.
 func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause Cause) error {
 	if d.reconciled != nil {
 		d.reconciled(ref)
 	}
 	for attempt := 0; ; attempt++ {
 		err := d.reconcileOnce(ctx, ref, cause)
-		stale := errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
-		if !stale || attempt == conflictRetries {
+		if !stale(err) || attempt == conflictRetries {
 			return err
 		}
 		if err := d.reread(ctx, ref); err != nil {
 			return err
 		}
 	}
+}
+
+// stale says whether err is a write refused because the binding is not as
+// the index has it.
+func stale(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
 }
 
 func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause Cause) error {
@@ -77,6 +95,9 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 	switch {
 	case ok:
 		err = d.write(ctx, ref, d.report(ref, t, Merge(cur.B, t, want)), cur, exists)
+		if errors.Is(err, errWriting) {
+			return err // finishOne refreshes the dependencies once written
+		}
 	case exists:
 		err = d.remove(ctx, ref, cur)
 	}
@@ -170,7 +191,8 @@ func (d *Detector) optedOut(cur storedBinding, want Want) (Want, bool, error) {
 	return want, true, nil
 }
 
-// write stores b unless the stored binding is already equal to it.
+// write stores b, in the background (errWriting), unless the stored
+// binding is already equal to it.
 func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
 	data, err := encode(b)
 	if err != nil {
@@ -182,19 +204,14 @@ func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alph
 			return nil
 		}
 	}
-	key := store.BindingKey(ref)
-	var rev int64
-	if exists {
-		rev, err = d.store.Update(ctx, key, data, cur.Revision)
-	} else {
-		rev, err = d.store.Create(ctx, key, data)
-	}
-	if err != nil {
-		return err
-	}
-	d.idx.bindings[ref] = storedBinding{Revision: rev, B: b}
-	d.logWrite(ref, b, cur, exists)
-	return nil
+	d.inflight.start(ctx, d.store, &pendingWrite{ref: ref, b: b, cur: cur, exists: exists}, data)
+	return errWriting
+}
+
+// written records a binding write that succeeded.
+func (d *Detector) written(pw *pendingWrite) {
+	d.idx.bindings[pw.ref] = storedBinding{Revision: pw.rev, B: pw.b}
+	d.logWrite(pw.ref, pw.b, pw.cur, pw.exists)
 }
 
 func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) {
