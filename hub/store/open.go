@@ -27,6 +27,12 @@ const (
 	// quotaBackendBytes is the embedded member's database size limit (8 GiB,
 	// etcd's recommended maximum).
 	quotaBackendBytes = 8 << 30
+	// catchUpEntries is how many raft log entries the embedded member keeps
+	// in memory after each compaction of its log, for followers to catch
+	// up from: it has none. etcd's default, 5,000, held every recent
+	// write in memory (the aggregator's status writes of bindings of a
+	// thousand clusters are 150 KiB each: hundreds of megabytes).
+	catchUpEntries = 100
 	// dialTimeout bounds the first connection to etcd and the first
 	// request over it: an unreachable, misconfigured or quorum-less cluster
 	// fails the start after this long instead of hanging it.
@@ -119,6 +125,7 @@ func startEmbedded(dataDir string) (*embed.Etcd, error) {
 	cfg.MaxRequestBytes = maxRequestBytes
 	cfg.QuotaBackendBytes = quotaBackendBytes
 	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = embed.CompactorModePeriodic, "1h"
+	cfg.SnapshotCatchUpEntries = catchUpEntries
 	cfg.LogLevel = "warn"
 	cfg.LogOutputs = []string{filepath.Join(dataDir, "etcd.log")}
 	member, err := embed.StartEtcd(cfg)
