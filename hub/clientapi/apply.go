@@ -99,8 +99,7 @@ func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) 
 		if err != nil {
 			return nil, fmt.Errorf("store %d objects (nothing was kept): %w", len(ops), err)
 		}
-		written(ordered, rev)
-		return response(items, plans, true, rev), nil
+		return response(items, plans, true, written(ordered, rev)), nil
 	}
 	if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
 		return nil, err
@@ -224,13 +223,18 @@ func planOps(plans []*plan, checks bool) []store.Op {
 }
 
 // written records rev, the revision of the transaction that stored them,
-// as the revision of every created and changed plan.
-func written(plans []*plan, rev int64) {
+// as the revision of every created and changed plan. It returns the
+// request's revision: rev when something was written, else the newest
+// revision of the objects.
+func written(plans []*plan, rev int64) int64 {
+	newest := int64(0)
 	for _, p := range plans {
 		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			p.rev = rev
 		}
+		newest = max(newest, p.rev)
 	}
+	return newest
 }
 
 // concurrent says whether err is a store condition that failed: an object
@@ -267,8 +271,7 @@ func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, err
 			}
 			return 0, fmt.Errorf("store %d objects (nothing of the request was kept): %w", len(writes), err)
 		}
-		written(chunk, r)
-		done, rev = append(done, chunk...), max(rev, r)
+		done, rev = append(done, chunk...), max(rev, written(chunk, r))
 	}
 	return rev, nil
 }

@@ -208,9 +208,12 @@ func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alph
 	return errWriting
 }
 
-// written records a binding write that succeeded.
+// written records a binding write that succeeded, unless a newer
+// version of the binding came by the watch while it was in flight.
 func (d *Detector) written(pw *pendingWrite) {
-	d.idx.bindings[pw.ref] = storedBinding{Revision: pw.rev, B: pw.b}
+	if cur, ok := d.idx.bindings[pw.ref]; !ok || cur.Revision < pw.rev {
+		d.idx.bindings[pw.ref] = storedBinding{Revision: pw.rev, B: pw.b}
+	}
 	d.logWrite(pw.ref, pw.b, pw.cur, pw.exists)
 }
 
