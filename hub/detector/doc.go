@@ -17,6 +17,11 @@
 // restart writes nothing. A binding write that changes only what
 // hub/aggregate records (placement.AggregateOnly: aggregated status,
 // template status) reconciles nothing: the detector decides nothing on it.
+// Binding writes go on in the background, up to maxInFlight at once
+// (writes.go), while Run applies events and reconciles other templates; a
+// template is not reconciled again before its write returned, and a write
+// refused because the binding changed meanwhile is read again and
+// reconciled again (conflictRetries times, then after a backoff).
 //
 // # Choosing the policy (Decide, Choose)
 //

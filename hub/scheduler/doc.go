@@ -63,6 +63,11 @@
 // A decision that yields what the binding already holds (same targets,
 // applied placement, observed term and Scheduled condition) writes nothing,
 // so re-evaluating Duplicated bindings and restarting the loop never write.
+// A pass decides every binding it looks at in key order, each decision
+// counted at once in the works per cluster (Config.MaxWorks) of the ones
+// after it, then writes the changed bindings together, up to maxInFlight
+// at once (writeAll); a write that conflicts is read again and decided
+// again on its own.
 //
 // # What is written
 //
