@@ -27,8 +27,21 @@
 // wait behind the write-ahead log fsyncs in progress, about as long as a
 // write. GetLocal is a serializable read the member answers at once, for a
 // decision a conditional write (Create, Update, Delete with a revision) or
-// Unchanged checks before it counts. Requests counts the reads and writes
-// made so far.
+// Unchanged checks before it counts; GetAll and GetLocalAll read many keys
+// in one request per 128. Requests counts the reads and writes made so far.
+//
+// # Transactions
+//
+// Commit writes many keys in one etcd transaction, every write only if
+// every condition holds (create-if-absent, update-if-unchanged, or a
+// check alone), else nothing, naming the first key whose condition failed
+// (OpError). Chunks splits a longer list into groups that fit one
+// transaction under etcd's default limits (128 operations, 1.5 MiB a
+// request).
+//
+// The embedded member keeps 100 raft log entries in memory after each
+// compaction of its log (catchUpEntries), not etcd's 5,000, which are
+// there for followers to catch up from: it has none.
 //
 // # Key layout
 //
