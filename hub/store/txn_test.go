@@ -69,31 +69,6 @@ func TestCommitAllOrNothing(t *testing.T) {
 	}
 }
 
-// TestCommitFenced: a fenced view's Commit goes through only while the
-// fence is held.
-func TestCommitFenced(t *testing.T) {
-	s := open(t, Config{DataDir: t.TempDir()})
-	defer s.Close()
-	c := ctx(t)
-	var fence Fence
-	view := s.Fenced(&fence)
-	ops := []Op{CreateOp("/tether/objects/core/ConfigMap/default/a", []byte("v1"))}
-	if _, err := view.Commit(c, ops); !errors.Is(err, ErrNotLeader) {
-		t.Fatalf("Commit through a released fence = %v; want ErrNotLeader", err)
-	}
-	_, e := elect(t, s, Root+"test-leader")
-	fence.Hold(e.Key(), e.Rev())
-	if _, err := view.Commit(c, ops); err != nil {
-		t.Fatalf("Commit while held = %v", err)
-	}
-	if err := e.Resign(c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := view.Commit(c, []Op{CreateOp("/tether/objects/core/ConfigMap/default/b", []byte("v1"))}); !errors.Is(err, ErrNotLeader) {
-		t.Errorf("Commit after the leadership ended = %v; want ErrNotLeader", err)
-	}
-}
-
 // TestChunks: every chunk fits a transaction: at most 127 ops and about
 // 1 MiB of values, one larger value alone; order is kept.
 func TestChunks(t *testing.T) {
