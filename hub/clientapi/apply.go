@@ -73,38 +73,37 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	return response(items, plans, true, rev), nil
 }
 
-// applyLocal is Apply's fast path. It plans from local reads
-// (store.GetLocalAll, one request for all objects), which do not wait
-// behind the writes etcd is persisting the way a quorum read does: on a
-// busy hub a quorum read waits for the write-ahead log's fsyncs in
-// progress, so it cost as much as the write itself. What was read is then
-// checked before anything is kept: when the request fits one transaction
-// (store.Chunks), by that transaction, which writes every created and
-// changed object only if every object, the unchanged ones too, is still as
-// read; when larger, first by store.Unchanged, one quorum round for all
-// objects. It returns nil, nil when it cannot answer from what it read (a
-// read that was stale or overtaken, an object too large): apply then plans
-// again from quorum reads, as if this had not run.
+// applyLocal is Apply's fast path. It plans from local reads (one
+// store.GetLocalAll for every object), which do not wait behind the writes etcd is persisting
+// the way a quorum read does: on a busy hub a quorum read waits for the
+// write-ahead log's fsyncs in progress, so it cost as much as the write
+// itself. What was read is then checked before anything is kept: a single
+// write by its own compare (the object is still absent, or still at the
+// revision read); anything else (several writes, an UNCHANGED outcome)
+// first by store.Unchanged, one quorum round for all objects. It returns
+// nil, nil when it cannot answer from what it read (a read that was stale
+// or overtaken, an object too large): apply then plans again from quorum
+// reads, as if this had not run.
 func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) (*hubv1.ApplyResponse, error) {
 	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
 	if err != nil || len(tooLarge) > 0 {
 		return nil, err
 	}
-	ordered := orderedPlans(plans)
-	if ops := planOps(ordered, true); len(store.Chunks(ops)) == 1 {
-		rev, err := b.st.Commit(ctx, ops)
-		if concurrent(err) {
-			return nil, nil // nothing was kept
+	writes := 0
+	for _, p := range plans {
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			writes++
 		}
-		if err != nil {
-			return nil, fmt.Errorf("store %d objects (nothing was kept): %w", len(ops), err)
-		}
-		return response(items, plans, true, written(ordered, rev)), nil
 	}
-	if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
-		return nil, err
+	if writes != 1 || len(plans) != 1 {
+		if ok, err := b.st.Unchanged(ctx, planned(plans)); err != nil || !ok {
+			return nil, err
+		}
 	}
 	rev, err := b.commit(ctx, plans)
+	if errors.Is(err, ErrConcurrent) && writes == 1 {
+		return nil, nil // nothing was kept: the one write was refused
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +144,9 @@ func (b *backend) plan(ctx context.Context, items []*item, now time.Time, get ge
 }
 
 // planAll is plan without the rejections: it returns why each object too
-// large once stored is, and plans the others.
+// large once stored is, and plans the others. It reads every object in
+// one request: one after the other, an Apply of a hundred templates on a
+// busy hub spent most of its time in reads (issue 16).
 func (b *backend) planAll(ctx context.Context, items []*item, now time.Time, get getter) (map[*item]*plan, map[*item]string, error) {
 	var keys []string
 	for _, it := range items {
@@ -201,77 +202,34 @@ func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 	return p, nil
 }
 
-// planOps is what storing plans takes: a write for every created and
-// changed object and, with checks, a check that every unchanged one is
-// still at the revision read.
-func planOps(plans []*plan, checks bool) []store.Op {
-	var ops []store.Op
-	for _, p := range plans {
-		key := store.ObjectKey(p.it.key)
+// commit writes every created and changed object, each only if nobody
+// changed it since plan read it. The store has no multi-key transaction,
+// so the writes are sequential: when one fails, the ones before are undone
+// (again only if untouched since) and the request fails with
+// ErrConcurrent. It returns the revision of the last write, or the newest
+// revision of the objects when nothing changed.
+func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
+	var done []*plan
+	var rev int64
+	for _, p := range orderedPlans(plans) {
+		var err error
 		switch p.outcome {
 		case hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED:
-			ops = append(ops, store.CreateOp(key, p.value))
+			p.rev, err = b.st.Create(ctx, store.ObjectKey(p.it.key), p.value)
 		case hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED:
-			ops = append(ops, store.UpdateOp(key, p.value, p.prevRev))
-		default:
-			if checks {
-				ops = append(ops, store.CheckOp(key, p.prevRev))
-			}
+			p.rev, err = b.st.Update(ctx, store.ObjectKey(p.it.key), p.value, p.prevRev)
 		}
-	}
-	return ops
-}
-
-// written records rev, the revision of the transaction that stored them,
-// as the revision of every created and changed plan. It returns the
-// request's revision: rev when something was written, else the newest
-// revision of the objects.
-func written(plans []*plan, rev int64) int64 {
-	newest := int64(0)
-	for _, p := range plans {
-		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
-			p.rev = rev
-		}
-		newest = max(newest, p.rev)
-	}
-	return newest
-}
-
-// concurrent says whether err is a store condition that failed: an object
-// that changed, appeared or went away since it was read.
-func concurrent(err error) bool {
-	return errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)
-}
-
-// commit writes every created and changed object, each only if nobody
-// changed it since plan read it, in one transaction per store.Chunks
-// group. When a transaction fails, the ones before are undone (again only
-// if untouched since) and the request fails with ErrConcurrent. It returns
-// the revision of the last write, or the newest revision of the objects
-// when nothing changed.
-func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
-	var rev int64
-	for _, p := range plans {
-		rev = max(rev, p.rev)
-	}
-	var writes, done []*plan
-	for _, p := range orderedPlans(plans) {
-		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
-			writes = append(writes, p)
-		}
-	}
-	for _, ops := range store.Chunks(planOps(writes, false)) {
-		chunk := writes[len(done) : len(done)+len(ops)]
-		r, err := b.st.Commit(ctx, ops)
 		if err != nil {
 			b.undo(ctx, done)
-			var oe *store.OpError
-			if errors.As(err, &oe) && concurrent(err) {
-				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(chunk[oe.Index].it.ref), err)
+			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
 			}
-			return 0, fmt.Errorf("store %d objects (nothing of the request was kept): %w", len(writes), err)
+			return 0, fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
 		}
-		done, rev = append(done, chunk...), max(rev, written(chunk, r))
+		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			done = append(done, p)
+		}
+		rev = max(rev, p.rev)
 	}
 	return rev, nil
 }

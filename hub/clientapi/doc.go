@@ -86,25 +86,24 @@
 //
 // All or nothing: every object is validated and compared with the store
 // first; if any is rejected (or on dry run) nothing is written and the
-// others report what would have happened. The writes are then made in one
-// etcd transaction (store.Commit), each conditional on the revision read
-// (create-if-absent, update-if-unchanged): a concurrent writer makes the
-// whole transaction fail and nothing is stored. A request larger than one
-// transaction (store.Chunks: 127 objects or about 1 MiB) is written one
-// transaction after the other; if a concurrent writer wins one of them,
-// the earlier ones are undone (again conditionally) and Apply fails with
-// ABORTED: retry. Watchers may briefly see such undone writes.
+// others report what would have happened. The writes are then made one by
+// one, each conditional on the revision read (create-if-absent,
+// update-if-unchanged), so that each object gets a revision of its own, in
+// input order (a Watch resumes after the last event it yielded; objects of
+// one etcd transaction would share a revision). If a concurrent writer
+// wins one of them, the request's earlier writes are undone (again
+// conditionally) and Apply fails with ABORTED: retry. Watchers may briefly
+// see such undone writes.
 //
 // Comparing with the store reads every object in one local read
 // (store.GetLocalAll, no quorum round: on a busy hub a quorum read waits
 // behind etcd's log fsyncs as long as a write does). What was read is
-// checked before it counts: in a request of one transaction, by that
-// transaction, whose conditions also cover the UNCHANGED objects (a
-// request that changes nothing costs that one quorum round); in a larger
-// one, first by one quorum round comparing every object's revision
-// (store.Unchanged). When the check fails (another writer, or an etcd
-// member that lagged behind), nothing was kept and the request is compared
-// again from quorum reads (store.GetAll), as above.
+// checked before it counts: a request with a single write by that write's
+// own condition; any other (several writes, an UNCHANGED object) by one
+// quorum round comparing every object's revision (store.Unchanged). When
+// the check fails (another writer, or an etcd member that lagged behind),
+// the request is compared again from quorum reads (store.GetAll), as
+// above.
 //
 // # Reads
 //

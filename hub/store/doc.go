@@ -20,6 +20,10 @@
 // unsafe-no-fsync). So a write the hub acknowledges to a client survives a
 // kill -9 of the hub.
 //
+// The embedded member keeps 100 raft log entries in memory after each
+// compaction of its log (catchUpEntries), not etcd's 5,000, which are
+// there for followers to catch up from: it has none.
+//
 // # Reads
 //
 // Get, List and Count are quorum reads: etcd answers them once it has
@@ -29,19 +33,6 @@
 // decision a conditional write (Create, Update, Delete with a revision) or
 // Unchanged checks before it counts; GetAll and GetLocalAll read many keys
 // in one request per 128. Requests counts the reads and writes made so far.
-//
-// # Transactions
-//
-// Commit writes many keys in one etcd transaction, every write only if
-// every condition holds (create-if-absent, update-if-unchanged, or a
-// check alone), else nothing, naming the first key whose condition failed
-// (OpError). Chunks splits a longer list into groups that fit one
-// transaction under etcd's default limits (128 operations, 1.5 MiB a
-// request).
-//
-// The embedded member keeps 100 raft log entries in memory after each
-// compaction of its log (catchUpEntries), not etcd's 5,000, which are
-// there for followers to catch up from: it has none.
 //
 // # Key layout
 //

@@ -55,15 +55,7 @@ func (s *Store) Fenced(f *Fence) *Store {
 // fence is released or its compare failed; otherwise resp.Succeeded says
 // whether cmps held, and resp.Responses[0] is the else's get.
 func (s *Store) write(ctx context.Context, op, key string, cmps []clientv3.Cmp, then clientv3.Op) (*clientv3.TxnResponse, error) {
-	return s.txn(ctx, op, key, cmps, []clientv3.Op{then}, []clientv3.Op{clientv3.OpGet(key)})
-}
-
-// txn commits "if every cmp holds then do thens, else do elses" with the
-// fence's compare (and a get of its key, after elses) added when s is
-// fenced. It returns ErrNotLeader when the fence is released or its
-// compare failed; otherwise resp.Succeeded says whether cmps held, and
-// resp.Responses are the elses' when not. key names the write in errors.
-func (s *Store) txn(ctx context.Context, op, key string, cmps []clientv3.Cmp, thens, elses []clientv3.Op) (*clientv3.TxnResponse, error) {
+	elses := []clientv3.Op{clientv3.OpGet(key)}
 	var fkey string
 	var frev int64
 	if s.fence != nil {
@@ -76,12 +68,12 @@ func (s *Store) txn(ctx context.Context, op, key string, cmps []clientv3.Cmp, th
 		fkey, frev = k, rev
 	}
 	s.counts.writes.Add(1)
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(thens...).Else(elses...).Commit()
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(then).Else(elses...).Commit()
 	if err != nil {
 		return nil, wrap(op, key, err)
 	}
 	if !resp.Succeeded && fkey != "" {
-		kvs := resp.Responses[len(resp.Responses)-1].GetResponseRange().Kvs
+		kvs := resp.Responses[1].GetResponseRange().Kvs
 		if len(kvs) == 0 || kvs[0].CreateRevision != frev {
 			return nil, wrap(op, key, ErrNotLeader)
 		}

@@ -34,9 +34,6 @@ func TestFencedWrites(t *testing.T) {
 	if _, err := view.Create(c, key, []byte("v1")); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("Create through a released fence = %v; want ErrNotLeader", err)
 	}
-	if _, err := view.Commit(c, []Op{CreateOp(key, []byte("v1"))}); !errors.Is(err, ErrNotLeader) {
-		t.Fatalf("Commit through a released fence = %v; want ErrNotLeader", err)
-	}
 	_, e := elect(t, s, Root+"test-leader")
 	fence.Hold(e.Key(), e.Rev())
 	rev, err := view.Create(c, key, []byte("v1"))
@@ -48,9 +45,6 @@ func TestFencedWrites(t *testing.T) {
 	}
 	if _, err := view.Create(c, key, []byte("v1")); !errors.Is(err, ErrExists) {
 		t.Errorf("second Create while leading = %v; want ErrExists", err)
-	}
-	if _, err := view.Commit(c, []Op{CreateOp(key+"-commit", []byte("v1"))}); err != nil {
-		t.Fatalf("Commit while leading: %v", err)
 	}
 	if rev, err = view.Put(c, key, []byte("v2")); err != nil {
 		t.Fatalf("Put while leading: %v", err)
@@ -67,7 +61,6 @@ func TestFencedWrites(t *testing.T) {
 		"Update": func() error { _, err := view.Update(c, key, []byte("v3"), rev); return err },
 		"Create": func() error { _, err := view.Create(c, key+"-new", []byte("v3")); return err },
 		"Delete": func() error { _, err := view.Delete(c, key, 0); return err },
-		"Commit": func() error { _, err := view.Commit(c, []Op{CreateOp(key+"-new", []byte("v3"))}); return err },
 	} {
 		if err := write(); !errors.Is(err, ErrNotLeader) {
 			t.Errorf("%s by a deposed leader = %v; want ErrNotLeader", name, err)
