@@ -59,8 +59,9 @@ const flushBytesPerInterval = 16 << 10
 
 // flushAll writes every dirty binding whose aggregated status changed,
 // flushWorkers at a time, but a large binding only when its spacing
-// (flushSpacing) has passed since its last write: it stays dirty until
-// then. A binding that could not be written stays dirty for the next
+// (flushSpacing) has passed since its last write, and no more of them
+// than flushBytesPerPass allows (withinBudget): the others stay dirty
+// until then. A binding that could not be written stays dirty for the next
 // interval; one whose write conflicted is read again and written at once
 // (flush).
 func (a *Aggregator) flushAll(ctx context.Context) {
@@ -69,12 +70,22 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	jobs := make([]*flushJob, 0, len(keys))
 	now := a.now()
+	var due []dueBinding
 	for _, key := range keys {
-		if e := a.run.bindings[key]; e != nil && now.Sub(e.written) < a.flushSpacing(e) {
+		e := a.run.bindings[key]
+		if e != nil && now.Sub(e.written) < a.flushSpacing(e) {
 			continue
 		}
+		d := dueBinding{key: key}
+		if e != nil {
+			d.size, d.written = len(e.enc), e.written
+		}
+		due = append(due, d)
+	}
+	keys = withinBudget(due, flushBytesPerPass)
+	jobs := make([]*flushJob, 0, len(keys))
+	for _, key := range keys {
 		delete(a.run.dirty, key)
 		var j *flushJob
 		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { j = a.prepareFlush(key); return nil })
@@ -87,6 +98,41 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 		a.finish(ctx, j)
 	}
 	a.run.passes.Add(1)
+}
+
+// flushBytesPerPass bounds what one flush pass writes: the bindings due
+// are written longest unwritten first until their encodings add up to 2
+// MiB (10 MiB/s at the default interval); the rest wait for the next
+// pass. The spacing alone let a thousand bindings of a thousand clusters
+// each (150 KiB) ask for 80 MB/s of writes, each decoded again by every
+// binding watcher, and every other write of the hub (an Apply, the
+// detector's and scheduler's bindings) waited behind them in etcd.
+const flushBytesPerPass = 2 << 20
+
+// dueBinding is a dirty binding whose spacing has passed: its key, the
+// size of its last encoding and when it was last written.
+type dueBinding struct {
+	key     string
+	size    int
+	written time.Time
+}
+
+// withinBudget picks from due what one pass writes: longest unwritten
+// first (never written first of all), until the sizes add up to budget;
+// the first is always taken. The keys are returned sorted.
+func withinBudget(due []dueBinding, budget int) []string {
+	sort.SliceStable(due, func(i, j int) bool { return due[i].written.Before(due[j].written) })
+	var keys []string
+	total := 0
+	for i, d := range due {
+		if i > 0 && total+d.size > budget {
+			break
+		}
+		total += d.size
+		keys = append(keys, d.key)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // flushSpacing is the least time between two writes of e beyond the

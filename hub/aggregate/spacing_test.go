@@ -3,6 +3,8 @@ package aggregate
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,4 +86,32 @@ func TestLargeBindingsWrittenLessOften(t *testing.T) {
 	}
 	clock.Add(int64(time.Hour))
 	e.waitBinding(webRef, "the large binding written once its spacing passed", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 304 })
+}
+
+// TestWithinBudget: a flush pass takes the bindings due longest
+// unwritten first, never written first of all, until their sizes reach
+// the budget, and always the first one, however large.
+func TestWithinBudget(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	due := []dueBinding{
+		{key: "a", size: 400, written: at(3)},
+		{key: "b", size: 400, written: at(1)},
+		{key: "c", size: 100}, // never written
+		{key: "d", size: 400, written: at(2)},
+		{key: "e", size: 100, written: at(4)},
+	}
+	for _, c := range []struct {
+		budget int
+		want   string
+	}{
+		{1, "c"},
+		{500, "b c"},
+		{900, "b c d"},
+		{1300, "a b c d"},
+		{1400, "a b c d e"},
+	} {
+		if got := strings.Join(withinBudget(slices.Clone(due), c.budget), " "); got != c.want {
+			t.Errorf("budget %d: %s; want %s", c.budget, got, c.want)
+		}
+	}
 }
