@@ -74,16 +74,16 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 }
 
 // applyLocal is Apply's fast path. It plans from local reads (one
-// store.GetLocalAll for every object), which do not wait behind the writes etcd is persisting
-// the way a quorum read does: on a busy hub a quorum read waits for the
-// write-ahead log's fsyncs in progress, so it cost as much as the write
-// itself. What was read is then checked before anything is kept: a single
-// write by its own compare (the object is still absent, or still at the
-// revision read); anything else (several writes, an UNCHANGED outcome)
+// store.GetLocalAll for every object), which do not wait behind the writes
+// etcd is persisting the way a quorum read does: on a busy hub a quorum read
+// waits for the write-ahead log's fsyncs in progress, so it cost as much as
+// the write itself. What was read is then checked before anything is kept: a
+// single write by its own compare (the object is still absent, or still at
+// the revision read); anything else (several writes, an UNCHANGED outcome)
 // first by store.Unchanged, one quorum round for all objects. It returns
-// nil, nil when it cannot answer from what it read (a read that was stale
-// or overtaken, an object too large): apply then plans again from quorum
-// reads, as if this had not run.
+// nil, nil when it cannot answer from what it read (a read that was stale or
+// overtaken, an object too large): apply then plans again from quorum reads,
+// as if this had not run.
 func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) (*hubv1.ApplyResponse, error) {
 	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
 	if err != nil || len(tooLarge) > 0 {

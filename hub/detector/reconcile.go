@@ -46,7 +46,8 @@ func (d *Detector) done(ctx context.Context, ref store.ObjectRef, cause Cause, e
 
 // reconcile brings ref's binding and its dependencies' marks in line,
 // re-reading the binding and trying again after a write conflict. With
-// its binding write in flight it returns errWriting; finish completes it.
+// its binding write in flight it returns errWriting; finishOne completes
+// it.
 func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause Cause) error {
 	if d.reconciled != nil {
 		d.reconciled(ref)
