@@ -183,8 +183,8 @@ func (b *backend) planAll(ctx context.Context, items []*item, now time.Time, get
 func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 	p := &plan{it: it, outcome: hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED}
 	var prev map[string]any
+	var err error
 	if found {
-		var err error
 		if prev, err = decodeObject(kv.Value); err != nil {
 			return nil, fmt.Errorf("stored %s: %w", store.ObjectKey(it.key), err)
 		}
@@ -195,7 +195,6 @@ func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 			return p, nil
 		}
 	}
-	var err error
 	if p.value, err = json.Marshal(withHubMetadata(it.obj, prev, now)); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", describe(it.ref), err)
 	}

@@ -29,10 +29,10 @@
 // Get, List and Count are quorum reads: etcd answers them once it has
 // applied everything committed when they arrived, so on a busy store they
 // wait behind the write-ahead log fsyncs in progress, about as long as a
-// write. GetLocal is a serializable read the member answers at once, for a
-// decision a conditional write (Create, Update, Delete with a revision) or
-// Unchanged checks before it counts; GetAll and GetLocalAll read many keys
-// in one request per 128. Requests counts the reads and writes made so far.
+// write; GetAll reads many keys in one such round per 128. GetLocalAll is
+// a serializable read the member answers at once, for a decision a
+// conditional write (Create, Update, Delete with a revision) or Unchanged
+// checks before it counts. Requests counts the reads and writes made so far.
 //
 // # Key layout
 //

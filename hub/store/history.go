@@ -17,8 +17,7 @@ func (s *Store) GetAt(ctx context.Context, key string, rev int64) (KV, error) {
 	if len(resp.Kvs) == 0 {
 		return KV{}, wrap("get", key, ErrNotFound)
 	}
-	kv := resp.Kvs[0]
-	return KV{Key: key, Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
+	return kvOf(resp.Kvs[0]), nil
 }
 
 // ListRange returns at most limit values of the keys in [start, end),
@@ -36,7 +35,7 @@ func (s *Store) ListRange(ctx context.Context, start, end string, rev int64, lim
 	}
 	out := make([]KV, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		out = append(out, KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision})
+		out = append(out, kvOf(kv))
 	}
 	return out, resp.Header.Revision, resp.More, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -20,6 +21,11 @@ type KV struct {
 	CreateRevision int64
 }
 
+// kvOf is the KV of an etcd key-value.
+func kvOf(kv *mvccpb.KeyValue) KV {
+	return KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}
+}
+
 // Get returns the value at key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 	s.counts.quorumReads.Add(1)
@@ -30,8 +36,7 @@ func (s *Store) Get(ctx context.Context, key string) (KV, error) {
 	if len(resp.Kvs) == 0 {
 		return KV{}, wrap("get", key, ErrNotFound)
 	}
-	kv := resp.Kvs[0]
-	return KV{Key: key, Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
+	return kvOf(resp.Kvs[0]), nil
 }
 
 // Put writes value at key whatever is there and returns the new revision.
@@ -107,7 +112,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]KV, int64, error) {
 	}
 	out := make([]KV, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		out = append(out, KV{Key: string(kv.Key), Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision})
+		out = append(out, kvOf(kv))
 	}
 	s.counts.seen.Raise(resp.Header.Revision)
 	return out, resp.Header.Revision, nil

@@ -7,14 +7,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// maxTxnCompares is how many compares Unchanged puts in one transaction:
-// etcd's default --max-txn-ops (128).
-const maxTxnCompares = 128
+// maxTxnOps is how many compares (Unchanged) or reads (GetAll,
+// GetLocalAll) one transaction carries: etcd's default --max-txn-ops.
+const maxTxnOps = 128
 
 // Requests counts the store's requests to etcd by the rounds they cost:
 // a quorum read (Get, List, Count, Unchanged) waits for etcd's read index
 // (a raft round, behind every write the member is persisting); a local
-// read (GetLocal) is answered by the member the client is connected to;
+// read (GetLocalAll) is answered by the member the client is connected to;
 // a write is a raft proposal, committed once its log is fsynced.
 type Requests struct {
 	QuorumReads, LocalReads, Writes int64
@@ -38,28 +38,9 @@ func (s *Store) Requests() Requests {
 	return Requests{QuorumReads: c.quorumReads.Load(), LocalReads: c.localReads.Load(), Writes: c.writes.Load()}
 }
 
-// GetLocal returns the value at key, or ErrNotFound, as the etcd member the
-// client is connected to has applied it (a serializable read): no raft
-// round, so it does not wait behind the writes being persisted, but it may
-// miss writes not yet applied on that member. Use it only for a decision
-// that a conditional write (Create, Update, Delete with a revision) or
-// Unchanged checks afterwards.
-func (s *Store) GetLocal(ctx context.Context, key string) (KV, error) {
-	s.counts.localReads.Add(1)
-	resp, err := s.client.Get(ctx, key, clientv3.WithSerializable())
-	if err != nil {
-		return KV{}, wrap("get", key, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return KV{}, wrap("get", key, ErrNotFound)
-	}
-	kv := resp.Kvs[0]
-	return KV{Key: key, Value: kv.Value, Revision: kv.ModRevision, CreateRevision: kv.CreateRevision}, nil
-}
-
 // Unchanged reports whether every key of revs is still at its revision
 // (0: still absent), with quorum reads: one transaction of compares per
-// maxTxnCompares keys, each true at some instant during the call.
+// maxTxnOps keys, each true at some instant during the call.
 func (s *Store) Unchanged(ctx context.Context, revs map[string]int64) (bool, error) {
 	var cmps []clientv3.Cmp
 	for key, rev := range revs {
@@ -70,7 +51,7 @@ func (s *Store) Unchanged(ctx context.Context, revs map[string]int64) (bool, err
 		}
 	}
 	for len(cmps) > 0 {
-		n := min(len(cmps), maxTxnCompares)
+		n := min(len(cmps), maxTxnOps)
 		s.counts.quorumReads.Add(1)
 		resp, err := s.client.Txn(ctx).If(cmps[:n]...).Commit()
 		if err != nil {

@@ -1,12 +1,11 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 )
 
-// TestLocalReadAndUnchanged: GetLocal reads without a quorum round what
+// TestLocalReadAndUnchanged: GetLocalAll reads without a quorum round what
 // Get reads; Unchanged checks many keys' revisions, absent ones too, in
 // one quorum round per 128 keys, and fails once any of them moved.
 func TestLocalReadAndUnchanged(t *testing.T) {
@@ -14,7 +13,7 @@ func TestLocalReadAndUnchanged(t *testing.T) {
 	defer s.Close()
 	c := ctx(t)
 	revs := map[string]int64{}
-	for i := range maxTxnCompares + 2 {
+	for i := range maxTxnOps + 2 {
 		key := fmt.Sprintf("/tether/objects/core/ConfigMap/default/cm-%03d", i)
 		rev, err := s.Create(c, key, []byte("v1"))
 		if err != nil {
@@ -27,12 +26,12 @@ func TestLocalReadAndUnchanged(t *testing.T) {
 	key := "/tether/objects/core/ConfigMap/default/cm-000"
 
 	before := s.Requests()
-	kv, err := s.GetLocal(c, key)
-	if err != nil || string(kv.Value) != "v1" || kv.Revision != revs[key] {
-		t.Errorf("GetLocal = %+v, %v; want v1 at revision %d", kv, err, revs[key])
+	got, err := s.GetLocalAll(c, []string{key})
+	if kv := got[key]; err != nil || string(kv.Value) != "v1" || kv.Revision != revs[key] {
+		t.Errorf("GetLocalAll = %+v, %v; want v1 at revision %d", kv, err, revs[key])
 	}
-	if _, err := s.GetLocal(c, absent); !errors.Is(err, ErrNotFound) {
-		t.Errorf("GetLocal(absent) = %v; want ErrNotFound", err)
+	if got, err := s.GetLocalAll(c, []string{absent}); len(got) != 0 || err != nil {
+		t.Errorf("GetLocalAll(absent) = %v, %v; want nothing", got, err)
 	}
 	ok, err := s.Unchanged(c, revs)
 	after := s.Requests()
@@ -48,8 +47,8 @@ func TestLocalReadAndUnchanged(t *testing.T) {
 	if ok, err := s.Unchanged(c, revs); ok || err != nil {
 		t.Errorf("Unchanged after an update = %v, %v; want false", ok, err)
 	}
-	kv, _ = s.GetLocal(c, key)
-	revs[key] = kv.Revision
+	got, _ = s.GetLocalAll(c, []string{key})
+	revs[key] = got[key].Revision
 	if _, err := s.Create(c, absent, []byte("v1")); err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func (s *Store) WatchRange(ctx context.Context, start, end string, fromRev int64
 }
 
 func toEvent(ev *clientv3.Event) Event {
-	kv := KV{Key: string(ev.Kv.Key), Value: ev.Kv.Value, Revision: ev.Kv.ModRevision, CreateRevision: ev.Kv.CreateRevision}
+	kv := kvOf(ev.Kv)
 	if ev.Type == clientv3.EventTypeDelete {
 		if ev.PrevKv != nil {
 			kv.Value, kv.CreateRevision = ev.PrevKv.Value, ev.PrevKv.CreateRevision
