@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sync/errgroup"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/placement"
@@ -61,30 +61,38 @@ func (l *Loop) decide(key string) (write, bool) {
 func (l *Loop) writeAll(ctx context.Context, writes []write) {
 	revs := make([]int64, len(writes))
 	errs := make([]error, len(writes))
-	sem := make(chan struct{}, maxInFlight)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(maxInFlight)
 	for i, w := range writes {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			revs[i], errs[i] = l.store.Update(ctx, w.key, []byte(w.enc), w.old.rev)
+			return nil // each write keeps its own outcome
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	for i, w := range writes {
-		if errs[i] == nil {
-			l.bindings[w.key].rev = revs[i]
-			l.writes.Add(1)
-			l.logWrite(w.key, w.old.b, w.out)
+		if l.wrote(w, revs[i], errs[i]) {
 			continue
 		}
-		l.setEntry(w.key, w.old)
 		if errors.Is(errs[i], store.ErrConflict) && l.reread(ctx, w.key) {
 			l.reconcile(ctx, w.key)
 			continue
 		}
 		l.retryLater(w.key, errs[i])
 	}
+}
+
+// wrote records the outcome of w's write: stored at rev, or undone in the
+// cache when err is not nil (false).
+func (l *Loop) wrote(w write, rev int64, err error) bool {
+	if err != nil {
+		l.setEntry(w.key, w.old)
+		return false
+	}
+	l.bindings[w.key].rev = rev
+	l.writes.Add(1)
+	l.logWrite(w.key, w.old.b, w.out)
+	return true
 }
 
 // reconcile decides and writes one binding, with optimistic concurrency:
@@ -97,13 +105,9 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 			return
 		}
 		rev, err := l.store.Update(ctx, key, []byte(w.enc), w.old.rev)
-		if err == nil {
-			l.bindings[key].rev = rev
-			l.writes.Add(1)
-			l.logWrite(key, w.old.b, w.out)
+		if l.wrote(w, rev, err) {
 			return
 		}
-		l.setEntry(key, w.old)
 		if !errors.Is(err, store.ErrConflict) || !l.reread(ctx, key) {
 			l.retryLater(key, err)
 			return
