@@ -24,11 +24,9 @@ func (d *Detector) process(ctx context.Context) {
 			}
 			d.makeRoom(ctx, ref)
 			err := guard.Do(d.log, d.counts, "detector", refString(ref), func() error { return d.reconcile(ctx, ref, batch[ref]) })
-			if errors.Is(err, errWriting) {
-				d.inflight.pending[ref].cause = batch[ref]
-				continue
+			if !errors.Is(err, errWriting) { // else finishOne ends it
+				d.done(ctx, ref, batch[ref], err)
 			}
-			d.done(ctx, ref, batch[ref], err)
 		}
 	}
 }
@@ -87,7 +85,7 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 		}
 		t = &Template{Ref: ref}
 		want := Want{Keep: true, RequiredBy: cur.B.Spec.RequiredBy}
-		return d.write(ctx, ref, d.report(ref, nil, Merge(cur.B, t, want)), cur, exists)
+		return d.write(ctx, ref, cause, d.report(ref, nil, Merge(cur.B, t, want)), cur, exists)
 	}
 	want, ok, err := d.want(ctx, t, cur, exists, cause)
 	if err != nil {
@@ -95,7 +93,7 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 	}
 	switch {
 	case ok:
-		err = d.write(ctx, ref, d.report(ref, t, Merge(cur.B, t, want)), cur, exists)
+		err = d.write(ctx, ref, cause, d.report(ref, t, Merge(cur.B, t, want)), cur, exists)
 		if errors.Is(err, errWriting) {
 			return err // finishOne refreshes the dependencies once written
 		}
@@ -193,8 +191,9 @@ func (d *Detector) optedOut(cur storedBinding, want Want) (Want, bool, error) {
 }
 
 // write stores b, in the background (errWriting), unless the stored
-// binding is already equal to it.
-func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
+// binding is already equal to it; cause is what the template was marked
+// for, kept for a retry.
+func (d *Detector) write(ctx context.Context, ref store.ObjectRef, cause Cause, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
 	data, err := encode(b)
 	if err != nil {
 		return fmt.Errorf("encode binding of %s: %w", refString(ref), err)
@@ -205,7 +204,7 @@ func (d *Detector) write(ctx context.Context, ref store.ObjectRef, b *workv1alph
 			return nil
 		}
 	}
-	d.inflight.start(ctx, d.store, &pendingWrite{ref: ref, b: b, cur: cur, exists: exists}, data)
+	d.inflight.start(ctx, d.store, &pendingWrite{ref: ref, cause: cause, b: b, cur: cur, exists: exists}, data)
 	return errWriting
 }
 

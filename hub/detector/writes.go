@@ -34,10 +34,10 @@ type writes struct {
 // pendingWrite is one binding write and, once returned, its outcome.
 type pendingWrite struct {
 	ref    store.ObjectRef
+	cause  Cause
 	b      *workv1alpha1.ResourceBinding
 	cur    storedBinding
 	exists bool
-	cause  Cause
 	rev    int64
 	err    error
 }
