@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/store"
@@ -201,36 +205,72 @@ func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 	return p, nil
 }
 
+// maxApplyWrites bounds the writes of one Apply in flight at once: one
+// after the other, a request of a hundred templates on a busy hub waited a
+// hundred store round trips (issue 16); together, etcd commits them in a
+// few rounds.
+const maxApplyWrites = 16
+
 // commit writes every created and changed object, each only if nobody
-// changed it since plan read it. The store has no multi-key transaction,
-// so the writes are sequential: when one fails, the ones before are undone
-// (again only if untouched since) and the request fails with
-// ErrConcurrent. It returns the revision of the last write, or the newest
-// revision of the objects when nothing changed.
+// changed it since plan read it, up to maxApplyWrites at once: each object
+// gets a revision of its own (objects of one etcd transaction would share
+// one, and a Watch resumes after the last revision it yielded), not
+// necessarily in input order. The store has no multi-key transaction: when
+// a write fails, the others that succeeded are undone (again only if
+// untouched since) and the request fails with ErrConcurrent. It returns
+// the newest revision written, or the newest revision of the objects when
+// nothing changed.
 func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
+	var g errgroup.Group
+	g.SetLimit(maxApplyWrites)
+	var mu sync.Mutex
 	var done []*plan
-	var rev int64
+	var failed atomic.Bool // once set, writes not yet started are not made
 	for _, p := range orderedPlans(plans) {
-		var err error
-		switch p.outcome {
-		case hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED:
-			p.rev, err = b.st.Create(ctx, store.ObjectKey(p.it.key), p.value)
-		case hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED:
-			p.rev, err = b.st.Update(ctx, store.ObjectKey(p.it.key), p.value, p.prevRev)
+		if p.outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			continue
 		}
-		if err != nil {
-			b.undo(ctx, done)
-			if errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
-				return 0, fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
+		g.Go(func() error {
+			if failed.Load() {
+				return nil
 			}
-			return 0, fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
-		}
-		if p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			if err := b.write(ctx, p); err != nil {
+				failed.Store(true)
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			done = append(done, p)
-		}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.undo(ctx, done)
+		return 0, err
+	}
+	var rev int64
+	for _, p := range plans {
 		rev = max(rev, p.rev)
 	}
 	return rev, nil
+}
+
+// write stores p's object if nobody changed it since plan read it, and
+// sets p.rev.
+func (b *backend) write(ctx context.Context, p *plan) error {
+	var err error
+	if p.outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED {
+		p.rev, err = b.st.Create(ctx, store.ObjectKey(p.it.key), p.value)
+	} else {
+		p.rev, err = b.st.Update(ctx, store.ObjectKey(p.it.key), p.value, p.prevRev)
+	}
+	switch {
+	case errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
+	case err != nil:
+		return fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
+	}
+	return nil
 }
 
 // undo reverts the writes of a failed commit, newest first.

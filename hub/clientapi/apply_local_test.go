@@ -2,6 +2,7 @@ package clientapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -123,5 +124,49 @@ func TestApplyStaleLocalRead(t *testing.T) {
 	}
 	if kv, err = st.Get(ctx, key); err != nil || !strings.Contains(string(kv.Value), `"replicas":2`) {
 		t.Errorf("stored %s (%v); want replicas 2", kv.Value, err)
+	}
+}
+
+// TestApplyUndoesEveryWriteWhenOneLoses: Apply's writes go to the store
+// together; when one loses to another writer, every other write of the
+// request is undone, whether it finished before or after the lost one,
+// and the other writer's object is left as it wrote it.
+func TestApplyUndoesEveryWriteWhenOneLoses(t *testing.T) {
+	be, st := localBackend(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var in strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&in, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c-%02d, namespace: default}\ndata: {k: v}\n", i)
+	}
+	docs, err := parseManifests([]byte(in.String()), be.cfg.MaxManifestBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := be.prepare(ctx, docs, "default", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := be.plan(ctx, items, time.Now(), st.GetAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c-20","namespace":"default"}}`
+	if _, err := st.Create(ctx, "/tether/objects/core/ConfigMap/default/c-20", []byte(theirs)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := be.commit(ctx, plans); !errors.Is(err, ErrConcurrent) {
+		t.Fatalf("commit after another writer created c-20: %v, want ErrConcurrent", err)
+	}
+	kvs, _, err := st.List(ctx, "/tether/objects/core/ConfigMap/default/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kvs) != 1 || kvs[0].Key != "/tether/objects/core/ConfigMap/default/c-20" || string(kvs[0].Value) != theirs {
+		var got []string
+		for _, kv := range kvs {
+			got = append(got, kv.Key)
+		}
+		t.Fatalf("stored after the failed commit: %v; want only the other writer's c-20", got)
 	}
 }

@@ -86,14 +86,16 @@
 //
 // All or nothing: every object is validated and compared with the store
 // first; if any is rejected (or on dry run) nothing is written and the
-// others report what would have happened. The writes are then made one by
-// one, each conditional on the revision read (create-if-absent,
-// update-if-unchanged), so that each object gets a revision of its own, in
-// input order (a Watch resumes after the last event it yielded; objects of
-// one etcd transaction would share a revision). If a concurrent writer
-// wins one of them, the request's earlier writes are undone (again
-// conditionally) and Apply fails with ABORTED: retry. Watchers may briefly
-// see such undone writes.
+// others report what would have happened. The writes are then made, up to
+// 16 at once (one after the other, a request of a hundred templates on a
+// busy hub took seconds: issue 16), each conditional on the revision read
+// (create-if-absent, update-if-unchanged) and in a transaction of its own,
+// so that each object gets a revision of its own (a Watch resumes after
+// the last event it yielded; objects of one etcd transaction would share a
+// revision), not necessarily in input order. If a concurrent writer wins
+// one of them, the writes not yet started are not made, the request's
+// other writes are undone (again conditionally) and Apply fails with
+// ABORTED: retry. Watchers may briefly see such undone writes.
 //
 // Comparing with the store reads every object in one local read
 // (store.GetLocalAll, no quorum round: on a busy hub a quorum read waits
