@@ -238,8 +238,8 @@ func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]sy
 	defer a.mu.Unlock()
 	out := make(map[string]syncstate.Digest)
 	for key, r := range a.records[cluster] {
-		if r.h.obs.Report != nil {
-			out[key] = syncstate.Digest{Version: r.h.obs.Report.GetVersion(), Digest: r.h.obs.Report.GetDigest()}
+		if r.h.report.ok {
+			out[key] = syncstate.Digest{Version: r.h.report.version, Digest: r.h.report.digest}
 		}
 	}
 	return out, nil
@@ -336,7 +336,7 @@ func (a *Aggregator) observations(bkey string) map[string]Observation {
 	defer a.mu.Unlock()
 	out := make(map[string]Observation, len(a.byBinding[bkey]))
 	for cluster, r := range a.byBinding[bkey] {
-		out[cluster] = r.h.obs
+		out[cluster] = r.h.obs()
 	}
 	return out
 }

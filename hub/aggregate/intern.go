@@ -7,12 +7,14 @@ import "sync"
 const maxInterned = 1 << 17
 
 // interner hands out one copy of the strings that every cluster's
-// updates repeat (work and binding keys, versions, digests): a work
-// Duplicated to a thousand clusters is held a thousand times, its key and
-// version once.
+// updates repeat (work and binding keys, versions, digests), and of the
+// status JSON they often repeat too (a Duplicated Deployment's reflected
+// status is its replica counts): a work Duplicated to a thousand clusters
+// is held a thousand times, its key and version once.
 type interner struct {
 	mu sync.Mutex
 	m  map[string]string
+	b  map[string][]byte
 }
 
 // get returns the copy of s held, holding s if there is none.
@@ -30,4 +32,22 @@ func (in *interner) get(s string) string {
 	}
 	in.m[s] = s
 	return s
+}
+
+// bytes returns the copy of b held, holding b if there is none. The copy
+// is shared: never modify it.
+func (in *interner) bytes(b []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c, ok := in.b[string(b)]; ok {
+		return c
+	}
+	if in.b == nil || len(in.b) >= maxInterned {
+		in.b = make(map[string][]byte)
+	}
+	in.b[string(b)] = b
+	return b
 }

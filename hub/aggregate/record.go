@@ -21,21 +21,41 @@ import (
 // etcd's default 1.5 MiB request limit.
 const maxRelayedBytes = 96 << 10
 
-// held is what the hub holds for one work in one cluster: an Observation
-// plus what orders the updates of it (see merge).
+// held is what the hub holds for one work in one cluster: its
+// Observation (obs) plus what orders the updates of it (see merge).
 type held struct {
-	obs Observation
+	// latest is the version of the last ack or report received.
+	latest string
+	ack    heldAck
+	report heldReport
 	// ackAt, reportAt, latestAt: when the ack, the report and the newest
-	// update (of version obs.Latest) were received, Unix microseconds by
-	// the receiving replica's clock.
+	// update (of version latest) were received, Unix microseconds by the
+	// receiving replica's clock.
 	ackAt, reportAt, latestAt int64
 	// since is the store revision the receiving replica had seen (Seen)
-	// when obs.Latest was first received: no version rendered from a
-	// binding written later can have been.
+	// when latest was first received: no version rendered from a binding
+	// written later can have been.
 	since int64
 	old   []string // superseded versions, oldest first
 	// oldSince is since of each of old, in the same order.
 	oldSince []int64
+}
+
+// heldOf is what is held of o, with no receipt times.
+func heldOf(o Observation) held {
+	h := held{latest: o.Latest}
+	if o.Ack != nil {
+		h.ack = holdAck(o.Ack)
+	}
+	if o.Report != nil {
+		h.report = holdReport(o.Report)
+	}
+	return h
+}
+
+// obs is the Observation h holds.
+func (h held) obs() Observation {
+	return Observation{Ack: h.ack.proto(), Report: h.report.proto(), Latest: h.latest}
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
@@ -55,16 +75,16 @@ type stored struct {
 
 // encodeHeld returns the stored form of h.
 func encodeHeld(h held, replica string) ([]byte, error) {
-	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.obs.Latest, LatestAt: h.latestAt, Since: h.since,
+	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since,
 		Old: h.old, OldSince: h.oldSince, Replica: replica}
 	var err error
-	if h.obs.Ack != nil {
-		if s.Ack, err = proto.Marshal(h.obs.Ack); err != nil {
+	if a := h.ack.proto(); a != nil {
+		if s.Ack, err = proto.Marshal(a); err != nil {
 			return nil, fmt.Errorf("encode ack: %w", err)
 		}
 	}
-	if h.obs.Report != nil {
-		if s.Report, err = proto.Marshal(h.obs.Report); err != nil {
+	if r := h.report.proto(); r != nil {
+		if s.Report, err = proto.Marshal(r); err != nil {
 			return nil, fmt.Errorf("encode status report: %w", err)
 		}
 	}
@@ -78,7 +98,7 @@ func decodeHeld(data []byte) (held, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
-	h := held{obs: Observation{Latest: s.Latest}, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt,
+	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt,
 		since: s.Since, old: s.Old, oldSince: s.OldSince}
 	if len(h.oldSince) != len(h.old) { // written before stamps were: 0, known before any binding
 		h.oldSince = make([]int64, len(h.old))
@@ -87,19 +107,21 @@ func decodeHeld(data []byte) (held, error) {
 		h.old, h.oldSince = h.old[n-maxOldVersions:], h.oldSince[n-maxOldVersions:]
 	}
 	if s.Ack != nil {
-		h.obs.Ack = &agentv1.Ack{}
-		if err := proto.Unmarshal(s.Ack, h.obs.Ack); err != nil {
+		var a agentv1.Ack
+		if err := proto.Unmarshal(s.Ack, &a); err != nil {
 			return held{}, fmt.Errorf("decode relayed ack: %w", err)
 		}
+		h.ack = holdAck(&a)
 	}
 	if s.Report != nil {
-		h.obs.Report = &agentv1.StatusReport{}
-		if err := proto.Unmarshal(s.Report, h.obs.Report); err != nil {
+		var r agentv1.StatusReport
+		if err := proto.Unmarshal(s.Report, &r); err != nil {
 			return held{}, fmt.Errorf("decode relayed status report: %w", err)
 		}
-		if err := agentapi.ValidateStatusReport(h.obs.Report); err != nil {
+		if err := agentapi.ValidateStatusReport(&r); err != nil {
 			return held{}, err
 		}
+		h.report = holdReport(&r)
 	}
 	return h, nil
 }
@@ -140,17 +162,17 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	case !ok:
 		h = held{}
 	case slices.Contains(h.old, v),
-		v != h.obs.Latest && u.at < h.latestAt,
-		u.ack != nil && h.obs.Ack != nil && u.at < h.ackAt,
-		u.report != nil && h.obs.Report != nil && u.at < h.reportAt:
+		v != h.latest && u.at < h.latestAt,
+		u.ack != nil && h.ack.ok && u.at < h.ackAt,
+		u.report != nil && h.report.ok && u.at < h.reportAt:
 		return h, true, false
 	}
 	h.old, h.oldSince = slices.Clone(h.old), slices.Clone(h.oldSince)
 	switch {
-	case h.obs.Latest == "":
+	case h.latest == "":
 		h.since = u.seen
-	case h.obs.Latest != v:
-		h.old, h.oldSince = append(h.old, h.obs.Latest), append(h.oldSince, h.since)
+	case h.latest != v:
+		h.old, h.oldSince = append(h.old, h.latest), append(h.oldSince, h.since)
 		if len(h.old) > maxOldVersions {
 			h.old, h.oldSince = h.old[1:], h.oldSince[1:]
 		}
@@ -158,12 +180,12 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	default:
 		h.since = min(h.since, u.seen)
 	}
-	h.obs.Latest = v
+	h.latest = v
 	h.latestAt = max(h.latestAt, u.at)
 	if u.ack != nil {
-		h.obs.Ack, h.ackAt = u.ack, u.at
+		h.ack, h.ackAt = holdAck(u.ack), u.at
 	} else {
-		h.obs.Report, h.reportAt = u.report, u.at
+		h.report, h.reportAt = holdReport(u.report), u.at
 	}
 	return h, true, true
 }
@@ -172,8 +194,8 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 // the newest one first received while the receiving replica had seen
 // less than rev; "" when none was.
 func (h held) versionAt(rev int64) string {
-	if h.obs.Latest == "" || h.since < rev {
-		return h.obs.Latest
+	if h.latest == "" || h.since < rev {
+		return h.latest
 	}
 	for i := len(h.old) - 1; i >= 0; i-- {
 		if h.oldSince[i] < rev {
@@ -287,19 +309,19 @@ func trimReport(r *agentv1.StatusReport, ref store.ObjectRef, in *interner) *age
 	for _, m := range ms {
 		id := m.GetIdentity()
 		if id.GetGroup() == ref.Group && id.GetKind() == ref.Kind && id.GetNamespace() == ref.Namespace && id.GetName() == ref.Name {
-			out.Manifests = []*agentv1.ManifestStatus{trimManifest(m)}
+			out.Manifests = []*agentv1.ManifestStatus{trimManifest(m, in)}
 			return out
 		}
 	}
 	if len(ms) == 1 {
-		out.Manifests = []*agentv1.ManifestStatus{trimManifest(ms[0])}
+		out.Manifests = []*agentv1.ManifestStatus{trimManifest(ms[0], in)}
 	}
 	return out
 }
 
 // trimManifest copies what items are built from of the manifest picked:
 // not its identity (a report held has one manifest, and templateManifest
-// takes the only one).
-func trimManifest(m *agentv1.ManifestStatus) *agentv1.ManifestStatus {
-	return &agentv1.ManifestStatus{StatusJson: m.GetStatusJson(), Health: m.GetHealth(), Applied: m.GetApplied(), Message: m.GetMessage()}
+// takes the only one). Its status is shared (in): it is never modified.
+func trimManifest(m *agentv1.ManifestStatus, in *interner) *agentv1.ManifestStatus {
+	return &agentv1.ManifestStatus{StatusJson: in.bytes(m.GetStatusJson()), Health: m.GetHealth(), Applied: m.GetApplied(), Message: m.GetMessage()}
 }

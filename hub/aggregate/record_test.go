@@ -29,9 +29,9 @@ func summarize(h held, exists bool) summary {
 	if !exists {
 		return summary{}
 	}
-	s := summary{exists: true, latest: h.obs.Latest, ack: h.obs.Ack.GetVersion()}
-	if h.obs.Report != nil {
-		s.report = h.obs.Report.GetVersion() + "@" + h.obs.Report.GetDigest()
+	s := summary{exists: true, latest: h.obs().Latest, ack: h.obs().Ack.GetVersion()}
+	if h.obs().Report != nil {
+		s.report = h.obs().Report.GetVersion() + "@" + h.obs().Report.GetDigest()
 	}
 	for i, v := range h.old {
 		if i > 0 {
@@ -203,4 +203,10 @@ func TestTrimReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withTimes is h received at Unix µs at (its report and its latest).
+func withTimes(h held, at int64) held {
+	h.reportAt, h.latestAt = at, at
+	return h
 }
