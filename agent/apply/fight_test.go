@@ -18,6 +18,11 @@ const fightLength = 3 * time.Second
 // doubling) allows about ten in three seconds.
 const maxRepairs = 25
 
+// keepRepairingWithin bounds how long the test waits, past the fight's
+// length, for the applier's second repair: on a machine busy with other
+// tests the first repairs can take a second each.
+const keepRepairingWithin = 30 * time.Second
+
 // TestFightBacksOff: a controller that keeps rewriting an applied field
 // meets a growing backoff, not a spin.
 func TestFightBacksOff(t *testing.T) {
@@ -26,13 +31,17 @@ func TestFightBacksOff(t *testing.T) {
 	namespace(t, ns)
 	mustApply(t, a, work(t, "fight/web", "v1", nil, deployment(ns, "web", "nginx:1", 1, nil)), applied)
 
-	ctx, cancel := context.WithTimeout(context.Background(), fightLength)
+	ctx, cancel := context.WithTimeout(context.Background(), keepRepairingWithin)
 	defer cancel()
-	repairs := 0
-	for ctx.Err() == nil {
+	start := time.Now()
+	repairs, inFight := 0, 0 // inFight: repairs within fightLength
+	for ctx.Err() == nil && (time.Since(start) < fightLength || repairs < 2) {
 		d, err := kube().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err == nil && d.Spec.Template.Spec.Containers[0].Image != "rival:1" {
 			repairs++
+			if time.Since(start) < fightLength {
+				inFight++
+			}
 			editDeployment(t, ns, "web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "rival:1" })
 		}
 		select {
@@ -40,11 +49,11 @@ func TestFightBacksOff(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	if repairs > maxRepairs {
-		t.Fatalf("applier repaired %d times in %v; want at most %d (backoff)", repairs, fightLength, maxRepairs)
+	if inFight > maxRepairs {
+		t.Fatalf("applier repaired %d times in %v; want at most %d (backoff)", inFight, fightLength, maxRepairs)
 	}
 	if repairs < 2 {
-		t.Fatalf("applier repaired %d times in %v; want it to keep repairing", repairs, fightLength)
+		t.Fatalf("applier repaired %d times in %v; want it to keep repairing", repairs, keepRepairingWithin)
 	}
-	t.Logf("%d repairs in %v", repairs, fightLength)
+	t.Logf("%d repairs in %v", inFight, fightLength)
 }
