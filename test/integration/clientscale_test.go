@@ -76,24 +76,29 @@ func applyBatches(ctx context.Context, t *testing.T, c *client.Client, from, to 
 }
 
 // checkWatch watches from rev until n ConfigMaps were created, and fails
-// on any event that is not the next creation in order: a repeated or
-// missing one, or a revision not above the previous event's.
+// on any event that is not the creation of one not yet seen: a repeated
+// or unknown one, or a revision not above the previous event's. (An Apply
+// writes its objects together, each at a revision of its own, not
+// necessarily in input order.)
 func checkWatch(ctx context.Context, c *client.Client, sel client.Selector, rev int64, n int) error {
-	seen, last := 0, rev
+	seen, last := map[string]bool{}, rev
 	for ev, err := range c.Watch(ctx, sel, rev) {
 		if err != nil {
-			return fmt.Errorf("watch ended after %d creations: %w", seen, err)
+			return fmt.Errorf("watch ended after %d creations: %w", len(seen), err)
 		}
 		name, r := ev.GetObject().GetRef().GetName(), ev.GetObject().GetRevision()
-		if want := fmt.Sprintf("t-%05d", seen); ev.GetType() != hubv1.EventType_EVENT_TYPE_ADDED || name != want || r <= last {
-			return fmt.Errorf("event %d: %s %s at revision %d (previous %d); want ADDED %s at a later revision", seen, ev.GetType(), name, r, last, want)
+		var i int
+		_, scanErr := fmt.Sscanf(name, "t-%05d", &i)
+		if ev.GetType() != hubv1.EventType_EVENT_TYPE_ADDED || scanErr != nil || i >= n || seen[name] || r <= last {
+			return fmt.Errorf("event %d: %s %s at revision %d (previous %d); want the ADDED of a t-%05d to t-%05d not seen yet, at a later revision",
+				len(seen), ev.GetType(), name, r, last, 0, n-1)
 		}
-		seen, last = seen+1, r
-		if seen == n {
+		seen[name], last = true, r
+		if len(seen) == n {
 			return nil
 		}
 	}
-	return fmt.Errorf("watch stopped after %d creations", seen)
+	return fmt.Errorf("watch stopped after %d creations", len(seen))
 }
 
 // envInt is the integer in the environment variable name, or def.
