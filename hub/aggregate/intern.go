@@ -2,9 +2,15 @@ package aggregate
 
 import "sync"
 
-// maxInterned bounds the strings an interner holds: past it, it starts
-// over (what was shared stays shared; later copies share anew).
-const maxInterned = 1 << 17
+// maxInterned bounds the strings an interner holds, and maxInternedBytes
+// the bytes of the status JSON it holds: past either, it starts over
+// (what was shared stays shared; later copies share anew). What it holds
+// may be referenced by nothing else (a status since replaced), so both
+// bound what it can keep alive.
+const (
+	maxInterned      = 1 << 17
+	maxInternedBytes = 8 << 20
+)
 
 // interner hands out one copy of the strings that every cluster's
 // updates repeat (work and binding keys, versions, digests), and of the
@@ -15,6 +21,8 @@ type interner struct {
 	mu sync.Mutex
 	m  map[string]string
 	b  map[string][]byte
+	// bn is the size of what b holds.
+	bn int
 }
 
 // get returns the copy of s held, holding s if there is none.
@@ -45,9 +53,9 @@ func (in *interner) bytes(b []byte) []byte {
 	if c, ok := in.b[string(b)]; ok {
 		return c
 	}
-	if in.b == nil || len(in.b) >= maxInterned {
-		in.b = make(map[string][]byte)
+	if in.b == nil || len(in.b) >= maxInterned || in.bn+len(b) > maxInternedBytes {
+		in.b, in.bn = make(map[string][]byte), 0
 	}
-	in.b[string(b)] = b
+	in.b[string(b)], in.bn = b, in.bn+len(b)
 	return b
 }
