@@ -120,6 +120,15 @@ func (e *env) getBinding(ref store.ObjectRef) *workv1alpha1.ResourceBinding {
 	return b
 }
 
+// bindingRevision is the store revision of ref's binding's last write.
+func (e *env) bindingRevision(ref store.ObjectRef) int64 {
+	kv, err := e.st.Get(e.ctx, store.BindingKey(ref))
+	if err != nil {
+		e.t.Fatalf("get binding: %v", err)
+	}
+	return kv.Revision
+}
+
 func (e *env) waitBinding(ref store.ObjectRef, what string, cond func(*workv1alpha1.ResourceBinding) bool) *workv1alpha1.ResourceBinding {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)

@@ -71,6 +71,7 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 	}
 	sort.Strings(keys)
 	now := a.now()
+	a.run.passAt = now
 	var due []dueBinding
 	for _, key := range keys {
 		e := a.run.bindings[key]
@@ -205,9 +206,10 @@ func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
 	a.run.dirty[j.key] = true
 }
 
-// wrote records the aggregator's own write of a binding.
+// wrote records the aggregator's own write of a binding, made in the pass
+// begun at a.run.passAt.
 func (a *Aggregator) wrote(key string, nb *workv1alpha1.ResourceBinding, enc string, rev int64) {
-	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.now()}
+	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.run.passAt}
 	a.run.writes.Add(1)
 	a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
 }

@@ -36,6 +36,10 @@ type runState struct {
 	// superseded: binding key → cluster → its assignment change still
 	// awaiting a newer version (ItemsInput.Superseded)
 	superseded map[string]map[string]supersession
+	// passAt is when the flush pass under way began: a binding's spacing
+	// counts from the pass that wrote it, not from when its write
+	// returned.
+	passAt time.Time
 
 	passes atomic.Uint64 // flush passes done, for tests
 	writes atomic.Uint64 // bindings written, for tests
@@ -46,8 +50,8 @@ type entry struct {
 	b   *workv1alpha1.ResourceBinding
 	enc string // jsonString(b)
 	rev int64
-	// written is when the aggregator last wrote the binding (zero: not
-	// since Run started), for spacing (flushSpacing).
+	// written is when the flush pass that last wrote the binding began
+	// (zero: not written since Run started), for spacing (flushSpacing).
 	written time.Time
 }
 
