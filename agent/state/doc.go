@@ -20,6 +20,11 @@
 //	<data-dir>/state/digests.json        the reported status digests
 //	<data-dir>/state/customizations.json the interpreter customizations
 //
+// Each is a JSON document with a format_version. A work's record is
+// version 2 (its WorkUpsert as protobuf, base64, in upsert_proto); Load
+// also reads version 1 (the upsert as protojson), which agents wrote
+// before; an agent refuses a version it does not know.
+//
 // Every write is atomic: a temporary file in the same directory, fsync,
 // rename, fsync of the directory. A reader sees the old file or the new one,
 // never half of one. A blob that does not parse is reported as ErrCorrupt
@@ -35,6 +40,7 @@
 // acts on it; the hub identity and the customizations soon after they
 // change (agent/hubclient's state writer).
 //
-// It imports only the generated agent protocol and the standard library;
+// It imports only the generated agent protocol, protobuf and the standard
+// library;
 // the Secret backend, which needs client-go, is its subpackage.
 package state

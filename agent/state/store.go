@@ -1,7 +1,6 @@
 package state
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // ErrCorrupt is returned by Load for a state blob (a file, or a key of the
@@ -25,7 +25,15 @@ import (
 var ErrCorrupt = errors.New("state: corrupt state file")
 
 // formatVersion is the version of the file layout; Load refuses others.
+// A work's record has versions of its own (workFormatVersion).
 const formatVersion = 1
+
+// workFormatVersion is the version of a work's record that PutWork
+// writes: 2 holds the work's upsert as protobuf (upsert_proto), 1 as
+// protojson (upsert), which Load still reads. Encoding protojson took
+// most of an agent's time per work received and a dozen KiB of garbage
+// (issue 16); the manifests were base64 in it all the same.
+const workFormatVersion = 2
 
 // File and directory names under <data-dir>/state; the blob names are the
 // same (backend.go).
@@ -116,12 +124,15 @@ type hubDoc struct {
 }
 
 type workDoc struct {
-	FormatVersion int             `json:"format_version"`
-	Key           string          `json:"work_key"`
-	Hub           string          `json:"hub_identity"`
-	OrphanedSince *time.Time      `json:"orphaned_since,omitempty"`
-	Removal       *removalDoc     `json:"removal,omitempty"`
-	Upsert        json.RawMessage `json:"upsert"` // protojson of WorkUpsert
+	FormatVersion int         `json:"format_version"`
+	Key           string      `json:"work_key"`
+	Hub           string      `json:"hub_identity"`
+	OrphanedSince *time.Time  `json:"orphaned_since,omitempty"`
+	Removal       *removalDoc `json:"removal,omitempty"`
+	// UpsertProto is the WorkUpsert in protobuf (version 2), Upsert in
+	// protojson (version 1).
+	UpsertProto []byte          `json:"upsert_proto,omitempty"`
+	Upsert      json.RawMessage `json:"upsert,omitempty"`
 }
 
 type digestsDoc struct {
@@ -175,11 +186,15 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 
 func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 	var doc workDoc
-	if err := s.decode(blobs, name, &doc, func() int { return doc.FormatVersion }); err != nil {
+	if err := s.decode(blobs, name, &doc, func() int { return doc.FormatVersion }, workFormatVersion); err != nil {
 		return Held{}, err
 	}
 	var u agentv1.WorkUpsert
-	if err := protojson.Unmarshal(doc.Upsert, &u); err != nil {
+	unmarshal := func() error { return proto.Unmarshal(doc.UpsertProto, &u) }
+	if doc.FormatVersion == 1 {
+		unmarshal = func() error { return protojson.Unmarshal(doc.Upsert, &u) }
+	}
+	if err := unmarshal(); err != nil {
 		return Held{}, s.corrupt(name, err)
 	}
 	if doc.Key == "" || u.GetWorkKey() != doc.Key || name != workBlob(doc.Key) {
@@ -200,8 +215,9 @@ func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 }
 
 // decode decodes the JSON blob name into v; a missing blob leaves v as it
-// is. version returns the decoded format version.
-func (s *Store) decode(blobs map[string][]byte, name string, v any, version func() int) error {
+// is. version returns the decoded format version, which must be from 1 to
+// newest (formatVersion when not given).
+func (s *Store) decode(blobs map[string][]byte, name string, v any, version func() int, newest ...int) error {
 	data, ok := blobs[name]
 	if !ok {
 		return nil
@@ -209,10 +225,22 @@ func (s *Store) decode(blobs map[string][]byte, name string, v any, version func
 	if err := json.Unmarshal(data, v); err != nil {
 		return s.corrupt(name, err)
 	}
-	if got := version(); got != formatVersion {
-		return s.corrupt(name, fmt.Errorf("format version %d, this agent reads %d", got, formatVersion))
+	last := formatVersion
+	if len(newest) > 0 {
+		last = newest[0]
+	}
+	if got := version(); got < 1 || got > last {
+		return s.corrupt(name, fmt.Errorf("format version %d, this agent reads %s", got, versions(last)))
 	}
 	return nil
+}
+
+// versions names the format versions from 1 to last.
+func versions(last int) string {
+	if last == 1 {
+		return "1"
+	}
+	return fmt.Sprintf("1 to %d", last)
 }
 
 // corrupt is the ErrCorrupt of blob name, naming where it is.
@@ -227,11 +255,6 @@ func (s *Store) write(ctx context.Context, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("state: encode %s: %w", s.b.Where(name), err)
 	}
-	return s.writeBlob(ctx, name, data)
-}
-
-// writeBlob stores data in the blob name.
-func (s *Store) writeBlob(ctx context.Context, name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
 	s.mu.Lock()
@@ -251,11 +274,11 @@ func (s *Store) PutHub(ctx context.Context, identity string) error {
 // h.Removal set it is the record of a pending deletion: written before the
 // deletion starts.
 func (s *Store) PutWork(ctx context.Context, h Held) error {
-	u, err := protojson.Marshal(h.Work.Upsert())
+	u, err := proto.Marshal(h.Work.Upsert())
 	if err != nil {
 		return fmt.Errorf("state: encode work %q: %w", h.Work.Key, err)
 	}
-	doc := workDoc{FormatVersion: formatVersion, Key: h.Work.Key, Hub: h.Hub}
+	doc := workDoc{FormatVersion: workFormatVersion, Key: h.Work.Key, Hub: h.Hub, UpsertProto: u}
 	if h.Orphaned() {
 		t := h.OrphanedSince.UTC()
 		doc.OrphanedSince = &t
@@ -263,30 +286,7 @@ func (s *Store) PutWork(ctx context.Context, h Held) error {
 	if h.Removal != nil {
 		doc.Removal = h.Removal.doc()
 	}
-	data, err := encodeWork(doc, u)
-	if err != nil {
-		return fmt.Errorf("state: encode %s: %w", s.b.Where(workBlob(h.Work.Key)), err)
-	}
-	return s.writeBlob(ctx, workBlob(h.Work.Key), data)
-}
-
-// encodeWork is the JSON of doc with upsert (protojson's, valid JSON) as
-// its upsert field. encoding/json would validate and compact upsert again,
-// byte by byte: most of the cost of a work's record, and an agent writes
-// one for every work it receives (issue 16).
-func encodeWork(doc workDoc, upsert []byte) ([]byte, error) {
-	doc.Upsert = nil // encoded as null, the document's last member
-	head, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	const tail = `null}`
-	if !bytes.HasSuffix(head, []byte(tail)) {
-		return nil, fmt.Errorf("work record %q does not end with its upsert", head)
-	}
-	data := make([]byte, 0, len(head)-len(tail)+len(upsert)+1)
-	data = append(append(data, head[:len(head)-len(tail)]...), upsert...)
-	return append(data, '}'), nil
+	return s.write(ctx, workBlob(h.Work.Key), doc)
 }
 
 // DeleteWork forgets the work under key; an unknown key is not an error.
