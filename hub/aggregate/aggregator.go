@@ -336,7 +336,7 @@ func (a *Aggregator) observations(bkey string) map[string]Observation {
 	defer a.mu.Unlock()
 	out := make(map[string]Observation, len(a.byBinding[bkey]))
 	for cluster, r := range a.byBinding[bkey] {
-		out[cluster] = r.h.obs()
+		out[cluster] = r.h.obs(r.key)
 	}
 	return out
 }

@@ -53,9 +53,9 @@ func heldOf(o Observation) held {
 	return h
 }
 
-// obs is the Observation h holds.
-func (h held) obs() Observation {
-	return Observation{Ack: h.ack.proto(), Report: h.report.proto(), Latest: h.latest}
+// obs is the Observation h holds of work key.
+func (h held) obs(key string) Observation {
+	return Observation{Ack: h.ack.proto(key), Report: h.report.proto(key), Latest: h.latest}
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
@@ -73,17 +73,17 @@ type stored struct {
 	Replica string `json:"replica,omitempty"`
 }
 
-// encodeHeld returns the stored form of h.
-func encodeHeld(h held, replica string) ([]byte, error) {
+// encodeHeld returns the stored form of h, held of work key.
+func encodeHeld(h held, key, replica string) ([]byte, error) {
 	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since,
 		Old: h.old, OldSince: h.oldSince, Replica: replica}
 	var err error
-	if a := h.ack.proto(); a != nil {
+	if a := h.ack.proto(key); a != nil {
 		if s.Ack, err = proto.Marshal(a); err != nil {
 			return nil, fmt.Errorf("encode ack: %w", err)
 		}
 	}
-	if r := h.report.proto(); r != nil {
+	if r := h.report.proto(key); r != nil {
 		if s.Report, err = proto.Marshal(r); err != nil {
 			return nil, fmt.Errorf("encode status report: %w", err)
 		}

@@ -29,9 +29,9 @@ func summarize(h held, exists bool) summary {
 	if !exists {
 		return summary{}
 	}
-	s := summary{exists: true, latest: h.obs().Latest, ack: h.obs().Ack.GetVersion()}
-	if h.obs().Report != nil {
-		s.report = h.obs().Report.GetVersion() + "@" + h.obs().Report.GetDigest()
+	s := summary{exists: true, latest: h.obs(workKey).Latest, ack: h.obs(workKey).Ack.GetVersion()}
+	if h.obs(workKey).Report != nil {
+		s.report = h.obs(workKey).Report.GetVersion() + "@" + h.obs(workKey).Report.GetDigest()
 	}
 	for i, v := range h.old {
 		if i > 0 {
@@ -150,7 +150,7 @@ func TestHeldRoundTrip(t *testing.T) {
 	first.seen, second.seen = 5, 7
 	h, _, _ := merge(held{}, false, first)
 	h, _, _ = merge(h, true, second)
-	data, err := encodeHeld(h, "replica-1")
+	data, err := encodeHeld(h, workKey, "replica-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestHeldRoundTrip(t *testing.T) {
 		}
 	}
 	bad, _, _ := merge(held{}, false, update{at: 1, report: report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`))})
-	data, err = encodeHeld(bad, "replica-1")
+	data, err = encodeHeld(bad, workKey, "replica-1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -296,7 +296,7 @@ func (a *Aggregator) prepare(ref workRef, d *delta, b base) (pendingWrite, bool,
 	if !exists {
 		return w, true, nil
 	}
-	value, err := encodeHeld(h, a.cfg.Replica)
+	value, err := encodeHeld(h, ref.key, a.cfg.Replica)
 	if err != nil {
 		return pendingWrite{}, false, err
 	}

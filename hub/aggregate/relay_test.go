@@ -64,8 +64,8 @@ func TestRelayKeepsTheNewerAcrossReplicas(t *testing.T) {
 		return len(a.queue.deltas) == 0 && a.queue.conflicts > 0
 	})
 	waitFor(t, "a holds the stored record", func() bool { return a.observations(store.BindingsPrefix + workKey)["m1"].Latest == "v2" })
-	if h := e.storedHeld("m1"); h.obs().Latest != "v2" || h.obs().Report != nil || h.obs().Ack.GetVersion() != "v2" {
-		t.Errorf("stored record: latest %q, report %v, ack %v; want the v2 ack alone (a's older report discarded)", h.obs().Latest, h.obs().Report, h.obs().Ack)
+	if h := e.storedHeld("m1"); h.obs(workKey).Latest != "v2" || h.obs(workKey).Report != nil || h.obs(workKey).Ack.GetVersion() != "v2" {
+		t.Errorf("stored record: latest %q, report %v, ack %v; want the v2 ack alone (a's older report discarded)", h.obs(workKey).Latest, h.obs(workKey).Report, h.obs(workKey).Ack)
 	}
 	if d, _ := a.Digests(ctx, "m1"); len(d) != 0 {
 		t.Errorf("a's digests of m1 = %v; want none (its report was older)", d)
@@ -98,7 +98,7 @@ func TestRelayQueueBound(t *testing.T) {
 	}
 	start()
 	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
-	if s := string(e.storedHeld("m1").obs().Report.GetManifests()[0].GetStatusJson()); s != `{"n":4}` {
+	if s := string(e.storedHeld("m1").obs(workKey).Report.GetManifests()[0].GetStatusJson()); s != `{"n":4}` {
 		t.Errorf("relayed status %s; want the last report's {\"n\":4}", s)
 	}
 	if err := a.Ack(ctx, "m3", &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
@@ -130,7 +130,7 @@ func TestPruneRemovedClusters(t *testing.T) {
 	removed("m2")
 	e.waitDigests(a, "m2", map[string]syncstate.Digest{})
 	// A replica relaying late for a removed cluster.
-	late, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), "late")
+	late, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), workKey, "late")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestFollowListsAgain(t *testing.T) {
 	if _, err := e.st.Delete(ctx, store.ReportKey("m2", workKey), 0); err != nil {
 		t.Fatal(err)
 	}
-	m3, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), "other")
+	m3, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), workKey, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
