@@ -12,6 +12,8 @@
 //     resource-selector and cluster-affinity matching the detector and the
 //     scheduler share
 //   - protocol: the timing contract of the agent protocol
+//   - gcflags: the Go runtime's memory settings as the commands' flags
+//     (--gc-percent, --memory-limit)
 //   - logging: the go-hclog loggers the processes hand to their parts
 //   - pprofserve: Go's profiles on the commands' --pprof-addr
 //   - leakcheck: a test binary fails when its tests leave goroutines behind

@@ -27,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/tetherproj/tether/agent"
+	"github.com/tetherproj/tether/internal/gcflags"
 	"github.com/tetherproj/tether/internal/hubaddr"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/pprofserve"
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.String(binary))
 		return 0
 	}
-	if err := o.gc.apply(o.set); err != nil {
+	if err := o.gc.Apply(o.set); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 		return 2
 	}
@@ -98,7 +99,7 @@ type options struct {
 	log   logging.Options
 	// pprofAddr serves net/http/pprof when set (pprof.go).
 	pprofAddr string
-	gc        gcOptions
+	gc        gcflags.Options
 	// set holds the names of the flags the command line gave.
 	set         map[string]bool
 	showVersion bool
@@ -133,7 +134,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "host:port to serve Go's profiles on /debug/pprof/ (plain HTTP that exposes the agent's memory: bind it to 127.0.0.1); empty: none")
-	o.gc.register(fs)
+	o.gc.Register(fs, defaultGCPercent)
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
