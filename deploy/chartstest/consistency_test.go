@@ -3,6 +3,7 @@ package chartstest
 import (
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -92,4 +93,25 @@ func container(t *testing.T, o *unstructured.Unstructured) map[string]any {
 		t.Fatalf("%s: containers %v; want one", o.GetKind(), cs)
 	}
 	return cs[0].(map[string]any)
+}
+
+// TestHubChartMemoryLimit: the hub chart passes --memory-limit from
+// memoryLimit (1800Mi under the default 2Gi container limit), and none
+// when it is empty.
+func TestHubChartMemoryLimit(t *testing.T) {
+	for values, want := range map[string]string{
+		"":                      "--memory-limit=1800Mi",
+		"memoryLimit: 3600Mi\n": "--memory-limit=3600Mi",
+		"memoryLimit: \"\"\n":   "",
+	} {
+		var got string
+		for _, a := range container(t, find(t, render(t, "tether-hub", values), "StatefulSet"))["args"].([]any) {
+			if s := a.(string); strings.HasPrefix(s, "--memory-limit") {
+				got = s
+			}
+		}
+		if got != want {
+			t.Errorf("hub chart with values %q: %q; want %q", values, got, want)
+		}
+	}
 }
