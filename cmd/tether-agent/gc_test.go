@@ -38,7 +38,7 @@ func TestGCOptions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse(%q): %v", tt.args, err)
 			}
-			err = o.gc.Apply(o.set)
+			err = o.gc.Apply()
 			if (err != nil) != tt.wantError {
 				t.Fatalf("apply(%q) error = %v; want error %t", tt.args, err, tt.wantError)
 			}

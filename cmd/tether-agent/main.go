@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.String(binary))
 		return 0
 	}
-	if err := o.gc.Apply(o.set); err != nil {
+	if err := o.gc.Apply(); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", binary, err)
 		return 2
 	}
@@ -98,10 +98,8 @@ type options struct {
 	agent agent.Config
 	log   logging.Options
 	// pprofAddr serves net/http/pprof when set (pprof.go).
-	pprofAddr string
-	gc        gcflags.Options
-	// set holds the names of the flags the command line gave.
-	set         map[string]bool
+	pprofAddr   string
+	gc          gcflags.Options
 	showVersion bool
 }
 
@@ -139,8 +137,6 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	o.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q: every option is a flag", fs.Arg(0))
 	}

@@ -22,7 +22,7 @@ func TestMemoryFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.gc.Apply(o.set); err != nil {
+	if err := o.gc.Apply(); err != nil {
 		t.Fatal(err)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1800<<20 {
@@ -35,7 +35,7 @@ func TestMemoryFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.gc.Apply(o.set); err != nil {
+	if err := o.gc.Apply(); err != nil {
 		t.Fatal(err)
 	}
 	if got := debug.SetGCPercent(100); got != 60 {

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
 		return 2
 	}
-	if err := opts.gc.Apply(opts.set); err != nil {
+	if err := opts.gc.Apply(); err != nil {
 		fmt.Fprintf(stderr, "tether-hub: %v\n", err)
 		return 2
 	}
@@ -105,8 +105,6 @@ type options struct {
 	// pprofAddr serves net/http/pprof when set (pprof.go).
 	pprofAddr string
 	gc        gcflags.Options
-	// set holds the names of the flags the command line gave.
-	set map[string]bool
 }
 
 // parseFlags turns the command line into the hub's and the logger's
@@ -125,7 +123,7 @@ func parseOptions(args []string, stdout, stderr io.Writer) (options, error) {
 }
 
 // parseFlagSet parses every flag; --pprof-addr, --gc-percent and
-// --memory-limit into o, with the names of the flags given.
+// --memory-limit into o.
 func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Config, logging.Options, error) {
 	fs := flag.NewFlagSet("tether-hub", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -196,8 +194,6 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	if err := fs.Parse(args); err != nil {
 		return cfg, logOpts, err
 	}
-	o.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if showVersion {
 		fmt.Fprintln(stdout, version.String("tether-hub"))
 		return cfg, logOpts, errVersion

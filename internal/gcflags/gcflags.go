@@ -4,17 +4,19 @@
 package gcflags
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Options are the flags' values.
 type Options struct {
-	percent int
+	percent percentFlag
 	// limit is a quantity ("48Mi"); empty: $GOMEMLIMIT, else none.
 	limit string
 }
@@ -22,7 +24,8 @@ type Options struct {
 // Register adds --gc-percent, defaulting to defaultPercent, and
 // --memory-limit to fs.
 func (o *Options) Register(fs *flag.FlagSet, defaultPercent int) {
-	fs.IntVar(&o.percent, "gc-percent", defaultPercent, "Go's garbage collection target, as $GOGC: the heap may grow by this percentage of the live heap "+
+	o.percent.v = defaultPercent
+	fs.Var(&o.percent, "gc-percent", "Go's garbage collection target, a `percent` as $GOGC: the heap may grow by this percentage of the live heap "+
 		"before a collection; lower uses less memory and more CPU; -1 turns collection off (then set --memory-limit). "+
 		"Unset, $GOGC applies when it is set")
 	fs.StringVar(&o.limit, "memory-limit", "", "soft limit of the memory the Go runtime manages (heap, stacks; not the binary's pages), a quantity such as 48Mi, as $GOMEMLIMIT: "+
@@ -30,12 +33,12 @@ func (o *Options) Register(fs *flag.FlagSet, defaultPercent int) {
 		"never below what the process needs, or collection runs continuously. Empty: $GOMEMLIMIT, else none")
 }
 
-// Apply sets the runtime's GC target and soft memory limit. set says which
-// flags the command line gave: an unset --gc-percent leaves a $GOGC the
-// runtime already applied.
-func (o *Options) Apply(set map[string]bool) error {
-	if set["gc-percent"] || os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(o.percent)
+// Apply sets the runtime's GC target and soft memory limit. A
+// --gc-percent the command line did not give leaves a $GOGC the runtime
+// already applied.
+func (o *Options) Apply() error {
+	if o.percent.given || os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(o.percent.v)
 	}
 	if o.limit == "" {
 		return nil
@@ -45,5 +48,22 @@ func (o *Options) Apply(set map[string]bool) error {
 		return fmt.Errorf("--memory-limit %q: want a positive quantity such as 48Mi", o.limit)
 	}
 	debug.SetMemoryLimit(q.Value())
+	return nil
+}
+
+// percentFlag is --gc-percent, and whether the command line gave it.
+type percentFlag struct {
+	v     int
+	given bool
+}
+
+func (p *percentFlag) String() string { return strconv.Itoa(p.v) }
+
+func (p *percentFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want an integer")
+	}
+	p.v, p.given = v, true
 	return nil
 }
