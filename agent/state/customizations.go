@@ -33,7 +33,7 @@ func (s *Store) loadCustomizations(blobs map[string][]byte) (*agentv1.Customizat
 		return nil, nil
 	}
 	var doc customizationsDoc
-	if err := s.decode(blobs, customizationsBlob, &doc, func() int { return doc.FormatVersion }); err != nil {
+	if err := s.decode(blobs, customizationsBlob, &doc, func() int { return doc.FormatVersion }, formatVersion); err != nil {
 		return nil, err
 	}
 	set := &agentv1.Customizations{}

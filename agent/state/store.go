@@ -153,12 +153,12 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 	}
 	snap := Snapshot{Works: map[string]Held{}, Digests: map[string]Digest{}}
 	var hub hubDoc
-	if err := s.decode(blobs, hubBlob, &hub, func() int { return hub.FormatVersion }); err != nil {
+	if err := s.decode(blobs, hubBlob, &hub, func() int { return hub.FormatVersion }, formatVersion); err != nil {
 		return Snapshot{}, err
 	}
 	snap.HubIdentity = hub.HubIdentity
 	dd := digestsDoc{Digests: map[string]Digest{}}
-	if err := s.decode(blobs, digestsBlob, &dd, func() int { return dd.FormatVersion }); err != nil {
+	if err := s.decode(blobs, digestsBlob, &dd, func() int { return dd.FormatVersion }, formatVersion); err != nil {
 		return Snapshot{}, err
 	}
 	for k, d := range dd.Digests {
@@ -190,11 +190,13 @@ func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 		return Held{}, err
 	}
 	var u agentv1.WorkUpsert
-	unmarshal := func() error { return proto.Unmarshal(doc.UpsertProto, &u) }
+	var err error
 	if doc.FormatVersion == 1 {
-		unmarshal = func() error { return protojson.Unmarshal(doc.Upsert, &u) }
+		err = protojson.Unmarshal(doc.Upsert, &u)
+	} else {
+		err = proto.Unmarshal(doc.UpsertProto, &u)
 	}
-	if err := unmarshal(); err != nil {
+	if err != nil {
 		return Held{}, s.corrupt(name, err)
 	}
 	if doc.Key == "" || u.GetWorkKey() != doc.Key || name != workBlob(doc.Key) {
@@ -216,8 +218,8 @@ func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 
 // decode decodes the JSON blob name into v; a missing blob leaves v as it
 // is. version returns the decoded format version, which must be from 1 to
-// newest (formatVersion when not given).
-func (s *Store) decode(blobs map[string][]byte, name string, v any, version func() int, newest ...int) error {
+// newest.
+func (s *Store) decode(blobs map[string][]byte, name string, v any, version func() int, newest int) error {
 	data, ok := blobs[name]
 	if !ok {
 		return nil
@@ -225,12 +227,8 @@ func (s *Store) decode(blobs map[string][]byte, name string, v any, version func
 	if err := json.Unmarshal(data, v); err != nil {
 		return s.corrupt(name, err)
 	}
-	last := formatVersion
-	if len(newest) > 0 {
-		last = newest[0]
-	}
-	if got := version(); got < 1 || got > last {
-		return s.corrupt(name, fmt.Errorf("format version %d, this agent reads %s", got, versions(last)))
+	if got := version(); got < 1 || got > newest {
+		return s.corrupt(name, fmt.Errorf("format version %d, this agent reads %s", got, versions(newest)))
 	}
 	return nil
 }
