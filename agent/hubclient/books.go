@@ -28,6 +28,8 @@ type Books struct {
 	works   map[string]state.Held   // by key
 	digests map[string]state.Digest // reported, by key
 	dirty   bool                    // digests changed since TakeDigests
+	// changes counts the changes of digests (the state writer's pace).
+	changes uint64
 	// deleting holds the keys whose deletion was decided and not yet done.
 	deleting map[string]bool
 	// acks holds, per key, the latest apply result and whether it reached

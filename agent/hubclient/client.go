@@ -20,9 +20,13 @@ import (
 // work (a CRD waiting to be established) does not hold up the others.
 const applyWorkers = 4
 
-// digestFlushInterval is how often reported status digests are written to
-// the state (they are an optimization: a lost one costs one StatusRequest).
-const digestFlushInterval = 5 * time.Second
+// digestFlushInterval is how often the state writer looks at the reported
+// status digests; digestMaxTicks (a minute) is the longest they wait
+// unwritten while reports keep coming (digestpace.go).
+const (
+	digestFlushInterval = 5 * time.Second
+	digestMaxTicks      = 12
+)
 
 // Config configures a Client.
 type Config struct {
@@ -401,15 +405,19 @@ func (c *Client) post(msgs ...*agentv1.AgentMessage) {
 }
 
 // writeState is the state writer: it writes the hub identity and the
-// customizations when they change (saveSoon), and changed digests every
-// digestFlushInterval, outside the lock, until ctx ends.
+// customizations when they change (saveSoon), and changed digests when
+// digestPacer says so, outside the lock, until ctx ends.
 func (c *Client) writeState(ctx context.Context) {
 	t := time.NewTicker(digestFlushInterval)
 	defer t.Stop()
+	pace := digestPacer{max: digestMaxTicks}
 	for {
 		select {
 		case <-t.C:
-			c.save(ctx, true)
+			c.mu.Lock()
+			due := pace.due(c.books.DigestChanges())
+			c.mu.Unlock()
+			c.save(ctx, due)
 		case <-c.saveWake:
 			c.save(ctx, false)
 		case <-ctx.Done():

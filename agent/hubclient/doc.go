@@ -95,7 +95,9 @@
 // stream's goroutine: Books decide under the lock, a worker writes a
 // work's record and then applies or deletes it (persist, reconcile.go),
 // and the state writer (writeState) writes the hub identity, the
-// customizations and the digests. A hung write holds the writes after it
+// customizations and the digests (these at the first 5-s tick without a
+// new report, at most a minute late while reports keep coming:
+// digestpace.go). A hung write holds the writes after it
 // (the Store takes turns), so new works wait to be applied, but the
 // stream, heartbeats, status reports and acks go on.
 //

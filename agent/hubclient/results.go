@@ -79,9 +79,19 @@ func (b *Books) Reported(r *agentv1.StatusReport) {
 	d := state.Digest{Version: r.GetVersion(), Digest: r.GetDigest()}
 	if b.digests[r.GetWorkKey()] != d {
 		b.digests[r.GetWorkKey()] = d
-		b.dirty = true
+		b.changed()
 	}
 }
+
+// changed notes a change of the digests.
+func (b *Books) changed() {
+	b.dirty = true
+	b.changes++
+}
+
+// DigestChanges counts the changes of the digests so far: the state writer
+// compares it from one tick to the next to see whether reports still come.
+func (b *Books) DigestChanges() uint64 { return b.changes }
 
 // TakeDigests returns a copy of the digests to persist when they changed
 // since the last call, or nil.
