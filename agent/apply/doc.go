@@ -27,6 +27,13 @@
 //     apply carries the observed resourceVersion, so a value read for
 //     retention (an HPA's replicas) cannot be undone by a race; a conflict
 //     is retried from a fresh read, as for UPDATE.
+//
+// An existing object is read from the drift informer's cache when it is
+// there as this work's (a new version of a work costs the member API
+// server its write alone, no GET); the write then carries the copy's
+// resourceVersion, and a copy that was behind is read again from the API
+// server after the conflict. Anything else (a new object, a foreign one,
+// another work's) is read with a GET.
 //   - UPDATE: Karmada's objectwatcher update: resourceVersion, finalizers
 //     and ownerReferences are copied from the observed object, labels and
 //     annotations merged (keys only the member has are kept unless

@@ -40,7 +40,14 @@ func startApplierWith(t *testing.T, reg prometheus.Registerer, logger hclog.Logg
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp, Registerer: reg}, logger)
+	return runApplier(t, apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp, Registerer: reg}, logger)
+}
+
+// runApplier returns a running Applier of cfg; it stops (and is waited
+// for) when the test ends.
+func runApplier(t *testing.T, cfg apply.Config, logger hclog.Logger) *apply.Applier {
+	t.Helper()
+	a, err := apply.New(cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,7 @@ type target struct {
 	opts     options
 	desired  *unstructured.Unstructured
 	observed *unstructured.Unstructured // nil when absent
+	cached   bool                       // observed is the informer's copy
 	ri       dynamic.ResourceInterface
 }
 
@@ -82,18 +83,23 @@ func (a *Applier) applyOne(ctx context.Context, w state.Work, opts options, m ma
 }
 
 // attempt reads and writes one object. A write based on a stale read
-// (another writer came between) is retried from a fresh read.
+// (another writer came between, or the informer's copy was behind) is
+// retried from a fresh read of the API server.
 func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m manifest, o object) (target, string, agentv1.ApplyResult, error) {
 	var t target
 	var written string
 	result := resultFailed
+	fresh := false
 	err := retry.RetryOnConflict(conflictBackoff, func() error {
 		t = target{w: w, opts: opts, desired: m.obj.DeepCopy()}
 		t.ri = a.resource(o.gvr, o.namespaced, t.desired)
-		if err := t.read(ctx); err != nil {
-			result = resultFailed
-			return err
+		if fresh || !a.readCached(&t, o.gvr) {
+			if err := t.read(ctx); err != nil {
+				result = resultFailed
+				return err
+			}
 		}
+		fresh = true
 		var err error
 		written, result, err = a.write(ctx, t)
 		return err
@@ -101,7 +107,24 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 	return t, written, result, err
 }
 
-// read fetches the existing object, if any.
+// readCached takes t's existing object from the drift informer's copy
+// when it is this work's (the informers hold only objects with Tether's
+// label): a GET less per object for every new version of a work, which
+// the member API server pays for. The write then carries the copy's
+// resourceVersion, so it lands only on the very object read, as after a
+// GET; a copy that was behind fails with a conflict and attempt reads
+// again. An object not in the cache (new, foreign, another work's) is
+// read from the API server.
+func (a *Applier) readCached(t *target, gvr schema.GroupVersionResource) bool {
+	obj, ok := a.watch.cached(gvr, t.desired.GetNamespace(), t.desired.GetName())
+	if !ok || ownerOf(obj, t.w.Key) != ownerUs {
+		return false
+	}
+	t.observed, t.cached = obj.DeepCopy(), true
+	return true
+}
+
+// read fetches the existing object, if any, from the API server.
 func (t *target) read(ctx context.Context) error {
 	obj, err := t.ri.Get(ctx, t.desired.GetName(), metav1.GetOptions{})
 	switch {
@@ -227,10 +250,11 @@ func (a *Applier) serverSideApply(ctx context.Context, t target) (*unstructured.
 		return nil, err
 	}
 	clean(body, hadStatus)
-	if t.observed != nil && a.retains(body) {
+	if t.observed != nil && (t.cached || a.retains(body)) {
 		// Retain read observed: apply only onto that very version, or an
-		// HPA's scale between the read and the apply would be undone. A
-		// conflict is retried from a fresh read (attempt).
+		// HPA's scale between the read and the apply would be undone; the
+		// same for a copy from the cache, which may be behind. A conflict
+		// is retried from a fresh read (attempt).
 		body.SetResourceVersion(t.observed.GetResourceVersion())
 	}
 	data, err := body.MarshalJSON()
