@@ -8,9 +8,14 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tetherproj/tether/agent/apply"
+	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -42,16 +47,11 @@ func TestSnapshotFromCacheWithoutManagedFields(t *testing.T) {
 	})
 }
 
-// TestNewVersionAppliedWithoutRead: once the drift informer holds an
-// object of the work, applying a new version of the work writes it
-// without reading it from the API server first (the write carries the
-// cached resourceVersion instead, so it still lands only on the object
-// seen); the new content is there.
-func TestNewVersionAppliedWithoutRead(t *testing.T) {
-	namespace(t, "cacheread")
+// countGets returns a running Applier whose GETs of path are counted.
+func countGets(t *testing.T, path string) (*apply.Applier, *atomic.Int64) {
+	t.Helper()
 	rc := env.Clusters[0].RESTConfig()
-	var gets atomic.Int64
-	const path = "/api/v1/namespaces/cacheread/configmaps/cm"
+	gets := &atomic.Int64{}
 	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodGet && r.URL.Path == path {
@@ -64,16 +64,33 @@ func TestNewVersionAppliedWithoutRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := runApplier(t, apply.Config{RESTConfig: rc, Interpreter: interp}, testLogger(t))
-	w1 := work(t, "cacheread/cm", "v1", nil, configMap("cacheread", "cm", map[string]string{"k": "1"}))
-	mustApply(t, a, w1, agentv1.ApplyResult_APPLY_RESULT_APPLIED)
+	return runApplier(t, apply.Config{RESTConfig: rc, Interpreter: interp}, testLogger(t)), gets
+}
+
+// applyAndCache applies w and waits until the drift informer holds its
+// first object (a Snapshot of it without managedFields, which a GET's
+// copy has).
+func applyAndCache(t *testing.T, a *apply.Applier, w state.Work) {
+	t.Helper()
+	mustApply(t, a, w, agentv1.ApplyResult_APPLY_RESULT_APPLIED)
 	eventually(t, "the object in the drift informer", func(ctx context.Context) error {
-		s, ok := a.Snapshot(ctx, w1.Key)
+		s, ok := a.Snapshot(ctx, w.Key)
 		if !ok || s.Objects[0].Observed == nil || len(s.Objects[0].Observed.GetManagedFields()) > 0 {
-			return errors.New("not read from the cache yet") // a GET's copy has managedFields
+			return errors.New("not read from the cache yet")
 		}
 		return nil
 	})
+}
+
+// TestNewVersionAppliedWithoutRead: once the drift informer holds an
+// object of the work, applying a new version of the work writes it
+// without reading it from the API server first (the write carries the
+// cached resourceVersion instead, so it still lands only on the object
+// seen); the new content is there.
+func TestNewVersionAppliedWithoutRead(t *testing.T) {
+	namespace(t, "cacheread")
+	a, gets := countGets(t, "/api/v1/namespaces/cacheread/configmaps/cm")
+	applyAndCache(t, a, work(t, "cacheread/cm", "v1", nil, configMap("cacheread", "cm", map[string]string{"k": "1"})))
 	before := gets.Load()
 	w2 := work(t, "cacheread/cm", "v2", nil, configMap("cacheread", "cm", map[string]string{"k": "2"}))
 	mustApply(t, a, w2, agentv1.ApplyResult_APPLY_RESULT_APPLIED)
@@ -86,6 +103,102 @@ func TestNewVersionAppliedWithoutRead(t *testing.T) {
 	}
 	if cm.Data["k"] != "2" || cm.Annotations[apply.AnnotationWorkVersion] != "v2" {
 		t.Errorf("object after v2: data %v, work version %q; want k=2, v2", cm.Data, cm.Annotations[apply.AnnotationWorkVersion])
+	}
+}
+
+// TestDeletedWithoutRead: a work whose object the drift informer holds is
+// deleted without reading the object from the API server first.
+func TestDeletedWithoutRead(t *testing.T) {
+	namespace(t, "cachedel")
+	a, gets := countGets(t, "/api/v1/namespaces/cachedel/configmaps/cm")
+	w := work(t, "cachedel/cm", "v1", nil, configMap("cachedel", "cm", map[string]string{"k": "1"}))
+	applyAndCache(t, a, w)
+	before := gets.Load()
+	err := a.Delete(context.Background(), w, state.Removal{Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
+		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED, Hub: "hub-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gets.Load() - before; n != 0 {
+		t.Errorf("deleting read the object %d times from the API server; want 0 (it is in the cache)", n)
+	}
+	_, err = kube().CoreV1().ConfigMaps("cachedel").Get(context.Background(), "cm", metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("object after Delete: error %v; want not found", err)
+	}
+}
+
+// staleCache applies w, waits for its ConfigMap in the cache, changes the
+// object behind the informer's back (another writer's annotation, not
+// drift) and puts the old copy back in the cache.
+func staleCache(t *testing.T, a *apply.Applier, w state.Work, ns string) {
+	t.Helper()
+	applyAndCache(t, a, w)
+	ctx := context.Background()
+	cms := kube().CoreV1().ConfigMaps(ns)
+	old, err := cms.Get(ctx, "cm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := old.DeepCopy()
+	changed.Annotations["other-writer"] = w.Version
+	if _, err := cms.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := &unstructured.Unstructured{Object: u}
+	stale.SetAPIVersion("v1")
+	stale.SetKind("ConfigMap")
+	eventually(t, "the other writer's change in the cache", func(ctx context.Context) error {
+		s, _ := a.Snapshot(ctx, w.Key)
+		if s.Objects[0].Observed.GetAnnotations()["other-writer"] != w.Version {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err := apply.SetCached(a, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, stale); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStaleCacheReadAgain: a cached copy that is behind the object makes
+// the apply and the deletion conflict on its resourceVersion; each reads
+// the object from the API server then and succeeds.
+func TestStaleCacheReadAgain(t *testing.T) {
+	namespace(t, "cachestale")
+	a, gets := countGets(t, "/api/v1/namespaces/cachestale/configmaps/cm")
+	w := work(t, "cachestale/cm", "v1", nil, configMap("cachestale", "cm", map[string]string{"k": "1"}))
+	staleCache(t, a, w, "cachestale")
+	before := gets.Load()
+	w2 := work(t, "cachestale/cm", "v2", nil, configMap("cachestale", "cm", map[string]string{"k": "2"}))
+	mustApply(t, a, w2, agentv1.ApplyResult_APPLY_RESULT_APPLIED)
+	if n := gets.Load() - before; n != 1 {
+		t.Errorf("applying on a stale copy read the object %d times; want 1 (after the conflict)", n)
+	}
+	ctx := context.Background()
+	cm, err := kube().CoreV1().ConfigMaps("cachestale").Get(ctx, "cm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["k"] != "2" || cm.Annotations["other-writer"] != "v1" {
+		t.Errorf("object after v2 on a stale copy: data %v, annotations %v; want k=2 and the other writer's annotation", cm.Data, cm.Annotations)
+	}
+
+	staleCache(t, a, w2, "cachestale")
+	before = gets.Load()
+	err = a.Delete(ctx, w2, state.Removal{Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
+		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED, Hub: "hub-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gets.Load() - before; n != 1 {
+		t.Errorf("deleting on a stale copy read the object %d times; want 1 (after the conflict)", n)
+	}
+	if _, err := kube().CoreV1().ConfigMaps("cachestale").Get(ctx, "cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("object after Delete on a stale copy: error %v; want not found", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
@@ -50,7 +51,7 @@ func (a *Applier) Delete(ctx context.Context, w state.Work, r state.Removal) err
 		}
 		desired := m.obj.DeepCopy()
 		ri := a.resource(mp.Resource, mp.Scope.Name() == meta.RESTScopeNameNamespace, desired)
-		if err := a.release(ctx, ri, desired, rel); err != nil {
+		if err := a.release(ctx, mp.Resource, ri, desired, rel); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", describe(m.identity()), err))
 		}
 	}
@@ -79,15 +80,35 @@ type release struct {
 }
 
 // release deletes or orphans one object if it carries the work's
-// ownership label.
-func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, desired *unstructured.Unstructured, rel release) error {
-	name := desired.GetName()
-	obj, err := ri.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
+// ownership label. The object is the drift informer's copy when that holds
+// it as the work's, else read from the API server; the deletion of a
+// cached copy is conditional on its resourceVersion as well as its UID,
+// and one that finds the copy was behind is tried again from a fresh read.
+func (a *Applier) release(ctx context.Context, gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured, rel release) error {
+	err := a.releaseOnce(ctx, gvr, ri, desired, rel, false)
+	if errors.Is(err, errStaleCopy) {
+		err = a.releaseOnce(ctx, gvr, ri, desired, rel, true)
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// errStaleCopy is a deletion of a cached copy that found the object
+// changed since.
+var errStaleCopy = errors.New("the cached copy was behind")
+
+func (a *Applier) releaseOnce(ctx context.Context, gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured, rel release, fresh bool) error {
+	name := desired.GetName()
+	obj, cached := a.watch.cachedOwn(gvr, desired, rel.key)
+	if fresh || !cached {
+		cached = false
+		var err error
+		obj, err = ri.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if ownerOf(obj, rel.key) != ownerUs {
 		return nil
@@ -103,10 +124,15 @@ func (a *Applier) release(ctx context.Context, ri dynamic.ResourceInterface, des
 	}
 	background := metav1.DeletePropagationBackground
 	uid := obj.GetUID()
-	err = ri.Delete(ctx, name, metav1.DeleteOptions{
-		PropagationPolicy: &background,
-		Preconditions:     &metav1.Preconditions{UID: &uid},
-	})
+	pre := metav1.Preconditions{UID: &uid}
+	if cached {
+		rv := obj.GetResourceVersion()
+		pre.ResourceVersion = &rv
+	}
+	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &pre})
+	if apierrors.IsConflict(err) && cached {
+		return errStaleCopy
+	}
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by an object that is not ours
 	}
@@ -183,12 +209,13 @@ func (a *Applier) prune(ctx context.Context, w state.Work, before, after []objec
 			continue
 		}
 		ri := dynamic.ResourceInterface(a.dyn.Resource(o.gvr))
-		if o.namespaced {
-			ri = a.dyn.Resource(o.gvr).Namespace(o.id.GetNamespace())
-		}
 		desired := &unstructured.Unstructured{}
 		desired.SetName(o.id.GetName())
-		if err := a.release(ctx, ri, desired, rel); err != nil {
+		if o.namespaced {
+			ri = a.dyn.Resource(o.gvr).Namespace(o.id.GetNamespace())
+			desired.SetNamespace(o.id.GetNamespace())
+		}
+		if err := a.release(ctx, o.gvr, ri, desired, rel); err != nil {
 			a.logger.Warn("object dropped from work not removed", "work", w.Key, "object", describe(o.id), "error", err)
 		}
 	}

@@ -64,7 +64,8 @@
 //
 // Delete releases a removed work's objects in the reverse of apply order:
 // deleted (background propagation, with the observed UID as a
-// precondition) or, with the ORPHAN policy, kept with Tether's labels and
+// precondition, and its resourceVersion when the object was read from the
+// drift informer's cache) or, with the ORPHAN policy, kept with Tether's labels and
 // annotations removed. A Namespace or CRD is orphaned, never deleted,
 // unless the removal's reason is TEMPLATE_DELETED, and a Namespace even
 // then when it holds an object the work does not own (foreign.go: objects

@@ -250,6 +250,16 @@ func within(want, have map[string]string) bool {
 	return true
 }
 
+// cachedOwn returns a copy of the informer's copy of the object named
+// like desired (its namespace set) when it is there as work key's.
+func (w *watcher) cachedOwn(gvr schema.GroupVersionResource, desired *unstructured.Unstructured, key string) (*unstructured.Unstructured, bool) {
+	obj, ok := w.cached(gvr, desired.GetNamespace(), desired.GetName())
+	if !ok || ownerOf(obj, key) != ownerUs {
+		return nil, false
+	}
+	return obj.DeepCopy(), true
+}
+
 // cached returns the informer's copy of an object. known is false when no
 // synced informer covers gvr (the caller asks the API server instead).
 func (w *watcher) cached(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, known bool) {

@@ -116,12 +116,11 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 // again. An object not in the cache (new, foreign, another work's) is
 // read from the API server.
 func (a *Applier) readCached(t *target, gvr schema.GroupVersionResource) bool {
-	obj, ok := a.watch.cached(gvr, t.desired.GetNamespace(), t.desired.GetName())
-	if !ok || ownerOf(obj, t.w.Key) != ownerUs {
-		return false
+	obj, ok := a.watch.cachedOwn(gvr, t.desired, t.w.Key)
+	if ok {
+		t.observed, t.cached = obj, true
 	}
-	t.observed, t.cached = obj.DeepCopy(), true
-	return true
+	return ok
 }
 
 // read fetches the existing object, if any, from the API server.
