@@ -82,13 +82,20 @@ type object struct {
 	namespaced bool
 	result     agentv1.ApplyResult
 	message    string
-	// written is the resourceVersion of Tether's last write, to tell its
-	// own writes from drift in informer events.
-	written string
+	// written is what Tether's last write left, to tell its own writes
+	// from drift in informer events.
+	written mark
 	// labels and annotations are those Tether applied (the manifest's and
 	// its ownership marks): drift is a change to one of them, not a key
 	// another writer added (a Deployment's revision annotation).
 	labels, annotations map[string]string
+}
+
+// mark is the resourceVersion and generation an object had after a write;
+// zero when nothing was written.
+type mark struct {
+	rv         string
+	generation int64
 }
 
 // New returns an Applier for the cluster cfg.RESTConfig reaches.

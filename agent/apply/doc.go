@@ -90,7 +90,10 @@
 // a generation), or a deletion, puts the work on a rate-limited queue, and
 // the work's held version is applied again (with retain). Labels and
 // annotations other writers add (a Deployment's revision annotation, which
-// also moves its generation) are theirs and not drift. The
+// also moves its generation) are theirs and not drift. An object the
+// informer lists for the first time (its kind's informer starts after the
+// kind's first apply) is drift when its generation is not the one
+// Tether's write left. The
 // per-work backoff grows while repairs keep coming within fightWindow, so a
 // fight with another controller slows down instead of spinning.
 //

@@ -192,7 +192,7 @@ func (w *watcher) observe(gvr schema.GroupVersionResource, oldObj, obj any) {
 	}
 	w.a.changes.add(key)
 	old, _ := oldObj.(*unstructured.Unstructured)
-	if tracked && old != nil && u.GetResourceVersion() != applied.written && drifted(old, u, applied) {
+	if tracked && u.GetResourceVersion() != applied.written.rv && drifted(old, u, applied) {
 		w.a.logger.Debug("drift", "work", key, "resource", gvr.Resource, "namespace", u.GetNamespace(), "name", u.GetName())
 		w.enqueue(key)
 	}
@@ -233,10 +233,15 @@ func stripCached(obj any) (any, error) {
 // (a new generation with another spec: a Deployment's generation also
 // moves with its annotations), or a label or annotation Tether applied
 // (changed or removed; keys other writers add are theirs); for kinds
-// without a generation, anything.
+// without a generation, anything. old is nil when the informer sees the
+// object for the first time (its first list came after Tether's write):
+// then a generation other than the one Tether's write left is drift, as
+// the spec it had is unknown (a repair that finds nothing changed writes
+// nothing).
 func drifted(old, obj *unstructured.Unstructured, applied object) bool {
-	return obj.GetGeneration() == 0 ||
-		old.GetGeneration() != obj.GetGeneration() && !reflect.DeepEqual(old.Object["spec"], obj.Object["spec"]) ||
+	specMoved := old == nil && obj.GetGeneration() != applied.written.generation ||
+		old != nil && old.GetGeneration() != obj.GetGeneration() && !reflect.DeepEqual(old.Object["spec"], obj.Object["spec"])
+	return obj.GetGeneration() == 0 || specMoved ||
 		!within(applied.labels, obj.GetLabels()) || !within(applied.annotations, obj.GetAnnotations())
 }
 

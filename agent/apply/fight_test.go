@@ -2,11 +2,16 @@ package apply_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tetherproj/tether/agent/apply"
+	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // fightLength is how long the test's rival controller fights the applier.
@@ -56,4 +61,45 @@ func TestFightBacksOff(t *testing.T) {
 		t.Fatalf("applier repaired %d times in %v; want it to keep repairing", repairs, keepRepairingWithin)
 	}
 	t.Logf("%d repairs in %v", inFight, fightLength)
+}
+
+// TestDriftBeforeTheInformerListed: a change made after Tether applied an
+// object but before the drift informer of its kind first listed it (the
+// informer starts after the kind's first apply) is drift all the same:
+// the informer sees the object first with another generation than
+// Tether's write left, and the applier repairs it.
+func TestDriftBeforeTheInformerListed(t *testing.T) {
+	const ns = "firstlist"
+	namespace(t, ns)
+	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Applied before Run: no informer lists Deployments until Run starts.
+	mustApply(t, a, work(t, "firstlist/web", "v1", nil, deployment(ns, "web", "nginx:1", 1, nil)), applied)
+	editDeployment(t, ns, "web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "rival:1" })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = a.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	eventually(t, "the rival's image repaired", func(ctx context.Context) error {
+		d, err := kube().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if img := d.Spec.Template.Spec.Containers[0].Image; img != "nginx:1" {
+			return fmt.Errorf("image %s", img)
+		}
+		return nil
+	})
 }

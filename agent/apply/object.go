@@ -85,9 +85,9 @@ func (a *Applier) applyOne(ctx context.Context, w state.Work, opts options, m ma
 // attempt reads and writes one object. A write based on a stale read
 // (another writer came between, or the informer's copy was behind) is
 // retried from a fresh read of the API server.
-func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m manifest, o object) (target, string, agentv1.ApplyResult, error) {
+func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m manifest, o object) (target, mark, agentv1.ApplyResult, error) {
 	var t target
-	var written string
+	var written mark
 	result := resultFailed
 	fresh := false
 	err := retry.RetryOnConflict(conflictBackoff, func() error {
@@ -172,18 +172,18 @@ func (a *Applier) resource(gvr schema.GroupVersionResource, namespaced bool, obj
 	return a.dyn.Resource(gvr).Namespace(obj.GetNamespace())
 }
 
-// write applies t per its strategy and returns the written
-// resourceVersion (empty when nothing was written) and the result.
-func (a *Applier) write(ctx context.Context, t target) (string, agentv1.ApplyResult, error) {
+// write applies t per its strategy and returns what the write left (zero
+// when nothing was written) and the result.
+func (a *Applier) write(ctx context.Context, t target) (mark, agentv1.ApplyResult, error) {
 	if t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY {
 		if t.observed == nil {
-			return "", resultFailed, errors.New("not found (read-only: Tether does not create it)")
+			return mark{}, resultFailed, errors.New("not found (read-only: Tether does not create it)")
 		}
-		return "", resultApplied, nil
+		return mark{}, resultApplied, nil
 	}
 	if t.observed != nil {
 		if err := t.conflict(); err != nil {
-			return "", resultConflict, err
+			return mark{}, resultConflict, err
 		}
 	}
 	stamp(t.desired, t.w.Key, t.w.Version, t.w.Binding)
@@ -191,7 +191,7 @@ func (a *Applier) write(ctx context.Context, t target) (string, agentv1.ApplyRes
 	var err error
 	switch {
 	case t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_CREATE_ONLY && t.observed != nil:
-		return "", resultApplied, nil
+		return mark{}, resultApplied, nil
 	case t.opts.strategy == agentv1.ApplyStrategy_APPLY_STRATEGY_SERVER_SIDE_APPLY:
 		out, err = a.serverSideApply(ctx, t)
 	case t.observed == nil:
@@ -201,9 +201,9 @@ func (a *Applier) write(ctx context.Context, t target) (string, agentv1.ApplyRes
 		out, err = a.update(ctx, t)
 	}
 	if err != nil {
-		return "", resultFailed, err
+		return mark{}, resultFailed, err
 	}
-	return out.GetResourceVersion(), resultApplied, nil
+	return mark{rv: out.GetResourceVersion(), generation: out.GetGeneration()}, resultApplied, nil
 }
 
 // conflict says why t's existing object may not be written: it is foreign
