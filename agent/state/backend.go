@@ -15,7 +15,8 @@ type Backend interface {
 	// of writes that did not finish are not blobs.
 	ReadAll(ctx context.Context) (map[string][]byte, error)
 	// Write replaces the blob name with data, atomically: a later ReadAll
-	// sees the old data or the new, never part of it.
+	// sees the old data or the new, never part of it. It may keep data:
+	// Store never changes it after the call.
 	Write(ctx context.Context, name string, data []byte) error
 	// Delete removes the blob name; an unknown name is not an error.
 	Delete(ctx context.Context, name string) error
