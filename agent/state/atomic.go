@@ -19,7 +19,7 @@ func writeAtomic(path string, data []byte) (err error) {
 			_ = os.Remove(f.Name())
 		}
 	}()
-	if _, err = f.Write(append(data, '\n')); err != nil {
+	if _, err = f.Write(data); err != nil {
 		_ = f.Close()
 		return err
 	}

@@ -20,10 +20,12 @@
 //	<data-dir>/state/digests.json        the reported status digests
 //	<data-dir>/state/customizations.json the interpreter customizations
 //
-// Each is a JSON document with a format_version. A work's record is
-// version 2 (its WorkUpsert as protobuf, base64, in upsert_proto); Load
-// also reads version 1 (the upsert as protojson), which agents wrote
-// before; an agent refuses a version it does not know.
+// Each is a JSON document with a format_version, but for a work's record
+// of version 3: a line of JSON (format_version and the record's fields), a
+// newline, then its WorkUpsert as protobuf bytes. Load also reads the
+// versions agents wrote before, 2 (the upsert as protobuf, base64, in
+// upsert_proto) and 1 (as protojson); an agent refuses a version it does
+// not know.
 //
 // Every write is atomic: a temporary file in the same directory, fsync,
 // rename, fsync of the directory. A reader sees the old file or the new one,

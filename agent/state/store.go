@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,11 +30,13 @@ var ErrCorrupt = errors.New("state: corrupt state file")
 const formatVersion = 1
 
 // workFormatVersion is the version of a work's record that PutWork
-// writes: 2 holds the work's upsert as protobuf (upsert_proto), 1 as
-// protojson (upsert), which Load still reads. Encoding protojson took
-// most of an agent's time per work received and a dozen KiB of garbage
-// (issue 16); the manifests were base64 in it all the same.
-const workFormatVersion = 2
+// writes. 3 is a line of JSON (the record's fields), a newline, and the
+// work's upsert as protobuf bytes; 2 was one JSON object with the upsert
+// as protobuf in base64 (upsert_proto), 1 with it as protojson (upsert).
+// Load reads all three. Encoding protojson took most of an agent's time
+// per work received (issue 16), and base64 and its JSON string a third
+// more bytes and most of the time left.
+const workFormatVersion = 3
 
 // File and directory names under <data-dir>/state; the blob names are the
 // same (backend.go).
@@ -130,7 +133,7 @@ type workDoc struct {
 	OrphanedSince *time.Time  `json:"orphaned_since,omitempty"`
 	Removal       *removalDoc `json:"removal,omitempty"`
 	// UpsertProto is the WorkUpsert in protobuf (version 2), Upsert in
-	// protojson (version 1).
+	// protojson (version 1); version 3 has it after the JSON's line.
 	UpsertProto []byte          `json:"upsert_proto,omitempty"`
 	Upsert      json.RawMessage `json:"upsert,omitempty"`
 }
@@ -185,16 +188,22 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 }
 
 func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
+	head, upsert, _ := bytes.Cut(blobs[name], []byte{'\n'})
 	var doc workDoc
-	if err := s.decode(blobs, name, &doc, func() int { return doc.FormatVersion }, workFormatVersion); err != nil {
+	if err := s.decodeData(name, head, &doc, func() int { return doc.FormatVersion }, workFormatVersion); err != nil {
 		return Held{}, err
 	}
 	var u agentv1.WorkUpsert
 	var err error
-	if doc.FormatVersion == 1 {
+	switch {
+	case doc.FormatVersion < 3 && len(bytes.TrimSpace(upsert)) > 0:
+		err = fmt.Errorf("format version %d with bytes after its JSON", doc.FormatVersion)
+	case doc.FormatVersion == 1:
 		err = protojson.Unmarshal(doc.Upsert, &u)
-	} else {
+	case doc.FormatVersion == 2:
 		err = proto.Unmarshal(doc.UpsertProto, &u)
+	default:
+		err = proto.Unmarshal(upsert, &u)
 	}
 	if err != nil {
 		return Held{}, s.corrupt(name, err)
@@ -224,6 +233,11 @@ func (s *Store) decode(blobs map[string][]byte, name string, v any, version func
 	if !ok {
 		return nil
 	}
+	return s.decodeData(name, data, v, version, newest)
+}
+
+// decodeData is decode of the blob name's data.
+func (s *Store) decodeData(name string, data []byte, v any, version func() int, newest int) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return s.corrupt(name, err)
 	}
@@ -253,6 +267,11 @@ func (s *Store) write(ctx context.Context, name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("state: encode %s: %w", s.b.Where(name), err)
 	}
+	return s.put(ctx, name, data)
+}
+
+// put stores data in the blob name.
+func (s *Store) put(ctx context.Context, name string, data []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
 	s.mu.Lock()
@@ -272,11 +291,7 @@ func (s *Store) PutHub(ctx context.Context, identity string) error {
 // h.Removal set it is the record of a pending deletion: written before the
 // deletion starts.
 func (s *Store) PutWork(ctx context.Context, h Held) error {
-	u, err := proto.Marshal(h.Work.Upsert())
-	if err != nil {
-		return fmt.Errorf("state: encode work %q: %w", h.Work.Key, err)
-	}
-	doc := workDoc{FormatVersion: workFormatVersion, Key: h.Work.Key, Hub: h.Hub, UpsertProto: u}
+	doc := workDoc{FormatVersion: workFormatVersion, Key: h.Work.Key, Hub: h.Hub}
 	if h.Orphaned() {
 		t := h.OrphanedSince.UTC()
 		doc.OrphanedSince = &t
@@ -284,7 +299,15 @@ func (s *Store) PutWork(ctx context.Context, h Held) error {
 	if h.Removal != nil {
 		doc.Removal = h.Removal.doc()
 	}
-	return s.write(ctx, workBlob(h.Work.Key), doc)
+	head, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("state: encode work %q: %w", h.Work.Key, err)
+	}
+	data, err := proto.MarshalOptions{}.MarshalAppend(append(head, '\n'), h.Work.Upsert())
+	if err != nil {
+		return fmt.Errorf("state: encode work %q: %w", h.Work.Key, err)
+	}
+	return s.put(ctx, workBlob(h.Work.Key), data)
 }
 
 // DeleteWork forgets the work under key; an unknown key is not an error.

@@ -100,7 +100,9 @@ func TestCorruptFileIsAClearError(t *testing.T) {
 		{"work with a wrong key", workFile, `{"format_version":1,"work_key":"b","hub_identity":"h","upsert":{"workKey":"b","version":"v1"}}`},
 		{"work with a bad upsert", workFile, `{"format_version":1,"work_key":"a","upsert":{"manifests":"not base64!"}}`},
 		{"work with a bad protobuf upsert", workFile, `{"format_version":2,"work_key":"a","upsert_proto":"//8="}`},
-		{"work of a newer format", workFile, `{"format_version":3,"work_key":"a","upsert_proto":""}`},
+		{"work with a bad protobuf after its line", workFile, "{\"format_version\":3,\"work_key\":\"a\"}\n\xff\xff"},
+		{"version 2 work with bytes after its JSON", workFile, "{\"format_version\":2,\"work_key\":\"a\",\"upsert_proto\":\"\"}\n\x0a\x01a"},
+		{"work of a newer format", workFile, `{"format_version":4,"work_key":"a","upsert_proto":""}`},
 		{"hub file of another format", func(s *Store) string { return filepath.Join(s.Dir(), hubFile) }, `{"format_version":7,"hub_identity":"h"}`},
 		{"garbage digests", func(s *Store) string { return filepath.Join(s.Dir(), digestsFile) }, "\x00\x01binary"},
 		{"customizations with a bad set", func(s *Store) string { return filepath.Join(s.Dir(), customizationsFile) },
@@ -175,24 +177,33 @@ func TestPendingRemovalSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestLoadsVersionOneWorkRecord: a work's record as agents wrote it
-// before version 2, its upsert in protojson, loads as it was.
-func TestLoadsVersionOneWorkRecord(t *testing.T) {
-	s, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustDo(t, os.WriteFile(workFile(s), []byte(`{"format_version":1,"work_key":"a","hub_identity":"h",`+
-		`"orphaned_since":"2026-01-02T03:04:05Z","upsert":{"workKey":"a","version":"v1",`+
-		`"manifests":["eyJhcGlWZXJzaW9uIjoidjEiLCJraW5kIjoiQ29uZmlnTWFwIiwibWV0YWRhdGEiOnsibmFtZSI6IngifX0="],`+
-		`"applyOptions":{"deletionPolicy":"DELETION_POLICY_ORPHAN"},"binding":{"namespace":"ns","name":"b","uid":"u"}}}`), 0o600))
-	got, err := s.Load(context.Background())
-	if err != nil {
-		t.Fatalf("Load() = %v", err)
-	}
-	want := Held{Work: work("a", "v1"), Hub: "h", OrphanedSince: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	if diff := cmp.Diff(want, got.Works["a"], protocmp.Transform()); diff != "" {
-		t.Errorf("Load() of a version 1 record (-want +got):\n%s", diff)
+// TestLoadsEarlierWorkRecords: a work's record as agents wrote it in
+// format version 1 (its upsert in protojson) and 2 (protobuf in base64,
+// inside the JSON) loads as it was.
+func TestLoadsEarlierWorkRecords(t *testing.T) {
+	for _, tt := range []struct{ name, record string }{
+		{"version 1", `{"format_version":1,"work_key":"a","hub_identity":"h",` +
+			`"orphaned_since":"2026-01-02T03:04:05Z","upsert":{"workKey":"a","version":"v1",` +
+			`"manifests":["eyJhcGlWZXJzaW9uIjoidjEiLCJraW5kIjoiQ29uZmlnTWFwIiwibWV0YWRhdGEiOnsibmFtZSI6IngifX0="],` +
+			`"applyOptions":{"deletionPolicy":"DELETION_POLICY_ORPHAN"},"binding":{"namespace":"ns","name":"b","uid":"u"}}}` + "\n"},
+		{"version 2", `{"format_version":2,"work_key":"a","hub_identity":"h","orphaned_since":"2026-01-02T03:04:05Z",` +
+			`"upsert_proto":"CgFhEgJ2MRo+eyJhcGlWZXJzaW9uIjoidjEiLCJraW5kIjoiQ29uZmlnTWFwIiwibWV0YWRhdGEiOnsibmFtZSI6IngifX0iAhgCKgoKAm5zEgFiGgF1"}` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustDo(t, os.WriteFile(workFile(s), []byte(tt.record), 0o600))
+			got, err := s.Load(context.Background())
+			if err != nil {
+				t.Fatalf("Load() = %v", err)
+			}
+			want := Held{Work: work("a", "v1"), Hub: "h", OrphanedSince: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+			if diff := cmp.Diff(want, got.Works["a"], protocmp.Transform()); diff != "" {
+				t.Errorf("Load() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -157,7 +157,7 @@ func TestCorruptBlobIsAClearError(t *testing.T) {
 
 func TestTooLarge(t *testing.T) {
 	s := open("too-large")
-	big := bytes.Repeat([]byte("x"), 400<<10) // base64 in the blob: some 533 KiB
+	big := bytes.Repeat([]byte("x"), 600<<10) // one fits in the Secret, two do not
 	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("a", "v1", big), Hub: "h"}))
 	err := s.PutWork(context.Background(), state.Held{Work: work("b", "v1", big), Hub: "h"})
 	if !errors.Is(err, secret.ErrTooLarge) {
