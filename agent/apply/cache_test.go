@@ -128,21 +128,31 @@ func TestDeletedWithoutRead(t *testing.T) {
 	}
 }
 
-// staleCache applies w, waits for its ConfigMap in the cache, changes the
-// object behind the informer's back (another writer's annotation, not
-// drift) and puts the old copy back in the cache.
+// networkPolicy is a NetworkPolicy selecting pods labelled app=app: a
+// kind with a generation that no controller of the kit's members writes.
+func networkPolicy(ns, name, app string) obj {
+	return obj{"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": obj{"name": name, "namespace": ns},
+		"spec": obj{"podSelector": obj{"matchLabels": obj{"app": app}}}}
+}
+
+var networkPolicies = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+
+// staleCache applies w (NetworkPolicy np), waits for it in the cache,
+// changes the object behind the informer's back (another writer's
+// annotation: not drift, the spec and generation stay) and, once the
+// informer has seen that, puts the old copy back in the cache.
 func staleCache(t *testing.T, a *apply.Applier, w state.Work, ns string) {
 	t.Helper()
 	applyAndCache(t, a, w)
 	ctx := context.Background()
-	cms := kube().CoreV1().ConfigMaps(ns)
-	old, err := cms.Get(ctx, "cm", metav1.GetOptions{})
+	nps := kube().NetworkingV1().NetworkPolicies(ns)
+	old, err := nps.Get(ctx, "np", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	changed := old.DeepCopy()
 	changed.Annotations["other-writer"] = w.Version
-	if _, err := cms.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
+	if _, err := nps.Update(ctx, changed, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(old)
@@ -150,8 +160,8 @@ func staleCache(t *testing.T, a *apply.Applier, w state.Work, ns string) {
 		t.Fatal(err)
 	}
 	stale := &unstructured.Unstructured{Object: u}
-	stale.SetAPIVersion("v1")
-	stale.SetKind("ConfigMap")
+	stale.SetAPIVersion("networking.k8s.io/v1")
+	stale.SetKind("NetworkPolicy")
 	eventually(t, "the other writer's change in the cache", func(ctx context.Context) error {
 		s, _ := a.Snapshot(ctx, w.Key)
 		if s.Objects[0].Observed.GetAnnotations()["other-writer"] != w.Version {
@@ -159,37 +169,47 @@ func staleCache(t *testing.T, a *apply.Applier, w state.Work, ns string) {
 		}
 		return nil
 	})
-	if err := apply.SetCached(a, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, stale); err != nil {
+	if err := apply.SetCached(a, networkPolicies, stale); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestStaleCacheReadAgain: a cached copy that is behind the object makes
-// the apply and the deletion conflict on its resourceVersion; each reads
-// the object from the API server then and succeeds.
-func TestStaleCacheReadAgain(t *testing.T) {
-	namespace(t, "cachestale")
-	a, gets := countGets(t, "/api/v1/namespaces/cachestale/configmaps/cm")
-	w := work(t, "cachestale/cm", "v1", nil, configMap("cachestale", "cm", map[string]string{"k": "1"}))
-	staleCache(t, a, w, "cachestale")
+// TestStaleCacheApplyReadsAgain: a new version applied on a cached copy
+// that is behind the object conflicts on the copy's resourceVersion, reads
+// the object from the API server and is applied.
+func TestStaleCacheApplyReadsAgain(t *testing.T) {
+	const ns = "stalecacheapply"
+	namespace(t, ns)
+	a, gets := countGets(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/np")
+	staleCache(t, a, work(t, ns+"/np", "v1", nil, networkPolicy(ns, "np", "one")), ns)
 	before := gets.Load()
-	w2 := work(t, "cachestale/cm", "v2", nil, configMap("cachestale", "cm", map[string]string{"k": "2"}))
-	mustApply(t, a, w2, agentv1.ApplyResult_APPLY_RESULT_APPLIED)
+	mustApply(t, a, work(t, ns+"/np", "v2", nil, networkPolicy(ns, "np", "two")), agentv1.ApplyResult_APPLY_RESULT_APPLIED)
 	if n := gets.Load() - before; n != 1 {
 		t.Errorf("applying on a stale copy read the object %d times; want 1 (after the conflict)", n)
 	}
-	ctx := context.Background()
-	cm, err := kube().CoreV1().ConfigMaps("cachestale").Get(ctx, "cm", metav1.GetOptions{})
+	np, err := kube().NetworkingV1().NetworkPolicies(ns).Get(context.Background(), "np", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm.Data["k"] != "2" || cm.Annotations["other-writer"] != "v1" {
-		t.Errorf("object after v2 on a stale copy: data %v, annotations %v; want k=2 and the other writer's annotation", cm.Data, cm.Annotations)
+	if np.Spec.PodSelector.MatchLabels["app"] != "two" || np.Annotations["other-writer"] != "v1" {
+		t.Errorf("object after v2 on a stale copy: selector %v, annotations %v; want app=two and the other writer's annotation",
+			np.Spec.PodSelector.MatchLabels, np.Annotations)
 	}
+}
 
-	staleCache(t, a, w2, "cachestale")
-	before = gets.Load()
-	err = a.Delete(ctx, w2, state.Removal{Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
+// TestStaleCacheDeleteReadsAgain: a deletion of a cached copy that is
+// behind the object conflicts on the copy's resourceVersion (it would
+// otherwise take the object for one that is not the work's any more and
+// leave it), reads the object from the API server and deletes it.
+func TestStaleCacheDeleteReadsAgain(t *testing.T) {
+	const ns = "stalecachedelete"
+	namespace(t, ns)
+	a, gets := countGets(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/np")
+	w := work(t, ns+"/np", "v1", nil, networkPolicy(ns, "np", "one"))
+	staleCache(t, a, w, ns)
+	before := gets.Load()
+	ctx := context.Background()
+	err := a.Delete(ctx, w, state.Removal{Policy: agentv1.DeletionPolicy_DELETION_POLICY_DELETE,
 		Reason: agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED, Hub: "hub-a"})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +217,7 @@ func TestStaleCacheReadAgain(t *testing.T) {
 	if n := gets.Load() - before; n != 1 {
 		t.Errorf("deleting on a stale copy read the object %d times; want 1 (after the conflict)", n)
 	}
-	if _, err := kube().CoreV1().ConfigMaps("cachestale").Get(ctx, "cm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := kube().NetworkingV1().NetworkPolicies(ns).Get(ctx, "np", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("object after Delete on a stale copy: error %v; want not found", err)
 	}
 }
