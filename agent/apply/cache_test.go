@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,7 +16,6 @@ import (
 	"github.com/tetherproj/tether/agent/apply"
 	"github.com/tetherproj/tether/agent/state"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // TestSnapshotFromCacheWithoutManagedFields: the drift informers cache
@@ -60,11 +58,7 @@ func countGets(t *testing.T, path string) (*apply.Applier, *atomic.Int64) {
 			return rt.RoundTrip(r)
 		})
 	})
-	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runApplier(t, apply.Config{RESTConfig: rc, Interpreter: interp}, testLogger(t)), gets
+	return runApplier(t, apply.Config{RESTConfig: rc, Interpreter: testInterpreter(t)}, testLogger(t)), gets
 }
 
 // applyAndCache applies w and waits until the drift informer holds its

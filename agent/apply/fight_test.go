@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tetherproj/tether/agent/apply"
-	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // fightLength is how long the test's rival controller fights the applier.
@@ -71,11 +69,7 @@ func TestFightBacksOff(t *testing.T) {
 func TestDriftBeforeTheInformerListed(t *testing.T) {
 	const ns = "firstlist"
 	namespace(t, ns)
-	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp}, testLogger(t))
+	a, err := apply.New(apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: testInterpreter(t)}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

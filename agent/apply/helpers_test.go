@@ -36,11 +36,17 @@ func startApplier(t *testing.T) *apply.Applier {
 // in reg (when not nil) and its log in logger.
 func startApplierWith(t *testing.T, reg prometheus.Registerer, logger hclog.Logger) *apply.Applier {
 	t.Helper()
+	return runApplier(t, apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: testInterpreter(t), Registerer: reg}, logger)
+}
+
+// testInterpreter is an interpreter without customizations.
+func testInterpreter(t *testing.T) *interpreter.Interpreter {
+	t.Helper()
 	interp, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runApplier(t, apply.Config{RESTConfig: env.Clusters[0].RESTConfig(), Interpreter: interp, Registerer: reg}, logger)
+	return interp
 }
 
 // runApplier returns a running Applier of cfg; it stops (and is waited

@@ -34,8 +34,7 @@ func TestDigestPacer(t *testing.T) {
 }
 
 // TestDigestChangesCount: every change of a digest counts, a report that
-// repeats the digest held does not, and forgetting a deleted work's digest
-// does.
+// repeats the digest held does not.
 func TestDigestChangesCount(t *testing.T) {
 	b := NewBooks(snapshot(hubA))
 	r := &agentv1.StatusReport{WorkKey: "a", Version: "v1", Digest: "d1"}
