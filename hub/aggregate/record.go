@@ -36,9 +36,13 @@ type held struct {
 	// when latest was first received: no version rendered from a binding
 	// written later can have been.
 	since int64
-	old   []string // superseded versions, oldest first
-	// oldSince is since of each of old, in the same order.
-	oldSince []int64
+	old   []superseded // superseded versions, oldest first
+}
+
+// superseded is a version a work moved past, with its since (held.since).
+type superseded struct {
+	version string
+	since   int64
 }
 
 // heldOf is what is held of o, with no receipt times.
@@ -75,8 +79,10 @@ type stored struct {
 
 // encodeHeld returns the stored form of h, held of work key.
 func encodeHeld(h held, key, replica string) ([]byte, error) {
-	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since,
-		Old: h.old, OldSince: h.oldSince, Replica: replica}
+	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
+	for _, o := range h.old {
+		s.Old, s.OldSince = append(s.Old, o.version), append(s.OldSince, o.since)
+	}
 	var err error
 	if a := h.ack.proto(key); a != nil {
 		if s.Ack, err = proto.Marshal(a); err != nil {
@@ -98,13 +104,13 @@ func decodeHeld(data []byte) (held, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
-	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt,
-		since: s.Since, old: s.Old, oldSince: s.OldSince}
-	if len(h.oldSince) != len(h.old) { // written before stamps were: 0, known before any binding
-		h.oldSince = make([]int64, len(h.old))
-	}
-	if n := len(h.old); n > maxOldVersions {
-		h.old, h.oldSince = h.old[n-maxOldVersions:], h.oldSince[n-maxOldVersions:]
+	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
+	for i, v := range s.Old[max(len(s.Old)-maxOldVersions, 0):] {
+		o := superseded{version: v} // since 0 when written before stamps were: known before any binding
+		if len(s.OldSince) == len(s.Old) {
+			o.since = s.OldSince[max(len(s.Old)-maxOldVersions, 0)+i]
+		}
+		h.old = append(h.old, o)
 	}
 	if s.Ack != nil {
 		var a agentv1.Ack
@@ -161,20 +167,20 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	switch {
 	case !ok:
 		h = held{}
-	case slices.Contains(h.old, v),
+	case slices.ContainsFunc(h.old, func(o superseded) bool { return o.version == v }),
 		v != h.latest && u.at < h.latestAt,
 		u.ack != nil && h.ack.ok && u.at < h.ackAt,
 		u.report != nil && h.report.ok && u.at < h.reportAt:
 		return h, true, false
 	}
-	h.old, h.oldSince = slices.Clone(h.old), slices.Clone(h.oldSince)
+	h.old = slices.Clone(h.old)
 	switch {
 	case h.latest == "":
 		h.since = u.seen
 	case h.latest != v:
-		h.old, h.oldSince = append(h.old, h.latest), append(h.oldSince, h.since)
+		h.old = append(h.old, superseded{version: h.latest, since: h.since})
 		if len(h.old) > maxOldVersions {
-			h.old, h.oldSince = h.old[1:], h.oldSince[1:]
+			h.old = h.old[1:]
 		}
 		h.since = u.seen
 	default:
@@ -198,8 +204,8 @@ func (h held) versionAt(rev int64) string {
 		return h.latest
 	}
 	for i := len(h.old) - 1; i >= 0; i-- {
-		if h.oldSince[i] < rev {
-			return h.old[i]
+		if h.old[i].since < rev {
+			return h.old[i].version
 		}
 	}
 	return ""

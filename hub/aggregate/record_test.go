@@ -1,6 +1,9 @@
 package aggregate
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,11 +36,11 @@ func summarize(h held, exists bool) summary {
 	if h.obs(workKey).Report != nil {
 		s.report = h.obs(workKey).Report.GetVersion() + "@" + h.obs(workKey).Report.GetDigest()
 	}
-	for i, v := range h.old {
+	for i, o := range h.old {
 		if i > 0 {
 			s.old += ","
 		}
-		s.old += v
+		s.old += o.version
 	}
 	return s
 }
@@ -209,4 +212,41 @@ func TestTrimReport(t *testing.T) {
 func withTimes(h held, at int64) held {
 	h.reportAt, h.latestAt = at, at
 	return h
+}
+
+// TestDecodeHeldOldVersions: a stored record keeps at most maxOldVersions
+// superseded versions, the newest, each with its since; one written before
+// the sinces were stored gets 0 for each.
+func TestDecodeHeldOldVersions(t *testing.T) {
+	var versions []string
+	var sinces []int64
+	for i := range maxOldVersions + 2 {
+		versions, sinces = append(versions, fmt.Sprintf("v%d", i)), append(sinces, int64(10*i))
+	}
+	for _, tt := range []struct {
+		name   string
+		sinces []int64
+		want   func(i int) int64
+	}{
+		{"with sinces", sinces, func(i int) int64 { return int64(10 * i) }},
+		{"written before sinces", nil, func(int) int64 { return 0 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := json.Marshal(stored{Latest: "v9", Old: versions, OldSince: tt.sinces})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := decodeHeld(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []superseded
+			for i := 2; i < len(versions); i++ {
+				want = append(want, superseded{version: versions[i], since: tt.want(i)})
+			}
+			if !slices.Equal(h.old, want) {
+				t.Errorf("decoded old versions %v; want %v", h.old, want)
+			}
+		})
+	}
 }
