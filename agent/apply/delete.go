@@ -98,17 +98,9 @@ var errStaleCopy = errors.New("the cached copy was behind")
 
 func (a *Applier) releaseOnce(ctx context.Context, gvr schema.GroupVersionResource, ri dynamic.ResourceInterface, desired *unstructured.Unstructured, rel release, fresh bool) error {
 	name := desired.GetName()
-	obj, cached := a.watch.cachedOwn(gvr, desired, rel.key)
-	if fresh || !cached {
-		cached = false
-		var err error
-		obj, err = ri.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	obj, cached, err := a.current(ctx, gvr, ri, desired, rel.key, fresh)
+	if obj == nil || err != nil {
+		return err
 	}
 	if ownerOf(obj, rel.key) != ownerUs {
 		return nil
@@ -129,7 +121,7 @@ func (a *Applier) releaseOnce(ctx context.Context, gvr schema.GroupVersionResour
 		rv := obj.GetResourceVersion()
 		pre.ResourceVersion = &rv
 	}
-	err := ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &pre})
+	err = ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &pre})
 	if apierrors.IsConflict(err) && cached {
 		return errStaleCopy
 	}

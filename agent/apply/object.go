@@ -93,48 +93,39 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 	err := retry.RetryOnConflict(conflictBackoff, func() error {
 		t = target{w: w, opts: opts, desired: m.obj.DeepCopy()}
 		t.ri = a.resource(o.gvr, o.namespaced, t.desired)
-		if fresh || !a.readCached(&t, o.gvr) {
-			if err := t.read(ctx); err != nil {
-				result = resultFailed
-				return err
-			}
+		var err error
+		if t.observed, t.cached, err = a.current(ctx, o.gvr, t.ri, t.desired, w.Key, fresh); err != nil {
+			result = resultFailed
+			return err
 		}
 		fresh = true
-		var err error
 		written, result, err = a.write(ctx, t)
 		return err
 	})
 	return t, written, result, err
 }
 
-// readCached takes t's existing object from the drift informer's copy
-// when it is this work's (the informers hold only objects with Tether's
-// label): a GET less per object for every new version of a work, which
-// the member API server pays for. The write then carries the copy's
-// resourceVersion, so it lands only on the very object read, as after a
-// GET; a copy that was behind fails with a conflict and attempt reads
-// again. An object not in the cache (new, foreign, another work's) is
-// read from the API server.
-func (a *Applier) readCached(t *target, gvr schema.GroupVersionResource) bool {
-	obj, ok := a.watch.cachedOwn(gvr, t.desired, t.w.Key)
-	if ok {
-		t.observed, t.cached = obj, true
+// current returns the object named like desired (its namespace set), nil
+// when there is none. Unless fresh, it is the drift informer's copy when
+// that holds the object as work key's (the informers hold only objects
+// with Tether's label; cached true): a GET less per object for every new
+// version or deletion of a work, which the member API server pays for.
+// A write or deletion of a cached copy must carry its resourceVersion, so
+// that it lands only on the very object seen, as after a GET; one that
+// conflicts because the copy was behind asks again with fresh. Any other
+// object (new, foreign, another work's) is read from the API server.
+func (a *Applier) current(ctx context.Context, gvr schema.GroupVersionResource, ri dynamic.ResourceInterface,
+	desired *unstructured.Unstructured, key string, fresh bool) (obj *unstructured.Unstructured, cached bool, err error) {
+	if !fresh {
+		if obj, ok := a.watch.cachedOwn(gvr, desired, key); ok {
+			return obj, true, nil
+		}
 	}
-	return ok
-}
-
-// read fetches the existing object, if any, from the API server.
-func (t *target) read(ctx context.Context) error {
-	obj, err := t.ri.Get(ctx, t.desired.GetName(), metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		t.observed = nil
-		return nil
-	case err != nil:
-		return err
+	obj, err = ri.Get(ctx, desired.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
 	}
-	t.observed = obj
-	return nil
+	return obj, false, err
 }
 
 func (o object) fail(err error) object {
