@@ -272,14 +272,21 @@ func (s *Store) write(ctx context.Context, name string, v any) error {
 
 // put stores data in the blob name.
 func (s *Store) put(ctx context.Context, name string, data []byte) error {
+	return s.turn(ctx, "write", name, func(ctx context.Context) error { return s.b.Write(ctx, name, data) })
+}
+
+// turn runs op, a backend call on the blob name, in the store's turn and
+// within ctx and backendTimeout; verb names it when ctx ended while it
+// waited.
+func (s *Store) turn(ctx context.Context, verb, name string, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := ctx.Err(); err != nil { // given up while waiting for its turn
-		return fmt.Errorf("state: write %s: %w", s.b.Where(name), err)
+		return fmt.Errorf("state: %s %s: %w", verb, s.b.Where(name), err)
 	}
-	return s.b.Write(ctx, name, data)
+	return op(ctx)
 }
 
 // PutHub records the identity of the hub last welcomed.
@@ -312,14 +319,8 @@ func (s *Store) PutWork(ctx context.Context, h Held) error {
 
 // DeleteWork forgets the work under key; an unknown key is not an error.
 func (s *Store) DeleteWork(ctx context.Context, key string) error {
-	ctx, cancel := context.WithTimeout(ctx, backendTimeout)
-	defer cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("state: delete %s: %w", s.b.Where(workBlob(key)), err)
-	}
-	return s.b.Delete(ctx, workBlob(key))
+	name := workBlob(key)
+	return s.turn(ctx, "delete", name, func(ctx context.Context) error { return s.b.Delete(ctx, name) })
 }
 
 // PutDigests replaces the recorded status digests with d.
