@@ -27,9 +27,9 @@ type Books struct {
 	hub     string                  // the identity of the hub last welcomed
 	works   map[string]state.Held   // by key
 	digests map[string]state.Digest // reported, by key
-	dirty   bool                    // digests changed since TakeDigests
-	// changes counts the changes of digests (the state writer's pace).
-	changes uint64
+	// changes counts the changes of digests, taken what it was at the last
+	// TakeDigests: they changed since when the two differ.
+	changes, taken uint64
 	// deleting holds the keys whose deletion was decided and not yet done.
 	deleting map[string]bool
 	// acks holds, per key, the latest apply result and whether it reached

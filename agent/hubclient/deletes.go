@@ -175,7 +175,7 @@ func (b *Books) Deleted(d Deletion) (forget bool, send []*agentv1.AgentMessage) 
 	delete(b.acks, key)
 	if _, ok := b.digests[key]; ok {
 		delete(b.digests, key)
-		b.changed()
+		b.changes++
 	}
 	if h.Removal != nil && !h.Removal.Evicted && b.s != nil && b.s.hub == h.Hub {
 		send = append(send, deletedAck(key))

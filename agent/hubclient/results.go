@@ -79,14 +79,8 @@ func (b *Books) Reported(r *agentv1.StatusReport) {
 	d := state.Digest{Version: r.GetVersion(), Digest: r.GetDigest()}
 	if b.digests[r.GetWorkKey()] != d {
 		b.digests[r.GetWorkKey()] = d
-		b.changed()
+		b.changes++
 	}
-}
-
-// changed notes a change of the digests.
-func (b *Books) changed() {
-	b.dirty = true
-	b.changes++
 }
 
 // DigestChanges counts the changes of the digests so far: the state writer
@@ -96,10 +90,10 @@ func (b *Books) DigestChanges() uint64 { return b.changes }
 // TakeDigests returns a copy of the digests to persist when they changed
 // since the last call, or nil.
 func (b *Books) TakeDigests() map[string]state.Digest {
-	if !b.dirty {
+	if b.changes == b.taken {
 		return nil
 	}
-	b.dirty = false
+	b.taken = b.changes
 	out := make(map[string]state.Digest, len(b.digests))
 	for k, d := range b.digests {
 		out[k] = d
