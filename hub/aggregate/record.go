@@ -105,10 +105,10 @@ func decodeHeld(data []byte) (held, error) {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
 	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
-	for i, v := range s.Old[max(len(s.Old)-maxOldVersions, 0):] {
-		o := superseded{version: v} // since 0 when written before stamps were: known before any binding
+	for i := max(len(s.Old)-maxOldVersions, 0); i < len(s.Old); i++ {
+		o := superseded{version: s.Old[i]} // since 0 when written before stamps were: known before any binding
 		if len(s.OldSince) == len(s.Old) {
-			o.since = s.OldSince[max(len(s.Old)-maxOldVersions, 0)+i]
+			o.since = s.OldSince[i]
 		}
 		h.old = append(h.old, o)
 	}
