@@ -76,16 +76,7 @@ func TestDriftBeforeTheInformerListed(t *testing.T) {
 	// Applied before Run: no informer lists Deployments until Run starts.
 	mustApply(t, a, work(t, "firstlist/web", "v1", nil, deployment(ns, "web", "nginx:1", 1, nil)), applied)
 	editDeployment(t, ns, "web", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "rival:1" })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = a.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	run(t, a)
 	eventually(t, "the rival's image repaired", func(ctx context.Context) error {
 		d, err := kube().AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {

@@ -57,6 +57,12 @@ func runApplier(t *testing.T, cfg apply.Config, logger hclog.Logger) *apply.Appl
 	if err != nil {
 		t.Fatal(err)
 	}
+	run(t, a)
+	return a
+}
+
+// run runs a until the test ends, and waits for it then.
+func run(t *testing.T, a *apply.Applier) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -68,7 +74,6 @@ func runApplier(t *testing.T, cfg apply.Config, logger hclog.Logger) *apply.Appl
 		cancel()
 		wg.Wait()
 	})
-	return a
 }
 
 func testLogger(t *testing.T) hclog.Logger {
