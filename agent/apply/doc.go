@@ -32,8 +32,14 @@
 // there as this work's (a new version of a work costs the member API
 // server its write alone, no GET); the write then carries the copy's
 // resourceVersion, and a copy that was behind is read again from the API
-// server after the conflict. Anything else (a new object, a foreign one,
-// another work's) is read with a GET.
+// server after the conflict. An object the kind's synced informer holds
+// none of by that name is taken to be new, and its write only creates:
+// UPDATE and CREATE_ONLY create, and the apply carries a resourceVersion
+// no object has (absentRV), so both fail on whatever object the member
+// has by that name (a foreign one, or Tether's not seen yet), which is
+// then read with a GET and decided as before. A new object thus costs one
+// write. Another work's object, and any object of a kind whose informer
+// has not synced, is read with a GET.
 //   - UPDATE: Karmada's objectwatcher update: resourceVersion, finalizers
 //     and ownerReferences are copied from the observed object, labels and
 //     annotations merged (keys only the member has are kept unless

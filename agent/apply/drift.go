@@ -265,23 +265,51 @@ func (w *watcher) cachedOwn(gvr schema.GroupVersionResource, desired *unstructur
 	return obj.DeepCopy(), true
 }
 
+// cachedAbsent reports whether a synced informer covers gvr and holds no
+// object named like desired (its namespace set): the member has none with
+// Tether's label as far as the informer has seen. It may still have one:
+// foreign, or Tether's and not seen yet.
+func (w *watcher) cachedAbsent(gvr schema.GroupVersionResource, desired *unstructured.Unstructured) bool {
+	store := w.synced(gvr)
+	if store == nil {
+		return false
+	}
+	_, exists, err := store.GetByKey(storeKey(desired.GetNamespace(), desired.GetName()))
+	return err == nil && !exists
+}
+
 // cached returns the informer's copy of an object. known is false when no
-// synced informer covers gvr (the caller asks the API server instead).
+// synced informer covers gvr or it holds no such object (the caller asks
+// the API server instead).
 func (w *watcher) cached(gvr schema.GroupVersionResource, namespace, name string) (obj *unstructured.Unstructured, known bool) {
-	w.mu.Lock()
-	inf := w.informers[gvr]
-	w.mu.Unlock()
-	if inf == nil || !inf.HasSynced() {
+	store := w.synced(gvr)
+	if store == nil {
 		return nil, false
 	}
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
-	item, exists, err := inf.GetStore().GetByKey(key)
+	item, exists, err := store.GetByKey(storeKey(namespace, name))
 	if err != nil || !exists {
 		return nil, false
 	}
 	u, ok := item.(*unstructured.Unstructured)
 	return u, ok
+}
+
+// synced returns the store of gvr's informer once it has synced; nil when
+// no informer covers gvr or it has not synced yet.
+func (w *watcher) synced(gvr schema.GroupVersionResource) cache.Store {
+	w.mu.Lock()
+	inf := w.informers[gvr]
+	w.mu.Unlock()
+	if inf == nil || !inf.HasSynced() {
+		return nil
+	}
+	return inf.GetStore()
+}
+
+// storeKey is an informer store's key of an object.
+func storeKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }

@@ -13,3 +13,12 @@ func SetCached(a *Applier, gvr schema.GroupVersionResource, obj *unstructured.Un
 	a.watch.mu.Unlock()
 	return inf.GetStore().Update(obj)
 }
+
+// DropCached removes obj from the drift informer's cache of gvr, as if the
+// informer had not seen it yet.
+func DropCached(a *Applier, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
+	a.watch.mu.Lock()
+	inf := a.watch.informers[gvr]
+	a.watch.mu.Unlock()
+	return inf.GetStore().Delete(obj)
+}

@@ -38,10 +38,13 @@ var conflictBackoff = wait.Backoff{Steps: 6, Duration: 10 * time.Millisecond, Fa
 type target struct {
 	w        state.Work
 	opts     options
+	gvr      schema.GroupVersionResource
 	desired  *unstructured.Unstructured
 	observed *unstructured.Unstructured // nil when absent
-	cached   bool                       // observed is the informer's copy
-	ri       dynamic.ResourceInterface
+	// cached: observed is the informer's copy, or, when nil, the synced
+	// informer holds no object of that name (see basis).
+	cached bool
+	ri     dynamic.ResourceInterface
 }
 
 // applyOne applies one manifest. The error is non-nil only when the
@@ -91,10 +94,10 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 	result := resultFailed
 	fresh := false
 	err := retry.RetryOnConflict(conflictBackoff, func() error {
-		t = target{w: w, opts: opts, desired: m.obj.DeepCopy()}
+		t = target{w: w, opts: opts, gvr: o.gvr, desired: m.obj.DeepCopy()}
 		t.ri = a.resource(o.gvr, o.namespaced, t.desired)
 		var err error
-		if t.observed, t.cached, err = a.current(ctx, o.gvr, t.ri, t.desired, w.Key, fresh); err != nil {
+		if t.observed, t.cached, err = a.basis(ctx, t, fresh); err != nil {
 			result = resultFailed
 			return err
 		}
@@ -103,6 +106,20 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 		return err
 	})
 	return t, written, result, err
+}
+
+// basis returns the object t's write is based on: current's answer or,
+// unless fresh or t is read-only, none (cached true) when the synced
+// informer holds no object of that name. The member may still have one
+// (foreign, or Tether's and not seen by the informer yet), so write then
+// only creates: a create, or an apply with absentRV, which fail on any
+// object of that name, and the failure is retried from a fresh read. A
+// new object costs a write and no GET.
+func (a *Applier) basis(ctx context.Context, t target, fresh bool) (*unstructured.Unstructured, bool, error) {
+	if !fresh && t.opts.strategy != agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY && a.watch.cachedAbsent(t.gvr, t.desired) {
+		return nil, true, nil
+	}
+	return a.current(ctx, t.gvr, t.ri, t.desired, t.w.Key, fresh)
 }
 
 // current returns the object named like desired (its namespace set), nil
@@ -188,6 +205,11 @@ func (a *Applier) write(ctx context.Context, t target) (mark, agentv1.ApplyResul
 	case t.observed == nil:
 		recordManaged(t.desired)
 		out, err = t.ri.Create(ctx, t.desired, metav1.CreateOptions{FieldManager: FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			// The object appeared after the read, or the informer had not
+			// seen it: a conflict, which attempt retries from a fresh read.
+			err = apierrors.NewConflict(t.gvr.GroupResource(), t.desired.GetName(), err)
+		}
 	default:
 		out, err = a.update(ctx, t)
 	}
@@ -247,6 +269,11 @@ func (a *Applier) serverSideApply(ctx context.Context, t target) (*unstructured.
 		// is retried from a fresh read (attempt).
 		body.SetResourceVersion(t.observed.GetResourceVersion())
 	}
+	if t.observed == nil && t.cached {
+		// Create only: no object carries absentRV, so the apply conflicts
+		// with any object of that name instead of taking it over.
+		body.SetResourceVersion(absentRV)
+	}
 	data, err := body.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -256,6 +283,13 @@ func (a *Applier) serverSideApply(ctx context.Context, t target) (*unstructured.
 	return t.ri.Patch(ctx, body.GetName(), types.ApplyPatchType, data,
 		metav1.PatchOptions{FieldManager: FieldManager, Force: &force})
 }
+
+// absentRV is a resourceVersion no object has: larger than any int64, and
+// etcd's revisions, which the API server's resourceVersions are, are
+// int64. An apply carrying it creates the object when there is none (the
+// API server ignores the resourceVersion of an object it creates) and
+// conflicts with any object there is.
+const absentRV = "18446744073709551615"
 
 // clean drops what a typed Retain round trip may add and an apply must not
 // carry.
