@@ -2,6 +2,7 @@ package syncstate
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -294,6 +295,38 @@ func TestAcceptAckAndStatus(t *testing.T) {
 				t.Errorf("Pending = %d; want %d", s.Pending(), tt.wantUnsent)
 			}
 		})
+	}
+}
+
+// TestAcknowledgedMapsRenewed: once every upsert and every delete sent is
+// acknowledged, the session's maps of them are new ones, not the emptied
+// maps that had room for them all (a map never gives its room back). The
+// agent holds 1,000 works the hub removed and gets 1,000 new ones.
+func TestAcknowledgedMapsRenewed(t *testing.T) {
+	var held, desired, removed []string
+	for i := range 1000 {
+		held = append(held, fmt.Sprintf("old%04d", i), "1")
+		desired = append(desired, fmt.Sprintf("new%04d", i), "1")
+		removed = append(removed, fmt.Sprintf("old%04d", i))
+	}
+	s := New(Input{HubIdentity: hubID, Hello: hello(hubID, held...), Desired: works(desired...), Gone: gone(removed...)})
+	drain(s)
+	if len(s.unacked) != 1000 || len(s.deleting) != 1000 {
+		t.Fatalf("%d upserts, %d deletes pending; want 1000 each", len(s.unacked), len(s.deleting))
+	}
+	unacked, deleting := reflect.ValueOf(s.unacked).UnsafePointer(), reflect.ValueOf(s.deleting).UnsafePointer()
+	for i := 0; i < len(desired); i += 2 {
+		s.AcceptAck(ack(desired[i], "1", applied))
+		s.AcceptAck(ack(held[i], "", deleted))
+	}
+	if s.Pending() != 0 {
+		t.Fatalf("Pending = %d after every ack; want 0", s.Pending())
+	}
+	if reflect.ValueOf(s.unacked).UnsafePointer() == unacked {
+		t.Error("the emptied map of 1,000 unacknowledged upserts is kept; want a new one")
+	}
+	if reflect.ValueOf(s.deleting).UnsafePointer() == deleting {
+		t.Error("the emptied map of 1,000 unacknowledged deletes is kept; want a new one")
 	}
 }
 
