@@ -138,7 +138,7 @@ func (e *env) waitBinding(ref store.ObjectRef, what string, cond func(*workv1alp
 			return b
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; binding: %s", what, jsonString(b))
+			e.t.Fatalf("timed out waiting for %s; binding: %s", what, must(json.Marshal(b)))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -48,7 +48,7 @@ type runState struct {
 // entry is one cached binding.
 type entry struct {
 	b   *workv1alpha1.ResourceBinding
-	enc string // jsonString(b)
+	enc encoding // of json.Marshal(b)
 	rev int64
 	// written is when the flush pass that last wrote the binding began
 	// (zero: not written since Run started), for spacing (flushSpacing).
@@ -177,7 +177,7 @@ func (a *Aggregator) cache(key string, b *workv1alpha1.ResourceBinding, rev, cha
 		a.noteAssignments(key, cur.b, b, changed)
 		written = cur.written
 	}
-	a.run.bindings[key] = &entry{b: b, enc: jsonString(b), rev: rev, written: written}
+	a.run.bindings[key] = &entry{b: b, enc: encodingOf(must(json.Marshal(b))), rev: rev, written: written}
 }
 
 // refreshStates reads the lease states; when a cluster's state or the

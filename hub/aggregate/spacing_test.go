@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ func TestLargeBindingsWrittenLessOften(t *testing.T) {
 		return readyReplicas(b) == 300
 	})
 	e.waitBinding(apiRef, "api ready", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 1 })
-	if n := len(jsonString(big)); n < 3*flushBytesPerInterval {
+	if n := len(must(json.Marshal(big))); n < 3*flushBytesPerInterval {
 		t.Fatalf("the large binding is %d bytes; want at least %d for this test", n, 3*flushBytesPerInterval)
 	}
 
