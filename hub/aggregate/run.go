@@ -273,6 +273,9 @@ func (a *Aggregator) supersededFor(key string, b *workv1alpha1.ResourceBinding, 
 		}
 		out[c] = s.version
 	}
+	if len(sup) == 0 {
+		delete(a.run.superseded, key) // an emptied map keeps its buckets
+	}
 	return out
 }
 

@@ -154,7 +154,9 @@ func TestAggregatorAssignmentChangeWaitsForNewVersion(t *testing.T) {
 // cluster's item then waits for a newer version than the one held when
 // the binding was written, not than the answer: m1, which acked v2 after
 // the hub had seen the write, is not waited on; m2, which still holds v1,
-// is. Both with relayed records and held in memory (Config.Local).
+// is. Once m2 answers too, nothing is waited on and the binding's
+// supersessions are dropped. Both with relayed records and held in memory
+// (Config.Local).
 func TestAssignmentAnsweredBeforeItsBindingIsSeen(t *testing.T) {
 	for _, local := range []bool{false, true} {
 		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) {
@@ -198,6 +200,13 @@ func TestAssignmentAnsweredBeforeItsBindingIsSeen(t *testing.T) {
 			got := a.supersededFor(bkey, nb, a.observations(bkey))
 			if want := map[string]string{"m2": "v1"}; !maps.Equal(got, want) {
 				t.Errorf("clusters waited on for a newer version = %v; want %v (m1 already answered the write with v2)", got, want)
+			}
+			ack("m2", "v2")
+			if got := a.supersededFor(bkey, nb, a.observations(bkey)); len(got) != 0 {
+				t.Errorf("clusters waited on after both answered = %v; want none", got)
+			}
+			if _, kept := a.run.superseded[bkey]; kept {
+				t.Error("the binding's emptied supersessions are kept; want them dropped (a map keeps its buckets: a binding placed on 1,000 clusters kept 1,000 entries' worth)")
 			}
 		})
 	}
