@@ -246,10 +246,16 @@ func encode(b *workv1alpha1.ResourceBinding) ([]byte, error) {
 	return json.Marshal(b)
 }
 
+// decodeBinding decodes a stored binding for the index, without its
+// aggregated status items: hub/aggregate writes them, the detector decides
+// nothing on them, and for a binding placed on 1,000 clusters they are
+// most of its memory. A write of the binding puts the stored ones back
+// (writes.update).
 func decodeBinding(data []byte) (*workv1alpha1.ResourceBinding, error) {
 	b := &workv1alpha1.ResourceBinding{}
 	if err := json.Unmarshal(data, b); err != nil {
 		return nil, err
 	}
+	b.Status.AggregatedStatus = nil
 	return b, nil
 }

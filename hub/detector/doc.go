@@ -16,8 +16,10 @@
 // same binding, and a binding already equal to it is not written, so a
 // restart writes nothing. A binding write that changes only what
 // hub/aggregate records (placement.AggregateOnly: aggregated status,
-// template status) reconciles nothing: the detector decides nothing on it.
-// Binding writes go on in the background, up to maxInFlight at once
+// template status) reconciles nothing: the detector decides nothing on it,
+// and its index keeps bindings without their aggregated status items (most
+// of a binding placed on many clusters); an update of a binding reads the
+// stored items and writes them back unchanged. Binding writes go on in the background, up to maxInFlight at once
 // (writes.go), while Run applies events and reconciles other templates; a
 // template is not reconciled again before its write returned, and a write
 // refused because the binding changed meanwhile is read again and

@@ -2,9 +2,12 @@ package detector
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/store"
@@ -46,19 +49,48 @@ func newWrites() *writes {
 	return &writes{done: make(chan *pendingWrite, maxInFlight), pending: map[store.ObjectRef]*pendingWrite{}}
 }
 
-// start writes data at pw's binding key in the background: a create, or
-// an update of the revision the index has.
+// start writes pw's binding in the background: a create of data, its
+// encoding, or an update of the revision the index has.
 func (w *writes) start(ctx context.Context, st *store.Store, pw *pendingWrite, data []byte) {
 	w.pending[pw.ref] = pw
 	w.wg.Go(func() {
 		key := store.BindingKey(pw.ref)
 		if pw.exists {
-			pw.rev, pw.err = st.Update(ctx, key, data, pw.cur.Revision)
+			pw.rev, pw.err = update(ctx, st, key, pw)
 		} else {
 			pw.rev, pw.err = st.Create(ctx, key, data)
 		}
 		w.done <- pw
 	})
+}
+
+// update writes pw.b over the stored revision pw.cur.Revision with the
+// aggregated status items stored there, which the index does not keep
+// (decodeBinding). A binding stored at another revision is a conflict, as
+// the update itself would be.
+func update(ctx context.Context, st *store.Store, key string, pw *pendingWrite) (int64, error) {
+	kv, err := st.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if kv.Revision != pw.cur.Revision {
+		return 0, store.ErrConflict
+	}
+	var stored struct {
+		Status struct {
+			AggregatedStatus []configv1alpha1.AggregatedStatusItem `json:"aggregatedStatus"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(kv.Value, &stored); err != nil {
+		return 0, fmt.Errorf("decode the stored binding %s: %w", key, err)
+	}
+	b := *pw.b
+	b.Status.AggregatedStatus = stored.Status.AggregatedStatus
+	data, err := encode(&b)
+	if err != nil {
+		return 0, fmt.Errorf("encode binding %s: %w", key, err)
+	}
+	return st.Update(ctx, key, data, pw.cur.Revision)
 }
 
 // makeRoom finishes writes as they return until fewer than maxInFlight
