@@ -66,15 +66,13 @@ func (s *state) commitPlan(p *plan, now time.Time, touched map[*clusterWorks]boo
 		if !p.exists {
 			return
 		}
-		ref = &refState{placed: map[string]string{}}
+		ref = &refState{}
 		s.refs[p.key] = ref
 	}
 	ref.policy = p.policy
-	ref.vouch = p.vouch
 	ref.evicting = p.evicting
 	for c, up := range p.set {
 		s.put(c, up, touched)
-		ref.placed[c] = up.GetVersion()
 	}
 	for _, c := range p.drop {
 		reason := p.reason
@@ -82,7 +80,11 @@ func (s *state) commitPlan(p *plan, now time.Time, touched map[*clusterWorks]boo
 			reason = agentv1.DeleteReason_DELETE_REASON_FAILOVER
 		}
 		s.remove(c, p.key, removal{policy: p.policy, reason: reason, rev: s.rev, at: now}, touched)
-		delete(ref.placed, c)
+	}
+	ref.placed = ref.placed.updated(p.set, p.drop)
+	ref.vouch = newClusterSet(p.vouch)
+	if len(ref.vouch) > 0 && slices.Equal(ref.vouch, ref.placed) {
+		ref.vouch = ref.placed // one slice: a work is mostly placed where it is vouched for
 	}
 	if !p.exists && len(ref.placed) == 0 {
 		delete(s.refs, p.key)
@@ -136,16 +138,16 @@ func (s *state) dropCluster(name string) {
 	for key, v := range cw.works {
 		s.release(v)
 		if ref := s.refs[key]; ref != nil {
-			delete(ref.placed, name)
+			ref.placed = ref.placed.updated(nil, []string{name})
 		}
 	}
 	delete(s.clusters, name)
 	close(cw.wake)
 }
 
-// placed returns the clusters holding key and their versions. Only Run's
-// goroutine calls it, without the lock (it is the only writer).
-func (s *state) placed(key string) map[string]string {
+// placed returns the clusters holding key. Only Run's goroutine calls
+// it, without the lock (it is the only writer).
+func (s *state) placed(key string) clusterSet {
 	if ref := s.refs[key]; ref != nil {
 		return ref.placed
 	}

@@ -40,7 +40,7 @@ func (r *Renderer) preparePlan(key string, only map[string]bool) (*plan, []rende
 		if t == nil {
 			p.reason = agentv1.DeleteReason_DELETE_REASON_TEMPLATE_DELETED
 		}
-		for c := range placed {
+		for _, c := range placed {
 			p.drop = append(p.drop, c)
 		}
 		return r.holdDrops(p), nil
@@ -49,7 +49,7 @@ func (r *Renderer) preparePlan(key string, only map[string]bool) (*plan, []rende
 	p.reason, p.evicting = agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED, map[string]bool{}
 	jobs := r.targetJobs(p, t, b, only)
 	wasEvicting := r.state.evicting(key)
-	for c := range placed {
+	for _, c := range placed {
 		switch {
 		case p.vouch[c]:
 		case Evicting(b, c):

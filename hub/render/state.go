@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -47,13 +48,15 @@ type refState struct {
 	// policy is the deletion policy of the work's binding, last known.
 	policy agentv1.DeletionPolicy
 	// vouch are the clusters the work belongs to now (targets, retained
-	// evictions and suspensions); Gone vouches for the others.
-	vouch map[string]bool
+	// evictions and suspensions); Gone vouches for the others. Nil:
+	// Gone vouches for nothing.
+	vouch clusterSet
 	// evicting are the clusters the binding is gracefully leaving: when
 	// one of them loses the work, the reason is FAILOVER.
 	evicting map[string]bool
-	// placed is the version each cluster holds.
-	placed map[string]string
+	// placed are the clusters holding a version of the work. placed and
+	// vouch are never changed in place (they may be one slice).
+	placed clusterSet
 }
 
 // clusterWorks is one cluster's works and the history Changes reads.
@@ -71,6 +74,46 @@ type clusterWorks struct {
 	floor int64
 	// wake is closed and replaced on every change of the cluster.
 	wake chan struct{}
+}
+
+// clusterSet is a set of cluster names, sorted: a sixth of the memory of
+// a map of them (a work of a binding placed on 1,000 clusters vouches for
+// 1,000). Nil and empty differ as a nil map and an empty one do.
+type clusterSet []string
+
+// newClusterSet returns the set of m's keys: nil when m is nil.
+func newClusterSet(m map[string]bool) clusterSet {
+	if m == nil {
+		return nil
+	}
+	s := make(clusterSet, 0, len(m))
+	for c := range m {
+		s = append(s, c)
+	}
+	slices.Sort(s)
+	return s
+}
+
+func (s clusterSet) has(cluster string) bool {
+	_, ok := slices.BinarySearch(s, cluster)
+	return ok
+}
+
+// updated returns a new set: s with add's keys and without drop.
+func (s clusterSet) updated(add map[string]*agentv1.WorkUpsert, drop []string) clusterSet {
+	out := slices.Clone(s)
+	for c := range add {
+		if !s.has(c) {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	if len(drop) == 0 {
+		return out
+	}
+	gone := clusterSet(slices.Clone(drop))
+	slices.Sort(gone)
+	return slices.DeleteFunc(out, gone.has)
 }
 
 type removal struct {

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -133,5 +134,29 @@ func TestFailedRenderKeepsVersionAndRetries(t *testing.T) {
 	}
 	if got, _, _ := r.Current(ctx, "a"); got[0].GetVersion() == before[0].GetVersion() {
 		t.Errorf("Current(a) kept version %s; want the changed template's", got[0].GetVersion())
+	}
+}
+
+// TestClusterSet: a set built from a map is sorted and nil only for a nil
+// map (Gone tells "vouches for nothing" from "for no cluster"); updated
+// adds and drops without changing the set it was called on.
+func TestClusterSet(t *testing.T) {
+	if newClusterSet(nil) != nil {
+		t.Error("set of a nil map is not nil")
+	}
+	if s := newClusterSet(map[string]bool{}); s == nil || len(s) != 0 {
+		t.Errorf("set of an empty map = %#v; want empty, not nil", s)
+	}
+	s := newClusterSet(map[string]bool{"m3": true, "m1": true, "m2": true})
+	if !slices.Equal(s, clusterSet{"m1", "m2", "m3"}) || !s.has("m2") || s.has("m4") {
+		t.Errorf("set = %v; want m1 m2 m3, holding m2 and not m4", s)
+	}
+	up := &agentv1.WorkUpsert{}
+	got := s.updated(map[string]*agentv1.WorkUpsert{"m0": up, "m2": up, "m5": up}, []string{"m3", "m9"})
+	if !slices.Equal(got, clusterSet{"m0", "m1", "m2", "m5"}) {
+		t.Errorf("updated = %v; want m0 m1 m2 m5", got)
+	}
+	if !slices.Equal(s, clusterSet{"m1", "m2", "m3"}) {
+		t.Errorf("updated changed the set it was called on: %v", s)
 	}
 }

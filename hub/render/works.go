@@ -122,7 +122,7 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 		ref := s.refs[k]
 		switch {
 		case ref == nil || ref.vouch == nil:
-		case ref.vouch[cluster]:
+		case ref.vouch.has(cluster):
 			out = append(out, syncstate.Change{Key: k, Keep: true})
 		default:
 			out = append(out, syncstate.Change{Key: k, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
