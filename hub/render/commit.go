@@ -97,14 +97,14 @@ func (s *state) put(cluster string, up *agentv1.WorkUpsert, touched map[*cluster
 	cw := s.cluster(cluster, s.rev-1) // its history starts with this commit
 	key := up.GetWorkKey()
 	old, had := cw.works[key]
-	if had && old == up.GetVersion() {
+	if had && old.version == up.GetVersion() {
 		return
 	}
 	s.hold(up)
 	if had {
-		s.release(old)
+		s.release(old.version)
 	}
-	cw.works[key] = up.GetVersion()
+	cw.works[key] = heldWork{version: up.GetVersion(), rev: s.rev}
 	delete(cw.removed, key)
 	cw.record(s.rev, key)
 	touched[cw] = true
@@ -116,11 +116,11 @@ func (s *state) remove(cluster, key string, rm removal, touched map[*clusterWork
 	if cw == nil {
 		return
 	}
-	v, ok := cw.works[key]
+	w, ok := cw.works[key]
 	if !ok {
 		return
 	}
-	s.release(v)
+	s.release(w.version)
 	delete(cw.works, key)
 	cw.removed[key] = rm
 	cw.removals = append(cw.removals, logEntry{rev: s.rev, key: key})
@@ -135,8 +135,8 @@ func (s *state) dropCluster(name string) {
 	if cw == nil {
 		return
 	}
-	for key, v := range cw.works {
-		s.release(v)
+	for key, w := range cw.works {
+		s.release(w.version)
 		if ref := s.refs[key]; ref != nil {
 			ref.placed = ref.placed.updated(nil, []string{name})
 		}

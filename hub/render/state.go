@@ -61,12 +61,12 @@ type refState struct {
 
 // clusterWorks is one cluster's works and the history Changes reads.
 type clusterWorks struct {
-	works   map[string]string  // work key → version
-	removed map[string]removal // removed work keys still remembered
-	// log lists changes in revision order; an entry is live when last of
-	// its key is its revision (older entries are skipped, then compacted).
-	log  []logEntry
-	last map[string]int64
+	works   map[string]heldWork // work key → version held
+	removed map[string]removal  // removed work keys still remembered
+	// log lists changes in revision order; an entry is live when it is
+	// the last change of its key (last; older entries are skipped, then
+	// compacted).
+	log []logEntry
 	// removals lists removals in revision order, for trimming.
 	removals []logEntry
 	// floor is the oldest revision Changes can answer from: every change
@@ -116,6 +116,13 @@ func (s clusterSet) updated(add map[string]*agentv1.WorkUpsert, drop []string) c
 	return slices.DeleteFunc(out, gone.has)
 }
 
+// heldWork is a work a cluster holds: its version and the revision of
+// its last change.
+type heldWork struct {
+	version string
+	rev     int64
+}
+
 type removal struct {
 	policy agentv1.DeletionPolicy
 	reason agentv1.DeleteReason
@@ -144,8 +151,8 @@ func newState(retention time.Duration, maxRemoved int) *state {
 func (s *state) cluster(name string, floor int64) *clusterWorks {
 	cw := s.clusters[name]
 	if cw == nil {
-		cw = &clusterWorks{works: map[string]string{}, removed: map[string]removal{},
-			last: map[string]int64{}, floor: floor, wake: make(chan struct{})}
+		cw = &clusterWorks{works: map[string]heldWork{}, removed: map[string]removal{},
+			floor: floor, wake: make(chan struct{})}
 		s.clusters[name] = cw
 	}
 	return cw
@@ -173,10 +180,18 @@ func (s *state) release(version string) {
 	}
 }
 
-// record appends a change of key at rev.
+// record appends a change of key at rev, which works or removed hold.
 func (cw *clusterWorks) record(rev int64, key string) {
 	cw.log = append(cw.log, logEntry{rev: rev, key: key})
-	cw.last[key] = rev
+}
+
+// last returns the revision of key's last change still remembered: the
+// work held, or its removal; 0 when neither.
+func (cw *clusterWorks) last(key string) int64 {
+	if w, ok := cw.works[key]; ok {
+		return w.rev
+	}
+	return cw.removed[key].rev
 }
 
 // since returns the keys changed after rev, oldest change first, each
@@ -185,7 +200,7 @@ func (cw *clusterWorks) since(rev int64) []string {
 	i := sort.Search(len(cw.log), func(i int) bool { return cw.log[i].rev > rev })
 	var keys []string
 	for _, e := range cw.log[i:] {
-		if cw.last[e.key] == e.rev {
+		if cw.last(e.key) == e.rev {
 			keys = append(keys, e.key)
 		}
 	}
@@ -204,14 +219,13 @@ func (cw *clusterWorks) trim(now time.Time, retention time.Duration, maxRemoved 
 		cw.removals = cw.removals[1:]
 		if ok && r.rev == e.rev {
 			delete(cw.removed, e.key)
-			delete(cw.last, e.key)
 			cw.floor = max(cw.floor, e.rev)
 		}
 	}
-	if len(cw.log) > 2*len(cw.last)+logSlack {
-		live := make([]logEntry, 0, len(cw.last))
+	if n := len(cw.works) + len(cw.removed); len(cw.log) > 2*n+logSlack {
+		live := make([]logEntry, 0, n)
 		for _, e := range cw.log {
-			if cw.last[e.key] == e.rev {
+			if cw.last(e.key) == e.rev {
 				live = append(live, e)
 			}
 		}

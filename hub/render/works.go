@@ -32,7 +32,7 @@ func (r *Renderer) Current(ctx context.Context, cluster string) ([]*agentv1.Work
 	slices.Sort(keys)
 	out := make([]*agentv1.WorkUpsert, len(keys))
 	for i, k := range keys {
-		out[i] = s.contents[cw.works[k]].up
+		out[i] = s.contents[cw.works[k].version].up
 	}
 	return out, s.rev, nil
 }
@@ -77,8 +77,8 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 	}
 	out := make([]syncstate.Change, 0, len(keys))
 	for _, k := range keys {
-		if v, ok := cw.works[k]; ok {
-			out = append(out, syncstate.Change{Key: k, Work: s.contents[v].up})
+		if w, ok := cw.works[k]; ok {
+			out = append(out, syncstate.Change{Key: k, Work: s.contents[w.version].up})
 		} else if rm, ok := cw.removed[k]; ok {
 			out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 		}
