@@ -173,8 +173,8 @@ func (a *Aggregator) complete(ctx context.Context, jobs []*flushJob) {
 // write completes j's template status and writes j.nb if it changed.
 func (a *Aggregator) write(ctx context.Context, j *flushJob) {
 	j.pending = a.withTemplate(ctx, j.key, j.nb, j.prev)
-	data := must(json.Marshal(j.nb))
-	if j.enc = encodingOf(data); j.enc == j.e.enc {
+	var data []byte
+	if data, j.enc = encode(j.nb); j.enc == j.e.enc {
 		return
 	}
 	j.rev, j.err = a.store.Update(ctx, j.key, data, j.e.rev)
@@ -224,8 +224,7 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 			return nil
 		}
 		nb := a.desired(ctx, key, e.b)
-		data := must(json.Marshal(nb))
-		enc := encodingOf(data)
+		data, enc := encode(nb)
 		if enc == e.enc {
 			return nil
 		}
@@ -359,8 +358,10 @@ type encoding struct {
 	size int
 }
 
-func encodingOf(data []byte) encoding {
-	return encoding{sum: sha256.Sum256(data), size: len(data)}
+// encode returns b's JSON encoding and its encoding value.
+func encode(b *workv1alpha1.ResourceBinding) ([]byte, encoding) {
+	data := must(json.Marshal(b))
+	return data, encoding{sum: sha256.Sum256(data), size: len(data)}
 }
 
 func must(data []byte, err error) []byte {

@@ -177,7 +177,8 @@ func (a *Aggregator) cache(key string, b *workv1alpha1.ResourceBinding, rev, cha
 		a.noteAssignments(key, cur.b, b, changed)
 		written = cur.written
 	}
-	a.run.bindings[key] = &entry{b: b, enc: encodingOf(must(json.Marshal(b))), rev: rev, written: written}
+	_, enc := encode(b)
+	a.run.bindings[key] = &entry{b: b, enc: enc, rev: rev, written: written}
 }
 
 // refreshStates reads the lease states; when a cluster's state or the
