@@ -36,7 +36,7 @@ type held struct {
 	// when latest was first received: no version rendered from a binding
 	// written later can have been.
 	since int64
-	old   []superseded // superseded versions, oldest first
+	rare  *rare // messages and superseded versions; nil for most works
 }
 
 // superseded is a version a work moved past, with its since (held.since).
@@ -49,17 +49,17 @@ type superseded struct {
 func heldOf(o Observation) held {
 	h := held{latest: o.Latest}
 	if o.Ack != nil {
-		h.ack = holdAck(o.Ack)
+		h.holdAck(o.Ack)
 	}
 	if o.Report != nil {
-		h.report = holdReport(o.Report)
+		h.holdReport(o.Report)
 	}
 	return h
 }
 
 // obs is the Observation h holds of work key.
 func (h held) obs(key string) Observation {
-	return Observation{Ack: h.ack.proto(key), Report: h.report.proto(key), Latest: h.latest}
+	return Observation{Ack: h.ackProto(key), Report: h.reportProto(key), Latest: h.latest}
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
@@ -80,16 +80,16 @@ type stored struct {
 // encodeHeld returns the stored form of h, held of work key.
 func encodeHeld(h held, key, replica string) ([]byte, error) {
 	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
-	for _, o := range h.old {
+	for _, o := range h.rareOf().old {
 		s.Old, s.OldSince = append(s.Old, o.version), append(s.OldSince, o.since)
 	}
 	var err error
-	if a := h.ack.proto(key); a != nil {
+	if a := h.ackProto(key); a != nil {
 		if s.Ack, err = proto.Marshal(a); err != nil {
 			return nil, fmt.Errorf("encode ack: %w", err)
 		}
 	}
-	if r := h.report.proto(key); r != nil {
+	if r := h.reportProto(key); r != nil {
 		if s.Report, err = proto.Marshal(r); err != nil {
 			return nil, fmt.Errorf("encode status report: %w", err)
 		}
@@ -105,19 +105,21 @@ func decodeHeld(data []byte) (held, error) {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
 	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
+	var old []superseded
 	for i := max(len(s.Old)-maxOldVersions, 0); i < len(s.Old); i++ {
 		o := superseded{version: s.Old[i]} // since 0 when written before stamps were: known before any binding
 		if len(s.OldSince) == len(s.Old) {
 			o.since = s.OldSince[i]
 		}
-		h.old = append(h.old, o)
+		old = append(old, o)
 	}
+	h.setRare(func(r *rare) { r.old = old })
 	if s.Ack != nil {
 		var a agentv1.Ack
 		if err := proto.Unmarshal(s.Ack, &a); err != nil {
 			return held{}, fmt.Errorf("decode relayed ack: %w", err)
 		}
-		h.ack = holdAck(&a)
+		h.holdAck(&a)
 	}
 	if s.Report != nil {
 		var r agentv1.StatusReport
@@ -127,7 +129,7 @@ func decodeHeld(data []byte) (held, error) {
 		if err := agentapi.ValidateStatusReport(&r); err != nil {
 			return held{}, err
 		}
-		h.report = holdReport(&r)
+		h.holdReport(&r)
 	}
 	return h, nil
 }
@@ -167,21 +169,21 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	switch {
 	case !ok:
 		h = held{}
-	case slices.ContainsFunc(h.old, func(o superseded) bool { return o.version == v }),
+	case slices.ContainsFunc(h.rareOf().old, func(o superseded) bool { return o.version == v }),
 		v != h.latest && u.at < h.latestAt,
 		u.ack != nil && h.ack.ok && u.at < h.ackAt,
 		u.report != nil && h.report.ok && u.at < h.reportAt:
 		return h, true, false
 	}
-	h.old = slices.Clone(h.old)
 	switch {
 	case h.latest == "":
 		h.since = u.seen
 	case h.latest != v:
-		h.old = append(h.old, superseded{version: h.latest, since: h.since})
-		if len(h.old) > maxOldVersions {
-			h.old = h.old[1:]
+		old := append(slices.Clone(h.rareOf().old), superseded{version: h.latest, since: h.since})
+		if len(old) > maxOldVersions {
+			old = old[1:]
 		}
+		h.setRare(func(r *rare) { r.old = old })
 		h.since = u.seen
 	default:
 		h.since = min(h.since, u.seen)
@@ -189,9 +191,11 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	h.latest = v
 	h.latestAt = max(h.latestAt, u.at)
 	if u.ack != nil {
-		h.ack, h.ackAt = holdAck(u.ack), u.at
+		h.holdAck(u.ack)
+		h.ackAt = u.at
 	} else {
-		h.report, h.reportAt = holdReport(u.report), u.at
+		h.holdReport(u.report)
+		h.reportAt = u.at
 	}
 	return h, true, true
 }
@@ -203,9 +207,10 @@ func (h held) versionAt(rev int64) string {
 	if h.latest == "" || h.since < rev {
 		return h.latest
 	}
-	for i := len(h.old) - 1; i >= 0; i-- {
-		if h.old[i].since < rev {
-			return h.old[i].version
+	old := h.rareOf().old
+	for i := len(old) - 1; i >= 0; i-- {
+		if old[i].since < rev {
+			return old[i].version
 		}
 	}
 	return ""
