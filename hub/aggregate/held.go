@@ -33,20 +33,18 @@ type heldManifest struct {
 	statusJSON []byte
 }
 
-// rare is what few works have, held out of line so that the many without
-// it cost one pointer (held, record: 192 bytes a work instead of 240): the
-// messages of a failed apply or of the template's manifest, and the
-// versions the work moved past. Never changed in place: held values are
-// copied, and share it.
-type rare struct {
+// notes are the messages of a failed apply or of the template's manifest,
+// which few works have: held out of line, the many without cost one
+// pointer (a record: 224 bytes instead of 240). Never changed in place:
+// held values are copied, and share them.
+type notes struct {
 	ackMessage, manifestMessage string
-	old                         []superseded // oldest first
 }
 
 // holdAck holds a (trimmed) ack.
 func (h *held) holdAck(a *agentv1.Ack) {
 	h.ack = heldAck{ok: true, result: a.GetResult(), version: a.GetVersion()}
-	h.setRare(func(r *rare) { r.ackMessage = a.GetMessage() })
+	h.setNotes(func(n *notes) { n.ackMessage = a.GetMessage() })
 }
 
 // holdReport holds a (trimmed) report.
@@ -58,27 +56,27 @@ func (h *held) holdReport(r *agentv1.StatusReport) {
 		h.report.manifest = heldManifest{ok: true, applied: m.GetApplied(), health: m.GetHealth(), statusJSON: m.GetStatusJson()}
 		message = m.GetMessage()
 	}
-	h.setRare(func(x *rare) { x.manifestMessage = message })
+	h.setNotes(func(n *notes) { n.manifestMessage = message })
 }
 
-// setRare gives h a changed copy of its rare, or none when that holds
+// setNotes gives h a changed copy of its notes, or none when that holds
 // nothing.
-func (h *held) setRare(change func(*rare)) {
-	r := h.rareOf()
-	change(&r)
-	if r.ackMessage == "" && r.manifestMessage == "" && len(r.old) == 0 {
-		h.rare = nil
+func (h *held) setNotes(change func(*notes)) {
+	n := h.notesOf()
+	change(&n)
+	if n == (notes{}) {
+		h.notes = nil
 		return
 	}
-	h.rare = &r
+	h.notes = &n
 }
 
-// rareOf is h's rare, empty when it has none.
-func (h held) rareOf() rare {
-	if h.rare == nil {
-		return rare{}
+// notesOf is h's notes, empty when it has none.
+func (h held) notesOf() notes {
+	if h.notes == nil {
+		return notes{}
 	}
-	return *h.rare
+	return *h.notes
 }
 
 // ackProto is the ack held of work key, as the trimmed ack it was held
@@ -87,7 +85,7 @@ func (h held) ackProto(key string) *agentv1.Ack {
 	if !h.ack.ok {
 		return nil
 	}
-	return &agentv1.Ack{WorkKey: key, Version: h.ack.version, Result: h.ack.result, Message: h.rareOf().ackMessage}
+	return &agentv1.Ack{WorkKey: key, Version: h.ack.version, Result: h.ack.result, Message: h.notesOf().ackMessage}
 }
 
 // reportProto is the report held of work key, as the trimmed report it
@@ -99,7 +97,7 @@ func (h held) reportProto(key string) *agentv1.StatusReport {
 	}
 	out := &agentv1.StatusReport{WorkKey: key, Version: r.version, Digest: r.digest}
 	if m := r.manifest; m.ok {
-		out.Manifests = []*agentv1.ManifestStatus{{StatusJson: m.statusJSON, Health: m.health, Applied: m.applied, Message: h.rareOf().manifestMessage}}
+		out.Manifests = []*agentv1.ManifestStatus{{StatusJson: m.statusJSON, Health: m.health, Applied: m.applied, Message: h.notesOf().manifestMessage}}
 	}
 	return out
 }

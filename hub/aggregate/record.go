@@ -36,7 +36,8 @@ type held struct {
 	// when latest was first received: no version rendered from a binding
 	// written later can have been.
 	since int64
-	rare  *rare // messages and superseded versions; nil for most works
+	old   []superseded // superseded versions, oldest first
+	notes *notes       // messages; nil for most works
 }
 
 // superseded is a version a work moved past, with its since (held.since).
@@ -80,7 +81,7 @@ type stored struct {
 // encodeHeld returns the stored form of h, held of work key.
 func encodeHeld(h held, key, replica string) ([]byte, error) {
 	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
-	for _, o := range h.rareOf().old {
+	for _, o := range h.old {
 		s.Old, s.OldSince = append(s.Old, o.version), append(s.OldSince, o.since)
 	}
 	var err error
@@ -105,15 +106,13 @@ func decodeHeld(data []byte) (held, error) {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
 	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
-	var old []superseded
 	for i := max(len(s.Old)-maxOldVersions, 0); i < len(s.Old); i++ {
 		o := superseded{version: s.Old[i]} // since 0 when written before stamps were: known before any binding
 		if len(s.OldSince) == len(s.Old) {
 			o.since = s.OldSince[i]
 		}
-		old = append(old, o)
+		h.old = append(h.old, o)
 	}
-	h.setRare(func(r *rare) { r.old = old })
 	if s.Ack != nil {
 		var a agentv1.Ack
 		if err := proto.Unmarshal(s.Ack, &a); err != nil {
@@ -169,21 +168,21 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	switch {
 	case !ok:
 		h = held{}
-	case slices.ContainsFunc(h.rareOf().old, func(o superseded) bool { return o.version == v }),
+	case slices.ContainsFunc(h.old, func(o superseded) bool { return o.version == v }),
 		v != h.latest && u.at < h.latestAt,
 		u.ack != nil && h.ack.ok && u.at < h.ackAt,
 		u.report != nil && h.report.ok && u.at < h.reportAt:
 		return h, true, false
 	}
+	h.old = slices.Clone(h.old)
 	switch {
 	case h.latest == "":
 		h.since = u.seen
 	case h.latest != v:
-		old := append(slices.Clone(h.rareOf().old), superseded{version: h.latest, since: h.since})
-		if len(old) > maxOldVersions {
-			old = old[1:]
+		h.old = append(h.old, superseded{version: h.latest, since: h.since})
+		if len(h.old) > maxOldVersions {
+			h.old = h.old[1:]
 		}
-		h.setRare(func(r *rare) { r.old = old })
 		h.since = u.seen
 	default:
 		h.since = min(h.since, u.seen)
@@ -207,10 +206,9 @@ func (h held) versionAt(rev int64) string {
 	if h.latest == "" || h.since < rev {
 		return h.latest
 	}
-	old := h.rareOf().old
-	for i := len(old) - 1; i >= 0; i-- {
-		if old[i].since < rev {
-			return old[i].version
+	for i := len(h.old) - 1; i >= 0; i-- {
+		if h.old[i].since < rev {
+			return h.old[i].version
 		}
 	}
 	return ""

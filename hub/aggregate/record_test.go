@@ -36,7 +36,7 @@ func summarize(h held, exists bool) summary {
 	if h.obs(workKey).Report != nil {
 		s.report = h.obs(workKey).Report.GetVersion() + "@" + h.obs(workKey).Report.GetDigest()
 	}
-	for i, o := range h.rareOf().old {
+	for i, o := range h.old {
 		if i > 0 {
 			s.old += ","
 		}
@@ -244,25 +244,25 @@ func TestDecodeHeldOldVersions(t *testing.T) {
 			for i := 2; i < len(versions); i++ {
 				want = append(want, superseded{version: versions[i], since: tt.want(i)})
 			}
-			if !slices.Equal(h.rareOf().old, want) {
-				t.Errorf("decoded old versions %v; want %v", h.rareOf().old, want)
+			if !slices.Equal(h.old, want) {
+				t.Errorf("decoded old versions %v; want %v", h.old, want)
 			}
 		})
 	}
 }
 
-// TestRareOutOfLine: the messages and superseded versions few works have
-// are kept out of line (none at all for a work without them) and come
-// back in the Observation; merging into a held value leaves the value it
-// was merged from as it was (they share what is out of line).
-func TestRareOutOfLine(t *testing.T) {
+// TestNotesOutOfLine: the messages few works have are kept out of line
+// (nothing at all for a work without them) and come back in the
+// Observation; merging into a held value leaves the value it was merged
+// from as it was (they share what is out of line).
+func TestNotesOutOfLine(t *testing.T) {
 	h, _, _ := merge(held{}, false, ackU(10, "v1"))
-	if h.rare != nil {
-		t.Fatalf("an applied ack without a message holds %+v out of line; want nothing", *h.rare)
+	if h.notes != nil {
+		t.Fatalf("an applied ack without a message holds %+v out of line; want nothing", *h.notes)
 	}
-	failed := update{at: 20, ack: &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: "quota exceeded"}}
+	failed := update{at: 20, ack: &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: "quota exceeded"}}
 	h2, _, _ := merge(h, true, failed)
-	unhealthy := update{at: 30, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v2", Digest: "d",
+	unhealthy := update{at: 30, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: "d",
 		Manifests: []*agentv1.ManifestStatus{{Health: agentv1.Health_HEALTH_UNHEALTHY, Message: "crash loop"}}}}
 	h3, _, _ := merge(h2, true, unhealthy)
 	o := h3.obs(workKey)
@@ -270,16 +270,12 @@ func TestRareOutOfLine(t *testing.T) {
 		t.Errorf("observation after a failed ack and an unhealthy report: ack message %q, manifest message %q; want both",
 			o.Ack.GetMessage(), o.Report.GetManifests()[0].GetMessage())
 	}
-	if got := h3.rareOf().old; len(got) != 1 || got[0].version != "v1" {
-		t.Errorf("superseded versions %v; want v1", got)
+	if h.notes != nil || h2.obs(workKey).Report != nil || h2.notesOf().manifestMessage != "" {
+		t.Errorf("merging changed the values merged from: first %+v, second's manifest message %q", h.notes, h2.notesOf().manifestMessage)
 	}
-	if h.rare != nil || h2.obs(workKey).Report != nil || h2.rareOf().manifestMessage != "" {
-		t.Errorf("merging changed the values merged from: first %+v, second's manifest message %q", h.rare, h2.rareOf().manifestMessage)
-	}
-	applied := update{at: 40, ack: &agentv1.Ack{WorkKey: workKey, Version: "v2", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}
-	h4, _, _ := merge(h3, true, applied)
-	if h4.rareOf().ackMessage != "" || h3.rareOf().ackMessage != "quota exceeded" {
+	h4, _, _ := merge(h3, true, ackU(40, "v1"))
+	if h4.notesOf().ackMessage != "" || h3.notesOf().ackMessage != "quota exceeded" {
 		t.Errorf("ack messages after a later applied ack: %q (was %q); want it gone, the earlier value unchanged",
-			h4.rareOf().ackMessage, h3.rareOf().ackMessage)
+			h4.notesOf().ackMessage, h3.notesOf().ackMessage)
 	}
 }
