@@ -35,8 +35,8 @@ type heldManifest struct {
 
 // notes are the messages of a failed apply or of the template's manifest,
 // which few works have: held out of line, the many without cost one
-// pointer (a record: 224 bytes instead of 240). Never changed in place:
-// held values are copied, and share them.
+// pointer (a record: 216 bytes, allocated as 224, instead of 240). Never
+// changed in place: held values are copied, and share them.
 type notes struct {
 	ackMessage, manifestMessage string
 }
