@@ -274,7 +274,7 @@ func (w *watcher) cachedAbsent(gvr schema.GroupVersionResource, desired *unstruc
 	if store == nil {
 		return false
 	}
-	_, exists, err := store.GetByKey(storeKey(desired.GetNamespace(), desired.GetName()))
+	_, exists, err := store.GetByKey(cache.NewObjectName(desired.GetNamespace(), desired.GetName()).String())
 	return err == nil && !exists
 }
 
@@ -286,7 +286,7 @@ func (w *watcher) cached(gvr schema.GroupVersionResource, namespace, name string
 	if store == nil {
 		return nil, false
 	}
-	item, exists, err := store.GetByKey(storeKey(namespace, name))
+	item, exists, err := store.GetByKey(cache.NewObjectName(namespace, name).String())
 	if err != nil || !exists {
 		return nil, false
 	}
@@ -304,12 +304,4 @@ func (w *watcher) synced(gvr schema.GroupVersionResource) cache.Store {
 		return nil
 	}
 	return inf.GetStore()
-}
-
-// storeKey is an informer store's key of an object.
-func storeKey(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
 }
