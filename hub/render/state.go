@@ -99,14 +99,19 @@ func (s clusterSet) has(cluster string) bool {
 	return ok
 }
 
-// updated returns a new set: s with add's keys and without drop.
+// updated returns s with add's keys and without drop: s itself when that
+// changes nothing (a new version for the same clusters), else a new set.
 func (s clusterSet) updated(add map[string]*agentv1.WorkUpsert, drop []string) clusterSet {
-	out := slices.Clone(s)
+	var added []string
 	for c := range add {
 		if !s.has(c) {
-			out = append(out, c)
+			added = append(added, c)
 		}
 	}
+	if len(added) == 0 && !slices.ContainsFunc(drop, s.has) {
+		return s
+	}
+	out := append(slices.Clone(s), added...)
 	slices.Sort(out)
 	if len(drop) == 0 {
 		return out
