@@ -23,7 +23,9 @@ func (a *agent) expectEnd(reason string, code codes.Code, msg string) {
 }
 
 func TestProtocolAndLimitViolationsEndTheStreamClearly(t *testing.T) {
-	h := startHub(t, agentapi.Config{MaxWorks: 3, MaxMessageBytes: 64 << 10, HelloTimeout: 200 * time.Millisecond})
+	// Only "no Hello in time" may meet a Hello timeout: on a slow machine
+	// a short one would end the other cases' streams before they speak.
+	h := startHub(t, agentapi.Config{MaxWorks: 3, MaxMessageBytes: 64 << 10, HelloTimeout: time.Hour})
 	huge := &agentv1.AgentMessage{Message: &agentv1.AgentMessage_StatusReport{StatusReport: &agentv1.StatusReport{
 		WorkKey: "a", Version: "1", Manifests: []*agentv1.ManifestStatus{{StatusJson: make([]byte, 100<<10)}},
 	}}}
@@ -34,6 +36,7 @@ func TestProtocolAndLimitViolationsEndTheStreamClearly(t *testing.T) {
 		a.expectEnd("DISCONNECT_REASON_PROTOCOL_ERROR", codes.InvalidArgument, "first message on a stream must be Hello")
 	})
 	t.Run("no Hello in time", func(t *testing.T) {
+		h := startHub(t, agentapi.Config{HelloTimeout: 200 * time.Millisecond})
 		a := h.connect(t, "edge-1", nil)
 		a.expectEnd("DISCONNECT_REASON_PROTOCOL_ERROR", codes.InvalidArgument, "no Hello within 200ms")
 	})

@@ -34,7 +34,9 @@ func TestOneConnectionOpensAtMostItsStreams(t *testing.T) {
 }
 
 func TestAClusterOpensAtMostItsStreams(t *testing.T) {
-	h := startHub(t, agentapi.Config{MaxStreamsPerCluster: 2, HelloTimeout: 5 * time.Second})
+	// The streams without Hello must outlive the test however slow the
+	// machine: a Hello timeout would end the oldest before the cap does.
+	h := startHub(t, agentapi.Config{MaxStreamsPerCluster: 2, HelloTimeout: time.Hour})
 	// Each on its own connection, none says Hello yet.
 	oldest := h.connect(t, "edge-1", nil)
 	h.connect(t, "edge-1", nil)
