@@ -75,7 +75,7 @@ func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	events := a.store.Watch(wctx, store.BindingsPrefix, rev+1)
+	events := a.store.Watch(wctx, store.BindingsPrefix, rev+1, store.DeletesWithoutValue)
 	defer func() {
 		cancel()
 		for range events {

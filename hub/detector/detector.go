@@ -184,8 +184,8 @@ func (d *Detector) session(ctx context.Context) error {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	objects := d.store.Watch(wctx, store.ObjectsPrefix, objRev+1)
-	bindings := d.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
+	objects := d.store.Watch(wctx, store.ObjectsPrefix, objRev+1, store.DeletesWithoutValue)
+	bindings := d.store.Watch(wctx, store.BindingsPrefix, bindRev+1, store.DeletesWithoutValue)
 	d.inflight = newWrites()
 	defer func() {
 		cancel()

@@ -48,7 +48,7 @@ const (
 // satisfies it.
 type Source interface {
 	List(ctx context.Context, prefix string) ([]store.KV, int64, error)
-	Watch(ctx context.Context, prefix string, fromRev int64) <-chan store.Event
+	Watch(ctx context.Context, prefix string, fromRev int64, opts ...store.WatchOption) <-chan store.Event
 }
 
 // Config configures a Renderer; the zero value uses the defaults.
@@ -188,7 +188,7 @@ func (r *Renderer) session(ctx context.Context) error {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	events := r.src.Watch(wctx, store.Root, rev+1)
+	events := r.src.Watch(wctx, store.Root, rev+1, store.DeletesWithoutValue)
 	defer func() {
 		cancel()
 		for range events {

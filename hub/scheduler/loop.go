@@ -194,8 +194,8 @@ func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
 		return err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	bindings := l.store.Watch(wctx, store.BindingsPrefix, bindRev+1)
-	clusterEvents := l.store.Watch(wctx, store.ClustersPrefix, clusterRev+1)
+	bindings := l.store.Watch(wctx, store.BindingsPrefix, bindRev+1, store.DeletesWithoutValue)
+	clusterEvents := l.store.Watch(wctx, store.ClustersPrefix, clusterRev+1, store.DeletesWithoutValue)
 	defer func() {
 		cancel()
 		for range bindings {

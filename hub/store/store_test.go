@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -156,6 +157,33 @@ func TestWatchResumesFromRevisionAndReportsCompaction(t *testing.T) {
 	ev := <-s.Watch(c, ClustersPrefix, first)
 	if !errors.Is(ev.Err, ErrCompacted) {
 		t.Errorf("watch from compacted revision %d = %+v; want ErrCompacted", first, ev)
+	}
+}
+
+func TestWatchDeletesWithoutValue(t *testing.T) {
+	s := open(t, Config{DataDir: t.TempDir()})
+	defer s.Close()
+	c := ctx(t)
+	first, _ := s.Put(c, ClusterKey("a"), []byte("1"))
+	last, _ := s.Delete(c, ClusterKey("a"), 0)
+
+	wctx, cancel := context.WithCancel(c)
+	defer cancel()
+	events := s.Watch(wctx, ClustersPrefix, first, DeletesWithoutValue)
+	var got []Event
+	for len(got) < 2 {
+		ev := <-events
+		if ev.Err != nil {
+			t.Fatalf("watch: %v", ev.Err)
+		}
+		got = append(got, ev)
+	}
+	want := []Event{
+		{Type: EventPut, KV: KV{Key: ClusterKey("a"), Value: []byte("1"), Revision: first, CreateRevision: first}},
+		{Type: EventDelete, KV: KV{Key: ClusterKey("a"), Revision: last}},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
