@@ -13,6 +13,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
 // Claim metadata on bindings: Tether's spelling of Karmada's keys. The
@@ -247,15 +248,10 @@ func encode(b *workv1alpha1.ResourceBinding) ([]byte, error) {
 }
 
 // decodeBinding decodes a stored binding for the index, without its
-// aggregated status items: hub/aggregate writes them, the detector decides
-// nothing on them, and for a binding placed on 1,000 clusters they are
-// most of its memory. A write of the binding puts the stored ones back
-// (writes.update).
+// aggregated status items (fold.DecodeWithoutItems): hub/aggregate writes
+// them, the detector decides nothing on them, and for a binding placed on
+// 1,000 clusters they are most of its memory. A write of the binding puts
+// the stored ones back (writes.update).
 func decodeBinding(data []byte) (*workv1alpha1.ResourceBinding, error) {
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(data, b); err != nil {
-		return nil, err
-	}
-	b.Status.AggregatedStatus = nil
-	return b, nil
+	return fold.DecodeWithoutItems(data)
 }
