@@ -6,7 +6,7 @@ package syncstate
 // ones). The zero value is empty and ready; it is not safe for concurrent
 // use.
 type Queue[T any] struct {
-	entries map[string]*entry[T] // queued keys
+	entries map[string]entry[T] // queued keys
 	order   []string             // queued keys in push order, from head
 	head    int                  // index of the first live key in order
 	seq     uint64               // sequence number of the last new key
@@ -26,13 +26,14 @@ const compactMin = 64
 func (q *Queue[T]) Push(key string, value T) (replaced bool) {
 	if e, ok := q.entries[key]; ok {
 		e.value = value
+		q.entries[key] = e
 		return true
 	}
 	if q.entries == nil {
-		q.entries = make(map[string]*entry[T])
+		q.entries = make(map[string]entry[T])
 	}
 	q.seq++
-	q.entries[key] = &entry[T]{value: value, seq: q.seq}
+	q.entries[key] = entry[T]{value: value, seq: q.seq}
 	q.order = append(q.order, key)
 	return false
 }
@@ -49,7 +50,12 @@ func (q *Queue[T]) Pop() (key string, value T, seq uint64, ok bool) {
 	q.head++
 	e := q.entries[key]
 	delete(q.entries, key)
-	if q.head > compactMin && q.head*2 > len(q.order) {
+	if q.head == len(q.order) {
+		// Emptied: the map and the slice would keep the room of the most
+		// keys they held (a thousand works sent to each of a thousand
+		// agents, then nothing until the next change).
+		q.entries, q.order, q.head = nil, nil, 0
+	} else if q.head > compactMin && q.head*2 > len(q.order) {
 		q.order = append(q.order[:0], q.order[q.head:]...)
 		q.head = 0
 	}

@@ -112,3 +112,23 @@ func TestQueueSequenceAndCompaction(t *testing.T) {
 		t.Errorf("after draining: Peek ok = %v, len(order) = %d; want empty and compacted", ok, len(q.order))
 	}
 }
+
+// TestEmptiedQueueKeepsNoRoom: a queue that held 1,000 keys and was
+// emptied holds no map or slice with room for them (the hub's queue of
+// each agent once a rollout is sent).
+func TestEmptiedQueueKeepsNoRoom(t *testing.T) {
+	var q Queue[int]
+	for i := range 1000 {
+		q.Push(fmt.Sprintf("k%04d", i), i)
+	}
+	for range 1000 {
+		q.Pop()
+	}
+	if q.entries != nil || cap(q.order) != 0 {
+		t.Errorf("emptied queue keeps a map of %d entries and room for %d keys; want none", len(q.entries), cap(q.order))
+	}
+	q.Push("after", 1)
+	if key, v, _, ok := q.Pop(); key != "after" || v != 1 || !ok {
+		t.Errorf("Pop after refilling = %q, %d, %v; want after, 1, true", key, v, ok)
+	}
+}

@@ -66,17 +66,16 @@ type op struct {
 // Session is the hub's state of one agent stream. It is not safe for
 // concurrent use; its owner serializes calls.
 type Session struct {
-	desired map[string]*agentv1.WorkUpsert // the cluster's works, latest
-	// held is what the agent holds from this hub identity as far as the hub
-	// knows, key → version: Hello's works if its identity is this hub's,
-	// then every upsert and delete sent.
-	held     map[string]string
-	unacked  map[string]string // upserts sent and not acknowledged, key → version
-	deleting map[string]bool   // deletes sent and not acknowledged
-	queue    Queue[op]
-	barrier  uint64   // queue sequence of the last initial entry
-	synced   bool     // SyncDone was returned by Next
-	request  []string // keys for the StatusRequest after SyncDone; nil: none
+	// state is what the session knows of each work key: the cluster's
+	// latest content, the version the agent holds, the upsert or delete
+	// awaiting its ack. A key with none of these is not in it.
+	state   map[string]workState
+	desired int // keys of state with desired content: Works
+	pending int // keys of state with an upsert or delete unacknowledged: Pending
+	queue   Queue[op]
+	barrier uint64   // queue sequence of the last initial entry
+	synced  bool     // SyncDone was returned by Next
+	request []string // keys for the StatusRequest after SyncDone; nil: none
 	// keys are the keys of Input.Desired, sorted, for SyncDone.work_keys;
 	// nil when the hub is not authoritative. Later changes reach the agent
 	// as their own messages.
@@ -89,34 +88,29 @@ type Session struct {
 // SyncDone, then a StatusRequest for current works whose reported status
 // digest the hub lacks.
 func New(in Input) *Session {
-	s := &Session{
-		desired:  make(map[string]*agentv1.WorkUpsert, len(in.Desired)),
-		held:     make(map[string]string),
-		unacked:  make(map[string]string),
-		deleting: make(map[string]bool),
-	}
+	s := &Session{state: make(map[string]workState, len(in.Desired))}
 	same := sameHub(in.HubIdentity, in.Hello)
 	if !in.NotAuthoritative {
 		s.keys = make([]string, 0, len(in.Desired))
 	}
 	if same {
 		for _, h := range in.Hello.GetHeldWorks() {
-			s.held[h.GetWorkKey()] = h.GetVersion()
+			s.set(h.GetWorkKey(), workState{held: h.GetVersion(), flags: isHeld})
 		}
 	}
 	for _, w := range sortedWorks(in.Desired) {
-		s.desired[w.GetWorkKey()] = w
+		s.setDesired(w.GetWorkKey(), w)
 		if s.keys != nil {
 			s.keys = append(s.keys, w.GetWorkKey())
 		}
-		if s.held[w.GetWorkKey()] != w.GetVersion() {
+		if s.state[w.GetWorkKey()].held != w.GetVersion() {
 			s.queue.Push(w.GetWorkKey(), op{work: w})
 		}
 	}
 	for _, g := range sortedChanges(in.Gone) {
-		_, held := s.held[g.Key]
+		st := s.state[g.Key]
 		switch {
-		case !held || g.Work != nil || s.desired[g.Key] != nil:
+		case st.flags&isHeld == 0 || g.Work != nil || st.desired != nil:
 		case g.Keep:
 			if s.keys != nil {
 				s.keys = append(s.keys, g.Key)
@@ -165,8 +159,9 @@ func sameHub(hubIdentity string, hello *agentv1.Hello) bool {
 func (s *Session) missingStatuses(reported []*agentv1.ReportedStatus, have map[string]Digest) []string {
 	var keys []string
 	for _, r := range reported {
-		w := s.desired[r.GetWorkKey()]
-		if w == nil || r.GetVersion() != w.GetVersion() || s.held[r.GetWorkKey()] != w.GetVersion() {
+		st := s.state[r.GetWorkKey()]
+		w := st.desired
+		if w == nil || r.GetVersion() != w.GetVersion() || st.held != w.GetVersion() {
 			continue // the agent will report again after applying the new version
 		}
 		if have[r.GetWorkKey()] != (Digest{Version: r.GetVersion(), Digest: r.GetStatusDigest()}) {
@@ -185,12 +180,11 @@ func (s *Session) Apply(changes ...Change) {
 		if c.Keep {
 			continue // not a change
 		}
+		s.setDesired(c.Key, c.Work)
 		if c.Work != nil {
-			s.desired[c.Key] = c.Work
 			s.queue.Push(c.Key, op{work: c.Work})
 			continue
 		}
-		delete(s.desired, c.Key)
 		s.queue.Push(c.Key, op{policy: c.Policy, reason: c.Reason})
 	}
 }
@@ -223,21 +217,22 @@ func (s *Session) Next() *agentv1.HubMessage {
 // take turns a dequeued op into its message, or nil when the agent already
 // has what it says.
 func (s *Session) take(key string, o op) *agentv1.HubMessage {
+	st := s.state[key]
 	if o.work != nil {
-		if s.held[key] == o.work.GetVersion() {
+		if st.held == o.work.GetVersion() {
 			return nil
 		}
-		s.held[key] = o.work.GetVersion()
-		s.unacked[key] = o.work.GetVersion()
-		delete(s.deleting, key)
+		st.held = o.work.GetVersion()
+		st.flags = st.flags&^deleting | isHeld | unacked
+		s.set(key, st)
 		return &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkUpsert{WorkUpsert: o.work}}
 	}
-	if _, ok := s.held[key]; !ok {
+	if st.flags&isHeld == 0 {
 		return nil
 	}
-	delete(s.held, key)
-	delete(s.unacked, key)
-	s.deleting[key] = true
+	st.held = ""
+	st.flags = st.flags&^(isHeld|unacked) | deleting
+	s.set(key, st)
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_WorkDelete{
 		WorkDelete: &agentv1.WorkDelete{WorkKey: key, DeletionPolicy: o.policy, Reason: o.reason},
 	}}
@@ -248,7 +243,7 @@ func (s *Session) take(key string, o op) *agentv1.HubMessage {
 // from this hub and the hub no longer has (removed while it was away,
 // however long ago, across hub restarts).
 func (s *Session) syncDone() *agentv1.HubMessage {
-	sd := &agentv1.SyncDone{WorkCount: int32(len(s.desired)), WorkKeys: s.keys, Authoritative: s.keys != nil}
+	sd := &agentv1.SyncDone{WorkCount: int32(s.desired), WorkKeys: s.keys, Authoritative: s.keys != nil}
 	s.keys = nil
 	return &agentv1.HubMessage{Message: &agentv1.HubMessage_SyncDone{SyncDone: sd}}
 }
@@ -260,8 +255,8 @@ func statusRequest(keys []string) *agentv1.HubMessage {
 // current reports whether version is the one of key that the hub last sent
 // (or found the agent holding) and that the cluster still should hold.
 func (s *Session) current(key, version string) bool {
-	v, ok := s.held[key]
-	return ok && v == version && s.desired[key] != nil
+	st := s.state[key]
+	return st.flags&isHeld != 0 && st.held == version && st.desired != nil
 }
 
 // AcceptAck records a and reports whether it is current: an apply result
@@ -269,31 +264,23 @@ func (s *Session) current(key, version string) bool {
 // result for a delete sent. A false result means: discard it.
 func (s *Session) AcceptAck(a *agentv1.Ack) bool {
 	key := a.GetWorkKey()
+	st := s.state[key]
 	if a.GetResult() == agentv1.ApplyResult_APPLY_RESULT_DELETED {
-		ok := s.deleting[key]
-		delete(s.deleting, key)
-		s.deleting = renewed(s.deleting)
-		return ok
+		if st.flags&deleting == 0 {
+			return false
+		}
+		st.flags &^= deleting
+		s.set(key, st)
+		return true
 	}
 	if !s.current(key, a.GetVersion()) {
 		return false
 	}
-	if s.unacked[key] == a.GetVersion() {
-		delete(s.unacked, key)
-		s.unacked = renewed(s.unacked)
+	if st.flags&unacked != 0 { // what is unacknowledged is held: this version
+		st.flags &^= unacked
+		s.set(key, st)
 	}
 	return true
-}
-
-// renewed returns m, or a new map when m is empty: a map keeps the room of
-// the most entries it had, and a hub with 1,000 agents each acknowledging
-// 1,000 upserts kept 1,000 entries' room per agent in maps that stay
-// empty until the next change.
-func renewed[V any](m map[string]V) map[string]V {
-	if len(m) == 0 {
-		return make(map[string]V)
-	}
-	return m
 }
 
 // AcceptStatus reports whether r describes the version of its work that the
@@ -303,11 +290,15 @@ func (s *Session) AcceptStatus(r *agentv1.StatusReport) bool {
 }
 
 // Works returns the number of works the cluster should hold.
-func (s *Session) Works() int { return len(s.desired) }
+func (s *Session) Works() int { return s.desired }
+
+// Has reports whether key is one of the works the cluster should hold (its
+// latest content came by Input.Desired or Apply, and no removal since).
+func (s *Session) Has(key string) bool { return s.state[key].desired != nil }
 
 // Pending returns the number of upserts and deletes sent and not yet
 // acknowledged.
-func (s *Session) Pending() int { return len(s.unacked) + len(s.deleting) }
+func (s *Session) Pending() int { return s.pending }
 
 // Queued returns the number of work keys waiting to be sent.
 func (s *Session) Queued() int { return s.queue.Len() }

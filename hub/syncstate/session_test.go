@@ -298,35 +298,36 @@ func TestAcceptAckAndStatus(t *testing.T) {
 	}
 }
 
-// TestAcknowledgedMapsRenewed: once every upsert and every delete sent is
-// acknowledged, the session's maps of them are new ones, not the emptied
-// maps that had room for them all (a map never gives its room back). The
-// agent holds 1,000 works the hub removed and gets 1,000 new ones.
-func TestAcknowledgedMapsRenewed(t *testing.T) {
-	var held, desired, removed []string
+// TestEmptiedMapRenewed: once the cluster has lost every work and the
+// agent acknowledged every delete, the session's map of work states is a
+// new one, not the emptied map that had room for them all (a map never
+// gives its room back). The agent gets 1,000 works, then all are removed.
+func TestEmptiedMapRenewed(t *testing.T) {
+	var desired []string
+	var removals []Change
 	for i := range 1000 {
-		held = append(held, fmt.Sprintf("old%04d", i), "1")
-		desired = append(desired, fmt.Sprintf("new%04d", i), "1")
-		removed = append(removed, fmt.Sprintf("old%04d", i))
+		desired = append(desired, fmt.Sprintf("w%04d", i), "1")
+		removals = append(removals, remove(fmt.Sprintf("w%04d", i)))
 	}
-	s := New(Input{HubIdentity: hubID, Hello: hello(hubID, held...), Desired: works(desired...), Gone: gone(removed...)})
+	s := New(Input{HubIdentity: hubID, Desired: works(desired...)})
 	drain(s)
-	if len(s.unacked) != 1000 || len(s.deleting) != 1000 {
-		t.Fatalf("%d upserts, %d deletes pending; want 1000 each", len(s.unacked), len(s.deleting))
-	}
-	unacked, deleting := reflect.ValueOf(s.unacked).UnsafePointer(), reflect.ValueOf(s.deleting).UnsafePointer()
 	for i := 0; i < len(desired); i += 2 {
 		s.AcceptAck(ack(desired[i], "1", applied))
-		s.AcceptAck(ack(held[i], "", deleted))
 	}
-	if s.Pending() != 0 {
-		t.Fatalf("Pending = %d after every ack; want 0", s.Pending())
+	s.Apply(removals...)
+	drain(s)
+	if len(s.state) != 1000 || s.Pending() != 1000 {
+		t.Fatalf("%d keys, %d deletes pending; want 1000 each", len(s.state), s.Pending())
 	}
-	if reflect.ValueOf(s.unacked).UnsafePointer() == unacked {
-		t.Error("the emptied map of 1,000 unacknowledged upserts is kept; want a new one")
+	state := reflect.ValueOf(s.state).UnsafePointer()
+	for i := 0; i < len(desired); i += 2 {
+		s.AcceptAck(ack(desired[i], "", deleted))
 	}
-	if reflect.ValueOf(s.deleting).UnsafePointer() == deleting {
-		t.Error("the emptied map of 1,000 unacknowledged deletes is kept; want a new one")
+	if s.Pending() != 0 || len(s.state) != 0 {
+		t.Fatalf("Pending, keys = %d, %d after every ack; want 0, 0", s.Pending(), len(s.state))
+	}
+	if reflect.ValueOf(s.state).UnsafePointer() == state {
+		t.Error("the emptied map of 1,000 work states is kept; want a new one")
 	}
 }
 
