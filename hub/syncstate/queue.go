@@ -7,9 +7,9 @@ package syncstate
 // use.
 type Queue[T any] struct {
 	entries map[string]entry[T] // queued keys
-	order   []string             // queued keys in push order, from head
-	head    int                  // index of the first live key in order
-	seq     uint64               // sequence number of the last new key
+	order   []string            // queued keys in push order, from head
+	head    int                 // index of the first live key in order
+	seq     uint64              // sequence number of the last new key
 }
 
 type entry[T any] struct {
