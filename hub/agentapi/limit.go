@@ -17,18 +17,22 @@ import (
 // limit is not safe for concurrent use; the stream's lock guards it.
 type limit struct {
 	max      int
-	served   map[string]bool
 	withheld map[string]*agentv1.WorkUpsert
+}
+
+// servedSet is what a stream serves: its session's desired works
+// (syncstate.Session). The limit keeps no set of its own: a hub of 1,000
+// agents with 1,000 works each would hold a million more keys.
+type servedSet interface {
+	Has(key string) bool
+	Works() int
 }
 
 // newLimit returns the limit of a stream whose cluster has works, for an
 // agent that holds the keys of held, and the works to serve.
 func newLimit(max int, works []*agentv1.WorkUpsert, held map[string]bool) (*limit, []*agentv1.WorkUpsert) {
-	l := &limit{max: max, served: make(map[string]bool, min(len(works), max)), withheld: map[string]*agentv1.WorkUpsert{}}
+	l := &limit{max: max, withheld: map[string]*agentv1.WorkUpsert{}}
 	if len(works) <= max {
-		for _, w := range works {
-			l.served[w.GetWorkKey()] = true
-		}
 		return l, works
 	}
 	ordered := append([]*agentv1.WorkUpsert(nil), works...)
@@ -39,43 +43,75 @@ func newLimit(max int, works []*agentv1.WorkUpsert, held map[string]bool) (*limi
 		}
 		return ordered[i].GetWorkKey() < ordered[j].GetWorkKey()
 	})
-	for i, w := range ordered {
-		if i < max {
-			l.served[w.GetWorkKey()] = true
-			continue
-		}
+	for _, w := range ordered[max:] {
 		l.withheld[w.GetWorkKey()] = w
 	}
 	return l, ordered[:max]
 }
 
-// filter returns the changes to pass on: changes of served works and
-// removals as they are, new works while there is room, and withheld works
-// (in key order) once removals make room.
-func (l *limit) filter(changes []WorkChange) []WorkChange {
+// filter returns the changes to pass on to served, which has not seen
+// them yet: changes of served works and removals as they are, new works
+// while there is room, and withheld works (in key order) once removals
+// make room.
+func (l *limit) filter(served servedSet, changes []WorkChange) []WorkChange {
 	out := make([]WorkChange, 0, len(changes))
+	b := batch{served: served, n: served.Works()}
 	for _, c := range changes {
 		switch {
 		case c.Work == nil:
-			delete(l.served, c.Key)
+			b.remove(c.Key)
 			delete(l.withheld, c.Key)
 			out = append(out, c)
-		case l.served[c.Key]:
+		case b.has(c.Key):
 			out = append(out, c)
-		case len(l.served) < l.max:
+		case b.n < l.max:
 			delete(l.withheld, c.Key)
-			l.served[c.Key] = true
+			b.add(c.Key)
 			out = append(out, c)
 		default:
 			l.withheld[c.Key] = c.Work
 		}
 	}
-	return append(out, l.promote()...)
+	return append(out, l.promote(l.max-b.n)...)
 }
 
-// promote serves withheld works, in key order, while there is room.
-func (l *limit) promote() []WorkChange {
-	room := l.max - len(l.served)
+// batch is what a stream serves once a batch of changes passed so far is
+// applied: the served set, with the batch's own additions and removals
+// over it, and their count.
+type batch struct {
+	served  servedSet
+	changed map[string]bool // key → served after the batch's changes so far
+	n       int
+}
+
+func (b *batch) has(key string) bool {
+	if v, ok := b.changed[key]; ok {
+		return v
+	}
+	return b.served.Has(key)
+}
+
+func (b *batch) add(key string) { b.set(key, true) }
+
+func (b *batch) remove(key string) { b.set(key, false) }
+
+func (b *batch) set(key string, served bool) {
+	if b.has(key) == served {
+		return
+	}
+	if served {
+		b.n++
+	} else {
+		b.n--
+	}
+	if b.changed == nil {
+		b.changed = map[string]bool{}
+	}
+	b.changed[key] = served
+}
+
+// promote serves up to room withheld works, in key order.
+func (l *limit) promote(room int) []WorkChange {
 	if room <= 0 || len(l.withheld) == 0 {
 		return nil
 	}
@@ -87,7 +123,6 @@ func (l *limit) promote() []WorkChange {
 	var out []WorkChange
 	for _, k := range keys[:min(room, len(keys))] {
 		out = append(out, WorkChange{Key: k, Work: l.withheld[k]})
-		l.served[k] = true
 		delete(l.withheld, k)
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/syncstate"
 )
 
 func upsert(key string) *agentv1.WorkUpsert { return &agentv1.WorkUpsert{WorkKey: key, Version: "1"} }
@@ -52,6 +53,15 @@ func TestLimit(t *testing.T) {
 			[]WorkChange{{Key: "c"}}, "-c", 0},
 		{"a served work changes", 2, []string{"a", "b", "c"}, nil, "a,b",
 			[]WorkChange{{Key: "b", Work: upsert("b")}}, "+b", 1},
+		// One batch, applied to the session after filter: its own changes count.
+		{"a batch adds two, the second over the limit", 2, []string{"a"}, nil, "a",
+			[]WorkChange{{Key: "b", Work: upsert("b")}, {Key: "c", Work: upsert("c")}}, "+b", 1},
+		{"a batch adds a work, then changes it", 2, []string{"a"}, nil, "a",
+			[]WorkChange{{Key: "b", Work: upsert("b")}, {Key: "b", Work: upsert("b")}, {Key: "c", Work: upsert("c")}}, "+b,+b", 1},
+		{"a batch removes a work, then adds one", 2, []string{"a", "b"}, nil, "a,b",
+			[]WorkChange{{Key: "a"}, {Key: "c", Work: upsert("c")}, {Key: "d", Work: upsert("d")}}, "-a,+c", 1},
+		{"a batch removes a work twice: one room", 2, []string{"a", "b"}, nil, "a,b",
+			[]WorkChange{{Key: "a"}, {Key: "a"}, {Key: "c", Work: upsert("c")}, {Key: "d", Work: upsert("d")}}, "-a,-a,+c", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,7 +77,8 @@ func TestLimit(t *testing.T) {
 			if got := keysOf(served); got != tt.wantServed {
 				t.Errorf("newLimit served %s; want %s", got, tt.wantServed)
 			}
-			if got := changesOf(l.filter(tt.changes)); got != tt.wantPassed || len(l.withheld) != tt.wantWithold {
+			s := syncstate.New(syncstate.Input{Desired: served})
+			if got := changesOf(l.filter(s, tt.changes)); got != tt.wantPassed || len(l.withheld) != tt.wantWithold {
 				t.Errorf("filter = %s, %d withheld; want %s, %d", got, len(l.withheld), tt.wantPassed, tt.wantWithold)
 			}
 		})

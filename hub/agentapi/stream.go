@@ -151,7 +151,7 @@ func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) e
 // withholds.
 func (st *stream) apply(changes []WorkChange) {
 	st.mu.Lock()
-	st.session.Apply(st.limit.filter(changes)...)
+	st.session.Apply(st.limit.filter(st.session, changes)...)
 	st.mu.Unlock()
 	st.reportWithheld()
 	st.signal()
@@ -161,7 +161,7 @@ func (st *stream) apply(changes []WorkChange) {
 // changed since the last report.
 func (st *stream) reportWithheld() {
 	st.mu.Lock()
-	n, served, max, was := len(st.limit.withheld), len(st.limit.served), st.limit.max, st.withheld
+	n, served, max, was := len(st.limit.withheld), st.session.Works(), st.limit.max, st.withheld
 	st.withheld = n
 	st.mu.Unlock()
 	switch {
