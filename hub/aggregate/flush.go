@@ -342,6 +342,7 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return fmt.Errorf("decode binding %s: %w", key, err)
 	}
+	b.InternNames()
 	changed := kv.Revision
 	if cur, ok := a.run.bindings[key]; ok {
 		changed = cur.rev + 1 // after the cached revision, perhaps more than once
@@ -377,5 +378,6 @@ func cloneBinding(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding
 	if err := json.Unmarshal(must(json.Marshal(b)), out); err != nil {
 		panic(fmt.Sprintf("aggregate: copy binding: %v", err))
 	}
+	out.InternNames()
 	return out
 }

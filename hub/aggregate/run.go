@@ -164,6 +164,7 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 		delete(a.run.bindings, key)
 		return
 	}
+	b.InternNames()
 	a.cache(key, b, ev.KV.Revision, ev.KV.Revision)
 	a.run.dirty[key] = true
 }

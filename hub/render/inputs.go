@@ -178,7 +178,9 @@ func decodeWithoutStatus(data []byte) (*workv1alpha1.ResourceBinding, error) {
 	if err := json.Unmarshal(data, &spec); err != nil {
 		return nil, err
 	}
-	return &workv1alpha1.ResourceBinding{TypeMeta: spec.TypeMeta, ObjectMeta: spec.ObjectMeta, Spec: spec.Spec}, nil
+	b := &workv1alpha1.ResourceBinding{TypeMeta: spec.TypeMeta, ObjectMeta: spec.ObjectMeta, Spec: spec.Spec}
+	b.InternNames()
+	return b, nil
 }
 
 // applyOverride keeps the policy and marks the templates the old or the

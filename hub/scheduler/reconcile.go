@@ -149,6 +149,7 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 	if err := json.Unmarshal(kv.Value, b); err != nil {
 		return false
 	}
+	b.InternNames()
 	l.setEntry(key, &entry{b: b, rev: kv.Revision})
 	return true
 }

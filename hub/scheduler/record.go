@@ -48,6 +48,7 @@ func cloneBinding(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding
 	if err := json.Unmarshal([]byte(jsonString(&rest)), out); err != nil {
 		panic(fmt.Sprintf("scheduler: copy binding: %v", err))
 	}
+	out.InternNames()
 	out.Status.AggregatedStatus = b.Status.AggregatedStatus
 	return out
 }

@@ -66,6 +66,7 @@ func (l *Loop) applyBinding(ev store.Event) {
 		l.setEntry(key, nil)
 		return
 	}
+	b.InternNames()
 	old := l.bindings[key]
 	l.setEntry(key, &entry{b: b, rev: ev.KV.Revision})
 	if old != nil && healthOnly(old.b, b) {

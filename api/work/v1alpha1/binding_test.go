@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
@@ -141,5 +142,29 @@ func TestValidateClusterResourceBinding(t *testing.T) {
 	b.Namespace = "default"
 	if errs := b.Validate(); len(errs) != 1 || errs[0].Field != "metadata.namespace" {
 		t.Errorf("Validate(cluster binding with a namespace) = %v; want an error at metadata.namespace", errs)
+	}
+}
+
+// TestInternNames: two bindings decoded from the same JSON name their
+// clusters with the same bytes once interned.
+func TestInternNames(t *testing.T) {
+	data := []byte(`{"spec":{"clusters":[{"name":"edge-1"}],"gracefulEvictionTasks":[{"fromCluster":"edge-2"}],
+		"requiredBy":[{"name":"x","clusters":[{"name":"edge-3"}]}]},"status":{"aggregatedStatus":[{"clusterName":"edge-4"}]}}`)
+	var a, b v1alpha1.ResourceBinding
+	for _, x := range []*v1alpha1.ResourceBinding{&a, &b} {
+		if err := json.Unmarshal(data, x); err != nil {
+			t.Fatal(err)
+		}
+		x.InternNames()
+	}
+	names := func(x *v1alpha1.ResourceBinding) []*string {
+		return []*string{&x.Spec.Clusters[0].Name, &x.Spec.GracefulEvictionTasks[0].FromCluster,
+			&x.Spec.RequiredBy[0].Clusters[0].Name, &x.Status.AggregatedStatus[0].ClusterName}
+	}
+	for i, na := range names(&a) {
+		nb := names(&b)[i]
+		if *na != *nb || unsafe.StringData(*na) != unsafe.StringData(*nb) {
+			t.Errorf("name %d: %q and %q are held twice; want one copy", i, *na, *nb)
+		}
 	}
 }

@@ -29,8 +29,10 @@ func DecodeWithoutItems(data []byte) (*workv1alpha1.ResourceBinding, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	return &workv1alpha1.ResourceBinding{TypeMeta: doc.TypeMeta, ObjectMeta: doc.ObjectMeta, Spec: doc.Spec,
-		Status: doc.Status.ResourceBindingStatus}, nil
+	b := &workv1alpha1.ResourceBinding{TypeMeta: doc.TypeMeta, ObjectMeta: doc.ObjectMeta, Spec: doc.Spec,
+		Status: doc.Status.ResourceBindingStatus}
+	b.InternNames()
+	return b, nil
 }
 
 // skipped decodes any JSON value into nothing.
