@@ -56,7 +56,10 @@
 // 16's changes, 320 B after, for statuses that are the same in every
 // cluster; the superseded versions and their sinces are one slice). The
 // messages of a failed apply or of the manifest, which few works have,
-// are held out of line (notes), one pointer for the works without.
+// are held out of line (notes), one pointer for the works without. The
+// bindings Run caches keep only the items of clusters nothing is held
+// for (keepUnobserved): the others are built from the records at every
+// flush.
 //
 // These records are agents' data, not decisions: Relay writes them
 // unfenced (Config.Relay), whichever replica holds the stream. Updates

@@ -210,9 +210,10 @@ func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
 // wrote records the aggregator's own write of a binding, made in the pass
 // begun at a.run.passAt.
 func (a *Aggregator) wrote(key string, nb *workv1alpha1.ResourceBinding, enc encoding, rev int64) {
-	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.run.passAt}
 	a.run.writes.Add(1)
 	a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
+	a.keepUnobserved(key, nb)
+	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.run.passAt}
 }
 
 // flush writes one binding's aggregated status if it changed, with

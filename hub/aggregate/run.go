@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
@@ -179,7 +180,32 @@ func (a *Aggregator) cache(key string, b *workv1alpha1.ResourceBinding, rev, cha
 		written = cur.written
 	}
 	_, enc := encode(b)
+	a.keepUnobserved(key, b)
 	a.run.bindings[key] = &entry{b: b, enc: enc, rev: rev, written: written}
+}
+
+// keepUnobserved drops from the cached binding b the items of the clusters
+// whose ack or report is held: the next flush builds those from what is
+// held (BuildItems), and only an item for which nothing is held (a store
+// restored or a restarted hub, before the agent reports again) is kept as
+// written. A binding on 1,000 clusters otherwise kept its 1,000 items
+// next to the records they are built from. A record is forgotten only
+// when its work is deleted from the cluster (or the cluster removed): an
+// item built then is empty and Unknown, as for a cluster not heard from.
+func (a *Aggregator) keepUnobserved(key string, b *workv1alpha1.ResourceBinding) {
+	items := b.Status.AggregatedStatus
+	if len(items) == 0 {
+		return
+	}
+	var kept []configv1alpha1.AggregatedStatusItem
+	a.mu.Lock()
+	for _, it := range items {
+		if a.byBinding[key][it.ClusterName] == nil {
+			kept = append(kept, it)
+		}
+	}
+	a.mu.Unlock()
+	b.Status.AggregatedStatus = kept
 }
 
 // refreshStates reads the lease states; when a cluster's state or the

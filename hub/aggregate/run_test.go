@@ -211,3 +211,47 @@ func TestAssignmentAnsweredBeforeItsBindingIsSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestCachedBindingKeepsOnlyUnobservedItems: once written, the cached
+// binding keeps the items of the clusters nothing is held for, not those
+// built from held reports (built again at every flush); they are built
+// again right when the binding is flushed next.
+func TestCachedBindingKeepsOnlyUnobservedItems(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	bkey := store.BindingKey(webRef)
+	e.put(store.ObjectKey(webRef), deployment(t).Object)
+	e.put(bkey, webBinding("m1", "m2", "m3"))
+	e.heartbeat("m1", "m2", "m3")
+	a, stop := e.start(Config{})
+	report := func(cluster string, ready int) {
+		r := &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: fmt.Sprint(ready), Manifests: []*agentv1.ManifestStatus{
+			manifest("web", agentv1.Health_HEALTH_HEALTHY, true, memberStatus(ready))}}
+		if err := a.Report(ctx, cluster, r); err != nil {
+			t.Fatalf("Report: %v", err)
+		}
+	}
+	report("m1", 1)
+	report("m2", 1)
+	e.waitBinding(webRef, "m1 and m2 healthy", func(b *workv1alpha1.ResourceBinding) bool {
+		return healthOf(b, "m1") == configv1alpha1.ResourceHealthy && healthOf(b, "m2") == configv1alpha1.ResourceHealthy
+	})
+	stop()
+	var cached []string
+	for _, it := range a.run.bindings[bkey].b.Status.AggregatedStatus {
+		cached = append(cached, it.ClusterName)
+	}
+	if fmt.Sprint(cached) != "[m3]" {
+		t.Errorf("cached items of %v; want only m3's (nothing held for it)", cached)
+	}
+
+	a, _ = e.start(Config{})
+	report("m3", 1)
+	b := e.waitBinding(webRef, "readyReplicas 3", func(b *workv1alpha1.ResourceBinding) bool { return readyReplicas(b) == 3 })
+	for _, c := range []string{"m1", "m2", "m3"} {
+		if healthOf(b, c) != configv1alpha1.ResourceHealthy {
+			t.Errorf("items after m3 reports = %+v; want all three Healthy", b.Status.AggregatedStatus)
+			break
+		}
+	}
+}

@@ -2,7 +2,9 @@
 // the per-cluster status items into the template's .status through the
 // interpreter's AggregateStatus, and TemplateStatus, StaleClusters and
 // MergeInto read what the aggregator (hub/aggregate) records on the
-// binding. The aggregator, the client API and tetherctl share it.
+// binding, and DecodeWithoutItems decodes a binding without the
+// aggregator's items for a reader that decides nothing on them. The
+// aggregator, the detector, the client API and tetherctl share it.
 //
 // It is pure: it imports only the API types, never the store, so that
 // tetherctl can use it without linking the hub's etcd server.
