@@ -55,13 +55,25 @@ func (s *Session) set(key string, st workState) {
 	s.desired += newDesired - oldDesired
 	s.pending += newPending - oldPending
 	if !st.dead() {
-		s.state[key] = st
+		s.state[ownKey(key, st)] = st
 		return
 	}
 	if ok {
 		delete(s.state, key)
 		s.renew()
 	}
+}
+
+// ownKey is key as the session's own work holds it, when it has one: an
+// assignment to a map stores the key it is given (Go replaces a string
+// key's bytes on every assignment), and a key from an agent's ack is the
+// ack's own allocation, which the map would then keep alive, one per work
+// acknowledged.
+func ownKey(key string, st workState) string {
+	if w := st.desired; w != nil && w.GetWorkKey() == key {
+		return w.GetWorkKey()
+	}
+	return key
 }
 
 // setDesired records w as key's latest content; nil: the cluster no longer

@@ -3,7 +3,11 @@ package syncstate
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"unsafe"
+
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
 func TestHas(t *testing.T) {
@@ -73,4 +77,20 @@ func checkState(s *Session) error {
 		return fmt.Errorf("Works, Pending = %d, %d; the map says %d, %d", s.Works(), s.Pending(), desired, pending)
 	}
 	return nil
+}
+
+// TestAckKeyNotKept: the map of work states keeps the key of the hub's own
+// work, not the ack's copy of it.
+func TestAckKeyNotKept(t *testing.T) {
+	w := &agentv1.WorkUpsert{WorkKey: "ns/web", Version: "1"}
+	s := New(Input{Desired: []*agentv1.WorkUpsert{w}})
+	drain(s)
+	if !s.AcceptAck(&agentv1.Ack{WorkKey: strings.Clone(w.GetWorkKey()), Version: "1", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}) {
+		t.Fatal("ack of the version sent refused")
+	}
+	for k := range s.state {
+		if unsafe.StringData(k) != unsafe.StringData(w.GetWorkKey()) {
+			t.Error("the map holds the ack's copy of the work key; want the work's own")
+		}
+	}
 }
