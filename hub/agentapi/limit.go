@@ -84,6 +84,7 @@ type batch struct {
 	n       int
 }
 
+// has reports whether key is served once the batch's changes so far are.
 func (b *batch) has(key string) bool {
 	if v, ok := b.changed[key]; ok {
 		return v
@@ -91,10 +92,12 @@ func (b *batch) has(key string) bool {
 	return b.served.Has(key)
 }
 
+// add serves key from this change on; remove stops serving it.
 func (b *batch) add(key string) { b.set(key, true) }
 
 func (b *batch) remove(key string) { b.set(key, false) }
 
+// set records whether key is served after this change, counting it.
 func (b *batch) set(key string, served bool) {
 	if b.has(key) == served {
 		return
