@@ -88,16 +88,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // defaultGCPercent is the hub's garbage collection target (Go's GOGC)
-// unless --gc-percent or $GOGC sets one: a collection starts once the heap
-// has grown by 50% of what the last one left live. Go's default is 100.
-// The hub's live heap grows with works and clusters (about 1 GB for a
-// million works), and at 100 its heap peaked at twice that: the million's
-// resident peak was 2.1-2.2 GiB; at 50 it is 1.5-1.8 GiB, for 3-16% more
-// of the hub's CPU in back-to-back runs and acknowledgements no slower
-// than the machine's own variation (README, "Scale, measured").
-// --memory-limit (some 90% of the container's limit) bounds it further by
-// collecting more often near the limit.
-const defaultGCPercent = 50
+// unless --gc-percent or $GOGC sets one: Go's default, 100. The hub's live
+// heap grows with works and clusters (about 1 GB for a million works) and
+// its heap peaks at about twice that: the million's resident peak is
+// 2.1-2.2 GiB at 100, 1.5-1.8 GiB at 50. 50 is not the default: a hub
+// that is short of CPU spends it on collecting instead of on heartbeats,
+// and 10,000 agents given 100 works each then lost 86% of their leases at
+// once (at 100 the same run lost none; README, "Scale, measured").
+// --memory-limit (some 90% of the container's limit) bounds the heap by
+// collecting more often only near the limit.
+const defaultGCPercent = 100
 
 // errVersion: --version was printed.
 var errVersion = errors.New("version printed")
