@@ -5,6 +5,7 @@
 //     count, capped, with jitter)
 //   - certs: certificate primitives (keys, CSRs, PEM, CA hash pins)
 //   - clientconfig: the credentials file of a hub client (admin.conf)
+//   - grpcbuf: the buffer pool of the hub's gRPC servers and clients
 //   - hubaddr: the hub addresses an agent dials
 //   - interpreter: the resource interpreter (native, Lua, third-party and
 //     webhook customizations behind one facade)

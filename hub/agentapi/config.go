@@ -7,6 +7,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/internal/grpcbuf"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -235,6 +236,7 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 		idle = DefaultMaxConnectionIdle
 	}
 	return []grpc.ServerOption{
+		grpcbuf.ServerOption(),
 		grpc.ReadBufferSize(readBufferSize),
 		grpc.MaxRecvMsgSize(max),
 		grpc.ConnectionTimeout(handshake),

@@ -13,6 +13,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+
+	"github.com/tetherproj/tether/internal/grpcbuf"
 )
 
 // Tuned limits of the embedded member.
@@ -85,6 +88,7 @@ func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) 
 		TLS:                tlsCfg,
 		Context:            ctx,
 		Logger:             zap.NewNop(),
+		DialOptions:        []grpc.DialOption{grpcbuf.DialOption()},
 	})
 	if err != nil {
 		s.closeMember()
@@ -126,6 +130,7 @@ func startEmbedded(dataDir string) (*embed.Etcd, error) {
 	cfg.QuotaBackendBytes = quotaBackendBytes
 	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = embed.CompactorModePeriodic, "1h"
 	cfg.SnapshotCatchUpEntries = catchUpEntries
+	cfg.GRPCAdditionalServerOptions = []grpc.ServerOption{grpcbuf.ServerOption()}
 	cfg.LogLevel = "warn"
 	cfg.LogOutputs = []string{filepath.Join(dataDir, "etcd.log")}
 	member, err := embed.StartEtcd(cfg)
