@@ -339,11 +339,10 @@ func (a *Aggregator) reread(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(kv.Value, b); err != nil {
+	b, err := workv1alpha1.Decode(kv.Value)
+	if err != nil {
 		return fmt.Errorf("decode binding %s: %w", key, err)
 	}
-	b.InternNames()
 	changed := kv.Revision
 	if cur, ok := a.run.bindings[key]; ok {
 		changed = cur.rev + 1 // after the cached revision, perhaps more than once

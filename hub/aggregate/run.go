@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"sync/atomic"
@@ -158,14 +157,13 @@ func (a *Aggregator) applyBinding(ev store.Event) {
 	if ok && cur.rev >= ev.KV.Revision {
 		return
 	}
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+	b, err := workv1alpha1.Decode(ev.KV.Value)
+	if err != nil {
 		a.cfg.Counts.Add("aggregate", guard.KindDecode)
 		a.log.Warn("binding not decodable, its status is not aggregated until it is", "key", key, "error", err)
 		delete(a.run.bindings, key)
 		return
 	}
-	b.InternNames()
 	a.cache(key, b, ev.KV.Revision, ev.KV.Revision)
 	a.run.dirty[key] = true
 }

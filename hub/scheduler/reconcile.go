@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -145,11 +144,10 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 	if err != nil {
 		return false
 	}
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(kv.Value, b); err != nil {
+	b, err := workv1alpha1.Decode(kv.Value)
+	if err != nil {
 		return false
 	}
-	b.InternNames()
 	l.setEntry(key, &entry{b: b, rev: kv.Revision})
 	return true
 }

@@ -60,13 +60,12 @@ func (l *Loop) applyBinding(ev store.Event) {
 	if cur, ok := l.bindings[key]; ok && cur.rev >= ev.KV.Revision {
 		return
 	}
-	b := &workv1alpha1.ResourceBinding{}
-	if err := json.Unmarshal(ev.KV.Value, b); err != nil {
+	b, err := workv1alpha1.Decode(ev.KV.Value)
+	if err != nil {
 		l.log.Warn("binding not decodable, skipped", "key", key, "error", err)
 		l.setEntry(key, nil)
 		return
 	}
-	b.InternNames()
 	old := l.bindings[key]
 	l.setEntry(key, &entry{b: b, rev: ev.KV.Revision})
 	if old != nil && healthOnly(old.b, b) {

@@ -1,6 +1,20 @@
 package v1alpha1
 
-import "unique"
+import (
+	"encoding/json"
+	"unique"
+)
+
+// Decode decodes a stored binding with its names interned (InternNames),
+// as the hub's controllers keep it.
+func Decode(data []byte) (*ResourceBinding, error) {
+	b := &ResourceBinding{}
+	if err := json.Unmarshal(data, b); err != nil {
+		return nil, err
+	}
+	b.InternNames()
+	return b, nil
+}
 
 // InternNames replaces the cluster names b holds (targets, eviction tasks,
 // the bindings requiring it, aggregated status items) with canonical
