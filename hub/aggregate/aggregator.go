@@ -238,8 +238,8 @@ func (a *Aggregator) Digests(ctx context.Context, cluster string) (map[string]sy
 	defer a.mu.Unlock()
 	out := make(map[string]syncstate.Digest)
 	for key, r := range a.records[cluster] {
-		if r.h.report.ok {
-			out[key] = syncstate.Digest{Version: r.h.report.version, Digest: r.h.report.digest}
+		if rep := r.h.content().report; rep.ok {
+			out[key] = syncstate.Digest{Version: rep.version, Digest: rep.digest}
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unique"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"google.golang.org/protobuf/proto"
@@ -24,10 +25,9 @@ const maxRelayedBytes = 96 << 10
 // held is what the hub holds for one work in one cluster: its
 // Observation (obs) plus what orders the updates of it (see merge).
 type held struct {
-	// latest is the version of the last ack or report received.
-	latest string
-	ack    heldAck
-	report heldReport
+	// c is what was last acked and reported (content), shared; zero
+	// when nothing is held.
+	c unique.Handle[content]
 	// ackAt, reportAt, latestAt: when the ack, the report and the newest
 	// update (of version latest) were received, Unix microseconds by the
 	// receiving replica's clock.
@@ -37,7 +37,6 @@ type held struct {
 	// written later can have been.
 	since int64
 	old   []superseded // superseded versions, oldest first
-	notes *notes       // messages; nil for most works
 }
 
 // superseded is a version a work moved past, with its since (held.since).
@@ -48,19 +47,22 @@ type superseded struct {
 
 // heldOf is what is held of o, with no receipt times.
 func heldOf(o Observation) held {
-	h := held{latest: o.Latest}
+	c := content{latest: o.Latest}
 	if o.Ack != nil {
-		h.holdAck(o.Ack)
+		c.holdAck(o.Ack)
 	}
 	if o.Report != nil {
-		h.holdReport(o.Report)
+		c.holdReport(o.Report)
 	}
+	var h held
+	h.setContent(c)
 	return h
 }
 
 // obs is the Observation h holds of work key.
 func (h held) obs(key string) Observation {
-	return Observation{Ack: h.ackProto(key), Report: h.reportProto(key), Latest: h.latest}
+	c := h.content()
+	return Observation{Ack: c.ackProto(key), Report: c.reportProto(key), Latest: c.latest}
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
@@ -80,17 +82,18 @@ type stored struct {
 
 // encodeHeld returns the stored form of h, held of work key.
 func encodeHeld(h held, key, replica string) ([]byte, error) {
-	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: h.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
+	c := h.content()
+	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: c.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
 	for _, o := range h.old {
 		s.Old, s.OldSince = append(s.Old, o.version), append(s.OldSince, o.since)
 	}
 	var err error
-	if a := h.ackProto(key); a != nil {
+	if a := c.ackProto(key); a != nil {
 		if s.Ack, err = proto.Marshal(a); err != nil {
 			return nil, fmt.Errorf("encode ack: %w", err)
 		}
 	}
-	if r := h.reportProto(key); r != nil {
+	if r := c.reportProto(key); r != nil {
 		if s.Report, err = proto.Marshal(r); err != nil {
 			return nil, fmt.Errorf("encode status report: %w", err)
 		}
@@ -105,7 +108,8 @@ func decodeHeld(data []byte) (held, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
-	h := held{latest: s.Latest, ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
+	h := held{ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
+	c := content{latest: s.Latest}
 	for i := max(len(s.Old)-maxOldVersions, 0); i < len(s.Old); i++ {
 		o := superseded{version: s.Old[i]} // since 0 when written before stamps were: known before any binding
 		if len(s.OldSince) == len(s.Old) {
@@ -118,7 +122,7 @@ func decodeHeld(data []byte) (held, error) {
 		if err := proto.Unmarshal(s.Ack, &a); err != nil {
 			return held{}, fmt.Errorf("decode relayed ack: %w", err)
 		}
-		h.holdAck(&a)
+		c.holdAck(&a)
 	}
 	if s.Report != nil {
 		var r agentv1.StatusReport
@@ -128,8 +132,9 @@ func decodeHeld(data []byte) (held, error) {
 		if err := agentapi.ValidateStatusReport(&r); err != nil {
 			return held{}, err
 		}
-		h.holdReport(&r)
+		c.holdReport(&r)
 	}
+	h.setContent(c)
 	return h, nil
 }
 
@@ -165,21 +170,24 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 		return held{}, false, ok
 	}
 	v := u.version()
+	if !ok {
+		h = held{}
+	}
+	c := h.content()
 	switch {
 	case !ok:
-		h = held{}
 	case slices.ContainsFunc(h.old, func(o superseded) bool { return o.version == v }),
-		v != h.latest && u.at < h.latestAt,
-		u.ack != nil && h.ack.ok && u.at < h.ackAt,
-		u.report != nil && h.report.ok && u.at < h.reportAt:
+		v != c.latest && u.at < h.latestAt,
+		u.ack != nil && c.ack.ok && u.at < h.ackAt,
+		u.report != nil && c.report.ok && u.at < h.reportAt:
 		return h, true, false
 	}
 	h.old = slices.Clone(h.old)
 	switch {
-	case h.latest == "":
+	case c.latest == "":
 		h.since = u.seen
-	case h.latest != v:
-		h.old = append(h.old, superseded{version: h.latest, since: h.since})
+	case c.latest != v:
+		h.old = append(h.old, superseded{version: c.latest, since: h.since})
 		if len(h.old) > maxOldVersions {
 			h.old = h.old[1:]
 		}
@@ -187,15 +195,16 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	default:
 		h.since = min(h.since, u.seen)
 	}
-	h.latest = v
+	c.latest = v
 	h.latestAt = max(h.latestAt, u.at)
 	if u.ack != nil {
-		h.holdAck(u.ack)
+		c.holdAck(u.ack)
 		h.ackAt = u.at
 	} else {
-		h.holdReport(u.report)
+		c.holdReport(u.report)
 		h.reportAt = u.at
 	}
+	h.setContent(c)
 	return h, true, true
 }
 
@@ -203,8 +212,8 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 // the newest one first received while the receiving replica had seen
 // less than rev; "" when none was.
 func (h held) versionAt(rev int64) string {
-	if h.latest == "" || h.since < rev {
-		return h.latest
+	if latest := h.content().latest; latest == "" || h.since < rev {
+		return latest
 	}
 	for i := len(h.old) - 1; i >= 0; i-- {
 		if h.old[i].since < rev {
