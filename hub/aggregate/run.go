@@ -247,12 +247,17 @@ type supersession struct {
 // rev (the renderer sends one: the replicas are part of the work). What
 // they held at rev, not now: an agent may answer the new version before
 // this goroutine sees the binding write. A change back to the replicas a
-// cluster had is forgotten again: no new version may come then.
+// cluster had is forgotten again: no new version may come then. A new
+// target for which nothing is held nor written is not recorded: its item
+// is Unknown until its agent reports anyway, and any report ends the wait
+// (a thousand entries per binding placed on a thousand clusters, for
+// nothing).
 func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceBinding, rev int64) {
 	before := make(map[string]int32, len(old.Spec.Clusters))
 	for _, t := range old.Spec.Clusters {
 		before[t.Name] = t.Replicas
 	}
+	var written map[string]bool // clusters with an item in nb, built when needed
 	sup := a.run.superseded[key]
 	for _, t := range nb.Spec.Clusters {
 		r, targeted := before[t.Name]
@@ -265,6 +270,15 @@ func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceB
 			}
 			continue
 		}
+		v := a.versionAt(key, t.Name, rev)
+		if !targeted && v == "" {
+			if written == nil {
+				written = itemClusters(nb)
+			}
+			if !written[t.Name] {
+				continue
+			}
+		}
 		if !targeted {
 			r = -1
 		}
@@ -275,8 +289,17 @@ func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceB
 			}
 			a.run.superseded[key] = sup
 		}
-		sup[t.Name] = supersession{version: a.versionAt(key, t.Name, rev), replicas: r}
+		sup[t.Name] = supersession{version: v, replicas: r}
 	}
+}
+
+// itemClusters is the set of clusters b has an aggregated status item of.
+func itemClusters(b *workv1alpha1.ResourceBinding) map[string]bool {
+	out := make(map[string]bool, len(b.Status.AggregatedStatus))
+	for _, it := range b.Status.AggregatedStatus {
+		out[it.ClusterName] = true
+	}
+	return out
 }
 
 // supersededFor returns the binding's pending supersessions for

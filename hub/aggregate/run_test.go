@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -253,5 +256,36 @@ func TestCachedBindingKeepsOnlyUnobservedItems(t *testing.T) {
 			t.Errorf("items after m3 reports = %+v; want all three Healthy", b.Status.AggregatedStatus)
 			break
 		}
+	}
+}
+
+// TestNewTargetsNothingHeldNotRecorded: a binding's first placement on
+// clusters for which nothing is held nor written records no
+// supersessions (their items are Unknown until their agents report
+// anyway); a new target with an item written and nothing held still
+// counts as Unknown until its agent reports, and one whose agent holds
+// an older version waits for a newer one.
+func TestNewTargetsNothingHeldNotRecorded(t *testing.T) {
+	leases := liveness.New(liveness.Config{LeaseDuration: 40 * time.Second})
+	a := New(nil, nil, leases, Config{Local: true, Seen: func() int64 { return 1 }}, hclog.NewNullLogger())
+	key := store.BindingKey(webRef)
+	var clusters []string
+	for i := range 100 {
+		clusters = append(clusters, fmt.Sprintf("member-%03d", i))
+	}
+	a.noteAssignments(key, webBinding(), webBinding(clusters...), 5)
+	if n := len(a.run.superseded[key]); n != 0 {
+		t.Fatalf("first placement on 100 clusters, nothing held: %d supersessions recorded; want none", n)
+	}
+
+	if err := a.Ack(context.Background(), "m-held", &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
+		t.Fatal(err)
+	}
+	nb := webBinding("m-held", "m-written", "m-new")
+	nb.Status.AggregatedStatus = []configv1alpha1.AggregatedStatusItem{{ClusterName: "m-written", Health: configv1alpha1.ResourceHealthy}}
+	a.noteAssignments(key, webBinding(), nb, 5)
+	want := map[string]supersession{"m-held": {version: "v1", replicas: -1}, "m-written": {version: "", replicas: -1}}
+	if got := a.run.superseded[key]; !maps.Equal(got, want) {
+		t.Errorf("supersessions %v; want %v", got, want)
 	}
 }
