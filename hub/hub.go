@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/aggregate"
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/customizations"
@@ -91,6 +92,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	detectorOpts := []detector.Option{detector.WithCounts(counts), detector.WithCustomizations(rics),
 		detector.WithSkippedNamespaces(h.cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!h.cfg.NoNamespacePropagation)}
 	works := render.New(st, interp, render.Config{Authority: auth, Counts: counts, Customizations: rics}, h.logger)
+	var _ agentapi.Readiness = works // streams read Hello once it has rendered
 	// Agents' acks and reports are relayed through etcd, unfenced (any
 	// replica writes them), and followed back by every replica, so the
 	// leader's aggregator sees every cluster's and any replica knows what

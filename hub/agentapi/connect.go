@@ -43,6 +43,10 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 		st.end(err)
 		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye CLUSTER_REMOVED
 	}
+	if err := s.awaitWorks(ctx, st); err != nil {
+		st.end(err)
+		return grpcStatus(st.sendLoop(ctx, ss.Send))
+	}
 	first := make(chan received, 1)
 	s.receivers.Add(1)
 	go s.receive(ctx, ss, st, first)
@@ -56,6 +60,24 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 		st.log.Info("agent stream ended by the hub", "reason", err)
 	}
 	return grpcStatus(err)
+}
+
+// awaitWorks waits until the works can be read (Readiness) before the
+// stream reads Hello; the Hello timeout runs from then. It returns early
+// when the stream ends (a revocation) or ctx does.
+func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
+	r, ok := s.works.(Readiness)
+	if !ok {
+		return nil
+	}
+	select {
+	case <-r.Ready():
+		return nil
+	case <-st.done:
+		return st.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // serve runs the stream from Hello to its end and returns why it ended.

@@ -1,12 +1,16 @@
 package agentapi_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -281,4 +285,38 @@ func TestSuspendSaysGoodbyeUntilResumed(t *testing.T) {
 	h.srv.Resume()
 	again := h.connect(t, "edge-1", &agentv1.Hello{})
 	again.expect("welcome "+hubIdentity, "syncdone 0")
+}
+
+// received counts the messages a gRPC server has read and decoded.
+type received struct{ n atomic.Int64 }
+
+func (r *received) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context   { return ctx }
+func (r *received) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (r *received) HandleConn(context.Context, stats.ConnStats)                       {}
+func (r *received) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.InPayload); ok {
+		r.n.Add(1)
+	}
+}
+
+// TestHelloReadOnceWorksReady: while the works cannot be read yet (a
+// restarted hub's renderer rebuilding), a stream leaves its agent's Hello
+// unread in the transport (a fleet reconnecting at once would otherwise
+// hold every Hello decoded meanwhile), and once they can, it reads it and
+// starts; the Hello timeout runs from then, not from the connection.
+func TestHelloReadOnceWorksReady(t *testing.T) {
+	var got received
+	h := startHub(t, agentapi.Config{HelloTimeout: 500 * time.Millisecond}, grpc.StatsHandler(&got))
+	h.works.Set(edge1, work("a", "1"))
+	h.works.NotReady()
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	time.Sleep(time.Second) // past the Hello timeout, too
+	if n := got.n.Load(); n != 0 {
+		t.Fatalf("the hub read %d messages while its works were not ready; want none", n)
+	}
+	h.works.SetReady()
+	a.expect("welcome "+hubIdentity, "upsert a@1", "syncdone 1")
+	if n := got.n.Load(); n != 1 {
+		t.Errorf("the hub read %d messages; want the Hello", n)
+	}
 }

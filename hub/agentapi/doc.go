@@ -5,8 +5,11 @@
 // # A stream's life
 //
 // Connect takes the cluster's name from the verified client certificate
-// (pki.IdentityOf; the kind must be agent) and from nothing else. It waits
-// for Hello, supersedes any older stream of the same cluster (that one gets
+// (pki.IdentityOf; the kind must be agent) and from nothing else. Once
+// Works can be read (Readiness: a restarted hub's renderer rebuilds
+// first; until then the agent's Hello stays unread in the transport, not
+// decoded and held for every reconnecting agent) it waits for Hello,
+// supersedes any older stream of the same cluster (that one gets
 // Goodbye SUPERSEDED), reads the cluster's works from Works, and answers
 // Welcome, then only the difference from what the agent holds, then SyncDone
 // (hub/syncstate computes all of it). From then on it follows Works.Changes

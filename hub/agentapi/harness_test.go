@@ -68,8 +68,9 @@ type hub struct {
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // startHub starts a hub with cfg (its identity defaulted) and stops it,
-// waiting for every goroutine, when the test ends.
-func startHub(t testing.TB, cfg agentapi.Config) *hub {
+// waiting for every goroutine, when the test ends; opts are added to its
+// gRPC server's.
+func startHub(t testing.TB, cfg agentapi.Config, opts ...grpc.ServerOption) *hub {
 	t.Helper()
 	if cfg.HubIdentity == "" {
 		cfg.HubIdentity = hubIdentity
@@ -89,7 +90,7 @@ func startHub(t testing.TB, cfg agentapi.Config) *hub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(append(agentapi.ServerOptions(cfg), grpc.Creds(credentials.NewTLS(serving)))...)
+	gs := grpc.NewServer(append(append(agentapi.ServerOptions(cfg), grpc.Creds(credentials.NewTLS(serving))), opts...)...)
 	agentv1.RegisterAgentServiceServer(gs, h.srv)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

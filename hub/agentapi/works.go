@@ -30,6 +30,17 @@ type Works interface {
 	Gone(ctx context.Context, cluster string, keys []string) ([]WorkChange, error)
 }
 
+// Readiness is what a Works may also implement when it cannot answer at
+// once (the renderer of a restarted hub rebuilds what it renders first):
+// Ready is closed once it can. A stream reads the agent's Hello only
+// then, so that a fleet reconnecting to a restarted hub does not hold
+// every agent's Hello decoded while it waits (a thousand agents holding a
+// thousand works each: some 450 MB); unread, a Hello waits in the
+// transport, within its stream's flow-control window.
+type Readiness interface {
+	Ready() <-chan struct{}
+}
+
 // WorkChange is one change to a cluster's works: Work set to create or
 // replace a work, nil to remove it with Policy.
 type WorkChange = syncstate.Change

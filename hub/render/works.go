@@ -131,6 +131,13 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 	return out, nil
 }
 
+// Ready is closed once the renderer has rendered what the store held when
+// it started; until then Current and Changes wait. The agent service
+// reads an agent's Hello only then (agentapi.Readiness).
+func (r *Renderer) Ready() <-chan struct{} {
+	return r.state.ready
+}
+
 func (r *Renderer) waitReady(ctx context.Context) error {
 	select {
 	case <-r.state.ready:

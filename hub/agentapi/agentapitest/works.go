@@ -20,6 +20,7 @@ type Works struct {
 	history map[string][]change                          // cluster → changes, by revision
 	changed chan struct{}                                // closed and replaced at every change
 	failing error                                        // returned by every call when set
+	ready   chan struct{}                                // Ready; closed unless NotReady
 }
 
 type change struct {
@@ -27,7 +28,10 @@ type change struct {
 	c   agentapi.WorkChange
 }
 
-var _ agentapi.Works = (*Works)(nil)
+var (
+	_ agentapi.Works     = (*Works)(nil)
+	_ agentapi.Readiness = (*Works)(nil)
+)
 
 // NewWorks returns empty Works at revision 1.
 func NewWorks() *Works {
@@ -37,6 +41,40 @@ func NewWorks() *Works {
 		removed: make(map[string]map[string]agentv1.DeletionPolicy),
 		history: make(map[string][]change),
 		changed: make(chan struct{}),
+		ready:   closed(),
+	}
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// Ready implements agentapi.Readiness: closed unless NotReady was called
+// and SetReady not since.
+func (w *Works) Ready() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ready
+}
+
+// NotReady makes the works not ready until SetReady, as a restarted hub's
+// renderer is while it rebuilds.
+func (w *Works) NotReady() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ready = make(chan struct{})
+}
+
+// SetReady ends NotReady.
+func (w *Works) SetReady() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.ready:
+	default:
+		close(w.ready)
 	}
 }
 
