@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -33,7 +32,7 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	st.setCertificate(peerCert(ss.Context()))
 	if err := s.track(st); err != nil {
 		st.end(err)
-		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye SHUTDOWN
+		return grpcStatus(st.sendLoop(ctx, ss.Send, nil)) // Goodbye SHUTDOWN
 	}
 	defer s.untrack(st)
 	// Checked once tracked, so that a revocation from now on finds the
@@ -41,11 +40,11 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 	if err := s.authorize(ctx, st); err != nil {
 		st.log.Warn("agent stream refused", "error", err)
 		st.end(err)
-		return grpcStatus(st.sendLoop(ctx, ss.Send)) // Goodbye CLUSTER_REMOVED
+		return grpcStatus(st.sendLoop(ctx, ss.Send, nil)) // Goodbye CLUSTER_REMOVED
 	}
 	if err := s.awaitWorks(ctx, st); err != nil {
 		st.end(err)
-		return grpcStatus(st.sendLoop(ctx, ss.Send))
+		return grpcStatus(st.sendLoop(ctx, ss.Send, nil))
 	}
 	first := make(chan received, 1)
 	s.receivers.Add(1)
@@ -86,7 +85,7 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	hello, err := s.awaitHello(ctx, st, first)
 	if err != nil {
 		st.end(err)
-		return st.sendLoop(ctx, send) // says Goodbye when err calls for one
+		return st.sendLoop(ctx, send, nil) // says Goodbye when err calls for one
 	}
 	if s.cfg.Authority != nil {
 		s.cfg.Authority.ObserveAgent(ctx, st.cluster, len(hello.GetHeldWorks()))
@@ -97,23 +96,18 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	rev, custom, err := s.start(ctx, st, hello, models)
 	if err != nil {
 		st.end(err)
-		return st.sendLoop(ctx, send)
+		return st.sendLoop(ctx, send, nil)
 	}
 	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
 	followCtx, stopFollow := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(2)
+	followed := make(chan struct{})
 	go func() {
-		defer wg.Done()
+		defer close(followed)
 		s.follow(followCtx, st, rev)
 	}()
-	go func() {
-		defer wg.Done()
-		s.followSettings(followCtx, st, models, modelsChanged, custom)
-	}()
-	defer wg.Wait()
+	defer func() { <-followed }()
 	defer stopFollow()
-	return st.sendLoop(ctx, send)
+	return st.sendLoop(ctx, send, s.followSettings(st, models, modelsChanged, custom))
 }
 
 // awaitHello returns the stream's first message, which must be Hello.

@@ -46,7 +46,7 @@ func (cs *customState) offer(set *agentv1.Customizations) {
 
 // nextCustomizations reads the set that replaced the one cs last read
 // and sends it to the agent, ahead of the works queued then, when the agent
-// does not hold it (followSettings).
+// does not hold it (settingsFollow).
 func (s *Server) nextCustomizations(st *stream, cs *customState) {
 	var set *agentv1.Customizations
 	set, cs.changed = s.cfg.Customizations.Customizations()

@@ -57,12 +57,13 @@
 //
 // # Goroutines
 //
-// Connect's own goroutine sends. It starts three more per stream: one
-// follows Works.Changes and one the resource models and customizations
-// (followSettings), both stopped and waited for by Connect; one receives,
-// which gRPC unblocks only once Connect has returned, so the Server owns it
-// and Close waits for it. An idle stream's goroutines are most of what it
-// costs the hub (with gRPC's own three per connection, about 40 KB).
+// Connect's own goroutine sends, and between messages acts on the
+// resource models and customizations changing (settingsFollow). It starts
+// two more per stream: one follows Works.Changes, stopped and waited for
+// by Connect; one receives, which gRPC unblocks only once Connect has
+// returned, so the Server owns it and Close waits for it. An idle stream's
+// goroutines are most of what it costs the hub: with gRPC's own three per
+// connection, six, some 6 KiB of stack each.
 //
 // # Wiring
 //

@@ -125,7 +125,10 @@ func (st *stream) next() (*agentv1.HubMessage, error) {
 }
 
 // sendLoop sends what next gives until the stream ends, and returns why.
-func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error) error {
+// Between messages it waits for more and, when f is not nil, acts on the
+// stream's settings changing (settingsFollow).
+func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error, f *settingsFollow) error {
+	var modelsChanged, customChanged <-chan struct{} // nil without f: never ready
 	for {
 		msg, end := st.next()
 		if msg != nil {
@@ -139,8 +142,15 @@ func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) e
 		if msg != nil {
 			continue
 		}
+		if f != nil {
+			modelsChanged, customChanged = f.modelsChanged, f.customChanged
+		}
 		select {
 		case <-st.wake:
+		case <-modelsChanged:
+			f.nextModels(st)
+		case <-customChanged:
+			f.nextCustomizations(st)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
