@@ -99,15 +99,7 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 		return st.sendLoop(ctx, send, nil)
 	}
 	st.log.Info("agent stream started", "agent_version", hello.GetAgentVersion(), "held_works", len(hello.GetHeldWorks()))
-	followCtx, stopFollow := context.WithCancel(ctx)
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		s.follow(followCtx, st, rev)
-	}()
-	defer func() { <-followed }()
-	defer stopFollow()
-	return st.sendLoop(ctx, send, s.followSettings(st, models, modelsChanged, custom))
+	return st.sendLoop(ctx, send, s.follow(ctx, st, rev, models, modelsChanged, custom))
 }
 
 // awaitHello returns the stream's first message, which must be Hello.
@@ -166,27 +158,4 @@ func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello, mo
 	}
 	st.begin(control, syncstate.New(in), lim)
 	return rev, custom, nil
-}
-
-// follow queues the changes of the cluster's works until ctx ends.
-func (s *Server) follow(ctx context.Context, st *stream, rev int64) {
-	for {
-		changes, next, err := s.works.Changes(ctx, st.cluster, rev)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			// Removing a cluster revokes it, then deletes its record,
-			// which drops its works' history: the stream may get here
-			// before Recheck. The revocation is what ended it.
-			if aerr := s.authorize(ctx, st); aerr != nil {
-				st.end(aerr)
-				return
-			}
-			st.end(fmt.Errorf("%w: follow the works of cluster %q from revision %d: %v", ErrUnavailable, st.cluster, rev, err))
-			return
-		}
-		rev = next
-		st.apply(changes)
-	}
 }

@@ -57,13 +57,14 @@
 //
 // # Goroutines
 //
-// Connect's own goroutine sends, and between messages acts on the
-// resource models and customizations changing (settingsFollow). It starts
-// two more per stream: one follows Works.Changes, stopped and waited for
-// by Connect; one receives, which gRPC unblocks only once Connect has
-// returned, so the Server owns it and Close waits for it. An idle stream's
-// goroutines are most of what it costs the hub: with gRPC's own three per
-// connection, six, some 6 KiB of stack each.
+// Connect's own goroutine sends, and between messages follows the works'
+// changes (Works.Changes, which never blocks: it gives the channel closed
+// at the next change) and the resource models and customizations
+// (following). It starts one more per stream, which receives; gRPC
+// unblocks it only once Connect has returned, so the Server owns it and
+// Close waits for it. An idle stream's goroutines are most of what it
+// costs the hub: with gRPC's own three per connection, five, some 6 KiB of
+// stack each.
 //
 // # Wiring
 //

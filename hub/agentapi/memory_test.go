@@ -22,12 +22,12 @@ const (
 	maxBytesPerStream = 80 << 10
 	// maxGoroutinesPerStream bounds the goroutines of one idle stream,
 	// both sides: on the hub, gRPC's three per connection (reader, writer,
-	// keepalive) and the handler's three (Connect sending and following
-	// the settings, receive, follow); the rest are the agent's side's (its
+	// keepalive) and the handler's two (Connect sending and following the
+	// works and settings, receive); the rest are the agent's side's (its
 	// connection and stream). Each costs a stack of a few KB: for 10,000
 	// agents, one goroutine per stream more is about 60 MB of the hub's
 	// memory.
-	maxGoroutinesPerStream = 12
+	maxGoroutinesPerStream = 11
 )
 
 // TestStreamsHoldNoReadBuffer: an idle agent stream pins no read buffer of

@@ -125,10 +125,10 @@ func (st *stream) next() (*agentv1.HubMessage, error) {
 }
 
 // sendLoop sends what next gives until the stream ends, and returns why.
-// Between messages it waits for more and, when f is not nil, acts on the
-// stream's settings changing (settingsFollow).
-func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error, f *settingsFollow) error {
-	var modelsChanged, customChanged <-chan struct{} // nil without f: never ready
+// Between messages it waits for more and, when f is not nil, follows the
+// cluster's works and the stream's settings (following).
+func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error, f *following) error {
+	var worksChanged, modelsChanged, customChanged <-chan struct{} // nil without f: never ready
 	for {
 		msg, end := st.next()
 		if msg != nil {
@@ -143,10 +143,12 @@ func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) e
 			continue
 		}
 		if f != nil {
-			modelsChanged, customChanged = f.modelsChanged, f.customChanged
+			worksChanged, modelsChanged, customChanged = f.worksChanged, f.modelsChanged, f.customChanged
 		}
 		select {
 		case <-st.wake:
+		case <-worksChanged:
+			f.nextWorks(ctx, st)
 		case <-modelsChanged:
 			f.nextModels(st)
 		case <-customChanged:

@@ -15,11 +15,14 @@ type Works interface {
 	// Current returns the cluster's works now and the revision they reflect,
 	// from which Changes follows.
 	Current(ctx context.Context, cluster string) (works []*agentv1.WorkUpsert, rev int64, err error)
-	// Changes blocks until the cluster's works changed after rev (or ctx
-	// ends), then returns the changes, oldest first, and the revision they
-	// bring the cluster to. A revision that is no longer available is an
-	// error; the stream then ends and the agent's reconnect resynchronizes.
-	Changes(ctx context.Context, cluster string, rev int64) ([]WorkChange, int64, error)
+	// Changes returns the changes of the cluster's works after rev, oldest
+	// first, and the revision they bring the cluster to; when there are
+	// none, instead the channel closed at its next change (the stream's
+	// send loop waits on it with its other channels: no goroutine per
+	// stream blocks in Changes). A revision that is no longer available is
+	// an error; the stream then ends and the agent's reconnect
+	// resynchronizes.
+	Changes(ctx context.Context, cluster string, rev int64) (changes []WorkChange, next int64, wake <-chan struct{}, err error)
 	// Gone returns, of keys (works the agent holds that Current did not
 	// return), the removals (WorkChange.Work nil) for those the hub
 	// positively knows are gone from the cluster, with their deletion

@@ -160,12 +160,28 @@ func (e *env) current(cluster string) (map[string]*agentv1.WorkUpsert, int64) {
 	return out, rev
 }
 
+// waitChanges waits until the cluster's works changed after rev (or ctx
+// ends), as an agent stream's send loop does, and returns Changes then.
+func waitChanges(ctx context.Context, r *Renderer, cluster string, rev int64) ([]syncstate.Change, int64, error) {
+	for {
+		ch, next, wake, err := r.Changes(ctx, cluster, rev)
+		if err != nil || len(ch) > 0 {
+			return ch, next, err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, rev, ctx.Err()
+		}
+	}
+}
+
 // changes waits for the cluster's changes after rev.
 func (e *env) changes(cluster string, rev int64) ([]syncstate.Change, int64) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
-	ch, next, err := e.r.Changes(ctx, cluster, rev)
+	ch, next, err := waitChanges(ctx, e.r, cluster, rev)
 	if err != nil {
 		e.t.Fatalf("Changes(%s, %d): %v", cluster, rev, err)
 	}
@@ -179,7 +195,7 @@ func (e *env) noChanges(cluster string, rev int64) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
 	defer cancel()
-	ch, _, err := e.r.Changes(ctx, cluster, rev)
+	ch, _, err := waitChanges(ctx, e.r, cluster, rev)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		e.t.Errorf("Changes(%s, %d) = %v, %v; want no change", cluster, rev, keysOf(ch), err)
 	}

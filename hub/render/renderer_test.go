@@ -302,13 +302,13 @@ func TestChangesRevisionGone(t *testing.T) {
 	threeTemplates(e)
 	e.start()
 	_, rev := e.current("a")
-	if _, _, err := e.r.Changes(e.ctx, "a", rev+100); !errors.Is(err, ErrRevisionGone) {
+	if _, _, _, err := e.r.Changes(e.ctx, "a", rev+100); !errors.Is(err, ErrRevisionGone) {
 		t.Errorf("Changes(a, future) = %v; want ErrRevisionGone", err)
 	}
 	e.del(store.ClusterKey("a"))
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
-	if _, _, err := e.r.Changes(ctx, "a", rev); !errors.Is(err, ErrRevisionGone) {
+	if _, _, err := waitChanges(ctx, e.r, "a", rev); !errors.Is(err, ErrRevisionGone) {
 		t.Errorf("Changes(a) after the cluster's deletion = %v; want ErrRevisionGone", err)
 	}
 }

@@ -44,7 +44,7 @@ func TestStateHistory(t *testing.T) {
 	s.commit([]*plan{dropPlan("k2", agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, "a")}, nil, now)
 	s.commit([]*plan{setPlan("k1", upsert("k1", "v1c"), "a")}, nil, now)
 
-	ch, _, err := r.Changes(ctx, "a", rev0)
+	ch, _, _, err := r.Changes(ctx, "a", rev0)
 	want := []agentv1Change{{"k2", false, agentv1.DeletionPolicy_DELETION_POLICY_ORPHAN, 0}, {"k1", true, 0, 0}}
 	if diff := cmp.Diff(want, summarize(ch)); err != nil || diff != "" {
 		t.Fatalf("Changes(a, %d) err %v (-want +got):\n%s", rev0, err, diff)
@@ -56,7 +56,7 @@ func TestStateHistory(t *testing.T) {
 	// Two more removals exceed MaxRemoved=2: k2's is forgotten and the
 	// history before it is gone.
 	s.commit([]*plan{dropPlan("k1", 0, "a"), dropPlan("k3", 0, "a")}, nil, now)
-	if _, _, err := r.Changes(ctx, "a", rev0); !errors.Is(err, ErrRevisionGone) {
+	if _, _, _, err := r.Changes(ctx, "a", rev0); !errors.Is(err, ErrRevisionGone) {
 		t.Errorf("Changes(a, %d) after trimming = %v; want ErrRevisionGone", rev0, err)
 	}
 	gone, _ := r.Gone(ctx, "a", []string{"k1", "k2", "k3"})

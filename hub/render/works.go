@@ -37,25 +37,16 @@ func (r *Renderer) Current(ctx context.Context, cluster string) ([]*agentv1.Work
 	return out, s.rev, nil
 }
 
-// Changes blocks until the cluster's works changed after rev (or ctx
-// ends), then returns the changed works, each key once with its latest
-// state (an upsert, or a removal with its deletion policy), oldest change
-// first, and the revision they bring the cluster to.
-func (r *Renderer) Changes(ctx context.Context, cluster string, rev int64) ([]syncstate.Change, int64, error) {
+// Changes returns the cluster's works changed after rev, each key once
+// with its latest state (an upsert, or a removal with its deletion
+// policy), oldest change first, and the revision they bring the cluster
+// to; when none changed, instead the channel closed at the cluster's next
+// change (agentapi.Works).
+func (r *Renderer) Changes(ctx context.Context, cluster string, rev int64) ([]syncstate.Change, int64, <-chan struct{}, error) {
 	if err := r.waitReady(ctx); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	for {
-		changes, now, wake, err := r.changesSince(cluster, rev)
-		if err != nil || len(changes) > 0 {
-			return changes, now, err
-		}
-		select {
-		case <-wake:
-		case <-ctx.Done():
-			return nil, 0, ctx.Err()
-		}
-	}
+	return r.changesSince(cluster, rev)
 }
 
 // changesSince returns the changes after rev, or the channel closed at
@@ -73,7 +64,7 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 	}
 	keys := cw.since(rev)
 	if len(keys) == 0 {
-		return nil, 0, cw.wake, nil
+		return nil, rev, cw.wake, nil
 	}
 	out := make([]syncstate.Change, 0, len(keys))
 	for _, k := range keys {

@@ -146,36 +146,25 @@ func (w *Works) Current(ctx context.Context, cluster string) ([]*agentv1.WorkUps
 }
 
 // Changes implements agentapi.Works.
-func (w *Works) Changes(ctx context.Context, cluster string, rev int64) ([]agentapi.WorkChange, int64, error) {
-	for {
-		w.mu.Lock()
-		if w.failing != nil {
-			w.mu.Unlock()
-			return nil, rev, w.failing
-		}
-		if rev > w.rev {
-			w.mu.Unlock()
-			return nil, rev, fmt.Errorf("agentapitest: revision %d is in the future (current %d)", rev, w.rev)
-		}
-		hist := w.history[cluster]
-		i := sort.Search(len(hist), func(i int) bool { return hist[i].rev > rev })
-		changed := w.changed
-		if i < len(hist) {
-			out := make([]agentapi.WorkChange, 0, len(hist)-i)
-			for _, h := range hist[i:] {
-				out = append(out, h.c)
-			}
-			next := hist[len(hist)-1].rev
-			w.mu.Unlock()
-			return out, next, nil
-		}
-		w.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, rev, ctx.Err()
-		}
+func (w *Works) Changes(ctx context.Context, cluster string, rev int64) ([]agentapi.WorkChange, int64, <-chan struct{}, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failing != nil {
+		return nil, rev, nil, w.failing
 	}
+	if rev > w.rev {
+		return nil, rev, nil, fmt.Errorf("agentapitest: revision %d is in the future (current %d)", rev, w.rev)
+	}
+	hist := w.history[cluster]
+	i := sort.Search(len(hist), func(i int) bool { return hist[i].rev > rev })
+	if i == len(hist) {
+		return nil, rev, w.changed, nil
+	}
+	out := make([]agentapi.WorkChange, 0, len(hist)-i)
+	for _, h := range hist[i:] {
+		out = append(out, h.c)
+	}
+	return out, hist[len(hist)-1].rev, nil, nil
 }
 
 // Gone implements agentapi.Works: keys removed from the cluster are gone;
