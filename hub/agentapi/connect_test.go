@@ -2,6 +2,7 @@ package agentapi_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -140,6 +141,45 @@ func TestSlowAgentGetsTheLatestVersionNotABacklog(t *testing.T) {
 		t.Errorf("received %d versions of one work (%v); want the latest and at most what was in flight", len(got), got)
 	}
 	t.Logf("of %d versions the slow agent received %d: %v", versions, len(got), got)
+}
+
+// TestQueuedWorkSentInItsLatestVersion: a work still queued for a slow
+// agent when it changes goes out once, in its new version: the stream
+// takes the works' changes before each message it sends, not only once
+// its queue is empty.
+func TestQueuedWorkSentInItsLatestVersion(t *testing.T) {
+	h := startHub(t, agentapi.Config{})
+	big := strings.Repeat("x", 32<<10) // 20 works × 32 KiB: far over the window
+	var works []*agentv1.WorkUpsert
+	for i := range 20 {
+		w := work(fmt.Sprintf("w%02d", i), "1")
+		w.Manifests = [][]byte{[]byte(big)}
+		works = append(works, w)
+	}
+	h.works.Set(edge1, works...)
+	a := h.connect(t, "edge-1", &agentv1.Hello{}, slowClient()...)
+	if got := describe(a.recv()); got != "welcome "+hubIdentity {
+		t.Fatalf("first message %s; want Welcome", got)
+	}
+	a.recv() // the first work: the hub's send loop is now blocked on the window
+	h.works.Set(edge1, work("w19", "2"))
+	var got []string
+	for {
+		m := a.recv()
+		if m.GetSyncDone() != nil {
+			continue
+		}
+		up := m.GetWorkUpsert()
+		if up.GetWorkKey() == "w19" {
+			got = append(got, up.GetVersion())
+		}
+		if len(got) > 0 && got[len(got)-1] == "2" {
+			break
+		}
+	}
+	if len(got) != 1 {
+		t.Errorf("w19 was sent in versions %v; want once, in version 2", got)
+	}
 }
 
 func itoa(v int) string { return strconv.Itoa(v) }

@@ -68,6 +68,17 @@ func (f *following) nextWorks(ctx context.Context, st *stream) {
 	}
 }
 
+// pollWorks queues the works' changes if there are any (nextWorks), and
+// does not wait: the send loop calls it before each message, so that a
+// work queued and changed since is sent in its latest version, once.
+func (f *following) pollWorks(ctx context.Context, st *stream) {
+	select {
+	case <-f.worksChanged:
+		f.nextWorks(ctx, st)
+	default:
+	}
+}
+
 // nextModels sends the agent its cluster's new resource models, if they
 // changed (Server.nextModels).
 func (f *following) nextModels(st *stream) {

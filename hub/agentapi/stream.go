@@ -130,6 +130,9 @@ func (st *stream) next() (*agentv1.HubMessage, error) {
 func (st *stream) sendLoop(ctx context.Context, send func(*agentv1.HubMessage) error, f *following) error {
 	var worksChanged, modelsChanged, customChanged <-chan struct{} // nil without f: never ready
 	for {
+		if f != nil {
+			f.pollWorks(ctx, st)
+		}
 		msg, end := st.next()
 		if msg != nil {
 			if err := send(msg); err != nil {
