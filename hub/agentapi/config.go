@@ -33,6 +33,11 @@ const (
 	DefaultMaxWorks = 10000
 	// DefaultHelloTimeout bounds the wait for Hello after a stream opens.
 	DefaultHelloTimeout = 30 * time.Second
+	// DefaultMaxHellosInProgress is how many streams read and act on their
+	// Hello at once: a fleet reconnecting to a restarted hub all at once
+	// would otherwise decode every Hello (a thousand works each: some
+	// 450 KB) before the first is done with.
+	DefaultMaxHellosInProgress = 16
 	// DefaultHandshakeTimeout bounds a new connection's TLS handshake and
 	// HTTP/2 setup (gRPC's own default is 120 s): long enough for a slow
 	// link, short enough that silent connections cannot pile up.
@@ -75,6 +80,15 @@ const (
 	keepaliveMinTime = 10 * time.Second
 )
 
+// streamWindow is the flow-control window of every stream the hub
+// receives, bytes: static, gRPC's initial 64 KiB, not grown by its
+// bandwidth estimate (which may grow it to megabytes per connection).
+// Data a stream has not read yet stays within it: a thousand agents that
+// sent their Hello before the hub could read them buffered over 200 MB.
+// What agents send is small and frequent; a client uploading over a long
+// path moves at most this much per round trip (640 KB/s at 100 ms).
+const streamWindow = 64 << 10
+
 // readBufferSize is gRPC's read buffer per connection, bytes: none. gRPC's
 // default (32 KiB) would stay pinned by every connection for its life, as
 // gRPC pools read buffers only for connections it can poll, and a TLS
@@ -102,6 +116,9 @@ type Config struct {
 	MaxWorks int
 	// HelloTimeout bounds the wait for an agent's Hello.
 	HelloTimeout time.Duration
+	// MaxHellosInProgress bounds the streams that read and act on their
+	// Hello at once (admitHello); zero: DefaultMaxHellosInProgress.
+	MaxHellosInProgress int
 	// HandshakeTimeout bounds a new connection's TLS handshake and HTTP/2
 	// setup; a connection that has not finished them by then is closed.
 	HandshakeTimeout time.Duration
@@ -186,6 +203,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.LeaseDuration, DefaultLeaseDuration)
 	def(&c.StatusMinInterval, DefaultStatusMinInterval)
 	def(&c.HelloTimeout, DefaultHelloTimeout)
+	if c.MaxHellosInProgress <= 0 {
+		c.MaxHellosInProgress = DefaultMaxHellosInProgress
+	}
 	def(&c.HandshakeTimeout, DefaultHandshakeTimeout)
 	def(&c.MaxConnectionIdle, DefaultMaxConnectionIdle)
 	if c.MaxStreamsPerCluster <= 0 {
@@ -238,6 +258,7 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpcbuf.ServerOption(),
 		grpc.ReadBufferSize(readBufferSize),
+		grpc.StaticStreamWindowSize(streamWindow),
 		grpc.MaxRecvMsgSize(max),
 		grpc.ConnectionTimeout(handshake),
 		grpc.MaxConcurrentStreams(streams),

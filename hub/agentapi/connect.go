@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -46,11 +47,17 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 		st.end(err)
 		return grpcStatus(st.sendLoop(ctx, ss.Send, nil))
 	}
+	admitted, err := s.admitHello(ctx, st)
+	if err != nil {
+		st.end(err)
+		return grpcStatus(st.sendLoop(ctx, ss.Send, nil))
+	}
+	defer admitted()
 	first := make(chan received, 1)
 	s.receivers.Add(1)
 	go s.receive(ctx, ss, st, first)
 
-	err = s.serve(ctx, ss, st, first)
+	err = s.serve(ctx, ss, st, first, admitted)
 	switch {
 	case errors.Is(err, errAgentClosed), errors.Is(err, context.Canceled):
 		st.log.Info("agent stream ended", "reason", err)
@@ -79,8 +86,36 @@ func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
 	}
 }
 
-// serve runs the stream from Hello to its end and returns why it ended.
-func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServer, st *stream, first <-chan received) error {
+// helloSlotHold is the longest a stream keeps its place among the Hellos
+// in progress (admitHello): an agent that is slow to send its Hello gives
+// it up then, and waits for it without holding up the others.
+const helloSlotHold = 2 * time.Second
+
+// admitHello waits for a place among the streams reading and acting on
+// their Hello (Config.MaxHellosInProgress) and returns the func that gives
+// it back: called once the stream started (or failed to), or by itself
+// after helloSlotHold; calling it again does nothing. The Hellos of a
+// fleet reconnecting at once are then decoded a few at a time, each
+// dropped once acted on, and the others wait unread in the transport,
+// within the stream window. It returns early when the stream ends or ctx
+// does.
+func (s *Server) admitHello(ctx context.Context, st *stream) (func(), error) {
+	select {
+	case s.hellos <- struct{}{}:
+	case <-st.done:
+		return nil, st.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { <-s.hellos }) }
+	timer := time.AfterFunc(helloSlotHold, release)
+	return func() { timer.Stop(); release() }, nil
+}
+
+// serve runs the stream from Hello to its end and returns why it ended;
+// admitted gives back the stream's place among the Hellos in progress.
+func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServer, st *stream, first <-chan received, admitted func()) error {
 	send := ss.Send
 	hello, err := s.awaitHello(ctx, st, first)
 	if err != nil {
@@ -94,6 +129,7 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 	defer s.unregister(st)
 	models, modelsChanged := s.resourceModels(st.cluster)
 	rev, custom, err := s.start(ctx, st, hello, models)
+	admitted()
 	if err != nil {
 		st.end(err)
 		return st.sendLoop(ctx, send, nil)

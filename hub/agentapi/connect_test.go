@@ -360,3 +360,29 @@ func TestHelloReadOnceWorksReady(t *testing.T) {
 		t.Errorf("the hub read %d messages; want the Hello", n)
 	}
 }
+
+// TestHellosReadAFewAtATime: at most Config.MaxHellosInProgress streams
+// read and act on their Hello at once, so that a fleet reconnecting to a
+// restarted hub does not have every Hello decoded before the first is
+// done with; a stream that holds its place too long (here: its works are
+// slow to read) gives it up after a while, and the others go on.
+func TestHellosReadAFewAtATime(t *testing.T) {
+	var got received
+	h := startHub(t, agentapi.Config{MaxHellosInProgress: 1}, grpc.StatsHandler(&got))
+	release := h.works.HoldCurrent()
+	defer release()
+	var agents []*agent
+	for i := range 3 {
+		agents = append(agents, h.connect(t, fmt.Sprintf("edge-%d", i), &agentv1.Hello{}))
+	}
+	eventually(t, "a first Hello read", func() bool { return got.n.Load() >= 1 })
+	time.Sleep(500 * time.Millisecond)
+	if n := got.n.Load(); n != 1 {
+		t.Fatalf("%d Hellos read while the first stream was still starting; want 1", n)
+	}
+	eventually(t, "every Hello read once the first stream held its place too long", func() bool { return got.n.Load() == 3 })
+	release()
+	for _, a := range agents {
+		a.expect("welcome "+hubIdentity, "syncdone 0")
+	}
+}

@@ -86,7 +86,11 @@
 //
 // A connection pins no read buffer of gRPC's (readBufferSize): TLS holds
 // the record being read, and gRPC's own 32 KiB per connection would stay
-// for the connection's life, 320 MB for 10,000 agents.
+// for the connection's life, 320 MB for 10,000 agents. What a stream has
+// not read yet stays within its flow-control window, a static 64 KiB
+// (streamWindow), and at most Config.MaxHellosInProgress streams read and
+// act on their Hello at once (admitHello): a fleet reconnecting to a
+// restarted hub waits in the transport, not decoded in memory.
 //
 // # Message bounds
 //

@@ -24,6 +24,9 @@ type Server struct {
 	registrations *registrationLimits
 
 	receivers sync.WaitGroup // receive goroutines, which outlive Connect briefly
+	// hellos holds a token per stream reading and acting on its Hello
+	// (admitHello), at most Config.MaxHellosInProgress.
+	hellos chan struct{}
 
 	mu      sync.Mutex           // guards the fields below
 	streams map[string]*stream   // the live stream of each cluster
@@ -50,6 +53,7 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 		leases:        leases,
 		log:           logger,
 		registrations: newRegistrationLimits(cfg),
+		hellos:        make(chan struct{}, cfg.MaxHellosInProgress),
 		streams:       make(map[string]*stream),
 		all:           make(map[*stream]struct{}),
 		opened:        make(map[string][]*stream),

@@ -21,6 +21,7 @@ type Works struct {
 	changed chan struct{}                                // closed and replaced at every change
 	failing error                                        // returned by every call when set
 	ready   chan struct{}                                // Ready; closed unless NotReady
+	held    chan struct{}                                // Current waits until it is closed; nil: no wait
 }
 
 type change struct {
@@ -65,6 +66,24 @@ func (w *Works) NotReady() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.ready = make(chan struct{})
+}
+
+// HoldCurrent makes Current wait until the returned func is called, as a
+// slow store would.
+func (w *Works) HoldCurrent() (release func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	held := make(chan struct{})
+	w.held = held
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			w.held = nil
+			w.mu.Unlock()
+			close(held)
+		})
+	}
 }
 
 // SetReady ends NotReady.
@@ -133,6 +152,15 @@ func (w *Works) notifyLocked() {
 // Current implements agentapi.Works.
 func (w *Works) Current(ctx context.Context, cluster string) ([]*agentv1.WorkUpsert, int64, error) {
 	w.mu.Lock()
+	if held := w.held; held != nil {
+		w.mu.Unlock()
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+		w.mu.Lock()
+	}
 	defer w.mu.Unlock()
 	if w.failing != nil {
 		return nil, 0, w.failing
