@@ -127,15 +127,14 @@ func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error
 
 // load lists the bindings into the cache and marks them all dirty.
 func (a *Aggregator) load(ctx context.Context) (int64, error) {
-	kvs, rev, err := a.store.List(ctx, store.BindingsPrefix)
+	a.run.bindings = make(map[string]*entry)
+	a.run.dirty = make(map[string]bool)
+	a.run.pending = map[string]bool{}
+	rev, err := a.store.ListEach(ctx, store.BindingsPrefix, func(kv store.KV) {
+		a.applyBinding(store.Event{Type: store.EventPut, KV: kv})
+	})
 	if err != nil {
 		return 0, err
-	}
-	a.run.bindings = make(map[string]*entry, len(kvs))
-	a.run.dirty = make(map[string]bool, len(kvs))
-	a.run.pending = map[string]bool{}
-	for _, kv := range kvs {
-		a.applyBinding(store.Event{Type: store.EventPut, KV: kv})
 	}
 	a.run.states = nil
 	a.refreshStates()

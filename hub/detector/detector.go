@@ -250,25 +250,18 @@ func (d *Detector) batch(ev store.Event, ok bool, objects, bindings <-chan store
 // load replaces the index with a fresh list of objects and bindings and
 // marks everything for reconciling. It returns the list revisions.
 func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) {
-	objects, objRev, err := d.store.List(ctx, store.ObjectsPrefix)
-	if err != nil {
-		return 0, 0, err
-	}
-	bindings, bindRev, err := d.store.List(ctx, store.BindingsPrefix)
-	if err != nil {
-		return 0, 0, err
-	}
 	d.idx = newIndex()
 	d.dirty = map[store.ObjectRef]Cause{}
 	d.retries = map[store.ObjectRef]retry{}
 	d.conflicts = map[store.ObjectRef]int{}
 	d.pending = map[store.ObjectRef]Cause{}
 	d.loading = true
-	for _, kv := range objects {
-		d.applyGuarded(store.Event{Type: store.EventPut, KV: kv})
+	apply := func(kv store.KV) { d.applyGuarded(store.Event{Type: store.EventPut, KV: kv}) }
+	if objRev, err = d.store.ListEach(ctx, store.ObjectsPrefix, apply); err != nil {
+		return 0, 0, err
 	}
-	for _, kv := range bindings {
-		d.applyGuarded(store.Event{Type: store.EventPut, KV: kv})
+	if bindRev, err = d.store.ListEach(ctx, store.BindingsPrefix, apply); err != nil {
+		return 0, 0, err
 	}
 	d.loading = false
 	for ref := range d.idx.templates {

@@ -47,7 +47,7 @@ const (
 // Source is what the renderer reads from the store; *store.Store
 // satisfies it.
 type Source interface {
-	List(ctx context.Context, prefix string) ([]store.KV, int64, error)
+	ListEach(ctx context.Context, prefix string, each func(store.KV)) (int64, error)
 	Watch(ctx context.Context, prefix string, fromRev int64, opts ...store.WatchOption) <-chan store.Event
 }
 
@@ -229,22 +229,22 @@ func (r *Renderer) published(rev int64) {
 // published before included, so that what is gone is removed) and
 // publishes. It returns the list revision.
 func (r *Renderer) load(ctx context.Context) (int64, error) {
-	kvs, rev, err := r.src.List(ctx, store.Root)
+	r.in = newInputs()
+	r.bad = map[string]bool{}
+	r.in.loading = true
+	rev, err := r.src.ListEach(ctx, store.Root, func(kv store.KV) {
+		r.apply(store.Event{Type: store.EventPut, KV: kv})
+	})
 	if err != nil {
 		return 0, err
 	}
 	if v, ok := r.cfg.Authority.(verifier); ok {
 		// A list may come from a store replaced or restored under the
-		// running hub: check before its smaller contents remove works.
+		// running hub: check before its smaller contents remove works
+		// (publishing them, below).
 		if err := v.Verify(ctx); err != nil {
 			return 0, fmt.Errorf("verify the store before publishing its list: %w", err)
 		}
-	}
-	r.in = newInputs()
-	r.bad = map[string]bool{}
-	r.in.loading = true
-	for _, kv := range kvs {
-		r.apply(store.Event{Type: store.EventPut, KV: kv})
 	}
 	r.in.loading = false
 	for key := range r.in.bindings {

@@ -21,22 +21,21 @@ func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) 
 	if err != nil {
 		return 0, 0, err
 	}
-	bs, bindRev, err := l.store.List(ctx, store.BindingsPrefix)
-	if err != nil {
-		return 0, 0, err
-	}
 	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
 	l.storedGen, l.cache, l.order = make(map[string]uint64, len(cs)), memberCache{}, nil
 	l.storedList = nil
-	l.bindings = make(map[string]*entry, len(bs))
+	l.bindings = make(map[string]*entry)
 	l.works, l.full = make(map[string]int), make(map[string]bool)
-	l.dirty = make(map[string]bool, len(bs))
+	l.dirty = make(map[string]bool)
 	l.rechecks = make(map[string]time.Time)
 	for _, kv := range cs {
 		l.applyCluster(store.Event{Type: store.EventPut, KV: kv})
 	}
-	for _, kv := range bs {
+	bindRev, err = l.store.ListEach(ctx, store.BindingsPrefix, func(kv store.KV) {
 		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
+	})
+	if err != nil {
+		return 0, 0, err
 	}
 	l.members = nil
 	l.refreshMembers()

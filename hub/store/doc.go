@@ -29,7 +29,10 @@
 // Get, List and Count are quorum reads: etcd answers them once it has
 // applied everything committed when they arrived, so on a busy store they
 // wait behind the write-ahead log fsyncs in progress, about as long as a
-// write; GetAll reads many keys in one such round per 128. GetLocalAll is
+// write; GetAll reads many keys in one such round per 128. ListEach lists
+// a prefix 64 keys per round, all at the revision of the first, and hands
+// each key to its caller, so that a controller starting over a thousand
+// bindings of 150 KiB never holds their encodings all at once. GetLocalAll is
 // a serializable read the member answers at once, for a decision a
 // conditional write (Create, Update, Delete with a revision) or Unchanged
 // checks before it counts. Requests counts the reads and writes made so far.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -157,6 +158,51 @@ func TestWatchResumesFromRevisionAndReportsCompaction(t *testing.T) {
 	ev := <-s.Watch(c, ClustersPrefix, first)
 	if !errors.Is(ev.Err, ErrCompacted) {
 		t.Errorf("watch from compacted revision %d = %+v; want ErrCompacted", first, ev)
+	}
+}
+
+// TestListEachPages: ListEach gives every key under the prefix once, in
+// order, as of the revision of its first page, across pages: keys written
+// and deleted while it lists are not seen, nor keys past the prefix.
+func TestListEachPages(t *testing.T) {
+	s := open(t, Config{DataDir: t.TempDir()})
+	defer s.Close()
+	c := ctx(t)
+	const n = 3*listPageKeys + 5
+	var want []string
+	for i := range n {
+		key := ClusterKey(fmt.Sprintf("m%04d", i))
+		if _, err := s.Put(c, key, []byte(key)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, key)
+	}
+	if _, err := s.Put(c, TokenKey("t1"), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	rev, err := s.ListEach(c, ClustersPrefix, func(kv KV) {
+		if string(kv.Value) != kv.Key {
+			t.Errorf("%s holds %q", kv.Key, kv.Value)
+		}
+		got = append(got, kv.Key)
+		if len(got) == 1 { // while the first page is read: after it, and before it
+			if _, err := s.Put(c, ClusterKey("m9999"), []byte("late")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Delete(c, ClusterKey(fmt.Sprintf("m%04d", n-1)), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListEach(clusters) keys (-want +got):\n%s", diff)
+	}
+	if kvs, listRev, _ := s.List(c, Root); rev >= listRev || len(kvs) == 0 {
+		t.Errorf("ListEach revision %d; want that of its start, before the writes made meanwhile (now %d)", rev, listRev)
 	}
 }
 
