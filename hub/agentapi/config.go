@@ -36,8 +36,9 @@ const (
 	// DefaultMaxHellosInProgress is how many streams read and act on their
 	// Hello at once: a fleet reconnecting to a restarted hub all at once
 	// would otherwise decode every Hello (a thousand works each: some
-	// 450 KB) before the first is done with.
-	DefaultMaxHellosInProgress = 16
+	// 450 KB) before the first is done with. 64 of those are 29 MB; with 16
+	// a thousand agents took twice as long to resync.
+	DefaultMaxHellosInProgress = 64
 	// DefaultHandshakeTimeout bounds a new connection's TLS handshake and
 	// HTTP/2 setup (gRPC's own default is 120 s): long enough for a slow
 	// link, short enough that silent connections cannot pile up.

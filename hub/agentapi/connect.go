@@ -89,7 +89,7 @@ func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
 // helloSlotHold is the longest a stream keeps its place among the Hellos
 // in progress (admitHello): an agent that is slow to send its Hello gives
 // it up then, and waits for it without holding up the others.
-const helloSlotHold = 2 * time.Second
+const helloSlotHold = time.Second
 
 // admitHello waits for a place among the streams reading and acting on
 // their Hello (Config.MaxHellosInProgress) and returns the func that gives
