@@ -95,10 +95,10 @@ const helloSlotHold = time.Second
 // their Hello (Config.MaxHellosInProgress) and returns the func that gives
 // it back: called once the stream started (or failed to), or by itself
 // after helloSlotHold; calling it again does nothing. The Hellos of a
-// fleet reconnecting at once are then decoded a few at a time, each
-// dropped once acted on, and the others wait unread in the transport,
-// within the stream window. It returns early when the stream ends or ctx
-// does.
+// fleet reconnecting at once are then decoded a bounded number at a
+// time, each dropped once acted on, and the others wait unread in the
+// transport, within the stream window. It returns early when the stream
+// ends or ctx does.
 func (s *Server) admitHello(ctx context.Context, st *stream) (func(), error) {
 	select {
 	case s.hellos <- struct{}{}:
