@@ -42,27 +42,23 @@ func (s *Server) follow(ctx context.Context, st *stream, rev int64, models []*ag
 // those its limit withholds, and takes the channel closed at the next. An
 // error ends the stream.
 func (f *following) nextWorks(ctx context.Context, st *stream) {
-	f.worksChanged = nil
-	for {
-		changes, next, wake, err := f.s.works.Changes(ctx, st.cluster, f.rev)
-		if ctx.Err() != nil {
+	changes, next, wake, err := f.s.works.Changes(ctx, st.cluster, f.rev)
+	f.worksChanged = wake
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		// Removing a cluster revokes it, then deletes its record, which
+		// drops its works' history: the stream may get here before
+		// Recheck. The revocation is what ended it.
+		if aerr := f.s.authorize(ctx, st); aerr != nil {
+			st.end(aerr)
 			return
 		}
-		if err != nil {
-			// Removing a cluster revokes it, then deletes its record,
-			// which drops its works' history: the stream may get here
-			// before Recheck. The revocation is what ended it.
-			if aerr := f.s.authorize(ctx, st); aerr != nil {
-				st.end(aerr)
-				return
-			}
-			st.end(fmt.Errorf("%w: follow the works of cluster %q from revision %d: %v", ErrUnavailable, st.cluster, f.rev, err))
-			return
-		}
-		if len(changes) == 0 {
-			f.worksChanged = wake
-			return
-		}
+		st.end(fmt.Errorf("%w: follow the works of cluster %q from revision %d: %v", ErrUnavailable, st.cluster, f.rev, err))
+		return
+	}
+	if len(changes) > 0 {
 		f.rev = next
 		st.apply(changes)
 	}

@@ -16,12 +16,11 @@ type Works interface {
 	// from which Changes follows.
 	Current(ctx context.Context, cluster string) (works []*agentv1.WorkUpsert, rev int64, err error)
 	// Changes returns the changes of the cluster's works after rev, oldest
-	// first, and the revision they bring the cluster to; when there are
-	// none, instead the channel closed at its next change (the stream's
-	// send loop waits on it with its other channels: no goroutine per
-	// stream blocks in Changes). A revision that is no longer available is
-	// an error; the stream then ends and the agent's reconnect
-	// resynchronizes.
+	// first, the revision they bring the cluster to, and the channel
+	// closed at its next change after them (the stream's send loop waits
+	// on it with its other channels: no goroutine per stream blocks in
+	// Changes). A revision that is no longer available is an error; the
+	// stream then ends and the agent's reconnect resynchronizes.
 	Changes(ctx context.Context, cluster string, rev int64) (changes []WorkChange, next int64, wake <-chan struct{}, err error)
 	// Gone returns, of keys (works the agent holds that Current did not
 	// return), the removals (WorkChange.Work nil) for those the hub

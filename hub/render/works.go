@@ -39,9 +39,9 @@ func (r *Renderer) Current(ctx context.Context, cluster string) ([]*agentv1.Work
 
 // Changes returns the cluster's works changed after rev, each key once
 // with its latest state (an upsert, or a removal with its deletion
-// policy), oldest change first, and the revision they bring the cluster
-// to; when none changed, instead the channel closed at the cluster's next
-// change (agentapi.Works).
+// policy), oldest change first, the revision they bring the cluster to,
+// and the channel closed at the cluster's next change after them
+// (agentapi.Works).
 func (r *Renderer) Changes(ctx context.Context, cluster string, rev int64) ([]syncstate.Change, int64, <-chan struct{}, error) {
 	if err := r.waitReady(ctx); err != nil {
 		return nil, 0, nil, err
@@ -49,8 +49,8 @@ func (r *Renderer) Changes(ctx context.Context, cluster string, rev int64) ([]sy
 	return r.changesSince(cluster, rev)
 }
 
-// changesSince returns the changes after rev, or the channel closed at
-// the cluster's next change when there are none.
+// changesSince returns the changes after rev and the channel closed at
+// the cluster's next change.
 func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, int64, <-chan struct{}, error) {
 	s := r.state
 	s.mu.Lock()
@@ -74,7 +74,7 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 			out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
 		}
 	}
-	return out, s.rev, nil, nil
+	return out, s.rev, cw.wake, nil
 }
 
 // Gone returns removals for the keys the renderer vouches are gone from

@@ -192,7 +192,7 @@ func (w *Works) Changes(ctx context.Context, cluster string, rev int64) ([]agent
 	for _, h := range hist[i:] {
 		out = append(out, h.c)
 	}
-	return out, hist[len(hist)-1].rev, nil, nil
+	return out, hist[len(hist)-1].rev, w.changed, nil
 }
 
 // Gone implements agentapi.Works: keys removed from the cluster are gone;
