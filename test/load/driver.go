@@ -56,6 +56,12 @@ type Config struct {
 	HubArgs []string
 	// CountKeys stops the hub at the end and counts its etcd keys.
 	CountKeys bool
+	// WorkerGCPercent and WorkerMemoryLimit (bytes) are each worker's
+	// garbage collection target and soft memory limit; zero:
+	// DefaultWorkerGCPercent, and half of the machine's memory shared
+	// among the workers, at most 2 GiB (workerMemoryLimit).
+	WorkerGCPercent   int
+	WorkerMemoryLimit int64
 }
 
 // driver runs one load run.
@@ -173,6 +179,18 @@ func (d *driver) countKeys(ctx context.Context) error {
 	return nil
 }
 
+// gcArgs are the workers' garbage collection flags.
+func (d *driver) gcArgs() []string {
+	percent, limit := d.cfg.WorkerGCPercent, d.cfg.WorkerMemoryLimit
+	if percent <= 0 {
+		percent = DefaultWorkerGCPercent
+	}
+	if limit <= 0 {
+		limit = workerMemoryLimit(d.cfg.Workers)
+	}
+	return []string{"--gc-percent", strconv.Itoa(percent), "--memory-limit", strconv.FormatInt(limit, 10)}
+}
+
 // startWorkers starts cfg.Workers worker processes and waits until each
 // has started its agents and every agent has synced once.
 func (d *driver) startWorkers(ctx context.Context) error {
@@ -190,7 +208,8 @@ func (d *driver) startWorkers(ctx context.Context) error {
 	for w := 0; w*per < d.cfg.Agents; w++ {
 		args := append([]string{"worker", "--control", l.Addr().String(), "--worker", strconv.Itoa(w + 1),
 			"--hub", d.hub.addr, "--first", strconv.Itoa(w * per), "--count", strconv.Itoa(min(per, d.cfg.Agents-w*per)),
-			"--ramp", d.cfg.Ramp.String()}, enroll...)
+			"--ramp", d.cfg.Ramp.String()}, d.gcArgs()...)
+		args = append(args, enroll...)
 		p, err := proc.Start(d.sp, proc.Config{Name: fmt.Sprintf("worker %d", w+1), Bin: d.cfg.LoadBin, Args: args,
 			LogPath: filepath.Join(d.cfg.Dir, fmt.Sprintf("worker-%d.log", w+1))})
 		if err != nil {

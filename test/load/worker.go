@@ -37,6 +37,10 @@ type WorkerConfig struct {
 	Prefix       string
 	// Ramp spreads the agents' first connects evenly over it.
 	Ramp time.Duration
+	// GCPercent and MemoryLimit set the worker's garbage collection
+	// target and soft memory limit (bytes); zero keeps Go's.
+	GCPercent   int
+	MemoryLimit int64
 }
 
 // ClusterName is the name of simulated cluster i.
@@ -59,6 +63,7 @@ type worker struct {
 // RunWorker enrolls and runs the worker's agents until ctx ends or the
 // driver closes the control connection.
 func RunWorker(ctx context.Context, cfg WorkerConfig, logger hclog.Logger) error {
+	setGC(cfg.GCPercent, cfg.MemoryLimit)
 	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", cfg.Control)
 	if err != nil {
 		return fmt.Errorf("dial the driver: %w", err)

@@ -80,6 +80,8 @@ func runDriver(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&cfg.FlapUp, "flap-up", 3*time.Second, "how long a flapping agent stays up")
 	fs.StringVar(&hubArgs, "hub-args", "", "extra tether-hub flags, space-separated")
 	fs.BoolVar(&cfg.CountKeys, "count-keys", false, "stop the hub at the end and count its etcd keys")
+	fs.IntVar(&cfg.WorkerGCPercent, "worker-gc-percent", load.DefaultWorkerGCPercent, "each worker's garbage collection target (Go's GOGC)")
+	fs.Int64Var(&cfg.WorkerMemoryLimit, "worker-memory-limit", 0, "each worker's soft memory limit in bytes (Go's GOMEMLIMIT); 0: half of the machine's memory shared among the workers, at most 2 GiB")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,6 +112,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Prefix, "prefix", "load", "cluster name prefix")
 	fs.DurationVar(&cfg.Ramp, "ramp", 0, "spread of the first connects")
 	fs.StringVar(&level, "log-level", "warn", "log level")
+	fs.IntVar(&cfg.GCPercent, "gc-percent", 0, "garbage collection target (Go's GOGC); 0: Go's")
+	fs.Int64Var(&cfg.MemoryLimit, "memory-limit", 0, "soft memory limit in bytes (Go's GOMEMLIMIT); 0: none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
