@@ -173,7 +173,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 // its prefix, "<group>/<Kind>/<namespace|_>/<name>" (group "core" for the
 // legacy group), as in the store's layout.
 func ParseWorkKey(key string) (store.ObjectRef, bool) {
-	return store.ParseObjectKey(store.BindingsPrefix + key)
+	return store.ParseObjectSuffix(key)
 }
 
 // Ack implements agentapi.Statuses: the ack is queued for Relay (an ack

@@ -125,19 +125,32 @@ func RevokedUserKey(name string) string { return RevokedUsersPrefix + name }
 
 // ParseObjectKey is the inverse of ObjectKey and BindingKey.
 func ParseObjectKey(key string) (ObjectRef, bool) {
-	var rest string
-	switch {
-	case strings.HasPrefix(key, ObjectsPrefix):
-		rest = strings.TrimPrefix(key, ObjectsPrefix)
-	case strings.HasPrefix(key, BindingsPrefix):
-		rest = strings.TrimPrefix(key, BindingsPrefix)
-	default:
+	if rest, ok := strings.CutPrefix(key, ObjectsPrefix); ok {
+		return ParseObjectSuffix(rest)
+	}
+	if rest, ok := strings.CutPrefix(key, BindingsPrefix); ok {
+		return ParseObjectSuffix(rest)
+	}
+	return ObjectRef{}, false
+}
+
+// ParseObjectSuffix is ParseObjectKey of what follows the prefix,
+// "<group>/<Kind>/<namespace|_>/<name>". The ref's fields are parts of
+// suffix: nothing is allocated (the hub parses every ack's and report's
+// work key so).
+func ParseObjectSuffix(suffix string) (ObjectRef, bool) {
+	var parts [4]string
+	rest := suffix
+	for i := range parts[:3] {
+		var ok bool
+		if parts[i], rest, ok = strings.Cut(rest, "/"); !ok {
+			return ObjectRef{}, false
+		}
+	}
+	if strings.Contains(rest, "/") {
 		return ObjectRef{}, false
 	}
-	parts := strings.Split(rest, "/")
-	if len(parts) != 4 {
-		return ObjectRef{}, false
-	}
+	parts[3] = rest
 	r := ObjectRef{Group: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}
 	if r.Group == "core" {
 		r.Group = ""

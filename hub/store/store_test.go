@@ -279,7 +279,23 @@ func TestObjectKeyRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := ParseObjectKey(ClusterKey("x")); ok {
-		t.Errorf("ParseObjectKey(%q) = ok; want not an object key", ClusterKey("x"))
+	for _, key := range []string{ClusterKey("x"), ObjectsPrefix + "apps/Deployment/web", BindingsPrefix + "apps/Deployment/web/nginx/x"} {
+		if got, ok := ParseObjectKey(key); ok {
+			t.Errorf("ParseObjectKey(%q) = %+v; want not an object key", key, got)
+		}
+	}
+}
+
+// TestParseObjectSuffixAllocatesNothing: the hub parses the work key of
+// every ack and report.
+func TestParseObjectSuffixAllocatesNothing(t *testing.T) {
+	key := "apps/Deployment/web/nginx"
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, ok := ParseObjectSuffix(key); !ok {
+			t.Fatalf("%q not parsed", key)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("ParseObjectSuffix allocated %.0f times", allocs)
 	}
 }
