@@ -242,8 +242,8 @@ func (c Config) withDefaults() (Config, error) {
 
 // ServerOptions returns the gRPC server options the service needs: the
 // receive limit of cfg, its handshake, idle and per-connection stream
-// bounds, and keepalive. They
-// apply to the whole gRPC server.
+// bounds, keepalive, and the codec that encodes a work once for all the
+// streams that send it (wireCodec). They apply to the whole gRPC server.
 func ServerOptions(cfg Config) []grpc.ServerOption {
 	max := cfg.MaxMessageBytes
 	if max <= 0 {
@@ -260,6 +260,7 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 		idle = DefaultMaxConnectionIdle
 	}
 	return []grpc.ServerOption{
+		newWireCodec().option(),
 		grpcbuf.ServerOption(),
 		grpc.ReadBufferSize(readBufferSize),
 		grpc.StaticStreamWindowSize(streamWindow),
