@@ -11,7 +11,7 @@ import (
 
 func wireWork(i int) *agentv1.WorkUpsert {
 	return &agentv1.WorkUpsert{WorkKey: fmt.Sprintf("core/ConfigMap/default/w%d", i), Version: fmt.Sprintf("v%d", i),
-		Manifests: [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w"}}`)},
+		Manifests:    [][]byte{[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w"}}`)},
 		ApplyOptions: &agentv1.ApplyOptions{}, Binding: &agentv1.BindingReference{Name: "w"}}
 }
 
