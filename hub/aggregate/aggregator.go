@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unique"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
@@ -331,12 +332,26 @@ func (a *Aggregator) touchLocked(bkey string) {
 }
 
 // observations copies what the hub holds for a binding, by cluster.
+// Records that hold the same content (shared, see held.go) share one
+// copy, read-only: a binding of a thousand clusters acked and reported
+// alike is flushed with a few messages built, not a thousand of each.
 func (a *Aggregator) observations(bkey string) map[string]Observation {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	type same struct {
+		c   unique.Handle[content]
+		key string
+	}
 	out := make(map[string]Observation, len(a.byBinding[bkey]))
+	built := make(map[same]Observation)
 	for cluster, r := range a.byBinding[bkey] {
-		out[cluster] = r.h.obs(r.key)
+		k := same{r.h.c, r.key}
+		o, ok := built[k]
+		if !ok {
+			o = r.h.obs(r.key)
+			built[k] = o
+		}
+		out[cluster] = o
 	}
 	return out
 }

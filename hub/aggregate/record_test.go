@@ -1,14 +1,19 @@
 package aggregate
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/hashicorp/go-hclog"
+
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -308,5 +313,33 @@ func TestContentShared(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(record{}); n > 112 {
 		t.Errorf("a record is %d bytes; want at most 112 (a size class of 112, not 224)", n)
+	}
+}
+
+// TestObservationsShared: a flush builds one Observation for the records
+// of a binding that hold the same ack and report, not one per cluster,
+// and its own for a cluster that holds another.
+func TestObservationsShared(t *testing.T) {
+	leases := liveness.New(liveness.Config{LeaseDuration: 40 * time.Second})
+	a := New(nil, nil, leases, Config{Local: true, Seen: func() int64 { return 1 }}, hclog.NewNullLogger())
+	ctx := context.Background()
+	for i := range 3 {
+		version := "v1"
+		if i == 2 {
+			version = "v2"
+		}
+		if err := a.Ack(ctx, fmt.Sprintf("member-%d", i), &agentv1.Ack{WorkKey: workKey, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs := a.observations(store.BindingKey(webRef))
+	if len(obs) != 3 {
+		t.Fatalf("%d observations, want 3", len(obs))
+	}
+	if obs["member-0"].Ack != obs["member-1"].Ack {
+		t.Errorf("two clusters that acked the same version got an ack each; want one shared")
+	}
+	if obs["member-2"].Ack == obs["member-0"].Ack || obs["member-2"].Ack.GetVersion() != "v2" {
+		t.Errorf("the cluster that acked v2 got %v; want its own ack of v2", obs["member-2"].Ack)
 	}
 }
