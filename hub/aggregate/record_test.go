@@ -311,8 +311,8 @@ func TestContentShared(t *testing.T) {
 	if got := string(hs[0].obs(workKey).Report.GetManifests()[0].GetStatusJson()); got != status {
 		t.Errorf("status held %s; want %s", got, status)
 	}
-	if n := unsafe.Sizeof(record{}); n > 112 {
-		t.Errorf("a record is %d bytes; want at most 112 (a size class of 112, not 224)", n)
+	if n := unsafe.Sizeof(record{}); n > 80 {
+		t.Errorf("a record is %d bytes; want at most 80 (a size class of 80, not 112)", n)
 	}
 }
 
