@@ -17,6 +17,12 @@
 // agent protocol with one bootstrap token of unlimited uses (EnrollToken),
 // which the hub serves at 10 registrations a second at most.
 //
+// Workers collect garbage at DefaultWorkerGCPercent (400) under a soft
+// memory limit that shares half of the machine's memory among them (at
+// most 2 GiB each; Config.WorkerGCPercent, Config.WorkerMemoryLimit): a
+// worker's one heap holds hundreds of agents' state, and at Go's 100 its
+// collector took CPU the hub on the same cores then lacked.
+//
 // The workers report to the driver over one TCP connection each (JSON
 // lines, control.go): each agent's SyncDone with what the hub sent before
 // it, and when an agent holds the expected number of works of a template
