@@ -69,7 +69,8 @@
 // # Wiring
 //
 // The hub's gRPC server needs ServerOptions(cfg) (message size, keepalive,
-// connection bounds) and TLS credentials whose ClientCAs is the hub CA with ClientAuth
+// connection bounds, and a codec that encodes a work once for every
+// stream that sends it: wire.go) and TLS credentials whose ClientCAs is the hub CA with ClientAuth
 // tls.VerifyClientCertIfGiven: Register is called without a certificate,
 // Connect refuses a stream without one.
 //
