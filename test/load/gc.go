@@ -1,11 +1,8 @@
 package load
 
 import (
-	"bufio"
-	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
+	"syscall"
 )
 
 // DefaultWorkerGCPercent is the workers' garbage collection target (Go's
@@ -34,25 +31,14 @@ func workerMemoryLimit(workers int) int64 {
 	return min(total/2/int64(max(workers, 1)), maxWorkerMemoryLimit)
 }
 
-// memTotal is the machine's memory in bytes (/proc/meminfo); zero when it
-// cannot be read.
+// memTotal is the machine's memory in bytes; zero when the kernel does
+// not say. The load tool runs on Linux only (test/proc's Pdeathsig).
 func memTotal() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
+	var info syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&info); err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
+	return int64(info.Totalram) * int64(info.Unit)
 }
 
 // setGC applies a worker's collection target and soft memory limit; zero
