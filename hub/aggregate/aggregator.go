@@ -276,17 +276,17 @@ func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 		if !ok {
 			return
 		}
-		bkey := a.strs.get(store.BindingKey(ref))
-		key = a.strs.get(key)
-		r = &record{of: unique.Make(workOf{binding: bkey, key: key})}
+		// The indexes' keys are the handle's strings: held once per work.
+		r = &record{of: unique.Make(workOf{binding: store.BindingKey(ref), key: key})}
+		w := r.of.Value()
 		if a.records[cluster] == nil {
 			a.records[cluster] = make(map[string]*record)
 		}
-		a.records[cluster][key] = r
-		if a.byBinding[bkey] == nil {
-			a.byBinding[bkey] = make(map[string]*record)
+		a.records[cluster][w.key] = r
+		if a.byBinding[w.binding] == nil {
+			a.byBinding[w.binding] = make(map[string]*record)
 		}
-		a.byBinding[bkey][cluster] = r
+		a.byBinding[w.binding][cluster] = r
 	}
 	r.h, r.rev = h, rev
 	a.touchLocked(r.binding())
@@ -391,16 +391,17 @@ func (a *Aggregator) dropBinding(bkey string) {
 // deleteRecordLocked drops r, cluster's record, from both indexes; a.mu
 // must be held.
 func (a *Aggregator) deleteRecordLocked(cluster string, r *record) {
-	if a.records[cluster][r.key()] == r {
-		delete(a.records[cluster], r.key())
+	w := r.of.Value()
+	if a.records[cluster][w.key] == r {
+		delete(a.records[cluster], w.key)
 		if len(a.records[cluster]) == 0 {
 			delete(a.records, cluster)
 		}
 	}
-	if a.byBinding[r.binding()][cluster] == r {
-		delete(a.byBinding[r.binding()], cluster)
-		if len(a.byBinding[r.binding()]) == 0 {
-			delete(a.byBinding, r.binding())
+	if a.byBinding[w.binding][cluster] == r {
+		delete(a.byBinding[w.binding], cluster)
+		if len(a.byBinding[w.binding]) == 0 {
+			delete(a.byBinding, w.binding)
 		}
 	}
 }

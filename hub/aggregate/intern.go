@@ -13,7 +13,7 @@ const (
 )
 
 // interner hands out one copy of the strings that every cluster's
-// updates repeat (work and binding keys, versions, digests), and of the
+// updates repeat (work keys, versions, digests), and of the
 // status JSON they often repeat too (a Duplicated Deployment's reflected
 // status is its replica counts): a work Duplicated to a thousand clusters
 // is held a thousand times, its key and version once.
