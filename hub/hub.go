@@ -81,9 +81,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	defer aggregateHooks.Close()
 	leases := liveness.New(liveness.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
-	// leader knows every cluster whichever replica holds its stream.
+	// leader knows every cluster whichever replica holds its stream; they
+	// also keep this replica's own leases valid at once, however slow etcd.
 	heartbeats := liveness.NewPublisher(st, liveness.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
-		LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
+		LeaseDuration: h.cfg.LeaseDuration, Local: leases, Logger: h.logger})
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
 	fence := &store.Fence{}

@@ -49,6 +49,13 @@
 // in 5-10 transactions, not one write per heartbeat. A single hub does the
 // same through its embedded etcd.
 //
+// The heartbeats of a replica's own streams also keep their clusters'
+// leases valid in its own Leases at once (PublisherConfig.Local): a hub
+// starved of CPU can take longer than a lease to commit the records and
+// read them back, and must not lose the clusters it is hearing from for
+// that. Only the records change a lease's state or content, or bring back
+// one that ran out, so every replica sees those in the same order.
+//
 // # Bounds
 //
 // What one agent makes the hub write is bounded per cluster. A cluster's

@@ -188,6 +188,20 @@ func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time)
 	}
 }
 
+// touch keeps cluster's lease valid from now, if it is valid: a heartbeat
+// on one of this replica's own streams (PublisherConfig.Local). It changes
+// neither state nor content and wakes no one; a lease that ran out, or one
+// this replica has not met, comes (back) only with a record, through
+// Follow.
+func (l *Leases) touch(cluster string) {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cur, ok := l.leases[cluster]; ok && cur.State != StateUnknown && now.After(cur.LastHeartbeat) {
+		cur.LastHeartbeat = now
+	}
+}
+
 // holdExpiry keeps every lease from running out until one lease duration
 // from now (or later, if already held longer): Follow's view of the
 // renewals has a gap.

@@ -77,6 +77,7 @@ type Publisher struct {
 	limits   HeartbeatLimits
 	clock    Clock
 	log      hclog.Logger
+	local    *Leases       // Config.Local; nil: none
 	kick     chan struct{} // wakes Run for an urgent write; buffered, 1
 
 	mu      sync.Mutex // guards the fields below
@@ -121,6 +122,14 @@ type PublisherConfig struct {
 	ContentInterval time.Duration
 	// HeartbeatLimits bounds the heartbeats written.
 	HeartbeatLimits HeartbeatLimits
+	// Local is this replica's own Leases, or nil. A heartbeat handed to
+	// the Publisher keeps its cluster's lease there valid at once (never
+	// bringing back one that ran out), whatever the store's latency: a hub
+	// starved of CPU can take longer than a lease to commit a record and
+	// read it back, and its own streams' clusters must not run out for
+	// that. Content and state still come only from the records, so every
+	// replica sees them change in the same order.
+	Local *Leases
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
 	// Logger: nil logs nothing.
@@ -146,7 +155,7 @@ func NewPublisher(st *store.Store, cfg PublisherConfig) *Publisher {
 	}
 	return &Publisher{client: st.Client(), replica: cfg.Replica, refresh: cfg.Refresh, interval: cfg.ContentInterval,
 		ttl: cfg.LeaseDuration, limits: cfg.HeartbeatLimits.withDefaults(), clock: cfg.Clock,
-		log: cfg.Logger.Named("liveness"), kick: make(chan struct{}, 1),
+		log: cfg.Logger.Named("liveness"), local: cfg.Local, kick: make(chan struct{}, 1),
 		written: make(map[string]published), pending: make(map[string]pendingHB)}
 }
 
@@ -156,9 +165,13 @@ func NewPublisher(st *store.Store, cfg PublisherConfig) *Publisher {
 func (p *Publisher) CheckHeartbeat(hb *agentv1.Heartbeat) error { return p.limits.Check(hb) }
 
 // Heartbeat queues cluster's heartbeat for writing if it is due (see
-// Publisher). A heartbeat past the limits only renews the content last
-// written, if any. It never blocks on I/O.
+// Publisher), and keeps its lease in Config.Local valid. A heartbeat past
+// the limits only renews the content last written, if any. It never
+// blocks on I/O.
 func (p *Publisher) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
+	if p.local != nil {
+		p.local.touch(cluster)
+	}
 	now := p.clock.Now()
 	tooLarge := p.limits.Check(hb)
 	p.mu.Lock()
