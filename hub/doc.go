@@ -41,7 +41,8 @@
 //     and aggregate (with the pruning of removed clusters' relayed
 //     reports), all writing through a store view fenced by the
 //     leadership (store.Fenced); it ends as soon as leadership is lost. A
-//     single hub on its embedded etcd wins the election at once. Every
+//     single hub on its embedded etcd, the only replica there can be,
+//     leads without an election until it stops (hub/leader's Alone). Every
 //     replica renders works from etcd watches and serves agents and
 //     clients. The first task to fail cancels the
 //     others; Run returns only after all have returned. A panic is not a

@@ -24,10 +24,16 @@
 // conditional on the key still being this term's, so a deposed leader that
 // has not noticed yet writes nothing (store.ErrNotLeader).
 //
-// A single replica (the embedded etcd default) wins at once. When Run
-// ends with ctx it resigns, so a replica stopped on purpose hands over
-// without waiting for its lease; a replica that dies (kill -9) hands over
-// once its lease runs out, within TTL.
+// When Run ends with ctx it resigns, so a replica stopped on purpose hands
+// over without waiting for its lease; a replica that dies (kill -9) hands
+// over once its lease runs out, within TTL.
+//
+// A hub on its embedded etcd is the only replica there can be
+// (Config.Alone): it does not campaign. It leads from the start until Run
+// ends with the fence open (store.Fence.Open), holding no session and no
+// key, so a process too starved of CPU to keep a session's lease alive
+// does not end its own term (and restart its controllers), and a restart
+// after a kill -9 does not wait for the dead process's lease.
 //
 // It imports the etcd client, hub/store and go-hclog.
 package leader

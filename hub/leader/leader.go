@@ -43,6 +43,16 @@ type Config struct {
 	// Name is stored as the leader's value, for operators (etcdctl get
 	// --prefix /tether/leader): the replica's address.
 	Name string
+	// Alone says this is the only replica there can be: a hub on its
+	// embedded etcd, whose data directory no other process can open. It
+	// leads from the start until Run ends, with the fence open (no
+	// campaign, no session, no key), and nothing else ends its term. A
+	// session would end it whenever the process is too starved of CPU to
+	// keep the session's lease alive for TTL (10,000 agents reconnecting
+	// at once did, three times in two minutes), and every controller
+	// would stop, then list and decode every binding again, when CPU is
+	// shortest and with no other replica to take over. TTL is unused.
+	Alone bool
 }
 
 // Elector campaigns for leadership and runs the leader's work while elected.
@@ -78,6 +88,9 @@ func (e *Elector) Terms() uint64 { return e.terms.Load() }
 // lead fails (its error). A term's context ends when leadership is lost;
 // lead must return then, and Run campaigns again.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error) error {
+	if e.cfg.Alone {
+		return e.runAlone(ctx, lead)
+	}
 	for {
 		err := e.term(ctx, lead)
 		if ctx.Err() != nil {

@@ -176,3 +176,68 @@ func TestLeadErrorEndsRun(t *testing.T) {
 		t.Errorf("Run = %v; want %v", err, boom)
 	}
 }
+
+// TestAloneLeadsWithoutSession: the only replica (a hub on its embedded
+// etcd) leads at once, although a key an earlier process left under the
+// prefix has an hour of lease left (a campaign would wait for it), and its
+// writes go through. It holds no session: every lease in etcd running out
+// (as a session's does when the process is too starved of CPU to keep it
+// alive) neither ends its term nor fences its writes.
+func TestAloneLeadsWithoutSession(t *testing.T) {
+	st := etcdtest.Embedded(t)
+	c := context.Background()
+	stale, err := st.Client().Grant(c, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Client().Put(c, DefaultPrefix+"/694d9a1b2c3d4e5f", "killed", clientv3.WithLease(stale.ID)); err != nil {
+		t.Fatal(err)
+	}
+	fence := &store.Fence{}
+	view := st.Fenced(fence)
+	el := New(st.Client(), fence, Config{TTL: time.Second, Name: "alone", Alone: true}, hclog.NewNullLogger())
+	ctx, cancel := context.WithCancel(c)
+	terms, done := make(chan context.Context, 1), make(chan error, 1)
+	go func() {
+		done <- el.Run(ctx, func(ctx context.Context) error { terms <- ctx; <-ctx.Done(); return nil })
+	}()
+	var term context.Context
+	select {
+	case term = <-terms:
+	case <-time.After(waitTimeout):
+		t.Fatalf("the only replica did not lead within %s (a key of an earlier process has an hour of lease left)", waitTimeout)
+	}
+	if !el.IsLeader() {
+		t.Error("IsLeader = false during the term")
+	}
+	if _, err := view.Put(c, "/tether/test/a", []byte("1")); err != nil {
+		t.Errorf("write while leading alone: %v", err)
+	}
+
+	leases, err := st.Client().Leases(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases.Leases {
+		if _, err := st.Client().Revoke(c, l.ID); err != nil {
+			t.Fatalf("Revoke: %v", err)
+		}
+	}
+	if _, err := view.Put(c, "/tether/test/a", []byte("2")); err != nil {
+		t.Errorf("write after every lease in etcd ran out: %v; want it through", err)
+	}
+	if term.Err() != nil {
+		t.Errorf("term ended (%v) when every lease in etcd ran out", context.Cause(term))
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	if el.IsLeader() {
+		t.Error("IsLeader = true after Run returned")
+	}
+	if _, err := view.Put(c, "/tether/test/a", []byte("3")); !errors.Is(err, store.ErrNotLeader) {
+		t.Errorf("write after Run returned = %v; want ErrNotLeader", err)
+	}
+}

@@ -14,28 +14,45 @@ import (
 // belongs to the next leader (another create revision), so etcd refuses its
 // writes even before the holder notices; they fail with ErrNotLeader.
 //
+// A Fence opened (Open) lets every write through unconditionally: it is
+// the only replica there can be's, with no one to fence against.
+//
 // A new Fence is released. Its methods are safe for concurrent use.
 type Fence struct {
-	mu  sync.RWMutex // guards key and rev
-	key string       // the leadership key; empty: released
-	rev int64        // its create revision
+	mu   sync.RWMutex // guards the fields below
+	key  string       // the leadership key; empty: released, or open
+	rev  int64        // its create revision
+	open bool         // Open: no condition at all
 }
 
 // Hold fences writes on key having been created at rev.
 func (f *Fence) Hold(key string, rev int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.key, f.rev = key, rev
+	f.key, f.rev, f.open = key, rev, false
 }
 
-// Release makes every write fail with ErrNotLeader until the next Hold.
+// Open lets every write through, with no condition, until Release: the
+// holder is the only replica there can be (hub/leader's Config.Alone).
+func (f *Fence) Open() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.key, f.rev, f.open = "", 0, true
+}
+
+// Release makes every write fail with ErrNotLeader until the next Hold or
+// Open.
 func (f *Fence) Release() { f.Hold("", 0) }
 
-// cmp returns the compare that guards a write, the key and revision it
-// compares, and ok false when released.
+// cmp returns the compare that guards a write and the key and revision it
+// compares (key empty: none, the fence is open), and ok false when
+// released.
 func (f *Fence) cmp() (c clientv3.Cmp, key string, rev int64, ok bool) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
+	if f.open {
+		return clientv3.Cmp{}, "", 0, true
+	}
 	if f.key == "" {
 		return clientv3.Cmp{}, "", 0, false
 	}
@@ -63,9 +80,11 @@ func (s *Store) write(ctx context.Context, op, key string, cmps []clientv3.Cmp, 
 		if !ok {
 			return nil, wrap(op, key, ErrNotLeader)
 		}
-		cmps = append(cmps, fcmp)
-		elses = append(elses, clientv3.OpGet(k))
-		fkey, frev = k, rev
+		if k != "" {
+			cmps = append(cmps, fcmp)
+			elses = append(elses, clientv3.OpGet(k))
+			fkey, frev = k, rev
+		}
 	}
 	s.counts.writes.Add(1)
 	resp, err := s.client.Txn(ctx).If(cmps...).Then(then).Else(elses...).Commit()

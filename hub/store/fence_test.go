@@ -73,3 +73,31 @@ func TestFencedWrites(t *testing.T) {
 		t.Errorf("Put through the unfenced store: %v", err)
 	}
 }
+
+// TestOpenFence: an open fence (the only replica) lets every write through
+// with no leadership key at all, and its conditions still decide; released
+// again, it refuses them.
+func TestOpenFence(t *testing.T) {
+	s := open(t, Config{DataDir: t.TempDir()})
+	defer s.Close()
+	c := ctx(t)
+	var fence Fence
+	view := s.Fenced(&fence)
+	key := ObjectKey(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "nginx"})
+
+	fence.Open()
+	rev, err := view.Create(c, key, []byte("v1"))
+	if err != nil {
+		t.Fatalf("Create through an open fence: %v", err)
+	}
+	if _, err := view.Update(c, key, []byte("v2"), rev-1); !errors.Is(err, ErrConflict) {
+		t.Errorf("stale Update through an open fence = %v; want ErrConflict", err)
+	}
+	if _, err := view.Update(c, key, []byte("v2"), rev); err != nil {
+		t.Errorf("Update through an open fence: %v", err)
+	}
+	fence.Release()
+	if _, err := view.Put(c, key, []byte("v3")); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("Put through a fence released after Open = %v; want ErrNotLeader", err)
+	}
+}
