@@ -85,6 +85,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	// also keep this replica's own leases valid at once, however slow etcd.
 	heartbeats := liveness.NewPublisher(st, liveness.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
 		LeaseDuration: h.cfg.LeaseDuration, Local: leases, Logger: h.logger})
+	var _ agentapi.Toucher = heartbeats // streams held back keep their leases
 	// Controllers that write decisions do so through fenced, which lets a
 	// write through only while this replica leads (hub/leader).
 	fence := &store.Fence{}

@@ -69,20 +69,47 @@ func (s *Server) Connect(ss agentv1.AgentService_ConnectServer) error {
 }
 
 // awaitWorks waits until the works can be read (Readiness) before the
-// stream reads Hello; the Hello timeout runs from then. It returns early
-// when the stream ends (a revocation) or ctx does.
+// stream reads Hello, the cluster's lease kept valid meanwhile (touching);
+// the Hello timeout runs from then. It returns early when the stream ends
+// (a revocation) or ctx does.
 func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
 	r, ok := s.works.(Readiness)
 	if !ok {
 		return nil
 	}
-	select {
-	case <-r.Ready():
-		return nil
-	case <-st.done:
-		return st.err
-	case <-ctx.Done():
-		return ctx.Err()
+	touch, stop := s.touching(st.cluster)
+	defer stop()
+	for {
+		select {
+		case <-r.Ready():
+			return nil
+		case <-touch:
+			s.touch(st.cluster)
+		case <-st.done:
+			return st.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// touching touches cluster's lease (Toucher) now and returns a channel
+// that ticks every heartbeat interval to touch it again while its stream
+// waits, and the func that stops it; a nil channel when Leases cannot
+// touch.
+func (s *Server) touching(cluster string) (<-chan time.Time, func()) {
+	if _, ok := s.leases.(Toucher); !ok {
+		return nil, func() {}
+	}
+	s.touch(cluster)
+	t := time.NewTicker(s.cfg.HeartbeatInterval)
+	return t.C, t.Stop
+}
+
+// touch keeps cluster's lease valid, if Leases can (Toucher).
+func (s *Server) touch(cluster string) {
+	if t, ok := s.leases.(Toucher); ok {
+		t.Touch(cluster)
 	}
 }
 
@@ -97,15 +124,23 @@ const helloSlotHold = time.Second
 // after helloSlotHold; calling it again does nothing. The Hellos of a
 // fleet reconnecting at once are then decoded a bounded number at a
 // time, each dropped once acted on, and the others wait unread in the
-// transport, within the stream window. It returns early when the stream
-// ends or ctx does.
+// transport, within the stream window, their clusters' leases kept valid
+// (touching). It returns early when the stream ends or ctx does.
 func (s *Server) admitHello(ctx context.Context, st *stream) (func(), error) {
-	select {
-	case s.hellos <- struct{}{}:
-	case <-st.done:
-		return nil, st.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	touch, stop := s.touching(st.cluster)
+	defer stop()
+wait:
+	for {
+		select {
+		case s.hellos <- struct{}{}:
+			break wait
+		case <-touch:
+			s.touch(st.cluster)
+		case <-st.done:
+			return nil, st.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	var once sync.Once
 	release := func() { once.Do(func() { <-s.hellos }) }

@@ -91,7 +91,10 @@
 // not read yet stays within its flow-control window, a static 64 KiB
 // (streamWindow), and at most Config.MaxHellosInProgress streams read and
 // act on their Hello at once (admitHello): a fleet reconnecting to a
-// restarted hub waits in the transport, not decoded in memory.
+// restarted hub waits in the transport, not decoded in memory. A stream
+// held back so (or until the works are ready) keeps its cluster's lease
+// valid every heartbeat interval (Toucher), so that the hub's own backlog
+// never makes a connected agent look gone.
 //
 // # Message bounds
 //

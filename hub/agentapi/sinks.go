@@ -29,6 +29,16 @@ type Leases interface {
 	Heartbeat(cluster string, hb *agentv1.Heartbeat)
 }
 
+// Toucher is implemented by a Leases that can keep a cluster's lease
+// valid without a heartbeat (hub/liveness): the hub touches the lease of a
+// cluster whose agent's stream it holds back unread (its works not ready
+// after a restart, or no place yet among the Hellos in progress), so that
+// its own backlog never makes a connected agent look gone.
+type Toucher interface {
+	// Touch keeps the cluster's lease valid from now if it is valid.
+	Touch(cluster string)
+}
+
 // HeartbeatChecker is implemented by a Leases that bounds the heartbeats it
 // holds (hub/liveness): a heartbeat it refuses is not handed over, and the
 // stream ends with ResourceExhausted saying why.

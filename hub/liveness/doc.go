@@ -50,11 +50,14 @@
 // same through its embedded etcd.
 //
 // The heartbeats of a replica's own streams also keep their clusters'
-// leases valid in its own Leases at once (PublisherConfig.Local): a hub
-// starved of CPU can take longer than a lease to commit the records and
-// read them back, and must not lose the clusters it is hearing from for
-// that. Only the records change a lease's state or content, or bring back
-// one that ran out, so every replica sees those in the same order.
+// leases valid in its own Leases at once (PublisherConfig.Local), and so
+// do the streams it holds back unread (Publisher.Touch, called by
+// hub/agentapi while a stream waits for the works to be ready or for its
+// Hello to be read): a hub starved of CPU can take longer than a lease to
+// commit the records and read them back, or to read the Hellos of a fleet
+// reconnecting at once, and must not lose the clusters it is connected to
+// for that. Only the records change a lease's state or content, or bring
+// back one that ran out, so every replica sees those in the same order.
 //
 // # Bounds
 //

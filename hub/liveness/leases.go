@@ -188,12 +188,13 @@ func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time)
 	}
 }
 
-// touch keeps cluster's lease valid from now, if it is valid: a heartbeat
-// on one of this replica's own streams (PublisherConfig.Local). It changes
-// neither state nor content and wakes no one; a lease that ran out, or one
-// this replica has not met, comes (back) only with a record, through
-// Follow.
-func (l *Leases) touch(cluster string) {
+// Touch keeps cluster's lease valid from now, if it is valid: a heartbeat
+// on one of this replica's own streams (PublisherConfig.Local), or a
+// stream of its agent that this replica holds back unread (hub/agentapi's
+// Toucher). It changes neither state nor content and wakes no one; a lease
+// that ran out, or one this replica has not met, comes (back) only with a
+// heartbeat (through Follow, on a hub of several replicas).
+func (l *Leases) Touch(cluster string) {
 	now := l.clock.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

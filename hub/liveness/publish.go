@@ -169,9 +169,7 @@ func (p *Publisher) CheckHeartbeat(hb *agentv1.Heartbeat) error { return p.limit
 // the limits only renews the content last written, if any. It never
 // blocks on I/O.
 func (p *Publisher) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
-	if p.local != nil {
-		p.local.touch(cluster)
-	}
+	p.Touch(cluster)
 	now := p.clock.Now()
 	tooLarge := p.limits.Check(hb)
 	p.mu.Lock()
@@ -197,6 +195,15 @@ func (p *Publisher) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
 		case p.kick <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// Touch keeps cluster's lease in Config.Local valid (Leases.Touch), and
+// writes nothing: hub/agentapi calls it for a stream of the cluster's
+// agent that it holds back unread.
+func (p *Publisher) Touch(cluster string) {
+	if p.local != nil {
+		p.local.Touch(cluster)
 	}
 }
 
