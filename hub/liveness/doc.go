@@ -38,10 +38,10 @@
 //
 // An agent streams to one hub replica, but the leader's scheduler and
 // every replica's API need every cluster's liveness. So the heartbeats do
-// not go to Leases directly: hub/agentapi hands them to the replica's
-// Publisher, which writes them to etcd (/tether/liveness/, under an etcd
-// lease of the replica), and every replica's Leases is fed by Follow, a
-// watch of those records. The heartbeat's content is written only when it
+// not go to the replica's Leases alone: hub/agentapi hands them to the
+// replica's Publisher, which writes them to etcd (/tether/liveness/, under
+// an etcd lease of the replica), and every replica's Leases is fed by
+// Follow, a watch of those records. The heartbeat's content is written only when it
 // changes; a renewal of under 150 bytes is written at once when the
 // cluster's state changes and otherwise every PublisherConfig.Refresh
 // (default a quarter of the lease duration), in batched transactions, so
@@ -49,15 +49,17 @@
 // in 5-10 transactions, not one write per heartbeat. A single hub does the
 // same through its embedded etcd.
 //
-// The heartbeats of a replica's own streams also keep their clusters'
-// leases valid in its own Leases at once (PublisherConfig.Local), and so
-// do the streams it holds back unread (Publisher.Touch, called by
-// hub/agentapi while a stream waits for the works to be ready or for its
-// Hello to be read): a hub starved of CPU can take longer than a lease to
-// commit the records and read them back, or to read the Hellos of a fleet
-// reconnecting at once, and must not lose the clusters it is connected to
-// for that. Only the records change a lease's state or content, or bring
-// back one that ran out, so every replica sees those in the same order.
+// The heartbeats of a replica's own streams also renew their clusters'
+// leases in its own Leases at once, with their content
+// (PublisherConfig.Local), and Follow skips the records that replica
+// writes (applied already: read back later, they would put older content
+// over newer). The streams it holds back unread keep their leases valid
+// too (Publisher.Touch, called by hub/agentapi while a stream waits for
+// the works to be ready or for its Hello to be read). A hub starved of CPU
+// can take longer than a lease to commit the records and read them back,
+// or, after a restart, to write a first record for each of its clusters,
+// and must not lose the clusters it is connected to for that. A listed
+// record older than the heartbeat a lease holds changes nothing.
 //
 // # Bounds
 //

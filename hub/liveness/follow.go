@@ -20,7 +20,8 @@ var errWatchClosed = errors.New("liveness: watch closed")
 
 // Follow feeds l from the liveness records every replica's Publisher
 // writes, until ctx ends (nil). Each record written is a heartbeat at the
-// time l sees it; a record found by listing (at start, or after the
+// time l sees it, except those of the replica whose Publisher renews l
+// directly (PublisherConfig.Local), applied already; a record found by listing (at start, or after the
 // watch was compacted) renews the lease from when its publisher received
 // it, and one older than the lease duration renews nothing. A record
 // deleted (its replica stopped or died) only stops the renewals: the lease
@@ -128,6 +129,9 @@ func (f *follower) apply(ev store.Event, listed bool) {
 	if listed {
 		f.l.heartbeatAt(cluster, c.hb, time.UnixMilli(b.At))
 		return
+	}
+	if f.l.ownRecord(b.Replica) {
+		return // applied when its heartbeat was received; the lease may hold a newer one
 	}
 	f.l.Heartbeat(cluster, c.hb)
 }

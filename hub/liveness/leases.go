@@ -96,6 +96,9 @@ type Leases struct {
 	holdUntil time.Time
 	// pauses counts the pauses noticed.
 	pauses uint64
+	// own names the replica whose Publisher renews these leases directly
+	// (PublisherConfig.Local): Follow skips the records it writes.
+	own string
 }
 
 // New returns empty Leases for cfg.
@@ -166,6 +169,10 @@ func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time)
 	state := stateOf(hb)
 	l.mu.Lock()
 	cur, ok := l.leases[cluster]
+	if ok && at.Before(cur.LastHeartbeat) {
+		l.mu.Unlock()
+		return // older than the heartbeat the lease holds (a record listed late)
+	}
 	if !ok {
 		cur = &Lease{Cluster: cluster}
 		l.leases[cluster] = cur
@@ -188,12 +195,26 @@ func (l *Leases) renew(cluster string, hb *agentv1.Heartbeat, at, now time.Time)
 	}
 }
 
-// Touch keeps cluster's lease valid from now, if it is valid: a heartbeat
-// on one of this replica's own streams (PublisherConfig.Local), or a
-// stream of its agent that this replica holds back unread (hub/agentapi's
-// Toucher). It changes neither state nor content and wakes no one; a lease
-// that ran out, or one this replica has not met, comes (back) only with a
-// heartbeat (through Follow, on a hub of several replicas).
+// setOwn names the replica whose Publisher renews these leases directly.
+func (l *Leases) setOwn(replica string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.own = replica
+}
+
+// ownRecord says whether a record written by replica was applied already,
+// when its heartbeat was received (PublisherConfig.Local).
+func (l *Leases) ownRecord(replica string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.own != "" && replica == l.own
+}
+
+// Touch keeps cluster's lease valid from now, if it is valid: a stream of
+// its agent that this replica holds back unread (hub/agentapi's Toucher),
+// or a heartbeat too large to hold. It changes neither state nor content
+// and wakes no one; a lease that ran out, or one this replica has not met,
+// comes (back) only with a heartbeat.
 func (l *Leases) Touch(cluster string) {
 	now := l.clock.Now()
 	l.mu.Lock()

@@ -92,21 +92,10 @@ func TestLivenessAcrossReplicas(t *testing.T) {
 	}
 }
 
-// putHeartbeat returns the events of a publisher writing hb received at.
+// heartbeatEvents returns the events of replica r writing hb received at.
 func heartbeatEvents(t *testing.T, cluster string, hb *agentv1.Heartbeat, at time.Time) []store.Event {
 	t.Helper()
-	enc, err := encodeHeartbeat(hb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := encodeBeat("r", at, enc.digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []store.Event{
-		{Type: store.EventPut, KV: store.KV{Key: store.HeartbeatKey(cluster), Value: enc.content}},
-		{Type: store.EventPut, KV: store.KV{Key: store.LivenessKey(cluster), Value: b}},
-	}
+	return recordEvents(t, "r", cluster, hb, at)
 }
 
 // TestListedRecordAge: a renewal found by listing renews the lease from
