@@ -92,9 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // heap grows with works and clusters (about 1 GB for a million works) and
 // its heap peaks at about twice that: the million's resident peak is
 // 2.1-2.2 GiB at 100, 1.5-1.8 GiB at 50. 50 is not the default: a hub
-// that is short of CPU spends it on collecting instead of on heartbeats,
-// and 10,000 agents given 100 works each then lost 86% of their leases at
-// once (at 100 the same run lost none; README, "Scale, measured").
+// that is short of CPU spends more of it on collecting (the million's
+// works phase took the hub 3-16 % more CPU-seconds at 50), and 10,000
+// agents given 100 works each once lost 86% of their leases at once at 50
+// (their renewals waited on etcd behind the hub's backlog; the hub's own
+// streams renew them directly since 75c6592 and 90c88a3; README, "Scale,
+// measured").
 // --memory-limit (some 90% of the container's limit) bounds the heap by
 // collecting more often only near the limit.
 const defaultGCPercent = 100

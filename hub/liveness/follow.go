@@ -21,9 +21,10 @@ var errWatchClosed = errors.New("liveness: watch closed")
 // Follow feeds l from the liveness records every replica's Publisher
 // writes, until ctx ends (nil). Each record written is a heartbeat at the
 // time l sees it, except those of the replica whose Publisher renews l
-// directly (PublisherConfig.Local), applied already; a record found by listing (at start, or after the
-// watch was compacted) renews the lease from when its publisher received
-// it, and one older than the lease duration renews nothing. A record
+// directly (PublisherConfig.Local), applied already; a record found by
+// listing (at start, or after the watch was compacted) renews the lease
+// from when its publisher received it, and one older than the lease
+// duration, or than the heartbeat the lease holds, renews nothing. A record
 // deleted (its replica stopped or died) only stops the renewals: the lease
 // runs out in l by itself, with l's pause protection, and nothing is
 // deleted because of it. While the watch is broken (etcd unreachable, this
