@@ -23,13 +23,19 @@ func elect(t *testing.T, s *Store, prefix string) (*concurrency.Session, *concur
 	return sess, e
 }
 
-func TestFencedWrites(t *testing.T) {
+// fencedStore opens a store (closed when t ends) and returns it, a
+// released fence, the view it fences, and the key of an object to write.
+func fencedStore(t *testing.T) (*Store, *Fence, *Store, string) {
+	t.Helper()
 	s := open(t, Config{DataDir: t.TempDir()})
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	fence := &Fence{}
+	return s, fence, s.Fenced(fence), ObjectKey(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "nginx"})
+}
+
+func TestFencedWrites(t *testing.T) {
+	s, fence, view, key := fencedStore(t)
 	c := ctx(t)
-	var fence Fence
-	view := s.Fenced(&fence)
-	key := ObjectKey(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "nginx"})
 
 	if _, err := view.Create(c, key, []byte("v1")); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("Create through a released fence = %v; want ErrNotLeader", err)
@@ -78,12 +84,8 @@ func TestFencedWrites(t *testing.T) {
 // with no leadership key at all, and its conditions still decide; released
 // again, it refuses them.
 func TestOpenFence(t *testing.T) {
-	s := open(t, Config{DataDir: t.TempDir()})
-	defer s.Close()
+	_, fence, view, key := fencedStore(t)
 	c := ctx(t)
-	var fence Fence
-	view := s.Fenced(&fence)
-	key := ObjectKey(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "nginx"})
 
 	fence.Open()
 	rev, err := view.Create(c, key, []byte("v1"))
