@@ -82,7 +82,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	leases := liveness.New(liveness.Config{LeaseDuration: h.cfg.LeaseDuration, Logger: h.logger})
 	// Heartbeats go to etcd and come back to every replica's leases, so the
 	// leader knows every cluster whichever replica holds its stream; they
-	// also keep this replica's own leases valid at once, however slow etcd.
+	// also renew this replica's own leases at once, however slow etcd.
 	heartbeats := liveness.NewPublisher(st, liveness.PublisherConfig{Replica: replicaName(lis.grpc.Addr().String()),
 		LeaseDuration: h.cfg.LeaseDuration, Local: leases, Logger: h.logger})
 	var _ agentapi.Toucher = heartbeats // streams held back keep their leases

@@ -14,8 +14,8 @@ import (
 // belongs to the next leader (another create revision), so etcd refuses its
 // writes even before the holder notices; they fail with ErrNotLeader.
 //
-// A Fence opened (Open) lets every write through unconditionally: it is
-// the only replica there can be's, with no one to fence against.
+// An open Fence (Open) lets every write through unconditionally: its
+// holder is the only replica there can be, with no one to fence against.
 //
 // A new Fence is released. Its methods are safe for concurrent use.
 type Fence struct {
