@@ -84,7 +84,7 @@ func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
 		case <-r.Ready():
 			return nil
 		case <-touch:
-			s.touch(st.cluster)
+			s.toucher.Touch(st.cluster) // touch is nil without a toucher
 		case <-st.done:
 			return st.err
 		case <-ctx.Done():
@@ -98,19 +98,12 @@ func (s *Server) awaitWorks(ctx context.Context, st *stream) error {
 // waits, and the func that stops it; a nil channel when Leases cannot
 // touch.
 func (s *Server) touching(cluster string) (<-chan time.Time, func()) {
-	if _, ok := s.leases.(Toucher); !ok {
+	if s.toucher == nil {
 		return nil, func() {}
 	}
-	s.touch(cluster)
+	s.toucher.Touch(cluster)
 	t := time.NewTicker(s.cfg.HeartbeatInterval)
 	return t.C, t.Stop
-}
-
-// touch keeps cluster's lease valid, if Leases can (Toucher).
-func (s *Server) touch(cluster string) {
-	if t, ok := s.leases.(Toucher); ok {
-		t.Touch(cluster)
-	}
 }
 
 // helloSlotHold is the longest a stream keeps its place among the Hellos
@@ -135,7 +128,7 @@ wait:
 		case s.hellos <- struct{}{}:
 			break wait
 		case <-touch:
-			s.touch(st.cluster)
+			s.toucher.Touch(st.cluster) // touch is nil without a toucher
 		case <-st.done:
 			return nil, st.err
 		case <-ctx.Done():

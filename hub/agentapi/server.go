@@ -19,6 +19,7 @@ type Server struct {
 	works    Works
 	statuses Statuses
 	leases   Leases
+	toucher  Toucher // leases, when it can touch (held-back streams); nil otherwise
 	log      hclog.Logger
 	// registrations bounds Register per source address and in total.
 	registrations *registrationLimits
@@ -46,11 +47,13 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 	if err != nil {
 		return nil, err
 	}
+	toucher, _ := leases.(Toucher)
 	return &Server{
 		cfg:           cfg,
 		works:         works,
 		statuses:      statuses,
 		leases:        leases,
+		toucher:       toucher,
 		log:           logger,
 		registrations: newRegistrationLimits(cfg),
 		hellos:        make(chan struct{}, cfg.MaxHellosInProgress),
