@@ -76,7 +76,8 @@
 //
 // # Deletion safety (DESIGN §4)
 //
-// The agent deletes the objects of a work it holds in exactly three cases:
+// The agent deletes the objects of a work it holds in exactly three cases,
+// each only while it trusts the hub (below):
 //
 //  1. A WorkDelete from the hub identity the work came from, received on a
 //     stream of that hub after its SyncDone. A WorkDelete that arrives
@@ -95,18 +96,36 @@
 //     (--eviction-grace, default 60m; 0 turns eviction off, orphans are
 //     then kept forever).
 //
-// Every held work records the identity of the hub that sent it. When a hub
-// with another identity welcomes the agent (the hub's store was rebuilt, or
-// the agent was pointed at another hub), the agent keeps everything it
-// holds and goes on applying it; it adopts the new identity for what the
-// new hub sends: a work the new hub sends is claimed by it (its origin
-// becomes the new hub). At the new hub's SyncDone, every work still from
-// the old identity is marked "orphaned from hub X" (with the time, in the
-// state file); no word of the new hub can delete it (Hello lists only the
-// works of the identity it names, a WorkDelete for a work of another hub
-// is ignored, and its key set applies to its own works only). An orphan is
-// evicted after the grace period unless a hub claims it first by sending
-// it.
+// Every held work records the identity of the hub that sent it, and the
+// agent records what it saw of that hub's store (agent/state.Lineage): the
+// store's epoch and the highest store revision its Welcomes and upserts
+// carried; Hello sends them. A hub with another identity, another store
+// epoch, or whose store is behind that revision (restored from an older
+// copy, whole data directory included) is held NOT AUTHORITATIVE for this
+// agent: nothing is deleted on its word (its WorkDeletes and key sets are
+// ignored), nothing is orphaned or evicted, and no work held is changed
+// (an upsert of another version is acknowledged FAILED, saying why); new
+// works are applied. Another identity or epoch is judged again at every
+// Welcome (the hub the works came from may come back); a store behind
+// holds until an adoption, however far it goes on. The agent says so in
+// its heartbeats (condition HubTrusted=False, with why).
+//
+// Only an operator ends it, on the hub: tether-hub --accept-store-reset
+// (or --adopt-identity OLD, naming the identity the works came from)
+// records an adoption that every Welcome carries. An agent that holds the
+// hub not authoritative, and has not seen that adoption before, trusts it
+// again: the works the adopting hub sends or lists are claimed by it, and
+// those it does not have are kept in place, unmanaged (never applied,
+// deleted or evicted by the agent; named in the heartbeat's condition
+// UnmanagedWorks) until a hub sends their key again, or deleted when the
+// adoption says so (--adopt-delete-unknown). An adoption is accepted once:
+// the agent records every adoption it sees, so a store restored to after
+// an adoption cannot adopt it again with it.
+//
+// Works held from an earlier identity by an agent whose state predates
+// adoptions (it then took a new hub's identity at once) are orphaned at
+// that hub's authoritative SyncDone unless it sends them, and evicted
+// after the grace period unless a hub claims them first.
 //
 // A decided deletion is written to the state with the work (its policy,
 // reason and hub) before it starts; an agent restarted in the middle

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
@@ -121,6 +122,16 @@ type Config struct {
 	// start with this set. It makes the store the new baseline; later
 	// starts need not repeat it.
 	AcceptStoreReset bool
+	// AdoptIdentities are hub identities whose agents this hub adopts
+	// (--adopt-identity): agents whose works came from one of them trust
+	// this hub's store again, though it is another store or behind what
+	// they saw (hub/authority.Adoption); it implies AcceptStoreReset. A
+	// store that lost its identity key gets the first one back.
+	AdoptIdentities []string
+	// AdoptDeleteUnknown makes adopted agents delete the works this hub
+	// does not have (--adopt-delete-unknown); otherwise they keep them,
+	// unmanaged and listed in their cluster's conditions.
+	AdoptDeleteUnknown bool
 	// FailoverUnreachable makes every Divided binding leave a cluster that
 	// stays unreachable longer than its toleration, as if every policy set
 	// spec.failover.cluster. Off: only the policies that set it fail over.
@@ -283,4 +294,18 @@ func (h *Hub) namespaceFilter() *detector.Filter {
 		return nil
 	}
 	return f
+}
+
+// adoption is what the operator adopts at this start.
+func (c Config) adoption() authority.Adopt {
+	return authority.Adopt{Accept: c.AcceptStoreReset, Identities: c.AdoptIdentities, DeleteUnknown: c.AdoptDeleteUnknown}
+}
+
+// restoredIdentity is the identity a store that lost its identity key gets
+// back: the first adopted one ("" for none).
+func (c Config) restoredIdentity() string {
+	if len(c.AdoptIdentities) == 0 {
+		return ""
+	}
+	return c.AdoptIdentities[0]
 }

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -62,7 +63,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	defer lis.close()
 	// Whether this store may make agents delete: compared with what the
 	// hub recorded next to its CA (hub/authority).
-	auth, err := authority.Check(ctx, st, h.cfg.path(PKIDir), h.cfg.AcceptStoreReset, h.logger)
+	auth, err := authority.Check(ctx, st, h.cfg.path(PKIDir), authority.Options{Identity: identity,
+		Alone: len(h.cfg.EtcdEndpoints) == 0, Adopt: h.cfg.adoption()}, h.logger)
 	if err != nil {
 		return fmt.Errorf("store authority: %w", err)
 	}
@@ -121,8 +123,12 @@ func (h *Hub) Run(ctx context.Context) error {
 		probe = h.storeProbe
 	}
 	storeLoss := storeWatch{probe: probe, log: h.logger, alone: alone,
-		lost:  func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
-		found: func() { srv.agents.Resume(); srv.setReady(true) }}
+		lost: func(why string) { srv.setReady(false); srv.agents.Suspend(why) },
+		found: func(ctx context.Context) {
+			catchUp(ctx, st.Revision, works, h.logger)
+			srv.agents.Resume()
+			srv.setReady(true)
+		}}
 	lead := func(ctx context.Context) error { // one term of leadership; ctx ends when it is lost
 		t := newGroup(ctx, h.logger, counts)
 		t.run("registration", membership.NewRegistrar(fenced, leases, h.logger, // first heartbeat → /tether/clusters/<name>
@@ -180,7 +186,11 @@ func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
 		st.Close()
 		return nil, "", fmt.Errorf("store format: %w", err)
 	}
-	identity, err := st.Identity(ctx)
+	identity, err := st.Identity(ctx, h.cfg.restoredIdentity())
+	if errors.Is(err, store.ErrIdentityLost) {
+		err = fmt.Errorf("%w; a new identity would make every agent take this hub for another one. Start once with "+
+			"--adopt-identity ID, ID being the identity the agents hold (tether-agent logs it at start as hub_identity), to give it back", err)
+	}
 	if err != nil {
 		st.Close()
 		return nil, "", fmt.Errorf("hub identity: %w", err)

@@ -58,7 +58,7 @@ func (d *storeDir) open() {
 		d.t.Fatalf("store.Open: %v", err)
 	}
 	d.st = st
-	if d.auth, err = authority.Check(d.ctx, st, filepath.Join(d.data, PKIDir), false, hclog.NewNullLogger()); err != nil {
+	if d.auth, err = authority.Check(d.ctx, st, filepath.Join(d.data, PKIDir), authority.Options{Identity: "restore-test", Alone: true}, hclog.NewNullLogger()); err != nil {
 		d.t.Fatalf("authority.Check: %v", err)
 	}
 }
@@ -97,7 +97,7 @@ func TestRestoredStoreSendsNoDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.open()
-	identity, err := d.st.Identity(ctx)
+	identity, err := d.st.Identity(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,8 +72,8 @@ type storeWatch struct {
 	// alone: the store is this process's embedded etcd (no other replica):
 	// lost and found are never called.
 	alone bool
-	lost  func(why string) // called once when the store is lost
-	found func()           // called once when it answers again
+	lost  func(why string)          // called once when the store is lost
+	found func(ctx context.Context) // called once when it answers again
 	log   hclog.Logger
 }
 
@@ -94,7 +94,7 @@ func (w storeWatch) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		w.act(s.observe(p), p, err)
+		w.act(ctx, s.observe(p), p, err)
 		due = p.start.Add(storeProbeInterval)
 		if due.Before(p.end) {
 			due = p.end
@@ -116,7 +116,7 @@ func (w storeWatch) probeOnce(ctx context.Context, due time.Time, waits *schedWa
 }
 
 // act does what a probe's transition asks.
-func (w storeWatch) act(t transition, p probe, err error) {
+func (w storeWatch) act(ctx context.Context, t transition, p probe, err error) {
 	switch {
 	case t == storeStarved:
 		w.log.Warn("store probe failed while this process ran late (starved of CPU?): not counted as the store's loss",
@@ -131,7 +131,32 @@ func (w storeWatch) act(t transition, p probe, err error) {
 	case t == storeFound && w.alone:
 		w.log.Info("store answers again")
 	case t == storeFound:
-		w.log.Info("store reachable again: serving agents")
-		w.found()
+		w.log.Info("store reachable again: serving agents once this replica has caught up with it")
+		w.found(ctx)
+	}
+}
+
+// storeCatchUpTimeout bounds how long a replica that found its store again
+// waits to catch up with it before it serves agents again. Past it, it
+// serves anyway: each stream still waits for the revision its agent has
+// seen (agentapi.DefaultCatchUpTimeout) before it computes a difference.
+const storeCatchUpTimeout = 30 * time.Second
+
+// catchUp waits until works has applied the store's current revision (or
+// storeCatchUpTimeout passed), so that a replica that lagged while cut off
+// does not serve its old view to the agents it takes back.
+func catchUp(ctx context.Context, revision func(context.Context) (int64, error), works interface {
+	WaitApplied(context.Context, int64) bool
+}, log hclog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, storeCatchUpTimeout)
+	defer cancel()
+	rev, err := revision(ctx)
+	if err != nil {
+		log.Warn("store revision not read: serving agents without waiting to catch up", "error", err)
+		return
+	}
+	if !works.WaitApplied(ctx, rev) {
+		log.Warn("not caught up with the store: serving agents anyway, each stream waits for what its agent has seen",
+			"revision", rev, "waited", storeCatchUpTimeout)
 	}
 }

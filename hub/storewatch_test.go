@@ -124,7 +124,7 @@ func watchUntil(t *testing.T, probe func(ctx context.Context) error, n int64) in
 			return probe(ctx)
 		},
 		lost:  func(string) { lost.Add(1) },
-		found: func() { t.Error("the store watch found a store that never answered") }}
+		found: func(context.Context) { t.Error("the store watch found a store that never answered") }}
 	if err := w.run(ctx); err != nil {
 		t.Fatalf("store watch: %v", err)
 	}

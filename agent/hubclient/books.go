@@ -24,7 +24,8 @@ import (
 // not claim it) for the grace period. A decided deletion is persisted with
 // the work (state.Held.Removal) before it starts, and resumed on start.
 type Books struct {
-	hub     string                  // the identity of the hub last welcomed
+	hub     string                  // the identity of the hub the works came from
+	lin     state.Lineage           // what the agent saw of that hub's store
 	works   map[string]state.Held   // by key
 	digests map[string]state.Digest // reported, by key
 	// changes counts the changes of digests, taken what it was at the last
@@ -49,8 +50,9 @@ type session struct {
 	synced bool   // SyncDone received
 	// unvouched is true when the stream's SyncDone said the hub's view is
 	// not authoritative (its store was lost, regressed or does not
-	// decode): no work is orphaned and no orphan evicted until a hub
-	// vouches again.
+	// decode), or the agent holds the hub not authoritative for it
+	// (Lineage.Distrust): no work is orphaned and no orphan evicted until
+	// a hub vouches again.
 	unvouched bool
 	mentioned map[string]bool // keys upserted before SyncDone
 	// listed are the keys Hello listed as held from its hub: the only
@@ -72,11 +74,14 @@ type Deletion struct {
 // Delete has its record (the work with Removal set) in Persist: a deletion
 // whose record was not written must not start (Undecide it).
 type Effects struct {
-	Hub     string       // the new hub identity to persist; "" for no change
-	Persist []state.Held // works to write
-	Apply   []state.Work // works to apply
-	Delete  []Deletion   // deletions to carry out
-	Send    []*agentv1.AgentMessage
+	Hub string // the new hub identity to persist; "" for no change
+	// Lineage is set when the hub record's lineage changed (Books.Lineage),
+	// to write at once with LineageNow, else with the next periodic write.
+	Lineage, LineageNow bool
+	Persist             []state.Held // works to write
+	Apply               []state.Work // works to apply
+	Delete              []Deletion   // deletions to carry out
+	Send                []*agentv1.AgentMessage
 	// Notes say what was decided and why, for the log: deletes deferred
 	// or ignored, works orphaned, identity changes.
 	Notes []string
@@ -86,6 +91,7 @@ type Effects struct {
 func NewBooks(snap state.Snapshot) *Books {
 	b := &Books{
 		hub:      snap.HubIdentity,
+		lin:      snap.Lineage,
 		works:    make(map[string]state.Held, len(snap.Works)),
 		digests:  make(map[string]state.Digest, len(snap.Digests)),
 		deleting: map[string]bool{},
@@ -120,7 +126,7 @@ func (b *Books) Len() int { return len(b.works) }
 func (b *Books) Start() []state.Work {
 	out := make([]state.Work, 0, len(b.works))
 	for _, k := range state.Keys(b.works) {
-		if !b.deleting[k] {
+		if !b.deleting[k] && !b.works[k].Unmanaged {
 			out = append(out, b.works[k].Work)
 		}
 	}
@@ -144,13 +150,14 @@ func (b *Books) Resume() []Deletion {
 // them) and their digests at the held version.
 func (b *Books) Hello(agentVersion string) *agentv1.Hello {
 	b.s = &session{mentioned: map[string]bool{}, listed: map[string]bool{}, deferred: map[string]*agentv1.WorkDelete{}}
-	h := &agentv1.Hello{AgentVersion: agentVersion, LastHubIdentity: b.hub}
+	h := &agentv1.Hello{AgentVersion: agentVersion, LastHubIdentity: b.hub,
+		LastStoreEpoch: b.lin.Epoch, LastStoreRevision: b.lin.Revision, LastAdoptionId: b.lin.Adoption}
 	if b.hub == "" {
 		return h
 	}
 	for _, k := range state.Keys(b.works) {
 		w := b.works[k]
-		if w.Hub != b.hub || w.Orphaned() || b.deleting[k] {
+		if w.Hub != b.hub || w.Orphaned() || w.Unmanaged || b.deleting[k] {
 			continue
 		}
 		h.HeldWorks = append(h.HeldWorks, &agentv1.HeldWork{WorkKey: k, Version: w.Work.Version})
@@ -170,10 +177,12 @@ func (b *Books) EndStream() { b.s = nil }
 // Synced reports whether the current stream has reached SyncDone.
 func (b *Books) Synced() bool { return b.s != nil && b.s.synced }
 
-// Welcome records the hub's identity for the stream. A new identity is
-// adopted for what it sends; works from the old one are kept (they are
-// orphaned at SyncDone unless the new hub sends them).
-func (b *Books) Welcome(w *agentv1.Welcome) (Effects, error) {
+// Welcome records the hub's identity for the stream, and decides whether
+// the agent trusts it (lineage.go): a hub with another identity or store
+// epoch, or whose store is behind the revision the agent saw, is held not
+// authoritative for this agent until an adoption names the identity its
+// works came from. A new identity is taken only then (or on first start).
+func (b *Books) Welcome(w *agentv1.Welcome, now time.Time) (Effects, error) {
 	if b.s == nil || b.s.hub != "" {
 		return Effects{}, fmt.Errorf("%w: Welcome outside the start of a stream", ErrProtocol)
 	}
@@ -183,13 +192,18 @@ func (b *Books) Welcome(w *agentv1.Welcome) (Effects, error) {
 	}
 	b.s.hub = id
 	var e Effects
-	if id != b.hub {
-		if b.hub != "" {
-			e.note("hub identity changed from %q to %q: works from %q are kept, never deleted on the new hub's word, and orphaned unless it sends them", b.hub, id, b.hub)
-		}
-		b.hub = id
-		e.Hub = id
+	if b.hub == "" {
+		b.hub, e.Hub = id, id
+		b.lin = state.Lineage{Epoch: w.GetStoreEpoch(), Revision: w.GetStoreRevision(), Adoption: w.GetAdoption().GetId()}
+		e.saveLineage(true)
+		return e, nil
 	}
+	b.welcomeLineage(w, now, &e)
+	if id != b.hub && !b.lin.Distrusted() {
+		e.note("hub identity changed from %q to %q by an adoption: works from %q that the new hub does not have are kept, unmanaged", b.hub, id, b.hub)
+		b.hub, e.Hub = id, id
+	}
+	b.s.unvouched = b.lin.Distrusted()
 	return e, nil
 }
 
@@ -206,11 +220,39 @@ func (b *Books) Upsert(u *agentv1.WorkUpsert) (Effects, error) {
 	if !b.s.synced {
 		b.s.mentioned[key] = true
 	}
+	if e, refused := b.refuseChange(u); refused {
+		return e, nil
+	}
+	var e Effects
+	b.raise(u.GetStoreRevision(), &e)
 	delete(b.s.deferred, key)
 	delete(b.deleting, key)
 	h := state.Held{Work: state.FromUpsert(u), Hub: b.s.hub}
+	if old, ok := b.works[key]; ok && b.lin.Distrusted() {
+		h.Hub = old.Hub // a hub not trusted claims nothing it did not place
+	}
 	b.works[key] = h
-	return Effects{Persist: []state.Held{h}, Apply: []state.Work{h.Work}}, nil
+	e.Persist, e.Apply = []state.Held{h}, []state.Work{h.Work}
+	return e, nil
+}
+
+// refuseChange refuses, while the agent holds the hub not authoritative
+// for it, an upsert that would change a work it holds (a restored store
+// sends older versions): acknowledged FAILED with why, nothing applied.
+// New works, and the version held, go through.
+func (b *Books) refuseChange(u *agentv1.WorkUpsert) (Effects, bool) {
+	h, ok := b.works[u.GetWorkKey()]
+	if !b.lin.Distrusted() || !ok || h.Unmanaged || b.deleting[u.GetWorkKey()] || h.Work.Version == u.GetVersion() {
+		return Effects{}, false
+	}
+	var e Effects
+	e.note("WorkUpsert of %q refused: version %s would replace %s from a hub this agent holds not authoritative for it", u.GetWorkKey(), u.GetVersion(), h.Work.Version)
+	e.Send = append(e.Send, &agentv1.AgentMessage{Message: &agentv1.AgentMessage_Ack{Ack: &agentv1.Ack{
+		WorkKey: u.GetWorkKey(), Version: u.GetVersion(), Result: agentv1.ApplyResult_APPLY_RESULT_FAILED,
+		Message: "not applied: the agent holds this hub not authoritative for it (" + b.lin.Distrust + "); it keeps version " +
+			h.Work.Version + " until an operator adopts the fleet on the hub",
+	}}})
+	return e, true
 }
 
 func (b *Books) welcomed(what string) error {
@@ -228,6 +270,7 @@ func (e *Effects) merge(o Effects) {
 	if o.Hub != "" {
 		e.Hub = o.Hub
 	}
+	e.Lineage, e.LineageNow = e.Lineage || o.Lineage, e.LineageNow || o.LineageNow
 	e.Persist = append(e.Persist, o.Persist...)
 	e.Apply = append(e.Apply, o.Apply...)
 	e.Delete = append(e.Delete, o.Delete...)

@@ -84,7 +84,7 @@ func hello() event {
 
 func welcome(id string, want ...string) event {
 	return event{"welcome " + id, func(b *Books) (Effects, error) {
-		return b.Welcome(&agentv1.Welcome{HubIdentity: id})
+		return b.Welcome(&agentv1.Welcome{HubIdentity: id}, t0)
 	}, want}
 }
 
@@ -170,6 +170,9 @@ func summarize(e Effects) []string {
 		if h.Orphaned() {
 			s += " orphaned"
 		}
+		if h.Unmanaged {
+			s += " unmanaged"
+		}
 		if h.Removal != nil {
 			s += " removal"
 		}
@@ -229,9 +232,9 @@ func TestBooksDeletionRules(t *testing.T) {
 		{
 			name: "delete from another hub identity is ignored, even after SyncDone",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"),
+			events: []event{hello(), welcome(hubB),
 				deleteWork("a", del),
-				syncKeys(nil, "persist a@v1 from hub-a orphaned"),
+				syncKeys(nil),
 				deleteWork("a", del)},
 		},
 		{
@@ -240,9 +243,12 @@ func TestBooksDeletionRules(t *testing.T) {
 			events: []event{hello(), welcome(hubA), syncDone(0), deleteWork("a", del, deleted1)},
 		},
 		{
-			name: "a new hub claims what it sends; the rest is orphaned, never deleted on its word",
-			snap: snapshot(hubA, held("a", "v1", hubA), held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"),
+			// Works held from an earlier identity than the agent's (a state
+			// from before adoptions: the agent then took a new identity at
+			// once).
+			name: "works of an earlier hub identity are claimed when sent; the rest is orphaned, never deleted on the new hub's word",
+			snap: snapshot(hubB, held("a", "v1", hubA), held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubB),
 				upsert("a", "v1", "persist a@v1 from hub-b", "apply a@v1"),
 				syncKeys([]string{"a"}, "persist b@v1 from hub-a orphaned"),
 				evict(59*time.Minute, time.Hour),
@@ -251,8 +257,8 @@ func TestBooksDeletionRules(t *testing.T) {
 		},
 		{
 			name: "eviction off keeps orphans forever",
-			snap: snapshot(hubA, held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
+			snap: snapshot(hubB, held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubB), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
 				evict(1000*time.Hour, 0)},
 		},
 		{
@@ -260,20 +266,20 @@ func TestBooksDeletionRules(t *testing.T) {
 			// authoritative until an operator accepts the store.
 			name: "a new hub that is not authoritative orphans nothing and evicts nothing",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncDone(0),
+			events: []event{hello(), welcome(hubB), syncDone(0),
 				evict(1000*time.Hour, time.Hour)},
 		},
 		{
 			name: "an orphan is not evicted while the connected hub is not authoritative",
-			snap: snapshot(hubA, held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"), endStream(),
+			snap: snapshot(hubB, held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubB), syncKeys(nil, "persist b@v1 from hub-a orphaned"), endStream(),
 				hello(), welcome(hubB), syncDone(0),
 				evict(2*time.Hour, time.Hour)},
 		},
 		{
 			name: "an orphan the new hub sends later is claimed and not evicted",
-			snap: snapshot(hubA, held("b", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
+			snap: snapshot(hubB, held("b", "v1", hubA)),
+			events: []event{hello(), welcome(hubB), syncKeys(nil, "persist b@v1 from hub-a orphaned"),
 				upsert("b", "v2", "persist b@v2 from hub-b", "apply b@v2"),
 				evict(2*time.Hour, time.Hour)},
 		},
@@ -286,11 +292,11 @@ func TestBooksDeletionRules(t *testing.T) {
 				deleted("a", "v1", false)},
 		},
 		{
-			name: "the old hub coming back may delete its own works, orphaned meanwhile",
+			name: "the old hub coming back may delete its own works, untouched meanwhile",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"), syncKeys(nil, "persist a@v1 from hub-a orphaned"), endStream(),
-				hello(), welcome(hubA, "hub hub-a"), syncDone(0),
-				deleteWork("a", del, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
+			events: []event{hello(), welcome(hubB), syncKeys(nil), endStream(),
+				hello(), welcome(hubA), syncDone(0),
+				deleteWork("a", del, "persist a@v1 from hub-a removal", "delete a DELETION_POLICY_DELETE evicted=false placement_changed")},
 		},
 	}
 	for _, tt := range tests {
@@ -369,9 +375,9 @@ func TestBooksHubKeySet(t *testing.T) {
 				syncKeys(nil)},
 		},
 		{
-			name: "a work of the hub that Hello did not list (orphaned meanwhile) is left to the grace period",
+			name: "a work of an earlier hub that Hello did not list (orphaned) is left to the grace period",
 			snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
-			events: []event{hello(), welcome(hubA, "hub hub-a"), syncKeys(nil),
+			events: []event{hello(), welcome(hubB), syncKeys(nil),
 				evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired")},
 		},
 		{
@@ -380,10 +386,10 @@ func TestBooksHubKeySet(t *testing.T) {
 			events: []event{hello(), welcome(hubA), syncDone(0)},
 		},
 		{
-			name: "another hub identity's set never deletes: its works are orphaned",
+			name: "another hub identity's set never deletes nor orphans",
 			snap: snapshot(hubA, held("a", "v1", hubA)),
-			events: []event{hello(), welcome(hubB, "hub hub-b"),
-				syncKeys([]string{"x"}, "persist a@v1 from hub-a orphaned")},
+			events: []event{hello(), welcome(hubB),
+				syncKeys([]string{"x"}), evict(1000*time.Hour, time.Hour)},
 		},
 		{
 			name: "an explicit delete before SyncDone keeps its reason",
@@ -448,7 +454,7 @@ func TestBooksPendingDeletionSurvivesRestart(t *testing.T) {
 func TestBooksUndecide(t *testing.T) {
 	b := NewBooks(snapshot(hubA, held("a", "v1", hubA)))
 	b.Hello("v1")
-	mustEffects(t)(b.Welcome(&agentv1.Welcome{HubIdentity: hubA}))
+	mustEffects(t)(b.Welcome(&agentv1.Welcome{HubIdentity: hubA}, t0))
 	mustEffects(t)(b.SyncDone(&agentv1.SyncDone{}, t0))
 	e := mustEffects(t)(b.Delete(&agentv1.WorkDelete{WorkKey: "a"}))
 	if len(e.Delete) != 1 {
@@ -507,10 +513,10 @@ func TestBooksHubDeleteOfAnEvictionUnderWay(t *testing.T) {
 		events []event
 	}{{
 		name: "eviction, then the hub's delete",
-		snap: snapshot(hubB, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
+		snap: snapshot(hubA, state.Held{Work: state.Work{Key: "a", Version: "v1"}, Hub: hubA, OrphanedSince: t0}),
 		events: []event{
 			evict(time.Hour, time.Hour, "persist a@v1 from hub-a orphaned removal", "delete a DELETION_POLICY_DELETE evicted=true orphan_expired"),
-			hello(), welcome(hubA, "hub hub-a"), syncDone(0), deleteWork("a", del),
+			hello(), welcome(hubA), syncDone(0), deleteWork("a", del),
 			deleted("a", "v1", true, "ack a@ APPLY_RESULT_DELETED", "forget a"),
 		},
 	}})

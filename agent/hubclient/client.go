@@ -111,8 +111,14 @@ type Client struct {
 
 // unsaved is what the state writer has to write; zero fields are nothing.
 type unsaved struct {
-	hub            string                  // the hub identity
+	hub            *hubRecord              // the hub identity and its store's lineage
 	customizations *agentv1.Customizations // the set loaded last
+}
+
+// hubRecord is what the state keeps of the hub the works came from.
+type hubRecord struct {
+	identity string
+	lineage  state.Lineage
 }
 
 // New loads the local state and returns a client whose queue holds every
@@ -263,7 +269,12 @@ func (c *Client) Close() {
 // before a restart to carry out. mu is held.
 func (c *Client) queueHeld() {
 	held, resume := c.books.Start(), c.books.Resume()
-	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "works", len(held), "pending_deletions", len(resume))
+	lin := c.books.Lineage()
+	c.log.Info("agent state loaded", "hub_identity", c.books.HubIdentity(), "store_epoch", lin.Epoch, "store_revision", lin.Revision,
+		"works", len(held), "pending_deletions", len(resume))
+	if lin.Distrusted() {
+		c.log.Warn("the hub is held NOT AUTHORITATIVE for this agent until an operator adopts the fleet", "reason", lin.Distrust, "since", lin.Since)
+	}
 	for _, w := range held {
 		c.queue.add(w.Key, task{work: w})
 	}
@@ -347,9 +358,11 @@ func (c *Client) carryOut(e Effects) {
 	for _, n := range e.Notes {
 		c.log.Info(n)
 	}
-	if e.Hub != "" {
-		c.unsavedState.hub = e.Hub
-		c.saveSoon()
+	if e.Hub != "" || e.Lineage {
+		c.unsavedState.hub = &hubRecord{identity: c.books.HubIdentity(), lineage: c.books.Lineage()}
+		if e.Hub != "" || e.LineageNow {
+			c.saveSoon() // else with the next periodic write: a revision seen
+		}
 	}
 	then := make(map[string]task, len(e.Apply)+len(e.Delete))
 	for _, w := range e.Apply {
@@ -446,9 +459,9 @@ func (c *Client) save(ctx context.Context, digests bool) {
 		d = c.books.TakeDigests()
 	}
 	c.mu.Unlock()
-	if u.hub != "" {
-		if err := c.cfg.Store.PutHub(ctx, u.hub); err != nil {
-			c.log.Error("hub identity not saved; the agent goes on with it in memory", "error", err)
+	if u.hub != nil {
+		if err := c.cfg.Store.PutHub(ctx, u.hub.identity, u.hub.lineage); err != nil {
+			c.log.Error("hub identity and store lineage not saved; the agent goes on with them in memory", "error", err)
 			c.keepUnsaved(unsaved{hub: u.hub})
 		}
 	}
@@ -469,7 +482,7 @@ func (c *Client) save(ctx context.Context, digests bool) {
 func (c *Client) keepUnsaved(u unsaved) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.unsavedState.hub == "" {
+	if c.unsavedState.hub == nil {
 		c.unsavedState.hub = u.hub
 	}
 	if c.unsavedState.customizations == nil {

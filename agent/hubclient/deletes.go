@@ -32,6 +32,10 @@ func (b *Books) Delete(d *agentv1.WorkDelete) (Effects, error) {
 			b.works[key] = h
 		}
 		e.note("WorkDelete of %q: its deletion is already under way", key)
+	case b.lin.Distrusted():
+		e.note("WorkDelete of %q ignored: the agent holds this hub not authoritative for it (%s)", key, b.lin.Distrust)
+	case h.Unmanaged:
+		e.note("WorkDelete of %q ignored: the work is unmanaged since an adoption", key)
 	case !b.s.synced:
 		b.s.deferred[key] = d
 		e.note("WorkDelete of %q deferred until the hub's SyncDone", key)
@@ -89,7 +93,7 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 		return Effects{}, fmt.Errorf("%w: a second SyncDone on one stream", ErrProtocol)
 	}
 	b.s.synced = true
-	b.s.unvouched = !sd.GetAuthoritative()
+	b.s.unvouched = !sd.GetAuthoritative() || b.lin.Distrusted()
 	var e Effects
 	for _, key := range sortedKeys(b.s.deferred) {
 		if h, ok := b.works[key]; ok && h.Hub == b.s.hub && !b.deleting[key] {
@@ -115,24 +119,27 @@ func (b *Books) SyncDone(sd *agentv1.SyncDone, now time.Time) (Effects, error) {
 // returns how many works of this hub are kept.
 func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 	var want map[string]bool
-	if sd.GetAuthoritative() {
+	if sd.GetAuthoritative() && !b.lin.Distrusted() {
 		want = make(map[string]bool, len(sd.GetWorkKeys()))
 		for _, k := range sd.GetWorkKeys() {
 			want[k] = true
 		}
 	}
+	if b.settleAdoption(want, e) {
+		return len(sd.GetWorkKeys())
+	}
 	kept := 0
 	for _, key := range state.Keys(b.works) {
 		h := b.works[key]
 		switch {
-		case b.deleting[key]:
+		case b.deleting[key], h.Unmanaged:
 		case h.Hub == b.s.hub && want != nil && !want[key] && !b.s.mentioned[key] && b.s.listed[key]:
 			e.decide(b, h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, agentv1.DeleteReason_DELETE_REASON_NOT_IN_HUB_SET, false)
 			e.note("work %q deleted: it came from hub %q, whose authoritative list of this cluster's works does not have it", key, h.Hub)
 		case h.Hub == b.s.hub:
 			kept++
 		case want == nil:
-			e.note("work %q of hub %q kept, not orphaned: hub %q says its view is not authoritative", key, h.Hub, b.s.hub)
+			e.note("work %q of hub %q kept, not orphaned: hub %q is not authoritative for this agent", key, h.Hub, b.s.hub)
 		case !h.Orphaned():
 			h = orphan(h, now)
 			b.works[key] = h
@@ -149,12 +156,12 @@ func (b *Books) sweep(sd *agentv1.SyncDone, now time.Time, e *Effects) int {
 // authoritative.
 func (b *Books) Evictions(now time.Time, grace time.Duration) Effects {
 	var e Effects
-	if grace <= 0 || (b.s != nil && b.s.unvouched) {
+	if grace <= 0 || (b.s != nil && b.s.unvouched) || b.lin.Distrusted() {
 		return e
 	}
 	for _, key := range state.Keys(b.works) {
 		h := b.works[key]
-		if h.Orphaned() && !b.deleting[key] && now.Sub(h.OrphanedSince) >= grace {
+		if h.Orphaned() && !h.Unmanaged && !b.deleting[key] && now.Sub(h.OrphanedSince) >= grace {
 			e.decide(b, h, agentv1.DeletionPolicy_DELETION_POLICY_UNSPECIFIED, agentv1.DeleteReason_DELETE_REASON_ORPHAN_EXPIRED, true)
 		}
 	}

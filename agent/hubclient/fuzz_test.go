@@ -131,7 +131,7 @@ func fuzzState(f *testing.F) *memBackend {
 	b := &memBackend{blobs: map[string][]byte{}}
 	store := state.New(b)
 	ctx := context.Background()
-	if err := store.PutHub(ctx, fuzzHubA); err != nil {
+	if err := store.PutHub(ctx, fuzzHubA, state.Lineage{}); err != nil {
 		f.Fatal(err)
 	}
 	for _, key := range []string{"a", "b"} {

@@ -13,7 +13,7 @@ func (s *conn) handle(ctx context.Context, msg *agentv1.HubMessage) error {
 	c := s.c
 	switch m := msg.GetMessage().(type) {
 	case *agentv1.HubMessage_Welcome:
-		if err := s.book(func(b *Books) (Effects, error) { return b.Welcome(m.Welcome) }); err != nil {
+		if err := s.book(func(b *Books) (Effects, error) { return b.Welcome(m.Welcome, c.cfg.Now()) }); err != nil {
 			return err
 		}
 		c.metrics.setStream(streamSyncing)

@@ -146,6 +146,9 @@ func (s *conn) loop(ctx context.Context, in <-chan received, beats <-chan *agent
 				return err
 			}
 		case hb := <-beats:
+			s.c.mu.Lock()
+			hb.Conditions = append(hb.Conditions, s.c.books.Conditions(s.c.cfg.Now())...) // the hub's trust, unmanaged works
+			s.c.mu.Unlock()
 			if err := s.send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Heartbeat{Heartbeat: hb}}); err != nil {
 				return err
 			}

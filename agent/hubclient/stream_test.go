@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -226,12 +227,17 @@ func TestAnotherHubNeverDeletes(t *testing.T) {
 	s.Recv(t, ackOf("c"))
 	noDeletes(t, a)
 	s.Close(nil)
-	if h := hub.Next(t).Hello(); h.GetLastHubIdentity() != hubB || len(h.GetHeldWorks()) != 2 {
-		t.Errorf("Hello = %v; want hub-b with b and c only (a is orphaned from hub-a)", h)
+	if h := hub.Next(t).Hello(); h.GetLastHubIdentity() != hubA || len(h.GetHeldWorks()) != 2 {
+		t.Errorf("Hello = %v; want hub-a with a and b (c came from a hub this agent does not trust)", h)
 	}
 }
 
-func TestOrphansAreEvictedAfterTheGracePeriod(t *testing.T) {
+// TestAdoptionKeepsUnknownWorksUnmanaged: a hub of another identity
+// changes nothing the agent holds; once its Welcome carries an adoption
+// naming the agent's hub identity, it claims what it sends, and the work
+// it does not have stays, unmanaged: never deleted, also past the grace
+// period, and named in the heartbeat's condition.
+func TestAdoptionKeepsUnknownWorksUnmanaged(t *testing.T) {
 	certs := hubtest.NewCerts(t)
 	hub := hubtest.Start(t, certs, "127.0.0.1:0")
 	a := startAgent(t, certs, hub.Addr, t.TempDir(), withGrace(100*time.Millisecond))
@@ -239,13 +245,37 @@ func TestOrphansAreEvictedAfterTheGracePeriod(t *testing.T) {
 	syncFirst(t, s)
 	s.Close(nil)
 	s = hub.Next(t)
-	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.Upsert("b", "v1"), hubtest.SyncDoneKeys("b"))
-	a.waitFor(t, hubtest.Call{Op: "delete", Key: "a", Version: "v1", Policy: del, Reason: agentv1.DeleteReason_DELETE_REASON_ORPHAN_EXPIRED})
-	for _, c := range a.applier.Calls() {
-		if c.Op == "delete" && c.Key != "a" {
-			t.Errorf("call %+v; want only a (unclaimed) evicted", c)
+	s.Send(t, hubtest.Welcome(hubB, beat), hubtest.Upsert("b", "v2"), hubtest.SyncDoneKeys("b"))
+	refused := s.Recv(t, ackOf("b")).GetAck()
+	if refused.GetResult() != agentv1.ApplyResult_APPLY_RESULT_FAILED || !strings.Contains(refused.GetMessage(), "not authoritative") {
+		t.Errorf("ack of b@v2 from a hub of another identity = %v; want FAILED, saying the hub is not authoritative for the agent", refused)
+	}
+	s.Recv(t, func(m *agentv1.AgentMessage) bool {
+		return heartbeatNames(m.GetHeartbeat(), hubclient.ConditionHubTrusted, "hub identity hub-b is not hub-a")
+	})
+	s.Close(nil)
+	s = hub.Next(t)
+	w := hubtest.Welcome(hubB, beat)
+	w.GetWelcome().Adoption = &agentv1.Adoption{Id: "ad1", Identities: []string{hubA, hubB}}
+	s.Send(t, w, hubtest.Upsert("b", "v1"), hubtest.SyncDoneKeys("b"))
+	s.Recv(t, func(m *agentv1.AgentMessage) bool { // fails the test if none comes
+		return heartbeatNames(m.GetHeartbeat(), hubclient.ConditionUnmanagedWorks, "[a]")
+	})
+	time.Sleep(500 * time.Millisecond) // five grace periods, watching for a delete
+	noDeletes(t, a)
+	s.Close(nil)
+	if h := hub.Next(t).Hello(); h.GetLastHubIdentity() != hubB || len(h.GetHeldWorks()) != 1 || h.GetLastAdoptionId() != "ad1" {
+		t.Errorf("Hello = %v; want hub-b holding b alone (a unmanaged), adoption ad1 seen", h)
+	}
+}
+
+func heartbeatNames(hb *agentv1.Heartbeat, typ, msg string) bool {
+	for _, c := range hb.GetConditions() {
+		if c.GetType() == typ && strings.Contains(c.GetMessage(), msg) {
+			return true
 		}
 	}
+	return false
 }
 
 // TestUnvouchedHubStartsNoOrphaning: a hub with a new identity that is not

@@ -61,6 +61,11 @@ type Held struct {
 	// initial sync. Zero while the hub claims it. An orphaned work is
 	// evicted once it has been orphaned for the grace period.
 	OrphanedSince time.Time
+	// Unmanaged is set for a work an adopting hub did not have: it stays
+	// in the member as it is, never applied, deleted or evicted by the
+	// agent, and is listed in its heartbeats, until a hub sends its key
+	// again (which claims it).
+	Unmanaged bool
 	// Removal, when set, is the deletion decided for the work and not yet
 	// done: the agent carries it out (again, after a restart) and never
 	// applies this version again.
@@ -83,6 +88,8 @@ type Snapshot struct {
 	// HubIdentity is the identity of the hub last welcomed; empty on first
 	// start.
 	HubIdentity string
+	// Lineage is what the agent saw of that hub's store.
+	Lineage Lineage
 	// Works are the works held, by key.
 	Works map[string]Held
 	// Digests are the status digests last reported, by work key.
@@ -124,6 +131,7 @@ func (s *Store) Dir() string { return s.dir }
 type hubDoc struct {
 	FormatVersion int    `json:"format_version"`
 	HubIdentity   string `json:"hub_identity"`
+	Lineage
 }
 
 type workDoc struct {
@@ -131,6 +139,7 @@ type workDoc struct {
 	Key           string      `json:"work_key"`
 	Hub           string      `json:"hub_identity"`
 	OrphanedSince *time.Time  `json:"orphaned_since,omitempty"`
+	Unmanaged     bool        `json:"unmanaged,omitempty"`
 	Removal       *removalDoc `json:"removal,omitempty"`
 	// UpsertProto is the WorkUpsert in protobuf (version 2), Upsert in
 	// protojson (version 1); version 3 has it after the JSON's line.
@@ -159,7 +168,7 @@ func (s *Store) Load(ctx context.Context) (Snapshot, error) {
 	if err := s.decode(blobs, hubBlob, &hub, func() int { return hub.FormatVersion }, formatVersion); err != nil {
 		return Snapshot{}, err
 	}
-	snap.HubIdentity = hub.HubIdentity
+	snap.HubIdentity, snap.Lineage = hub.HubIdentity, hub.Lineage
 	dd := digestsDoc{Digests: map[string]Digest{}}
 	if err := s.decode(blobs, digestsBlob, &dd, func() int { return dd.FormatVersion }, formatVersion); err != nil {
 		return Snapshot{}, err
@@ -211,7 +220,7 @@ func (s *Store) loadWork(blobs map[string][]byte, name string) (Held, error) {
 	if doc.Key == "" || u.GetWorkKey() != doc.Key || name != workBlob(doc.Key) {
 		return Held{}, s.corrupt(name, fmt.Errorf("work key %q does not match the blob's content or name", doc.Key))
 	}
-	h := Held{Work: FromUpsert(&u), Hub: doc.Hub}
+	h := Held{Work: FromUpsert(&u), Hub: doc.Hub, Unmanaged: doc.Unmanaged}
 	if doc.OrphanedSince != nil {
 		h.OrphanedSince = *doc.OrphanedSince
 	}
@@ -289,16 +298,17 @@ func (s *Store) turn(ctx context.Context, verb, name string, op func(context.Con
 	return op(ctx)
 }
 
-// PutHub records the identity of the hub last welcomed.
-func (s *Store) PutHub(ctx context.Context, identity string) error {
-	return s.write(ctx, hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity})
+// PutHub records the identity of the hub last welcomed and the lineage of
+// its store.
+func (s *Store) PutHub(ctx context.Context, identity string, l Lineage) error {
+	return s.write(ctx, hubBlob, hubDoc{FormatVersion: formatVersion, HubIdentity: identity, Lineage: l})
 }
 
 // PutWork records h, replacing what is held under its key. With
 // h.Removal set it is the record of a pending deletion: written before the
 // deletion starts.
 func (s *Store) PutWork(ctx context.Context, h Held) error {
-	doc := workDoc{FormatVersion: workFormatVersion, Key: h.Work.Key, Hub: h.Hub}
+	doc := workDoc{FormatVersion: workFormatVersion, Key: h.Work.Key, Hub: h.Hub, Unmanaged: h.Unmanaged}
 	if h.Orphaned() {
 		t := h.OrphanedSince.UTC()
 		doc.OrphanedSince = &t

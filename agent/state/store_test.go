@@ -30,10 +30,11 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	orphan := Held{Work: work("ns/b/2", "v2"), Hub: "hub-a", OrphanedSince: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	mustDo(t, s.PutHub(context.Background(), "hub-b"))
+	mustDo(t, s.PutHub(context.Background(), "hub-b", Lineage{Epoch: "e1", Revision: 7}))
 	mustDo(t, s.PutWork(context.Background(), Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
 	mustDo(t, s.PutWork(context.Background(), Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
 	mustDo(t, s.PutWork(context.Background(), orphan))
+	mustDo(t, s.PutWork(context.Background(), Held{Work: work("ns/b/3", "v3"), Hub: "hub-b", Unmanaged: true}))
 	mustDo(t, s.PutWork(context.Background(), Held{Work: work("gone", "v1"), Hub: "hub-b"}))
 	mustDo(t, s.DeleteWork(context.Background(), "gone"))
 	mustDo(t, s.DeleteWork(context.Background(), "never-held"))
@@ -52,9 +53,11 @@ func TestRoundTrip(t *testing.T) {
 	}
 	want := Snapshot{
 		HubIdentity: "hub-b",
+		Lineage:     Lineage{Epoch: "e1", Revision: 7},
 		Works: map[string]Held{
 			"ns/b/1": {Work: work("ns/b/1", "v1"), Hub: "hub-b"},
 			"ns/b/2": orphan,
+			"ns/b/3": {Work: work("ns/b/3", "v3"), Hub: "hub-b", Unmanaged: true},
 		},
 		Digests:        map[string]Digest{"ns/b/1": {Version: "v1", Digest: "d"}},
 		Customizations: custom,

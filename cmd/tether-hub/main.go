@@ -161,6 +161,15 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 		"new connections get the new one and open ones go on (at least 1m)")
 	fs.BoolVar(&cfg.AcceptStoreReset, "accept-store-reset", false, "accept the store as it is after the hub found it wiped, replaced or restored from an older snapshot "+
 		"(it then causes no delete in any member until started once with this flag); the store becomes the new baseline, later starts need not repeat it")
+	fs.Func("adopt-identity", "adopt the agents whose works came from the hub of this identity (repeatable): they trust this hub's store again, though it is another store or "+
+		"behind what they saw (implies --accept-store-reset); a store that lost its identity gets the first one back. Agents keep the works this hub does not have, unmanaged", func(v string) error {
+		if v == "" {
+			return fmt.Errorf("an empty identity")
+		}
+		cfg.AdoptIdentities = append(cfg.AdoptIdentities, v)
+		return nil
+	})
+	fs.BoolVar(&cfg.AdoptDeleteUnknown, "adopt-delete-unknown", false, "with --accept-store-reset or --adopt-identity: adopted agents delete the works this hub does not have, instead of keeping them unmanaged")
 	fs.BoolVar(&cfg.NewClustersCordoned, "new-clusters-cordoned", false, "newly registered clusters start cordoned (taint node.tether.io/cordoned:NoSchedule): nothing is placed there until an admin runs tetherctl uncordon; off: a new cluster is schedulable at once")
 	fs.BoolVar(&cfg.FailoverUnreachable, "failover-unreachable", false, "move the replicas of every Divided workload off a cluster that stays unreachable longer than its toleration; off: only policies with spec.failover.cluster fail over (Duplicated workloads never do)")
 	fs.DurationVar(&cfg.UnreachableToleration, "default-unreachable-toleration", hub.DefaultUnreachableToleration, "how long a workload that fails over tolerates an unreachable cluster when its policy has no toleration of its own (Karmada's --default-unreachable-toleration-seconds)")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/internal/grpcbuf"
 	"google.golang.org/grpc"
@@ -120,6 +121,9 @@ type Config struct {
 	MaxWorks int
 	// HelloTimeout bounds the wait for an agent's Hello.
 	HelloTimeout time.Duration
+	// CatchUpTimeout bounds the wait for the works to reach the store
+	// revision an agent has seen (default DefaultCatchUpTimeout).
+	CatchUpTimeout time.Duration
 	// MaxHellosInProgress bounds the streams that read and act on their
 	// Hello at once (admitHello); zero: DefaultMaxHellosInProgress.
 	MaxHellosInProgress int
@@ -188,10 +192,16 @@ type Authority interface {
 	// Authoritative is false, with the reason, while the hub must not
 	// cause deletes (its store lost or regressed data).
 	Authoritative() (bool, string)
-	// ObserveAgent is told, for each Hello, how many works the agent
-	// holds; one holding works for a cluster the store does not know
-	// makes the hub not authoritative.
-	ObserveAgent(ctx context.Context, cluster string, heldWorks int)
+	// ObserveAgent is told, for each Hello, what the agent holds and the
+	// store revision it saw; one that saw newer than the store has, or
+	// holds works for a cluster the store does not know, makes the hub
+	// not authoritative.
+	ObserveAgent(ctx context.Context, seen authority.Lineage)
+	// Epoch is the store's epoch, sent in Welcome.
+	Epoch() string
+	// Adoption is the operator's latest adoption of the fleet, nil for
+	// none, sent in Welcome.
+	Adoption() *authority.Adoption
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -207,6 +217,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.LeaseDuration, DefaultLeaseDuration)
 	def(&c.StatusMinInterval, DefaultStatusMinInterval)
 	def(&c.HelloTimeout, DefaultHelloTimeout)
+	def(&c.CatchUpTimeout, DefaultCatchUpTimeout)
 	if c.MaxHellosInProgress <= 0 {
 		c.MaxHellosInProgress = DefaultMaxHellosInProgress
 	}

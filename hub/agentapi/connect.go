@@ -150,9 +150,7 @@ func (s *Server) serve(ctx context.Context, ss agentv1.AgentService_ConnectServe
 		st.end(err)
 		return st.sendLoop(ctx, send, nil) // says Goodbye when err calls for one
 	}
-	if s.cfg.Authority != nil {
-		s.cfg.Authority.ObserveAgent(ctx, st.cluster, len(hello.GetHeldWorks()))
-	}
+	s.observe(ctx, st.cluster, hello)
 	s.register(st)
 	defer s.unregister(st)
 	models, modelsChanged := s.resourceModels(st.cluster)
@@ -194,8 +192,12 @@ func (s *Server) awaitHello(ctx context.Context, st *stream, first <-chan receiv
 // cluster's limit are withheld (limit), never a reason to refuse the
 // stream: the stream carries the cluster's heartbeats.
 func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello, models []*agentv1.ResourceModel) (int64, customState, error) {
-	control := []*agentv1.HubMessage{s.cfg.welcome(models)}
 	custom := s.customizationsFor(hello)
+	storeRev, err := s.catchUp(ctx, st, hello)
+	if err != nil {
+		return 0, custom, err
+	}
+	control := []*agentv1.HubMessage{s.welcome(models, storeRev)}
 	if custom.msg != nil {
 		control = append(control, custom.msg)
 	}

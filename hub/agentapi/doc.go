@@ -21,7 +21,15 @@
 // at most MaxStatusJSONBytes, a known health, a bounded message); an
 // invalid one is refused alone, logged and counted (Config.Counts), and the
 // stream goes on. After Hello, Config.Authority (hub/authority) is told how
-// many works the agent holds, to detect a store that lost its cluster.
+// many works the agent holds and the store epoch and revision it has seen
+// (authority.Lineage), to detect a store that lost its cluster or went
+// back. Before it computes the difference, a stream waits until Works (a
+// StoreFollower: the renderer) has applied the store revision the agent
+// has seen, at most Config.CatchUpTimeout, then ends with Goodbye SHUTDOWN
+// (lineage.go): a replica that lags never serves an older view than the
+// agent holds. Welcome carries the store's epoch, the revision the works
+// reflect and the operator's latest adoption (authority.Adoption), which
+// the agent keeps to judge the hubs it meets (agent/doc.go).
 //
 // # Customizations
 //
@@ -137,7 +145,8 @@
 // that Recheck keeps passing once the old one expires. A stream opened with
 // an expired certificate (on a connection older than it) is refused.
 //
-// It imports hub/syncstate, hub/pki and the generated agent protocol; the
+// It imports hub/syncstate, hub/pki, hub/authority (its Lineage and
+// Adoption types) and the generated agent protocol; the
 // works, statuses and leases come in through the small interfaces of
 // works.go and sinks.go, which the renderer, the aggregator and
 // hub/liveness implement.

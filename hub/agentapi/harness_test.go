@@ -50,7 +50,7 @@ func readIdentity() error {
 		return err
 	}
 	defer s.Close()
-	hubIdentity, err = s.Identity(ctx)
+	hubIdentity, err = s.Identity(ctx, "")
 	return err
 }
 

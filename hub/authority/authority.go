@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -34,6 +35,12 @@ type Authority struct {
 	dir      string
 	log      hclog.Logger
 	accepted bool // the operator accepted the store at this start
+	alone    bool // Options.Alone
+	// started is the store's revision when Check read it, before this
+	// hub wrote anything.
+	started int64
+	// seen is the highest store revision read since.
+	seen atomic.Int64
 
 	// fileMu orders the writes of the record, so that a persist racing a
 	// revoke never writes an authoritative record after it.
@@ -41,15 +48,35 @@ type Authority struct {
 	mu     sync.Mutex // guards rec and reason
 	rec    Record
 	reason string // why not authoritative; "" when it is
+	// epoch is the store's epoch; adoption the latest adoption (nil:
+	// none); hellos the clusters whose Hello was observed since start.
+	epoch    string
+	adoption *Adoption
+	hellos   map[string]bool
+}
+
+// Options are the operator's choices at start.
+type Options struct {
+	// Adopt is what the operator adopts at this start (--accept-store-reset,
+	// --adopt-identity, --adopt-delete-unknown).
+	Adopt Adopt
+	// Identity is the hub's identity, always among an adoption's.
+	Identity string
+	// Alone is true for a hub on its embedded etcd, the only replica
+	// there can be: an agent's first Hello since start cannot have seen
+	// a store revision newer than the store had at start.
+	Alone bool
 }
 
 // Check compares the store with the record in dir (the CA directory) and
-// returns the hub's authority, writing the record. With accept (the
-// operator's --accept-store-reset) the store is taken as it is and becomes
-// the new baseline. It fails only when the store or the directory cannot
-// be read or written, or when the record is unreadable and not accepted.
-func Check(ctx context.Context, st Store, dir string, accept bool, logger hclog.Logger) (*Authority, error) {
-	a := &Authority{st: st, dir: dir, log: logger.Named("authority"), accepted: accept}
+// returns the hub's authority, writing the record. With opts.Adopt the
+// operator accepts the store as it is: it becomes the new baseline, and an
+// adoption is recorded in the store for the agents. It fails only when
+// the store or the directory cannot be read or written, or when the
+// record is unreadable and not accepted.
+func Check(ctx context.Context, st Store, dir string, opts Options, logger hclog.Logger) (*Authority, error) {
+	accept := opts.Adopt.wanted()
+	a := &Authority{st: st, dir: dir, log: logger.Named("authority"), accepted: accept, alone: opts.Alone, hellos: map[string]bool{}}
 	rec, err := readRecord(dir)
 	if err != nil && !accept {
 		return nil, fmt.Errorf("%w; if the store is the right one, start once with --accept-store-reset", err)
@@ -58,11 +85,16 @@ func Check(ctx context.Context, st Store, dir string, accept bool, logger hclog.
 	if err != nil {
 		return nil, err
 	}
+	a.started, a.epoch = obs.Revision, obs.Epoch
+	a.seen.Store(obs.Revision)
+	if err := a.adopt(ctx, opts, obs.Revision); err != nil {
+		return nil, err
+	}
 	reason := Decide(rec, obs.Observed)
 	a.rec = Record{Replica: obs.replica, Epoch: obs.Epoch, Revision: obs.Revision, Checkpoint: obs.Checkpoint}
 	switch {
 	case accept:
-		a.log.Warn("store accepted by the operator (--accept-store-reset): it is the new baseline", "epoch", obs.Epoch,
+		a.log.Warn("store accepted by the operator: it is the new baseline", "epoch", obs.Epoch,
 			"revision", obs.Revision, "previous_state", nonEmpty(reason, "authoritative"))
 	case reason != "":
 		a.rec = *rec
@@ -71,6 +103,21 @@ func Check(ctx context.Context, st Store, dir string, accept bool, logger hclog.
 		a.rec.Revision, a.rec.Checkpoint = max(rec.Revision, obs.Revision), max(rec.Checkpoint, obs.Checkpoint)
 	}
 	return a, a.persist(ctx)
+}
+
+// adopt records the adoption opts asks for, or reads the stored one.
+func (a *Authority) adopt(ctx context.Context, opts Options, rev int64) error {
+	if !opts.Adopt.wanted() {
+		return a.refreshAdoption(ctx)
+	}
+	ad, err := recordAdoption(ctx, a.st, opts.Identity, opts.Adopt, rev)
+	if err != nil {
+		return err
+	}
+	a.adoption = ad
+	a.log.Warn("fleet adopted by the operator: agents whose works came from these hub identities trust this store again",
+		"adoption", ad.ID, "identities", ad.Identities, "delete_unknown", ad.DeleteUnknown)
+	return nil
 }
 
 // observed is Observed plus the replica id it was read for.
@@ -135,6 +182,9 @@ func (a *Authority) Run(ctx context.Context) error {
 			err := a.Verify(ctx)
 			if err == nil {
 				err = a.persist(ctx)
+			}
+			if err == nil {
+				err = a.refreshAdoption(ctx)
 			}
 			if err != nil && ctx.Err() == nil {
 				a.log.Warn("store not checked, retrying", "error", err)
@@ -218,38 +268,53 @@ func (a *Authority) revoke(reason string) error {
 	a.rec = rec
 	a.mu.Unlock()
 	a.log.Error("the hub is NOT AUTHORITATIVE: it serves reads and agent streams but causes no delete in any member "+
-		"until an operator checks the store and restarts the hub once with --accept-store-reset",
+		"until an operator checks the store and restarts the hub once with --accept-store-reset (or --adopt-identity)",
 		"reason", reason, "record", a.dir+"/"+FileName)
 	a.fileMu.Lock()
 	defer a.fileMu.Unlock()
 	return writeRecord(a.dir, rec)
 }
 
-// ObserveAgent checks one agent's Hello against the store: an agent that
-// holds works (so a hub of this CA gave it some) for a cluster the store
-// has neither a cluster nor an agent record of shows that the store lost
-// data, and the hub stops being authoritative. Not checked after the
-// operator accepted the store at this start. Store failures are logged and
-// ignored (the check is repeated at the next connection).
-func (a *Authority) ObserveAgent(ctx context.Context, cluster string, heldWorks int) {
-	if heldWorks == 0 || a.accepted {
+// ObserveAgent checks one agent's Hello against the store, and makes the
+// hub not authoritative when it shows that the store lost data: the agent
+// saw a store revision the store has not reached (behind), or it holds
+// works (so a hub of this CA gave it some) for a cluster the store has
+// neither a cluster nor an agent record of. Not checked after the
+// operator accepted the store at this start. Store failures are logged
+// and ignored (the check is repeated at the next connection).
+func (a *Authority) ObserveAgent(ctx context.Context, l Lineage) {
+	if a.accepted {
 		return
 	}
 	if ok, _ := a.Authoritative(); !ok {
 		return
 	}
-	known, err := a.known(ctx, cluster)
+	reason, err := a.lost(ctx, l)
 	if err != nil {
-		a.log.Warn("cluster record not checked", "cluster", cluster, "error", err)
+		a.log.Warn("agent's Hello not checked against the store", "cluster", l.Cluster, "error", err)
 		return
 	}
-	if known {
+	if reason == "" {
 		return
 	}
-	reason := fmt.Sprintf("the agent of cluster %q holds %d works from a hub of this CA, but the store has no record of the cluster: the store lost data", cluster, heldWorks)
 	if err := a.revoke(reason); err != nil {
 		a.log.Error("not-authoritative state not recorded", "error", err)
 	}
+}
+
+// lost returns why l shows that the store lost data; "" when it does not.
+func (a *Authority) lost(ctx context.Context, l Lineage) (string, error) {
+	if reason, err := a.behind(ctx, l); reason != "" || err != nil {
+		return reason, err
+	}
+	if l.HeldWorks == 0 {
+		return "", nil
+	}
+	known, err := a.known(ctx, l.Cluster)
+	if err != nil || known {
+		return "", err
+	}
+	return fmt.Sprintf("the agent of cluster %q holds %d works from a hub of this CA, but the store has no record of the cluster: the store lost data", l.Cluster, l.HeldWorks), nil
 }
 
 // known reports whether the store has a cluster or an agent record of

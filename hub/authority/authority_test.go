@@ -68,7 +68,7 @@ func (h *hubDirs) start(accept bool) *Authority {
 		h.t.Fatalf("store.Open: %v", err)
 	}
 	h.st = st
-	a, err := Check(h.ctx, st, h.pki, accept, hclog.NewNullLogger())
+	a, err := Check(h.ctx, st, h.pki, Options{Adopt: Adopt{Accept: accept}, Identity: "hub-1", Alone: true}, hclog.NewNullLogger())
 	if err != nil {
 		h.t.Fatalf("Check: %v", err)
 	}
@@ -159,10 +159,10 @@ func TestObserveAgent(t *testing.T) {
 	if _, err := h.st.Put(h.ctx, store.ClusterKey("known"), []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	a.ObserveAgent(h.ctx, "known", 5)
-	a.ObserveAgent(h.ctx, "new", 0)
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "known", HeldWorks: 5})
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "new"})
 	wantAuthority(t, a, true, "")
-	a.ObserveAgent(h.ctx, "lost", 5)
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "lost", HeldWorks: 5})
 	wantAuthority(t, a, false, `cluster "lost"`)
 	rec, err := readRecord(h.pki)
 	if err != nil || rec == nil || rec.NotAuthoritative == "" {
@@ -188,4 +188,85 @@ func TestVerifyAtRuntime(t *testing.T) {
 		t.Fatalf("Verify: %v", err)
 	}
 	wantAuthority(t, a, false, "wiped")
+}
+
+// TestRestoredDataDir: the whole data directory (etcd and the record next
+// to the CA, as a volume snapshot holds them) is put back from a copy. The
+// record cannot tell; an agent that saw a newer store revision can, at its
+// first Hello: the hub is then not authoritative, also after a restart,
+// until the operator accepts the store, which records an adoption for
+// the agents.
+func TestRestoredDataDir(t *testing.T) {
+	h := newHubDirs(t)
+	a := h.start(false)
+	h.write(2)
+	h.stop()
+	backup := filepath.Join(t.TempDir(), "data")
+	if out, err := exec.Command("cp", "-a", h.data, backup).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	a = h.start(false)
+	h.write(20)
+	seen, err := h.st.Revision(h.ctx) // what the agent was last told
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := a.Epoch()
+	h.stop()
+	if err := os.RemoveAll(h.data); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", backup, h.data).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	a = h.start(false)
+	wantAuthority(t, a, true, "") // nothing on the hub's side tells
+	if a.Adoption() != nil {
+		t.Errorf("Adoption before any = %+v; want none", a.Adoption())
+	}
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "c", HeldWorks: 3, Epoch: "another-store", Revision: seen})
+	wantAuthority(t, a, true, "") // another store's agent: its own concern
+	h.write(30)                   // the store passes the agent's revision before it says hello
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "c", HeldWorks: 3, Epoch: epoch, Revision: seen})
+	wantAuthority(t, a, false, "restored from an older copy")
+	h.stop()
+	wantAuthority(t, h.start(false), false, "restored from an older copy") // remembered
+	h.stop()
+	a = h.start(true)
+	wantAuthority(t, a, true, "")
+	ad := a.Adoption()
+	if ad == nil || ad.ID == "" || len(ad.Identities) != 1 || ad.Identities[0] != "hub-1" {
+		t.Fatalf("Adoption after --accept-store-reset = %+v; want one naming hub-1", ad)
+	}
+	h.stop()
+	if again := h.start(false).Adoption(); again == nil || again.ID != ad.ID {
+		t.Errorf("Adoption after a restart = %+v; want %s, read from the store", again, ad.ID)
+	}
+	h.stop()
+}
+
+// TestBehindAtRuntime: on a shared store (not alone), an agent that saw a
+// revision the store has not reached makes the hub not authoritative; one
+// the store has passed does not.
+func TestBehindAtRuntime(t *testing.T) {
+	h := newHubDirs(t)
+	st, err := store.Open(h.ctx, store.Config{DataDir: h.data}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.st = st
+	defer h.stop()
+	a, err := Check(h.ctx, st, h.pki, Options{Identity: "hub-1"}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.write(5)
+	rev, err := st.Revision(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "c1", Epoch: a.Epoch(), Revision: rev})
+	wantAuthority(t, a, true, "")
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "c2", Epoch: a.Epoch(), Revision: rev + 100})
+	wantAuthority(t, a, false, "has not reached")
 }

@@ -19,7 +19,12 @@
 //     (store.CheckpointKey): a store holding a lower one was restored, even
 //     with `etcdutl snapshot restore --bump-revision`;
 //   - an agent that presents a valid certificate and holds works, for a
-//     cluster the store has no record of (ObserveAgent): the store lost it.
+//     cluster the store has no record of (ObserveAgent): the store lost it;
+//   - an agent that saw a store revision of this store's epoch that the
+//     store has not reached (ObserveAgent with its Lineage; for a hub on
+//     its embedded etcd, compared at the cluster's first Hello with the
+//     revision the store had at start): the store went back, though the
+//     whole data directory, the record included, was restored with it.
 //
 // Check compares at start; Verify compares again, every PersistInterval
 // (Run) and before the renderer publishes a new list of the store, so that
@@ -34,14 +39,17 @@
 //
 // # Getting authority back
 //
-// Only an operator decides: `tether-hub --accept-store-reset` (Check with
-// accept) takes the store as it is, records its epoch, revision and
-// checkpoint as the new baseline, and skips the missing-cluster check for
-// that run (clusters the store lost are registered again by their first
-// heartbeat). Works the store no longer has are then handled by the
-// agents' grace period, as for any hub that stopped vouching for them.
+// Only an operator decides: `tether-hub --accept-store-reset` or
+// `--adopt-identity ID` (Check with Options.Adopt) takes the store as it
+// is, records its epoch, revision and checkpoint as the new baseline, and
+// skips the agents' checks for that run (clusters the store lost are
+// registered again by their first heartbeat). It also records an Adoption
+// in the store (adoption.go), naming the hub's identity and the adopted
+// ones, which every Welcome carries: the agents that held this hub not
+// authoritative for them trust it again, and keep the works it does not
+// have in place, unmanaged (or delete them, Adopt.DeleteUnknown).
 //
-//	a, err := authority.Check(ctx, st, caDir, accept, logger)
+//	a, err := authority.Check(ctx, st, caDir, authority.Options{Identity: id, Alone: alone}, logger)
 //	ok, reason := a.Authoritative()
 //	err = a.Run(ctx) // raises the recorded revision and checkpoint
 //

@@ -213,6 +213,7 @@ func (r *Renderer) session(ctx context.Context) error {
 		case p := <-r.remotes.results:
 			r.remoteDone(ctx, p)
 		}
+		r.state.stamp = max(r.state.stamp, last)
 		r.flush(ctx)
 		r.published(last)
 	}
@@ -254,6 +255,7 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 		r.in.markAll(key)
 	}
 	r.dropUnknownClusters()
+	r.state.stamp = max(r.state.stamp, rev)
 	r.flush(ctx)
 	r.published(rev)
 	r.log.Debug("loaded", "revision", rev, "templates", len(r.in.templates), "bindings", len(r.in.bindings), "clusters", len(r.in.clusters))

@@ -284,8 +284,8 @@ func TestSuspendedAndEvictingKeepTheirWork(t *testing.T) {
 	e.settle()
 	e.noChanges("a", revA)
 	e.noChanges("b", revB)
-	if gone, _ := e.r.Gone(e.ctx, "a", []string{webKey}); len(gone) != 0 {
-		t.Errorf("Gone(a) = %v; want nothing while a is being evicted", summarize(gone))
+	if gone, _ := e.r.Gone(e.ctx, "a", []string{webKey}); len(gone) != 1 || !gone[0].Keep {
+		t.Errorf("Gone(a) = %v; want web kept while a is being evicted", gone)
 	}
 
 	// The eviction ends: a loses the work.
@@ -371,5 +371,22 @@ func TestAuthorityGatesAuthoritative(t *testing.T) {
 		if got := r.Authoritative("a"); got != ok {
 			t.Errorf("Authoritative(a) with the store authority saying %t = %t; want %t", ok, got, ok)
 		}
+	}
+}
+
+// TestGoneKeepsWhatIsPublished: a key the cluster has by the time Gone
+// looks (published after the caller read Current) is kept, never left out
+// of the key set, which would make the agent delete it before its upsert
+// arrives.
+func TestGoneKeepsWhatIsPublished(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(duplicated(), 1, target("a", 1)))
+	e.start()
+	gone, err := e.r.Gone(e.ctx, "a", []string{webKey})
+	if err != nil || len(gone) != 1 || !gone[0].Keep || gone[0].Key != webKey {
+		t.Errorf("Gone(a, web) with web published = %v, %v; want web kept", gone, err)
 	}
 }

@@ -34,6 +34,11 @@ type state struct {
 	// cluster remembers (Config.RemovedRetention, Config.MaxRemoved).
 	retention  time.Duration
 	maxRemoved int
+
+	// stamp is the store revision the renderer has applied the events of,
+	// set by its loop before a commit: new content gets it as its
+	// WorkUpsert.StoreRevision. Only the loop reads and writes it.
+	stamp int64
 }
 
 // content is one rendered work and the number of (cluster, key) holding it.
@@ -167,6 +172,11 @@ func (s *state) hold(up *agentv1.WorkUpsert) {
 	if c, ok := s.contents[up.GetVersion()]; ok {
 		c.holders++
 		return
+	}
+	if up.StoreRevision == 0 {
+		// New content, not yet shared: stamped with the store revision
+		// the renderer had applied when it rendered it (Hello's lineage).
+		up.StoreRevision = s.stamp
 	}
 	n := 0
 	for _, m := range up.GetManifests() {

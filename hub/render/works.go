@@ -103,6 +103,9 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 	for _, k := range keys {
 		if cw != nil {
 			if _, ok := cw.works[k]; ok {
+				// Published since the caller read Current: the cluster is
+				// to keep it (its upsert follows), never to delete it.
+				out = append(out, syncstate.Change{Key: k, Keep: true})
 				continue
 			}
 			if rm, ok := cw.removed[k]; ok {

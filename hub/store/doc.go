@@ -55,9 +55,10 @@
 //	/tether/reports/<cluster>/<work key>                  a work's last ack and status report in a cluster, relayed by any replica (hub/aggregate)
 //	/tether/leader/<lease id>                             leadership campaign keys (hub/leader)
 //	/tether/meta/format                                   the store's format number (format.go): which versions read it
-//	/tether/meta/identity                                 the hub identity, created on first start
+//	/tether/meta/identity                                 the hub identity, created on first start (never on a store that holds data: Identity)
 //	/tether/meta/epoch                                    the store epoch: a random id written once, when the store is new
 //	/tether/meta/checkpoints/<replica>                    a counter each hub replica raises (hub/authority)
+//	/tether/meta/adoption                                 the operator's latest adoption of the fleet (hub/authority)
 //	/tether/meta/ca-hash                                  the hub CA's hash, recorded by the first replica to start
 //	/tether/meta/ca                                       the CA sealed with the replicas' encryption key, when they share it that way
 //

@@ -31,6 +31,10 @@ const (
 	identityKey    = Root + "meta/identity"
 	epochKey       = Root + "meta/epoch"
 	checkpointsKey = Root + "meta/checkpoints/"
+	// AdoptionKey holds the operator's latest adoption of the fleet
+	// (hub/authority): agents that hold the hub not authoritative for them
+	// trust it again when it names their works' hub identity.
+	AdoptionKey = Root + "meta/adoption"
 )
 
 // Keys of the hub's CA, shared by every replica on one etcd.

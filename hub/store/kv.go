@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -166,10 +167,21 @@ func (s *Store) Count(ctx context.Context, prefix string) (int64, error) {
 	return resp.Count, nil
 }
 
-// Identity returns the hub identity, creating a random one on first use. A
-// store wiped clean gives a new identity, which agents use to refuse
-// deletions from a hub that is not the one that gave them their works.
-func (s *Store) Identity(ctx context.Context) (string, error) {
+// ErrIdentityLost is Identity's error for a store that holds data but no
+// hub identity: the key was deleted or lost. A new identity would make
+// every agent take the hub for another one.
+var ErrIdentityLost = errors.New("store: the hub identity is missing from a store that holds data")
+
+// dataPrefixes are the prefixes whose keys mean a store is in use.
+var dataPrefixes = []string{ObjectsPrefix, BindingsPrefix, ClustersPrefix, AgentsPrefix}
+
+// Identity returns the hub identity. A store without one gets restore
+// when it is set (the identity the operator gives back), else a random
+// one, but only while it holds no data (no object, binding, cluster or
+// agent record): a store that does gets ErrIdentityLost, naming what it
+// holds, since agents whose works came from the lost identity would take
+// a new one for another hub. restore is ignored when an identity exists.
+func (s *Store) Identity(ctx context.Context, restore string) (string, error) {
 	kv, err := s.Get(ctx, identityKey)
 	if err == nil {
 		return string(kv.Value), nil
@@ -177,16 +189,36 @@ func (s *Store) Identity(ctx context.Context) (string, error) {
 	if !errors.Is(err, ErrNotFound) {
 		return "", err
 	}
-	buf := make([]byte, 16)
-	if _, err := rand.Read(buf); err != nil {
-		return "", err
+	id := restore
+	if id == "" {
+		if err := s.refuseLostIdentity(ctx); err != nil {
+			return "", err
+		}
+		buf := make([]byte, 16)
+		if _, err := rand.Read(buf); err != nil {
+			return "", err
+		}
+		id = hex.EncodeToString(buf)
 	}
-	id := hex.EncodeToString(buf)
 	if _, err := s.Create(ctx, identityKey, []byte(id)); err != nil && !errors.Is(err, ErrExists) {
 		return "", err
 	}
 	kv, err = s.Get(ctx, identityKey) // another replica may have won the race
 	return string(kv.Value), err
+}
+
+// refuseLostIdentity returns ErrIdentityLost when the store holds data.
+func (s *Store) refuseLostIdentity(ctx context.Context) error {
+	for _, prefix := range dataPrefixes {
+		n, err := s.Count(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return fmt.Errorf("%w (%d keys under %s)", ErrIdentityLost, n, prefix)
+		}
+	}
+	return nil
 }
 
 // Epoch returns the store's epoch, a random id written once when the store

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,7 +105,7 @@ func TestWritesSurviveRestartAndIdentityIsStable(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, Config{DataDir: dir})
 	c := ctx(t)
-	id, err := s.Identity(c)
+	id, err := s.Identity(c, "")
 	if err != nil || len(id) != 32 {
 		t.Fatalf("Identity = %q, %v; want 32 hex digits", id, err)
 	}
@@ -118,13 +119,13 @@ func TestWritesSurviveRestartAndIdentityIsStable(t *testing.T) {
 	if got, err := s.Get(c, ClusterKey("edge-1")); err != nil || string(got.Value) != "registered" {
 		t.Errorf("Get after restart = %q, %v; want registered", got.Value, err)
 	}
-	if again, err := s.Identity(c); err != nil || again != id {
+	if again, err := s.Identity(c, ""); err != nil || again != id {
 		t.Errorf("Identity after restart = %q, %v; want %q", again, err, id)
 	}
 
 	other := open(t, Config{DataDir: t.TempDir()})
 	defer other.Close()
-	if fresh, _ := other.Identity(c); fresh == id {
+	if fresh, _ := other.Identity(c, ""); fresh == id {
 		t.Errorf("a new data dir has identity %q, the same as the old one", fresh)
 	}
 }
@@ -297,5 +298,34 @@ func TestParseObjectSuffixAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("ParseObjectSuffix allocated %.0f times", allocs)
+	}
+}
+
+// TestIdentityLostIsRefused: a store that holds data but lost its identity
+// key gets no new identity (agents would take it for another hub), unless
+// the operator gives the old one back; an empty store gets one.
+func TestIdentityLostIsRefused(t *testing.T) {
+	s := open(t, Config{DataDir: t.TempDir()})
+	defer s.Close()
+	c := ctx(t)
+	id, err := s.Identity(c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(c, ClusterKey("edge-1"), []byte("registered")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(c, identityKey, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Identity(c, "")
+	if !errors.Is(err, ErrIdentityLost) || !strings.Contains(err.Error(), ClustersPrefix) {
+		t.Fatalf("Identity on a store with a cluster and no identity = %q, %v; want ErrIdentityLost naming %s", got, err, ClustersPrefix)
+	}
+	if got, err := s.Identity(c, id); err != nil || got != id {
+		t.Fatalf("Identity(restore %q) = %q, %v; want it back", id, got, err)
+	}
+	if got, err := s.Identity(c, "another"); err != nil || got != id {
+		t.Errorf("Identity(restore another) with an identity stored = %q, %v; want %q, unchanged", got, err, id)
 	}
 }

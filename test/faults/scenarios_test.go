@@ -67,6 +67,8 @@ var scenarios = []scenario{
 	{name: "partition-one-10m", tier: long, run: partitionOne(10 * time.Minute)},
 	{name: "hub-paused-15m", tier: long, run: hubPaused(15 * time.Minute)},
 	{name: "store-restored-snapshot", tier: long, s: setup{agentArgs: shortGrace}, run: storeRestored},
+	{name: "data-dir-restored", tier: full, s: setup{agentArgs: shortGrace}, run: dataDirRestored},
+	{name: "identity-deleted", tier: full, s: setup{agentArgs: shortGrace}, run: identityDeleted},
 }
 
 // TestFaults runs the scenarios SuiteEnv selects, each with its figures.

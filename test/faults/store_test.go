@@ -3,13 +3,11 @@ package faults_test
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
 
 	etcdserverpb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/server/v3/embed"
 )
 
 // bindingKey is where the hub stores nginx's ResourceBinding
@@ -41,27 +39,11 @@ func bindingUndecodable(t *testing.T, x *fixture) {
 // putOffline writes key=value into the etcd of a stopped hub (its
 // --data-dir), started in this process as the hub starts it.
 func putOffline(ctx context.Context, t *testing.T, dataDir, key, value string) error {
-	cfg := embed.NewConfig()
-	cfg.Name = "tether-hub" // the hub's member name (hub/store)
-	cfg.Dir = filepath.Join(dataDir, "etcd")
-	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{local}, []url.URL{local}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{local}, []url.URL{local}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{filepath.Join(t.TempDir(), "etcd.log")}
-	e, err := embed.StartEtcd(cfg)
+	e, err := startOffline(t, dataDir)
 	if err != nil {
-		return fmt.Errorf("start the hub's etcd offline: %w", err)
+		return err
 	}
 	defer e.Close()
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		return fmt.Errorf("the hub's etcd offline: %w", err)
-	case <-time.After(offlineStartTimeout):
-		return fmt.Errorf("the hub's etcd offline not ready after %s", offlineStartTimeout)
-	}
 	if _, err := e.Server.Put(ctx, &etcdserverpb.PutRequest{Key: []byte(key), Value: []byte(value)}); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}

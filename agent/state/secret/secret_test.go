@@ -38,7 +38,7 @@ func open(name string) *state.Store {
 func TestRoundTrip(t *testing.T) {
 	s := open("round-trip")
 	orphan := state.Held{Work: work("ns/b/2", "v2"), Hub: "hub-a", OrphanedSince: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	mustDo(t, s.PutHub(context.Background(), "hub-b"))
+	mustDo(t, s.PutHub(context.Background(), "hub-b", state.Lineage{}))
 	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("ns/b/1", "v0"), Hub: "hub-b"}))
 	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("ns/b/1", "v1"), Hub: "hub-b"})) // replaces
 	mustDo(t, s.PutWork(context.Background(), orphan))
@@ -76,7 +76,7 @@ func TestLoadMissingSecret(t *testing.T) {
 func TestWriteAfterAnotherWriter(t *testing.T) {
 	ctx := context.Background()
 	s := open("conflict")
-	mustDo(t, s.PutHub(context.Background(), "hub-a"))
+	mustDo(t, s.PutHub(context.Background(), "hub-a", state.Lineage{}))
 	secrets := env.Clusters[0].Clientset().CoreV1().Secrets(namespace)
 	sec, err := secrets.Get(ctx, "conflict", metav1.GetOptions{})
 	if err != nil {
@@ -104,7 +104,7 @@ func TestWriteAfterAnotherWriter(t *testing.T) {
 // deleted since creates it again.
 func TestWriteAfterSecretDeleted(t *testing.T) {
 	s := open("deleted")
-	mustDo(t, s.PutHub(context.Background(), "hub-a"))
+	mustDo(t, s.PutHub(context.Background(), "hub-a", state.Lineage{}))
 	secrets := env.Clusters[0].Clientset().CoreV1().Secrets(namespace)
 	mustDo(t, secrets.Delete(context.Background(), "deleted", metav1.DeleteOptions{}))
 	mustDo(t, s.PutWork(context.Background(), state.Held{Work: work("a", "v1"), Hub: "hub-a"}))

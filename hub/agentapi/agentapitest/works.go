@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
@@ -22,6 +23,8 @@ type Works struct {
 	failing error                                        // returned by every call when set
 	ready   chan struct{}                                // Ready; closed unless NotReady
 	held    chan struct{}                                // Current waits until it is closed; nil: no wait
+	// storeRev is the store revision the works reflect (StoreFollower).
+	storeRev int64
 }
 
 type change struct {
@@ -30,8 +33,9 @@ type change struct {
 }
 
 var (
-	_ agentapi.Works     = (*Works)(nil)
-	_ agentapi.Readiness = (*Works)(nil)
+	_ agentapi.Works         = (*Works)(nil)
+	_ agentapi.Readiness     = (*Works)(nil)
+	_ agentapi.StoreFollower = (*Works)(nil)
 )
 
 // NewWorks returns empty Works at revision 1.
@@ -210,4 +214,33 @@ func (w *Works) Gone(ctx context.Context, cluster string, keys []string) ([]agen
 		}
 	}
 	return out, nil
+}
+
+// Applied sets the store revision the works reflect (StoreRevision), and
+// wakes WaitApplied.
+func (w *Works) Applied(rev int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.storeRev = rev
+}
+
+// StoreRevision implements agentapi.StoreFollower.
+func (w *Works) StoreRevision() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.storeRev
+}
+
+// WaitApplied implements agentapi.StoreFollower: it polls StoreRevision.
+func (w *Works) WaitApplied(ctx context.Context, rev int64) bool {
+	for {
+		if w.StoreRevision() >= rev {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return w.StoreRevision() >= rev
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -1071,8 +1071,20 @@ type Hello struct {
 	// does not say so (one that predates them ends a stream on a message it
 	// does not know), and logs that the user's rules do not run there.
 	CustomizationsSupported bool `protobuf:"varint,6,opt,name=customizations_supported,json=customizationsSupported,proto3" json:"customizations_supported,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The epoch of the hub's store the agent's held works came from
+	// (Welcome.store_epoch), empty on first start or from a hub that predates
+	// it.
+	LastStoreEpoch string `protobuf:"bytes,7,opt,name=last_store_epoch,json=lastStoreEpoch,proto3" json:"last_store_epoch,omitempty"`
+	// The highest store revision the agent has seen from that hub
+	// (Welcome.store_revision, WorkUpsert.store_revision). A hub whose store
+	// has not reached it was restored from an older snapshot, or is a replica
+	// that lags: it is not authoritative for this agent (DESIGN §4).
+	LastStoreRevision int64 `protobuf:"varint,8,opt,name=last_store_revision,json=lastStoreRevision,proto3" json:"last_store_revision,omitempty"`
+	// The id of the last Adoption the agent has seen in a Welcome, empty for
+	// none: an adoption is accepted once, and never one the agent saw before.
+	LastAdoptionId string `protobuf:"bytes,9,opt,name=last_adoption_id,json=lastAdoptionId,proto3" json:"last_adoption_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -1145,6 +1157,27 @@ func (x *Hello) GetCustomizationsSupported() bool {
 		return x.CustomizationsSupported
 	}
 	return false
+}
+
+func (x *Hello) GetLastStoreEpoch() string {
+	if x != nil {
+		return x.LastStoreEpoch
+	}
+	return ""
+}
+
+func (x *Hello) GetLastStoreRevision() int64 {
+	if x != nil {
+		return x.LastStoreRevision
+	}
+	return 0
+}
+
+func (x *Hello) GetLastAdoptionId() string {
+	if x != nil {
+		return x.LastAdoptionId
+	}
+	return ""
 }
 
 // HeldWork is one work an agent holds.
@@ -2322,7 +2355,22 @@ type Welcome struct {
 	// The hub's version.
 	HubVersion string `protobuf:"bytes,2,opt,name=hub_version,json=hubVersion,proto3" json:"hub_version,omitempty"`
 	// Intervals, limits and resource models for this agent.
-	Settings      *Settings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
+	Settings *Settings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
+	// The epoch of the hub's store (a random id the store gets once when it
+	// is new). The agent persists it with the hub identity; a Welcome with
+	// another epoch comes from another store, which the agent does not let
+	// delete or orphan what it holds until an adoption.
+	StoreEpoch string `protobuf:"bytes,4,opt,name=store_epoch,json=storeEpoch,proto3" json:"store_epoch,omitempty"`
+	// The store revision the works sent on this stream reflect, at least.
+	// The hub never welcomes with less than Hello.last_store_revision unless
+	// its store went back (a restore); an agent welcomed so holds the hub
+	// not authoritative for it until an adoption.
+	StoreRevision int64 `protobuf:"varint,5,opt,name=store_revision,json=storeRevision,proto3" json:"store_revision,omitempty"`
+	// The operator's latest adoption of the fleet, when there is one: an
+	// agent that holds this hub not authoritative for it trusts it again
+	// when the adoption names the identity its works came from and it has
+	// not seen the adoption before.
+	Adoption      *Adoption `protobuf:"bytes,6,opt,name=adoption,proto3" json:"adoption,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2378,6 +2426,106 @@ func (x *Welcome) GetSettings() *Settings {
 	return nil
 }
 
+func (x *Welcome) GetStoreEpoch() string {
+	if x != nil {
+		return x.StoreEpoch
+	}
+	return ""
+}
+
+func (x *Welcome) GetStoreRevision() int64 {
+	if x != nil {
+		return x.StoreRevision
+	}
+	return 0
+}
+
+func (x *Welcome) GetAdoption() *Adoption {
+	if x != nil {
+		return x.Adoption
+	}
+	return nil
+}
+
+// Adoption is an operator's explicit decision (tether-hub
+// --accept-store-reset or --adopt-identity) that this hub's store is the
+// truth for the agents whose works came from the named identities, even
+// though it is behind what they saw or is another store.
+type Adoption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The adoption's id, random, stored with it.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The hub identities whose agents it adopts (the hub's own for a
+	// restored store).
+	Identities []string `protobuf:"bytes,2,rep,name=identities,proto3" json:"identities,omitempty"`
+	// When true, an adopted agent deletes the works it holds that the hub
+	// does not have; otherwise it keeps them in place, unmanaged, and lists
+	// them in its heartbeat's UnmanagedWorks condition.
+	DeleteUnknown bool `protobuf:"varint,3,opt,name=delete_unknown,json=deleteUnknown,proto3" json:"delete_unknown,omitempty"`
+	// When the operator adopted, as the hub recorded it.
+	AdoptedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=adopted_at,json=adoptedAt,proto3" json:"adopted_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Adoption) Reset() {
+	*x = Adoption{}
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Adoption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Adoption) ProtoMessage() {}
+
+func (x *Adoption) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Adoption.ProtoReflect.Descriptor instead.
+func (*Adoption) Descriptor() ([]byte, []int) {
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Adoption) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Adoption) GetIdentities() []string {
+	if x != nil {
+		return x.Identities
+	}
+	return nil
+}
+
+func (x *Adoption) GetDeleteUnknown() bool {
+	if x != nil {
+		return x.DeleteUnknown
+	}
+	return false
+}
+
+func (x *Adoption) GetAdoptedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AdoptedAt
+	}
+	return nil
+}
+
 // Settings are the hub's parameters for one agent. They come in Welcome
 // and again, whole, whenever they change.
 type Settings struct {
@@ -2402,7 +2550,7 @@ type Settings struct {
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2562,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[22]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2575,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Settings) GetHeartbeatInterval() *durationpb.Duration {
@@ -2479,7 +2627,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2639,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[23]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2652,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Limits) GetMaxMessageBytes() int64 {
@@ -2536,7 +2684,7 @@ type ResourceModel struct {
 
 func (x *ResourceModel) Reset() {
 	*x = ResourceModel{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2696,7 @@ func (x *ResourceModel) String() string {
 func (*ResourceModel) ProtoMessage() {}
 
 func (x *ResourceModel) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[24]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2709,7 @@ func (x *ResourceModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceModel.ProtoReflect.Descriptor instead.
 func (*ResourceModel) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResourceModel) GetGrade() int32 {
@@ -2593,7 +2741,7 @@ type ResourceModelRange struct {
 
 func (x *ResourceModelRange) Reset() {
 	*x = ResourceModelRange{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +2753,7 @@ func (x *ResourceModelRange) String() string {
 func (*ResourceModelRange) ProtoMessage() {}
 
 func (x *ResourceModelRange) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[25]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +2766,7 @@ func (x *ResourceModelRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceModelRange.ProtoReflect.Descriptor instead.
 func (*ResourceModelRange) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResourceModelRange) GetName() string {
@@ -2657,7 +2805,7 @@ type ApplyOptions struct {
 
 func (x *ApplyOptions) Reset() {
 	*x = ApplyOptions{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2669,7 +2817,7 @@ func (x *ApplyOptions) String() string {
 func (*ApplyOptions) ProtoMessage() {}
 
 func (x *ApplyOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[26]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2682,7 +2830,7 @@ func (x *ApplyOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyOptions.ProtoReflect.Descriptor instead.
 func (*ApplyOptions) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ApplyOptions) GetStrategy() ApplyStrategy {
@@ -2723,7 +2871,7 @@ type BindingReference struct {
 
 func (x *BindingReference) Reset() {
 	*x = BindingReference{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2883,7 @@ func (x *BindingReference) String() string {
 func (*BindingReference) ProtoMessage() {}
 
 func (x *BindingReference) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[27]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2896,7 @@ func (x *BindingReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BindingReference.ProtoReflect.Descriptor instead.
 func (*BindingReference) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BindingReference) GetNamespace() string {
@@ -2788,14 +2936,19 @@ type WorkUpsert struct {
 	// How to apply them.
 	ApplyOptions *ApplyOptions `protobuf:"bytes,4,opt,name=apply_options,json=applyOptions,proto3" json:"apply_options,omitempty"`
 	// The binding this work was rendered from.
-	Binding       *BindingReference `protobuf:"bytes,5,opt,name=binding,proto3" json:"binding,omitempty"`
+	Binding *BindingReference `protobuf:"bytes,5,opt,name=binding,proto3" json:"binding,omitempty"`
+	// The store revision the hub had applied when it rendered this content
+	// (a lower bound of the revision of its template and binding); 0 from a
+	// hub that predates it. The agent keeps the highest it has seen
+	// (Hello.last_store_revision).
+	StoreRevision int64 `protobuf:"varint,6,opt,name=store_revision,json=storeRevision,proto3" json:"store_revision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkUpsert) Reset() {
 	*x = WorkUpsert{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2807,7 +2960,7 @@ func (x *WorkUpsert) String() string {
 func (*WorkUpsert) ProtoMessage() {}
 
 func (x *WorkUpsert) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[28]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2820,7 +2973,7 @@ func (x *WorkUpsert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkUpsert.ProtoReflect.Descriptor instead.
 func (*WorkUpsert) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *WorkUpsert) GetWorkKey() string {
@@ -2858,6 +3011,13 @@ func (x *WorkUpsert) GetBinding() *BindingReference {
 	return nil
 }
 
+func (x *WorkUpsert) GetStoreRevision() int64 {
+	if x != nil {
+		return x.StoreRevision
+	}
+	return 0
+}
+
 // Customizations is the set of the user's interpreter customizations
 // (DESIGN §6): every ResourceInterpreterCustomization and
 // ResourceInterpreterWebhookConfiguration the hub holds. The agent runs
@@ -2884,7 +3044,7 @@ type Customizations struct {
 
 func (x *Customizations) Reset() {
 	*x = Customizations{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +3056,7 @@ func (x *Customizations) String() string {
 func (*Customizations) ProtoMessage() {}
 
 func (x *Customizations) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[29]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +3069,7 @@ func (x *Customizations) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Customizations.ProtoReflect.Descriptor instead.
 func (*Customizations) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Customizations) GetVersion() string {
@@ -2949,7 +3109,7 @@ type CustomizationsAck struct {
 
 func (x *CustomizationsAck) Reset() {
 	*x = CustomizationsAck{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2961,7 +3121,7 @@ func (x *CustomizationsAck) String() string {
 func (*CustomizationsAck) ProtoMessage() {}
 
 func (x *CustomizationsAck) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[30]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2974,7 +3134,7 @@ func (x *CustomizationsAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CustomizationsAck.ProtoReflect.Descriptor instead.
 func (*CustomizationsAck) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CustomizationsAck) GetVersion() string {
@@ -3011,7 +3171,7 @@ type WorkDelete struct {
 
 func (x *WorkDelete) Reset() {
 	*x = WorkDelete{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3023,7 +3183,7 @@ func (x *WorkDelete) String() string {
 func (*WorkDelete) ProtoMessage() {}
 
 func (x *WorkDelete) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[31]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3036,7 +3196,7 @@ func (x *WorkDelete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkDelete.ProtoReflect.Descriptor instead.
 func (*WorkDelete) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WorkDelete) GetWorkKey() string {
@@ -3085,7 +3245,7 @@ type SyncDone struct {
 
 func (x *SyncDone) Reset() {
 	*x = SyncDone{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3257,7 @@ func (x *SyncDone) String() string {
 func (*SyncDone) ProtoMessage() {}
 
 func (x *SyncDone) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[32]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3270,7 @@ func (x *SyncDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncDone.ProtoReflect.Descriptor instead.
 func (*SyncDone) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SyncDone) GetWorkCount() int32 {
@@ -3146,7 +3306,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3158,7 +3318,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[33]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3171,7 +3331,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StatusRequest) GetWorkKeys() []string {
@@ -3200,7 +3360,7 @@ type CertificateRenewed struct {
 
 func (x *CertificateRenewed) Reset() {
 	*x = CertificateRenewed{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3212,7 +3372,7 @@ func (x *CertificateRenewed) String() string {
 func (*CertificateRenewed) ProtoMessage() {}
 
 func (x *CertificateRenewed) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[34]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3225,7 +3385,7 @@ func (x *CertificateRenewed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CertificateRenewed.ProtoReflect.Descriptor instead.
 func (*CertificateRenewed) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CertificateRenewed) GetCertificatePem() []byte {
@@ -3272,7 +3432,7 @@ type Goodbye struct {
 
 func (x *Goodbye) Reset() {
 	*x = Goodbye{}
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3444,7 @@ func (x *Goodbye) String() string {
 func (*Goodbye) ProtoMessage() {}
 
 func (x *Goodbye) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_agent_v1_agent_proto_msgTypes[35]
+	mi := &file_tether_agent_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3457,7 @@ func (x *Goodbye) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Goodbye.ProtoReflect.Descriptor instead.
 func (*Goodbye) Descriptor() ([]byte, []int) {
-	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_tether_agent_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Goodbye) GetReason() DisconnectReason {
@@ -3358,7 +3518,7 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\agoodbye\x18\a \x01(\v2\x18.tether.agent.v1.GoodbyeH\x00R\agoodbye\x127\n" +
 	"\bsettings\x18\b \x01(\v2\x19.tether.agent.v1.SettingsH\x00R\bsettings\x12I\n" +
 	"\x0ecustomizations\x18\t \x01(\v2\x1f.tether.agent.v1.CustomizationsH\x00R\x0ecustomizationsB\t\n" +
-	"\amessage\"\xd2\x02\n" +
+	"\amessage\"\xd6\x03\n" +
 	"\x05Hello\x12#\n" +
 	"\ragent_version\x18\x01 \x01(\tR\fagentVersion\x12*\n" +
 	"\x11last_hub_identity\x18\x02 \x01(\tR\x0flastHubIdentity\x128\n" +
@@ -3366,7 +3526,10 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"held_works\x18\x03 \x03(\v2\x19.tether.agent.v1.HeldWorkR\theldWorks\x12L\n" +
 	"\x11reported_statuses\x18\x04 \x03(\v2\x1f.tether.agent.v1.ReportedStatusR\x10reportedStatuses\x125\n" +
 	"\x16customizations_version\x18\x05 \x01(\tR\x15customizationsVersion\x129\n" +
-	"\x18customizations_supported\x18\x06 \x01(\bR\x17customizationsSupported\"?\n" +
+	"\x18customizations_supported\x18\x06 \x01(\bR\x17customizationsSupported\x12(\n" +
+	"\x10last_store_epoch\x18\a \x01(\tR\x0elastStoreEpoch\x12.\n" +
+	"\x13last_store_revision\x18\b \x01(\x03R\x11lastStoreRevision\x12(\n" +
+	"\x10last_adoption_id\x18\t \x01(\tR\x0elastAdoptionId\"?\n" +
 	"\bHeldWork\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"j\n" +
@@ -3476,12 +3639,24 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12L\n" +
 	"\x14last_transition_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\"-\n" +
 	"\x12CertificateRenewal\x12\x17\n" +
-	"\acsr_pem\x18\x01 \x01(\fR\x06csrPem\"\x84\x01\n" +
+	"\acsr_pem\x18\x01 \x01(\fR\x06csrPem\"\x83\x02\n" +
 	"\aWelcome\x12!\n" +
 	"\fhub_identity\x18\x01 \x01(\tR\vhubIdentity\x12\x1f\n" +
 	"\vhub_version\x18\x02 \x01(\tR\n" +
 	"hubVersion\x125\n" +
-	"\bsettings\x18\x03 \x01(\v2\x19.tether.agent.v1.SettingsR\bsettings\"\xdb\x02\n" +
+	"\bsettings\x18\x03 \x01(\v2\x19.tether.agent.v1.SettingsR\bsettings\x12\x1f\n" +
+	"\vstore_epoch\x18\x04 \x01(\tR\n" +
+	"storeEpoch\x12%\n" +
+	"\x0estore_revision\x18\x05 \x01(\x03R\rstoreRevision\x125\n" +
+	"\badoption\x18\x06 \x01(\v2\x19.tether.agent.v1.AdoptionR\badoption\"\x9c\x01\n" +
+	"\bAdoption\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
+	"\n" +
+	"identities\x18\x02 \x03(\tR\n" +
+	"identities\x12%\n" +
+	"\x0edelete_unknown\x18\x03 \x01(\bR\rdeleteUnknown\x129\n" +
+	"\n" +
+	"adopted_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tadoptedAt\"\xdb\x02\n" +
 	"\bSettings\x12H\n" +
 	"\x12heartbeat_interval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\x12@\n" +
 	"\x0elease_duration\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\rleaseDuration\x12I\n" +
@@ -3505,14 +3680,15 @@ const file_tether_agent_v1_agent_proto_rawDesc = "" +
 	"\x10BindingReference\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
-	"\x03uid\x18\x03 \x01(\tR\x03uid\"\xe0\x01\n" +
+	"\x03uid\x18\x03 \x01(\tR\x03uid\"\x87\x02\n" +
 	"\n" +
 	"WorkUpsert\x12\x19\n" +
 	"\bwork_key\x18\x01 \x01(\tR\aworkKey\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1c\n" +
 	"\tmanifests\x18\x03 \x03(\fR\tmanifests\x12B\n" +
 	"\rapply_options\x18\x04 \x01(\v2\x1d.tether.agent.v1.ApplyOptionsR\fapplyOptions\x12;\n" +
-	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\"\xb1\x01\n" +
+	"\abinding\x18\x05 \x01(\v2!.tether.agent.v1.BindingReferenceR\abinding\x12%\n" +
+	"\x0estore_revision\x18\x06 \x01(\x03R\rstoreRevision\"\xb1\x01\n" +
 	"\x0eCustomizations\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12N\n" +
 	"#resource_interpreter_customizations\x18\x02 \x03(\fR!resourceInterpreterCustomizations\x125\n" +
@@ -3605,7 +3781,7 @@ func file_tether_agent_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_agent_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_tether_agent_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(ApplyResult)(0),              // 0: tether.agent.v1.ApplyResult
 	(Health)(0),                   // 1: tether.agent.v1.Health
@@ -3637,48 +3813,49 @@ var file_tether_agent_v1_agent_proto_goTypes = []any{
 	(*Condition)(nil),             // 27: tether.agent.v1.Condition
 	(*CertificateRenewal)(nil),    // 28: tether.agent.v1.CertificateRenewal
 	(*Welcome)(nil),               // 29: tether.agent.v1.Welcome
-	(*Settings)(nil),              // 30: tether.agent.v1.Settings
-	(*Limits)(nil),                // 31: tether.agent.v1.Limits
-	(*ResourceModel)(nil),         // 32: tether.agent.v1.ResourceModel
-	(*ResourceModelRange)(nil),    // 33: tether.agent.v1.ResourceModelRange
-	(*ApplyOptions)(nil),          // 34: tether.agent.v1.ApplyOptions
-	(*BindingReference)(nil),      // 35: tether.agent.v1.BindingReference
-	(*WorkUpsert)(nil),            // 36: tether.agent.v1.WorkUpsert
-	(*Customizations)(nil),        // 37: tether.agent.v1.Customizations
-	(*CustomizationsAck)(nil),     // 38: tether.agent.v1.CustomizationsAck
-	(*WorkDelete)(nil),            // 39: tether.agent.v1.WorkDelete
-	(*SyncDone)(nil),              // 40: tether.agent.v1.SyncDone
-	(*StatusRequest)(nil),         // 41: tether.agent.v1.StatusRequest
-	(*CertificateRenewed)(nil),    // 42: tether.agent.v1.CertificateRenewed
-	(*Goodbye)(nil),               // 43: tether.agent.v1.Goodbye
-	nil,                           // 44: tether.agent.v1.Topology.LabelsEntry
-	nil,                           // 45: tether.agent.v1.ResourceSummary.AllocatableEntry
-	nil,                           // 46: tether.agent.v1.ResourceSummary.AllocatedEntry
-	nil,                           // 47: tether.agent.v1.ResourceSummary.AllocatingEntry
-	nil,                           // 48: tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	nil,                           // 49: tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	nil,                           // 50: tether.agent.v1.NodeGroupSummary.AllocatingEntry
-	(*timestamppb.Timestamp)(nil), // 51: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
+	(*Adoption)(nil),              // 30: tether.agent.v1.Adoption
+	(*Settings)(nil),              // 31: tether.agent.v1.Settings
+	(*Limits)(nil),                // 32: tether.agent.v1.Limits
+	(*ResourceModel)(nil),         // 33: tether.agent.v1.ResourceModel
+	(*ResourceModelRange)(nil),    // 34: tether.agent.v1.ResourceModelRange
+	(*ApplyOptions)(nil),          // 35: tether.agent.v1.ApplyOptions
+	(*BindingReference)(nil),      // 36: tether.agent.v1.BindingReference
+	(*WorkUpsert)(nil),            // 37: tether.agent.v1.WorkUpsert
+	(*Customizations)(nil),        // 38: tether.agent.v1.Customizations
+	(*CustomizationsAck)(nil),     // 39: tether.agent.v1.CustomizationsAck
+	(*WorkDelete)(nil),            // 40: tether.agent.v1.WorkDelete
+	(*SyncDone)(nil),              // 41: tether.agent.v1.SyncDone
+	(*StatusRequest)(nil),         // 42: tether.agent.v1.StatusRequest
+	(*CertificateRenewed)(nil),    // 43: tether.agent.v1.CertificateRenewed
+	(*Goodbye)(nil),               // 44: tether.agent.v1.Goodbye
+	nil,                           // 45: tether.agent.v1.Topology.LabelsEntry
+	nil,                           // 46: tether.agent.v1.ResourceSummary.AllocatableEntry
+	nil,                           // 47: tether.agent.v1.ResourceSummary.AllocatedEntry
+	nil,                           // 48: tether.agent.v1.ResourceSummary.AllocatingEntry
+	nil,                           // 49: tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	nil,                           // 50: tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	nil,                           // 51: tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 53: google.protobuf.Duration
 }
 var file_tether_agent_v1_agent_proto_depIdxs = []int32{
 	21, // 0: tether.agent.v1.RegisterRequest.topology:type_name -> tether.agent.v1.Topology
-	51, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
+	52, // 1: tether.agent.v1.RegisterResponse.not_after:type_name -> google.protobuf.Timestamp
 	12, // 2: tether.agent.v1.AgentMessage.hello:type_name -> tether.agent.v1.Hello
 	15, // 3: tether.agent.v1.AgentMessage.ack:type_name -> tether.agent.v1.Ack
 	18, // 4: tether.agent.v1.AgentMessage.status_report:type_name -> tether.agent.v1.StatusReport
 	20, // 5: tether.agent.v1.AgentMessage.heartbeat:type_name -> tether.agent.v1.Heartbeat
 	28, // 6: tether.agent.v1.AgentMessage.certificate_renewal:type_name -> tether.agent.v1.CertificateRenewal
-	38, // 7: tether.agent.v1.AgentMessage.customizations_ack:type_name -> tether.agent.v1.CustomizationsAck
+	39, // 7: tether.agent.v1.AgentMessage.customizations_ack:type_name -> tether.agent.v1.CustomizationsAck
 	29, // 8: tether.agent.v1.HubMessage.welcome:type_name -> tether.agent.v1.Welcome
-	36, // 9: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
-	39, // 10: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
-	40, // 11: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
-	41, // 12: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
-	42, // 13: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
-	43, // 14: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
-	30, // 15: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
-	37, // 16: tether.agent.v1.HubMessage.customizations:type_name -> tether.agent.v1.Customizations
+	37, // 9: tether.agent.v1.HubMessage.work_upsert:type_name -> tether.agent.v1.WorkUpsert
+	40, // 10: tether.agent.v1.HubMessage.work_delete:type_name -> tether.agent.v1.WorkDelete
+	41, // 11: tether.agent.v1.HubMessage.sync_done:type_name -> tether.agent.v1.SyncDone
+	42, // 12: tether.agent.v1.HubMessage.status_request:type_name -> tether.agent.v1.StatusRequest
+	43, // 13: tether.agent.v1.HubMessage.certificate_renewed:type_name -> tether.agent.v1.CertificateRenewed
+	44, // 14: tether.agent.v1.HubMessage.goodbye:type_name -> tether.agent.v1.Goodbye
+	31, // 15: tether.agent.v1.HubMessage.settings:type_name -> tether.agent.v1.Settings
+	38, // 16: tether.agent.v1.HubMessage.customizations:type_name -> tether.agent.v1.Customizations
 	13, // 17: tether.agent.v1.Hello.held_works:type_name -> tether.agent.v1.HeldWork
 	14, // 18: tether.agent.v1.Hello.reported_statuses:type_name -> tether.agent.v1.ReportedStatus
 	0,  // 19: tether.agent.v1.Ack.result:type_name -> tether.agent.v1.ApplyResult
@@ -3686,51 +3863,53 @@ var file_tether_agent_v1_agent_proto_depIdxs = []int32{
 	17, // 21: tether.agent.v1.ObjectResult.identity:type_name -> tether.agent.v1.ObjectIdentity
 	0,  // 22: tether.agent.v1.ObjectResult.result:type_name -> tether.agent.v1.ApplyResult
 	19, // 23: tether.agent.v1.StatusReport.manifests:type_name -> tether.agent.v1.ManifestStatus
-	51, // 24: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
+	52, // 24: tether.agent.v1.StatusReport.observe_time:type_name -> google.protobuf.Timestamp
 	17, // 25: tether.agent.v1.ManifestStatus.identity:type_name -> tether.agent.v1.ObjectIdentity
 	1,  // 26: tether.agent.v1.ManifestStatus.health:type_name -> tether.agent.v1.Health
 	22, // 27: tether.agent.v1.Heartbeat.resource_summary:type_name -> tether.agent.v1.ResourceSummary
 	25, // 28: tether.agent.v1.Heartbeat.api_enablements:type_name -> tether.agent.v1.APIEnablement
 	27, // 29: tether.agent.v1.Heartbeat.conditions:type_name -> tether.agent.v1.Condition
 	21, // 30: tether.agent.v1.Heartbeat.topology:type_name -> tether.agent.v1.Topology
-	44, // 31: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
-	45, // 32: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
-	46, // 33: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
-	47, // 34: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
+	45, // 31: tether.agent.v1.Topology.labels:type_name -> tether.agent.v1.Topology.LabelsEntry
+	46, // 32: tether.agent.v1.ResourceSummary.allocatable:type_name -> tether.agent.v1.ResourceSummary.AllocatableEntry
+	47, // 33: tether.agent.v1.ResourceSummary.allocated:type_name -> tether.agent.v1.ResourceSummary.AllocatedEntry
+	48, // 34: tether.agent.v1.ResourceSummary.allocating:type_name -> tether.agent.v1.ResourceSummary.AllocatingEntry
 	23, // 35: tether.agent.v1.ResourceSummary.node_groups:type_name -> tether.agent.v1.NodeGroupSummary
 	24, // 36: tether.agent.v1.ResourceSummary.allocatable_modelings:type_name -> tether.agent.v1.AllocatableModeling
-	48, // 37: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
-	49, // 38: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
-	50, // 39: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
+	49, // 37: tether.agent.v1.NodeGroupSummary.allocatable:type_name -> tether.agent.v1.NodeGroupSummary.AllocatableEntry
+	50, // 38: tether.agent.v1.NodeGroupSummary.allocated:type_name -> tether.agent.v1.NodeGroupSummary.AllocatedEntry
+	51, // 39: tether.agent.v1.NodeGroupSummary.allocating:type_name -> tether.agent.v1.NodeGroupSummary.AllocatingEntry
 	26, // 40: tether.agent.v1.APIEnablement.resources:type_name -> tether.agent.v1.APIResource
 	2,  // 41: tether.agent.v1.Condition.status:type_name -> tether.agent.v1.ConditionStatus
-	51, // 42: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
-	30, // 43: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
-	52, // 44: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
-	52, // 45: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
-	52, // 46: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
-	31, // 47: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
-	32, // 48: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
-	33, // 49: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
-	3,  // 50: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
-	4,  // 51: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
-	5,  // 52: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	34, // 53: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
-	35, // 54: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
-	5,  // 55: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
-	6,  // 56: tether.agent.v1.WorkDelete.reason:type_name -> tether.agent.v1.DeleteReason
-	51, // 57: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
-	7,  // 58: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
-	52, // 59: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
-	8,  // 60: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
-	10, // 61: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
-	9,  // 62: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
-	11, // 63: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
-	62, // [62:64] is the sub-list for method output_type
-	60, // [60:62] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	52, // 42: tether.agent.v1.Condition.last_transition_time:type_name -> google.protobuf.Timestamp
+	31, // 43: tether.agent.v1.Welcome.settings:type_name -> tether.agent.v1.Settings
+	30, // 44: tether.agent.v1.Welcome.adoption:type_name -> tether.agent.v1.Adoption
+	52, // 45: tether.agent.v1.Adoption.adopted_at:type_name -> google.protobuf.Timestamp
+	53, // 46: tether.agent.v1.Settings.heartbeat_interval:type_name -> google.protobuf.Duration
+	53, // 47: tether.agent.v1.Settings.lease_duration:type_name -> google.protobuf.Duration
+	53, // 48: tether.agent.v1.Settings.status_min_interval:type_name -> google.protobuf.Duration
+	32, // 49: tether.agent.v1.Settings.limits:type_name -> tether.agent.v1.Limits
+	33, // 50: tether.agent.v1.Settings.resource_models:type_name -> tether.agent.v1.ResourceModel
+	34, // 51: tether.agent.v1.ResourceModel.ranges:type_name -> tether.agent.v1.ResourceModelRange
+	3,  // 52: tether.agent.v1.ApplyOptions.strategy:type_name -> tether.agent.v1.ApplyStrategy
+	4,  // 53: tether.agent.v1.ApplyOptions.conflict_resolution:type_name -> tether.agent.v1.ConflictResolution
+	5,  // 54: tether.agent.v1.ApplyOptions.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	35, // 55: tether.agent.v1.WorkUpsert.apply_options:type_name -> tether.agent.v1.ApplyOptions
+	36, // 56: tether.agent.v1.WorkUpsert.binding:type_name -> tether.agent.v1.BindingReference
+	5,  // 57: tether.agent.v1.WorkDelete.deletion_policy:type_name -> tether.agent.v1.DeletionPolicy
+	6,  // 58: tether.agent.v1.WorkDelete.reason:type_name -> tether.agent.v1.DeleteReason
+	52, // 59: tether.agent.v1.CertificateRenewed.not_after:type_name -> google.protobuf.Timestamp
+	7,  // 60: tether.agent.v1.Goodbye.reason:type_name -> tether.agent.v1.DisconnectReason
+	53, // 61: tether.agent.v1.Goodbye.retry_after:type_name -> google.protobuf.Duration
+	8,  // 62: tether.agent.v1.AgentService.Register:input_type -> tether.agent.v1.RegisterRequest
+	10, // 63: tether.agent.v1.AgentService.Connect:input_type -> tether.agent.v1.AgentMessage
+	9,  // 64: tether.agent.v1.AgentService.Register:output_type -> tether.agent.v1.RegisterResponse
+	11, // 65: tether.agent.v1.AgentService.Connect:output_type -> tether.agent.v1.HubMessage
+	64, // [64:66] is the sub-list for method output_type
+	62, // [62:64] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_tether_agent_v1_agent_proto_init() }
@@ -3763,7 +3942,7 @@ func file_tether_agent_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_agent_v1_agent_proto_rawDesc), len(file_tether_agent_v1_agent_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
