@@ -50,6 +50,9 @@ func dataDirRestored(t *testing.T, x *fixture) {
 		return copyDir(backup, x.fleet.HubDir)
 	})
 	r.hold(orphanWindow)
+	for _, d := range x.watch.Deletes() { // before the adoption, which finish covers too
+		t.Errorf("deleted after the restore, before any adoption: %s at fault+%s (%s)", d.Object, d.At.Sub(r.faultAt).Round(100*time.Millisecond), d.How)
+	}
 	waitConditions(ctx, t, x, "HubTrusted", "False", "")
 	if err := x.fleet.RestartWith(ctx, fleet.RoleHub, "hub", "--accept-store-reset"); err != nil {
 		t.Fatal(err)
