@@ -31,15 +31,15 @@ type hubProc struct {
 // for a free port; the address of an earlier run to come back where the
 // agents look), with metrics on a free port and debug logs, and waits until
 // it serves. The hub stops when owner ends (see startProc).
-func startHub(t, owner testing.TB, dataDir, listen string) *hubProc {
+func startHub(t, owner testing.TB, dataDir, listen string, extra ...string) *hubProc {
 	t.Helper()
 	// A hub killed with SIGKILL leaves its hub.addr; this run must not take
 	// it for its own.
 	if err := os.Remove(filepath.Join(dataDir, "hub.addr")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
-	p := startProc(t, owner, "tether-hub", hubBin, "--data-dir", dataDir, "--listen", listen,
-		"--metrics-listen", "127.0.0.1:0", "-log-level", "debug")
+	p := startProc(t, owner, "tether-hub", hubBin, append([]string{"--data-dir", dataDir, "--listen", listen,
+		"--metrics-listen", "127.0.0.1:0", "-log-level", "debug"}, extra...)...)
 	h := &hubProc{proc: p, dir: dataDir}
 	poll(t, hubStartTimeout, "tether-hub writes hub.addr", func() (bool, string) {
 		if p.exited() {

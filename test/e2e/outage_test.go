@@ -102,10 +102,12 @@ func testHubOutage(t *testing.T, f *fixture) {
 // data directory: a new store, hence a new hub identity, and a new CA (a
 // lost disk with nothing backed up). The agents are re-pointed with
 // certificates minted from the new CA (they read --ca at start, so they
-// restart) and keep every object: the new hub knows no work, and works of
-// another hub identity are only orphaned (evicted after the 60 min grace),
-// never deleted. Re-applying the templates on the new hub claims the same
-// objects (same UIDs, the retained replicas kept).
+// restart) and keep every object: the new hub knows no work, and an agent
+// holds a hub of another identity not authoritative for it (nothing
+// deleted, orphaned or changed; the new hub's new works applied) until the
+// operator adopts the old identity's fleet (--adopt-identity). Then the
+// old works stay in place, unmanaged, and re-applying the templates on the
+// new hub claims the same objects (same UIDs, the retained replicas kept).
 func testWipedStore(t *testing.T, f *fixture) {
 	ctx := ctxFor(t)
 	m1, m2 := f.env.Clusters[0], f.env.Clusters[1]
@@ -150,6 +152,15 @@ func testWipedStore(t *testing.T, f *fixture) {
 		}
 	}
 	checkCounter(t, f.hub, metricDeletes, 0)
+
+	// The operator adopts the old hub's fleet.
+	f.hub.stop()
+	f.hub = startHub(t, f.t, f.dataDir, f.hub.addr, "--adopt-identity", oldIdentity)
+	f.admin = dialAdmin(f.t, f.hub)
+	poll(t, resyncWait, "both agents synced with the adopting hub", func() (bool, string) {
+		n1, n2 := f.agents[0].count(logSynced), f.agents[1].count(logSynced)
+		return n1 >= 2 && n2 >= 2, fmt.Sprintf("member-1 %d, member-2 %d", n1, n2)
+	})
 
 	// The new hub takes the objects over: same UIDs, member-1's 7 kept.
 	f.admin.apply(ctx, webYAML(f, "httpd:2.4", [2]string{"a3", "b3"}, retainReplicasLabel, "true"))
