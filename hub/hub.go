@@ -22,6 +22,7 @@ import (
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/durable"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -229,8 +230,8 @@ func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
 	if err := h.adminConf(ca, addr).ensure(); err != nil {
 		return err
 	}
-	if err := writeAtomic(h.cfg.path(AddrFile), []byte(server+"\n")); err != nil {
-		return fmt.Errorf("write %s: %w", AddrFile, err)
+	if err := durable.WriteFile(h.cfg.path(AddrFile), []byte(server+"\n"), 0o600); err != nil {
+		return err
 	}
 	h.logger.Info("hub serving", "address", addr, "ca_hash", ca.Hash(), "hub_identity", identity,
 		"admin_conf", h.cfg.path(AdminConfFile), "data_dir", h.cfg.DataDir, "external_etcd", len(h.cfg.EtcdEndpoints) > 0)
