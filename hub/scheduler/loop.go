@@ -113,9 +113,9 @@ type Loop struct {
 	dirty    map[string]bool      // binding keys to reconcile
 	rechecks map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
-	// cluster → when its application was first seen Unhealthy. Kept across
-	// relists, as Karmada keeps it across resyncs; a hub restart starts
-	// the tolerations over (later failover, never earlier).
+	// cluster → when its application was first seen Unhealthy, for
+	// bindings written before Step recorded it on them
+	// (AnnotationUnhealthySince, which a new leader continues from).
 	unhealthy map[string]map[string]time.Time
 	armedAt   time.Time // the time timer fires at
 	timer     <-chan time.Time
