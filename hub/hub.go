@@ -106,7 +106,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		Replica: replicaName(lis.grpc.Addr().String()), Local: alone}, h.logger)
 	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
-		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
+		UnreachableToleration: h.cfg.UnreachableToleration, GracefulEvictionTimeout: h.cfg.GracefulEvictionTimeout,
+		MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String()),
 		Alone: alone}, h.logger) // alone: leads from the start, whatever its CPU
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,

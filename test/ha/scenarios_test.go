@@ -46,6 +46,7 @@ var scenarios = []scenario{
 	{name: "leader-kill9-500-applies", tier: full, run: leaderKilled(500)},
 	{name: "rolling-restart-under-load", tier: full, run: rollingRestart},
 	{name: "leader-partitioned-from-etcd", tier: full, run: leaderPartitioned},
+	{name: "leader-kill9-mid-eviction-grace", tier: full, run: leaderKilledMidGrace},
 	{name: "rolling-upgrade-from-previous", tier: full, run: rollingUpgrade},
 }
 
