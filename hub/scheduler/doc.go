@@ -221,8 +221,10 @@
 // The starts an eviction counts from are stored with the binding or the
 // cluster, not held only in the leader's memory: a graceful eviction
 // task's creationTimestamp, an admin taint's timeAdded, the application
-// failover's AnnotationUnhealthySince. A new leader continues each from the
-// recorded start, so an eviction's grace ends at its original deadline, not
+// failover's AnnotationUnhealthySince, and the end of the last full
+// disruption, which unreachable clusters' tolerations count from
+// (store.NoExecuteFloorKey). A new leader continues each from the recorded
+// start, so an eviction's grace ends at its original deadline, not
 // one grace after the leader change. The unreachable taints' timeAdded is
 // each replica's own view of the lease records every replica follows
 // (hub/liveness), so a standby that becomes leader has about the same; one

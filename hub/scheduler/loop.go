@@ -123,8 +123,11 @@ type Loop struct {
 	// disrupted is full disruption mode (disruption.go); written by Run's
 	// goroutine, read by Disrupted.
 	disrupted atomic.Bool
-	// noExecuteFloor is when the last full disruption ended.
+	// noExecuteFloor is when the last full disruption ended, seen by this
+	// loop or stored by an earlier leader (loadFloor); floorUnsaved: it
+	// moved and is not stored yet (saveFloor).
 	noExecuteFloor time.Time
+	floorUnsaved   bool
 	// works counts each cluster's works (worksOf every cached binding);
 	// full holds the clusters with at least cfg.MaxWorks of them.
 	works map[string]int
