@@ -26,6 +26,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/backoff"
 	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // Files registration keeps in the data directory.
@@ -272,7 +273,7 @@ func (c Config) loadOrCreateKey() (crypto.Signer, error) {
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	if err := writeFileAtomic(c.KeyFile, data, 0o600); err != nil {
+	if err := durable.WriteFile(c.KeyFile, data, 0o600); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
 	return key, nil
@@ -290,42 +291,11 @@ func (c Config) store(resp *agentv1.RegisterResponse, key crypto.Signer, pinned 
 		return fmt.Errorf("%w: the hub signed a certificate for another key", ErrRegistrationRefused)
 	}
 	caPEM := certs.EncodeCertificate(pinned.Raw)
-	if err := writeFileAtomic(c.CAFile, caPEM, 0o644); err != nil {
+	if err := durable.WriteFile(c.CAFile, caPEM, 0o644); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
-	if err := writeFileAtomic(c.CertFile, resp.GetCertificatePem(), 0o644); err != nil {
+	if err := durable.WriteFile(c.CertFile, resp.GetCertificatePem(), 0o644); err != nil {
 		return fmt.Errorf("--data-dir: %w", err)
 	}
 	return nil
-}
-
-// writeFileAtomic replaces path with data durably: a temporary file in the
-// same directory, fsync, rename over path, fsync of the directory. A crash
-// leaves the old file or the new one, and once it returns the new one
-// survives a power loss.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDirs(filepath.Dir(path))
 }

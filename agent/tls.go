@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // nextSuffix names the files of a renewal in progress: KEY.next is the
@@ -135,7 +136,7 @@ func (cr *certFiles) pendingKey() (crypto.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := durable.WriteFile(path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("keep the new key: %w", err)
 	}
 	return key, nil
@@ -153,7 +154,7 @@ func (cr *certFiles) Renewed(certPEM []byte) error {
 	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
 		return fmt.Errorf("the hub's certificate is not for the requested key: %w", err)
 	}
-	if err := writeFileAtomic(cr.certFile+nextSuffix, certPEM, 0o644); err != nil {
+	if err := durable.WriteFile(cr.certFile+nextSuffix, certPEM, 0o644); err != nil {
 		return err
 	}
 	if err := commitRenewal(cr.certFile, cr.keyFile); err != nil {
@@ -214,13 +215,7 @@ var syncDirs = syncDir
 // syncDir makes the renames in dirs durable.
 func syncDir(dirs ...string) error {
 	for _, dir := range dirs {
-		d, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		err = d.Sync()
-		d.Close()
-		if err != nil {
+		if err := durable.SyncDir(dir); err != nil {
 			return err
 		}
 	}

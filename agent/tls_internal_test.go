@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // testCA signs client certificates for the renewal tests.
@@ -187,9 +188,10 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestCredentialWritesSyncTheirDirectory: every credential file written
-// (the registered key, CA and certificate, a renewal's files) is renamed
-// into place and its directory synced, so that it survives a power loss.
+// TestCredentialWritesSyncTheirDirectory: a renewal's files are renamed
+// into place and their directory synced, so that they survive a power
+// loss (every credential file itself is written by durable.WriteFile,
+// which internal/durable tests).
 func TestCredentialWritesSyncTheirDirectory(t *testing.T) {
 	var synced []string
 	syncDirs = func(dirs ...string) error {
@@ -198,16 +200,19 @@ func TestCredentialWritesSyncTheirDirectory(t *testing.T) {
 	}
 	t.Cleanup(func() { syncDirs = syncDir })
 	dir := t.TempDir()
-	path := filepath.Join(dir, "client.key")
-	must(t, writeFileAtomic(path, []byte("secret"), 0o600))
+	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
+	must(t, durable.WriteFile(keyFile+nextSuffix, []byte("secret"), 0o600))
+	must(t, durable.WriteFile(certFile+nextSuffix, []byte("cert"), 0o644))
+	must(t, commitRenewal(certFile, keyFile))
 	if len(synced) != 1 || synced[0] != dir {
-		t.Errorf("directories synced by writeFileAtomic = %v; want [%s]", synced, dir)
+		t.Errorf("directories synced by commitRenewal = %v; want [%s]", synced, dir)
 	}
-	got, err := os.ReadFile(path)
-	if err != nil || string(got) != "secret" {
-		t.Errorf("ReadFile(%s) = %q, %v; want the data", path, got, err)
+	for path, want := range map[string]string{keyFile: "secret", certFile: "cert"} {
+		if got, err := os.ReadFile(path); err != nil || string(got) != want {
+			t.Errorf("ReadFile(%s) = %q, %v; want %q", path, got, err, want)
+		}
 	}
-	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
-		t.Errorf("Stat(%s) = %v, %v; want mode 0600", path, info, err)
+	if info, err := os.Stat(keyFile); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("Stat(%s) = %v, %v; want mode 0600", keyFile, info, err)
 	}
 }

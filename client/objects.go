@@ -19,9 +19,12 @@ type ApplyOptions struct {
 }
 
 // Apply creates or updates the objects of manifests (YAML or JSON, one or
-// many documents each), all or nothing. When any object is rejected it
-// returns the response (each result says what would have happened) and a
-// *RejectedError naming every rejected object and field.
+// many documents each), in dependency order. When any object is rejected,
+// nothing is stored: it returns the response (each result says what would
+// have happened) and a *RejectedError naming every rejected object and
+// field. When a write fails, the objects written before it stay: it
+// returns the response and a *PartialError saying what was written, what
+// failed and why, and what was skipped.
 func (c *Client) Apply(ctx context.Context, manifests ...[]byte) (*hubv1.ApplyResponse, error) {
 	return c.ApplyWith(ctx, ApplyOptions{}, manifests...)
 }
@@ -35,6 +38,9 @@ func (c *Client) ApplyWith(ctx context.Context, opts ApplyOptions, manifests ...
 	}
 	if rej := rejected(resp.GetResults()); rej != nil {
 		return resp, rej
+	}
+	if resp.GetPartial() {
+		return resp, &PartialError{Results: resp.GetResults()}
 	}
 	return resp, nil
 }
@@ -84,6 +90,31 @@ func rejected(results []*hubv1.ApplyResult) *RejectedError {
 		return nil
 	}
 	return &RejectedError{Results: bad}
+}
+
+// PartialError is the error of an Apply whose writes stopped at a failed
+// one: the objects written before it stay written (outcome CREATED or
+// CONFIGURED, with a revision), the failed one says why (FAILED), the
+// others were not written (SKIPPED).
+type PartialError struct {
+	// Results are every object's results, in input order.
+	Results []*hubv1.ApplyResult
+}
+
+func (e *PartialError) Error() string {
+	var written, failed, skipped []string
+	for _, r := range e.Results {
+		switch r.GetOutcome() {
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED:
+			failed = append(failed, r.GetMessage())
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED:
+			skipped = append(skipped, RefString(r.GetRef()))
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED, hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED:
+			written = append(written, RefString(r.GetRef()))
+		}
+	}
+	return fmt.Sprintf("partly stored: failed: %s; skipped: %s; written and kept: %s",
+		strings.Join(failed, "; "), strings.Join(skipped, ", "), strings.Join(written, ", "))
 }
 
 // RefString names an object as tetherctl does: Kind namespace/name, or Kind

@@ -13,6 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // The admin's credentials file.
@@ -137,7 +138,7 @@ func (a adminConf) renewIfDue(old *clientconfig.Config, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("renew admin.conf: %w", err)
 	}
-	if err := writeAtomic(a.path, data); err != nil {
+	if err := durable.WriteFile(a.path, data, 0o600); err != nil {
 		return fmt.Errorf("renew admin.conf: %w", err)
 	}
 	a.logger.Info("admin.conf certificate renewed", "path", a.path, "user", id.Name,
@@ -161,14 +162,13 @@ func (a adminConf) create() error {
 		Server: a.server, User: AdminUser, CertificateAuthority: string(a.ca.CertPEM),
 		ClientCertificate: string(issued.CertPEM), ClientKey: string(issued.KeyPEM),
 	}
-	tmp := a.path + ".tmp"
-	if err := c.Write(tmp); err != nil {
+	data, err := c.Marshal()
+	if err != nil {
 		return fmt.Errorf("write admin.conf: %w", err)
 	}
-	defer os.Remove(tmp)
-	// A hard link creates the file whole and fails if another process made
-	// one meanwhile: readers never see half a file, nothing is overwritten.
-	if err := os.Link(tmp, a.path); err != nil && !errors.Is(err, os.ErrExist) {
+	// Readers never see half a file; one another process made meanwhile is
+	// kept.
+	if err := durable.CreateFile(a.path, data, 0o600); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("write admin.conf: %w", err)
 	}
 	a.logger.Info("admin credentials written", "path", a.path, "user", AdminUser)

@@ -41,6 +41,11 @@ const (
 	// tolerates an unreachable cluster when its policy has no toleration
 	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
 	DefaultUnreachableToleration = scheduler.DefaultUnreachableToleration
+	// DefaultGracefulEvictionTimeout is how long an eviction task without
+	// a grace period of its own keeps the old cluster's copy when the
+	// replacement does not become healthy: Karmada's
+	// --graceful-eviction-timeout=10m.
+	DefaultGracefulEvictionTimeout = scheduler.DefaultGracefulEvictionTimeout
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute
@@ -146,6 +151,10 @@ type Config struct {
 	// not-ready NoExecute taints a failing-over binding gets when its
 	// policy has none; zero means DefaultUnreachableToleration.
 	UnreachableToleration time.Duration
+	// GracefulEvictionTimeout is how long an eviction task without a grace
+	// period of its own keeps the evicted cluster's copy; zero means
+	// DefaultGracefulEvictionTimeout.
+	GracefulEvictionTimeout time.Duration
 	// MaxWorksPerCluster is the most works the hub serves to one cluster
 	// (the excess is withheld, never deleted) and the most the scheduler
 	// places there; zero means DefaultMaxWorksPerCluster.
@@ -235,6 +244,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.UnreachableToleration == 0 {
 		cfg.UnreachableToleration = DefaultUnreachableToleration
+	}
+	if cfg.GracefulEvictionTimeout == 0 {
+		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
+	}
+	if cfg.GracefulEvictionTimeout < 0 {
+		return cfg, fmt.Errorf("graceful eviction timeout %s: must be positive", cfg.GracefulEvictionTimeout)
 	}
 	if cfg.UnreachableToleration < 0 {
 		return cfg, fmt.Errorf("unreachable toleration %s: must be positive", cfg.UnreachableToleration)

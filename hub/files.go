@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
-	"path/filepath"
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/serving"
@@ -59,22 +58,4 @@ func dialAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
-}
-
-// writeAtomic replaces path with data, so that a reader sees the old or the
-// new content, never a part.
-func writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

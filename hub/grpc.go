@@ -85,7 +85,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	revoked := revocation.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
 		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: scheduler.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
-			UnreachableToleration: h.cfg.UnreachableToleration},
+			UnreachableToleration: h.cfg.UnreachableToleration, EvictionTimeout: h.cfg.GracefulEvictionTimeout},
 		WatchStall: h.cfg.WatchStallTimeout, OnWatchCut: func() { d.counts.Add("clientapi", clientapi.KindWatchCut) }}, d.st, d.interp, h.logger)
 	if err != nil {
 		return nil, fmt.Errorf("client api: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/durable"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -107,7 +108,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		Replica: replicaName(lis.grpc.Addr().String()), Local: alone}, h.logger)
 	registry := membership.NewRegistry(st, ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime, NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
 	sched := scheduler.New(fenced, leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
-		UnreachableToleration: h.cfg.UnreachableToleration, MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
+		UnreachableToleration: h.cfg.UnreachableToleration, GracefulEvictionTimeout: h.cfg.GracefulEvictionTimeout,
+		MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	elector := leader.New(st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(lis.grpc.Addr().String()),
 		Alone: alone}, h.logger) // alone: leads from the start, whatever its CPU
 	srv, err := h.newAPI(apiDeps{st: st, ca: ca, addr: lis.grpc.Addr().String(), identity: identity,
@@ -239,8 +241,8 @@ func (h *Hub) announce(ca *pki.CA, addr, identity string) error {
 	if err := h.adminConf(ca, addr).ensure(); err != nil {
 		return err
 	}
-	if err := writeAtomic(h.cfg.path(AddrFile), []byte(server+"\n")); err != nil {
-		return fmt.Errorf("write %s: %w", AddrFile, err)
+	if err := durable.WriteFile(h.cfg.path(AddrFile), []byte(server+"\n"), 0o600); err != nil {
+		return err
 	}
 	h.logger.Info("hub serving", "address", addr, "ca_hash", ca.Hash(), "hub_identity", identity,
 		"admin_conf", h.cfg.path(AdminConfFile), "data_dir", h.cfg.DataDir, "external_etcd", len(h.cfg.EtcdEndpoints) > 0)

@@ -5,6 +5,8 @@
 //     count, capped, with jitter)
 //   - certs: certificate primitives (keys, CSRs, PEM, CA hash pins)
 //   - clientconfig: the credentials file of a hub client (admin.conf)
+//   - durable: files written whole and synced (temporary file, fsync,
+//     rename, fsync of the directory): the CA, keys, admin.conf, records
 //   - grpcbuf: the buffer pool of the hub's gRPC servers and clients
 //   - hubaddr: the hub addresses an agent dials
 //   - interpreter: the resource interpreter (native, Lua, third-party and

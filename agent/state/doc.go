@@ -42,7 +42,7 @@
 // acts on it; the hub identity and the customizations soon after they
 // change (agent/hubclient's state writer).
 //
-// It imports only the generated agent protocol, protobuf and the standard
-// library;
+// It imports only the generated agent protocol, internal/durable (files
+// written whole and synced), protobuf and the standard library;
 // the Secret backend, which needs client-go, is its subpackage.
 package state

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/durable"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -47,7 +48,7 @@ const (
 	digestsFile = "digests.json"
 	// customizationsFile holds the interpreter customizations.
 	customizationsFile = "customizations.json"
-	tempPrefix         = ".tmp-"
+	tempPrefix         = durable.TempPrefix
 )
 
 // Held is one work the agent holds, with where it came from.

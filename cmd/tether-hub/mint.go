@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // Files mint-agent writes into --out.
@@ -117,7 +118,7 @@ func mint(src caSource, cluster, out string, lifetime time.Duration) (string, er
 		data []byte
 		mode os.FileMode
 	}{{mintCAFile, ca.CertPEM, 0o644}, {mintCertFile, issued.CertPEM, 0o644}, {mintKeyFile, issued.KeyPEM, 0o600}} {
-		if err := os.WriteFile(filepath.Join(out, f.name), f.data, f.mode); err != nil {
+		if err := durable.WriteFile(filepath.Join(out, f.name), f.data, f.mode); err != nil {
 			return "", err
 		}
 	}

@@ -53,5 +53,5 @@
 //	ok, reason := a.Authoritative()
 //	err = a.Run(ctx) // raises the recorded revision and checkpoint
 //
-// It imports hub/store and go-hclog.
+// It imports hub/store, internal/durable and go-hclog.
 package authority

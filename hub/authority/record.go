@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // FileName is the record's file in the CA directory.
@@ -47,38 +49,13 @@ func readRecord(dir string) (*Record, error) {
 	return rec, nil
 }
 
-// writeRecord replaces dir's record durably: written to a temporary file,
-// synced, renamed, and the directory synced.
+// writeRecord replaces dir's record durably (durable.WriteFile).
 func writeRecord(dir string, rec Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, FileName+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", FileName, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", FileName, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", FileName, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", FileName, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, FileName)); err != nil {
-		return fmt.Errorf("write %s: %w", FileName, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.WriteFile(filepath.Join(dir, FileName), append(data, '\n'), 0o600)
 }
 
 // newReplicaID is a random id for a new record.

@@ -1,6 +1,7 @@
 package clientapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,10 @@ type plan struct {
 	prevRev int64
 	// rev is the object's revision once written (or its current one).
 	rev int64
+	// err is why its write failed; skipped: not written, because another
+	// write failed first (commit).
+	err     error
+	skipped bool
 }
 
 func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
@@ -68,13 +73,13 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 		return nil, err
 	}
 	if req.GetDryRun() || anyRejected(items) {
-		return response(items, plans, false, 0), nil
+		return response(items, plans, notStored, 0), nil
 	}
-	rev, err := b.commit(ctx, plans)
+	rev, complete, err := b.commit(ctx, plans)
 	if err != nil {
 		return nil, err
 	}
-	return response(items, plans, true, rev), nil
+	return response(items, plans, storedIf(complete), rev), nil
 }
 
 // applyLocal is Apply's fast path. It plans from local reads (one
@@ -104,14 +109,14 @@ func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) 
 			return nil, err
 		}
 	}
-	rev, err := b.commit(ctx, plans)
-	if errors.Is(err, ErrConcurrent) && writes == 1 {
-		return nil, nil // nothing was kept: the one write was refused
+	rev, complete, err := b.commit(ctx, plans)
+	if errors.Is(err, ErrConcurrent) {
+		return nil, nil // nothing was written: plan again from quorum reads
 	}
 	if err != nil {
 		return nil, err
 	}
-	return response(items, plans, true, rev), nil
+	return response(items, plans, storedIf(complete), rev), nil
 }
 
 // planned maps the store key of every plan to the revision it was planned
@@ -212,47 +217,55 @@ func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 const maxApplyWrites = 16
 
 // commit writes every created and changed object, each only if nobody
-// changed it since plan read it, up to maxApplyWrites at once: each object
-// gets a revision of its own (objects of one etcd transaction would share
-// one, and a Watch resumes after the last revision it yielded), not
-// necessarily in input order. The store has no multi-key transaction: when
-// a write fails, the others that succeeded are undone (again only if
-// untouched since) and the request fails with ErrConcurrent. It returns
-// the newest revision written, or the newest revision of the objects when
-// nothing changed.
-func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (int64, error) {
-	var g errgroup.Group
-	g.SetLimit(maxApplyWrites)
-	var mu sync.Mutex
-	var done []*plan
+// changed it since plan read it, in dependency order: tier after tier
+// (tiers, order.go), the objects of one tier up to maxApplyWrites at once.
+// Each object gets a revision of its own (objects of one etcd transaction
+// would share one, and a Watch resumes after the last revision it
+// yielded), so a Namespace's or a CRD's is lower than those of the objects
+// in it. When a write fails, no write starts after it; the writes made
+// stay (written), the failed ones keep their error, the others are
+// skipped. The store has no multi-key transaction, and undoing would
+// delete or roll back what watchers may already act on.
+//
+// It returns an error only when nothing was written: the first write's
+// error (ErrConcurrent when another writer won). Otherwise it returns the
+// newest revision written (or of the objects, when nothing changed) and
+// whether every write was made.
+func (b *backend) commit(ctx context.Context, plans map[*item]*plan) (rev int64, complete bool, err error) {
 	var failed atomic.Bool // once set, writes not yet started are not made
-	for _, p := range orderedPlans(plans) {
-		if p.outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
-			continue
+	var firstErr error
+	var mu sync.Mutex // guards firstErr
+	for _, tier := range tiers(plans) {
+		var g errgroup.Group
+		g.SetLimit(maxApplyWrites)
+		for _, p := range tier {
+			g.Go(func() error {
+				if failed.Load() {
+					p.skipped = true
+					return nil
+				}
+				if p.err = b.write(ctx, p); p.err != nil {
+					failed.Store(true)
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, p.err)
+					mu.Unlock()
+				}
+				return nil // each write keeps its own outcome
+			})
 		}
-		g.Go(func() error {
-			if failed.Load() {
-				return nil
-			}
-			if err := b.write(ctx, p); err != nil {
-				failed.Store(true)
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			done = append(done, p)
-			return nil
-		})
+		_ = g.Wait()
 	}
-	if err := g.Wait(); err != nil {
-		b.undo(ctx, done)
-		return 0, err
-	}
-	var rev int64
+	written := false
 	for _, p := range plans {
-		rev = max(rev, p.rev)
+		if p.err == nil && !p.skipped {
+			rev = max(rev, p.rev)
+			written = written || p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED
+		}
 	}
-	return rev, nil
+	if firstErr != nil && !written {
+		return 0, false, firstErr
+	}
+	return rev, firstErr == nil, nil
 }
 
 // write stores p's object if nobody changed it since plan read it, and
@@ -266,28 +279,11 @@ func (b *backend) write(ctx context.Context, p *plan) error {
 	}
 	switch {
 	case errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: %s changed while this request was applied; nothing was stored, apply again: %v", ErrConcurrent, describe(p.it.ref), err)
+		return fmt.Errorf("%w: %s changed while this request was applied, it was not written: %v", ErrConcurrent, describe(p.it.ref), err)
 	case err != nil:
-		return fmt.Errorf("store %s (nothing of the request was kept): %w", describe(p.it.ref), err)
+		return fmt.Errorf("store %s: %w", describe(p.it.ref), err)
 	}
 	return nil
-}
-
-// undo reverts the writes of a failed commit, newest first.
-func (b *backend) undo(ctx context.Context, done []*plan) {
-	for i := len(done) - 1; i >= 0; i-- {
-		p := done[i]
-		key := store.ObjectKey(p.it.key)
-		var err error
-		if p.prev == nil {
-			_, err = b.st.Delete(ctx, key, p.rev)
-		} else {
-			_, err = b.st.Update(ctx, key, p.prev, p.rev)
-		}
-		if err != nil {
-			b.log.Warn("apply: could not undo a write of a failed request", "key", key, "error", err)
-		}
-	}
 }
 
 // orderedPlans returns the plans in input order.
@@ -304,23 +300,44 @@ func orderedPlans(plans map[*item]*plan) []*plan {
 	return out
 }
 
+// stored says how much of a request was written.
+type stored int
+
+const (
+	notStored    stored = iota // a dry run, or an object was rejected
+	allStored                  // every write was made
+	partlyStored               // a write failed; the ones before it stay
+)
+
+func storedIf(complete bool) stored {
+	if complete {
+		return allStored
+	}
+	return partlyStored
+}
+
 // response reports every object in input order.
-func response(items []*item, plans map[*item]*plan, committed bool, rev int64) *hubv1.ApplyResponse {
-	resp := &hubv1.ApplyResponse{Committed: committed, Revision: rev}
+func response(items []*item, plans map[*item]*plan, st stored, rev int64) *hubv1.ApplyResponse {
+	resp := &hubv1.ApplyResponse{Committed: st == allStored, Partial: st == partlyStored, Revision: rev}
 	for _, it := range items {
 		r := &hubv1.ApplyResult{Ref: it.ref, FieldErrors: it.errs, Message: it.message}
 		p := plans[it]
-		if it.rejected() || p == nil {
+		switch {
+		case it.rejected() || p == nil:
 			r.Outcome = hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED
-			resp.Results = append(resp.Results, r)
-			continue
-		}
-		r.Outcome, r.ObjectJson = p.outcome, p.value
-		r.Message = fmt.Sprintf("%s %s", describe(it.ref), outcomeWord(p.outcome, committed))
-		if committed {
-			r.Revision = p.rev
-			if obj, err := withRevision(p.value, p.rev); err == nil {
-				r.ObjectJson, _ = json.Marshal(obj)
+		case p.err != nil:
+			r.Outcome, r.Message = hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED, fmt.Sprintf("%s not written: %v", describe(it.ref), p.err)
+		case p.skipped:
+			r.Outcome = hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED
+			r.Message = fmt.Sprintf("%s not written: a write before it failed", describe(it.ref))
+		default:
+			r.Outcome, r.ObjectJson = p.outcome, p.value
+			r.Message = fmt.Sprintf("%s %s", describe(it.ref), outcomeWord(p.outcome, st != notStored))
+			if st != notStored {
+				r.Revision = p.rev
+				if obj, err := withRevision(p.value, p.rev); err == nil {
+					r.ObjectJson, _ = json.Marshal(obj)
+				}
 			}
 		}
 		resp.Results = append(resp.Results, r)

@@ -2,7 +2,6 @@ package clientapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -127,19 +126,21 @@ func TestApplyStaleLocalRead(t *testing.T) {
 	}
 }
 
-// TestApplyUndoesEveryWriteWhenOneLoses: Apply's writes go to the store
-// together; when one loses to another writer, every other write of the
-// request is undone, whether it finished before or after the lost one,
-// and the other writer's object is left as it wrote it.
-func TestApplyUndoesEveryWriteWhenOneLoses(t *testing.T) {
+// TestApplyKeepsWritesWhenOneLoses: when a write loses to another writer,
+// the writes made before it stay (nothing is undone behind the report's
+// back), the writes after it are not made, and the response says which
+// object is which: the Namespace written, the ConfigMap FAILED with why,
+// the Deployment that needs both SKIPPED. The other writer's object is left
+// as it wrote it.
+func TestApplyKeepsWritesWhenOneLoses(t *testing.T) {
 	be, st := localBackend(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var in strings.Builder
-	for i := range 40 {
-		fmt.Fprintf(&in, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c-%02d, namespace: default}\ndata: {k: v}\n", i)
-	}
-	docs, err := parseManifests([]byte(in.String()), be.cfg.MaxManifestBytes)
+	in := "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: x}\n" +
+		"spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}}\n" +
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: x}\ndata: {k: v}\n" +
+		"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"
+	docs, err := parseManifests([]byte(in), be.cfg.MaxManifestBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,22 +152,41 @@ func TestApplyUndoesEveryWriteWhenOneLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c-20","namespace":"default"}}`
-	if _, err := st.Create(ctx, "/tether/objects/core/ConfigMap/default/c-20", []byte(theirs)); err != nil {
+	theirs := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"x"}}`
+	const cfgKey = "/tether/objects/core/ConfigMap/x/cfg"
+	if _, err := st.Create(ctx, cfgKey, []byte(theirs)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := be.commit(ctx, plans); !errors.Is(err, ErrConcurrent) {
-		t.Fatalf("commit after another writer created c-20: %v, want ErrConcurrent", err)
+	rev, complete, err := be.commit(ctx, plans)
+	if err != nil || complete {
+		t.Fatalf("commit after another writer created the ConfigMap = %d, %v, %v; want a partial commit", rev, complete, err)
 	}
-	kvs, _, err := st.List(ctx, "/tether/objects/core/ConfigMap/default/")
-	if err != nil {
-		t.Fatal(err)
+	resp := response(items, plans, storedIf(complete), rev)
+	var got []string
+	for _, r := range resp.GetResults() {
+		got = append(got, fmt.Sprintf("%s %s rev>0=%v", r.GetRef().GetKind(), strings.TrimPrefix(r.GetOutcome().String(), "APPLY_OUTCOME_"), r.GetRevision() > 0))
 	}
-	if len(kvs) != 1 || kvs[0].Key != "/tether/objects/core/ConfigMap/default/c-20" || string(kvs[0].Value) != theirs {
-		var got []string
-		for _, kv := range kvs {
-			got = append(got, kv.Key)
+	want := "Deployment SKIPPED rev>0=false, ConfigMap FAILED rev>0=false, Namespace CREATED rev>0=true"
+	if strings.Join(got, ", ") != want || resp.GetCommitted() || !resp.GetPartial() {
+		t.Errorf("response committed=%v partial=%v results %s; want committed=false partial=true %s", resp.GetCommitted(), resp.GetPartial(), strings.Join(got, ", "), want)
+	}
+	if msg := resp.GetResults()[1].GetMessage(); !strings.Contains(msg, "configmap x/cfg not written") || !strings.Contains(msg, "changed while this request was applied") {
+		t.Errorf("FAILED message = %q; want it to name the object and why", msg)
+	}
+	if msg := resp.GetResults()[0].GetMessage(); !strings.Contains(msg, "a write before it failed") {
+		t.Errorf("SKIPPED message = %q; want it to say why", msg)
+	}
+	stored := map[string]string{}
+	for _, prefix := range []string{"/tether/objects/core/", "/tether/objects/apps/"} {
+		kvs, _, err := st.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Fatalf("stored after the failed commit: %v; want only the other writer's c-20", got)
+		for _, kv := range kvs {
+			stored[kv.Key] = string(kv.Value)
+		}
+	}
+	if _, ok := stored["/tether/objects/core/Namespace/_/x"]; !ok || len(stored) != 2 || stored[cfgKey] != theirs {
+		t.Errorf("stored after the partial commit: %v; want the Namespace kept and the other writer's ConfigMap", stored)
 	}
 }

@@ -84,18 +84,25 @@
 // Config.MaxObjectBytes (1.5 MiB) as stored is REJECTED with its size and
 // the limit.
 //
-// All or nothing: every object is validated and compared with the store
-// first; if any is rejected (or on dry run) nothing is written and the
-// others report what would have happened. The writes are then made, up to
-// 16 at once (one after the other, a request of a hundred templates on a
-// busy hub took seconds: issue 16), each conditional on the revision read
-// (create-if-absent, update-if-unchanged) and in a transaction of its own,
-// so that each object gets a revision of its own (a Watch resumes after
-// the last event it yielded; objects of one etcd transaction would share a
-// revision), not necessarily in input order. If a concurrent writer wins
-// one of them, the writes not yet started are not made, the request's
-// other writes are undone (again conditionally) and Apply fails with
-// ABORTED: retry. Watchers may briefly see such undone writes.
+// Validation is all or nothing: every object is validated and compared
+// with the store first; if any is rejected (or on dry run) nothing is
+// written and the others report what would have happened. The writes are
+// then made in dependency order (order.go's installOrder: Namespaces,
+// CustomResourceDefinitions, interpreter customizations, override and
+// propagation policies, then templates in Helm's install order, custom
+// resources last), whatever the input's order: a tier is written once the
+// one before it is, its objects up to 16 at once (one after the other, a
+// request of a hundred templates on a busy hub took seconds: issue 16),
+// each conditional on the revision read (create-if-absent,
+// update-if-unchanged) and in a transaction of its own, so that each
+// object gets a revision of its own (a Watch resumes after the last event
+// it yielded; objects of one etcd transaction would share a revision) and
+// a watcher sees a Namespace before what it holds. If a write fails (a
+// concurrent writer won, the store failed), no write starts after it and
+// none is undone: the response says it is partial, the
+// objects written say so with their revision, the failed one is FAILED
+// with why, the rest SKIPPED. When nothing was written yet the request
+// fails instead, ABORTED for a concurrent writer: retry.
 //
 // Comparing with the store reads every object in one local read
 // (store.GetLocalAll, no quorum round: on a busy hub a quorum read waits

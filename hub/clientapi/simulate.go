@@ -103,7 +103,7 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id p
 	if err != nil {
 		return nil, err
 	}
-	resp := &hubv1.SimulateResponse{Inputs: response(items, plans, false, 0).Results}
+	resp := &hubv1.SimulateResponse{Inputs: response(items, plans, notStored, 0).Results}
 	if anyRejected(items) {
 		return resp, nil
 	}

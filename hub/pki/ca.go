@@ -9,11 +9,13 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"github.com/tetherproj/tether/internal/certs"
 	"math/big"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/tetherproj/tether/internal/certs"
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // Lifetimes of what the CA issues by default.
@@ -52,7 +54,7 @@ func LoadOrCreateCA(dir string) (*CA, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeFiles(dir, map[string][]byte{caCertFile: ca.CertPEM, caKeyFile: key}); err != nil {
+		if err := writeCA(dir, ca.CertPEM, key); err != nil {
 			return nil, err
 		}
 		return ca, nil
@@ -157,14 +159,19 @@ func serial() *big.Int {
 	return n
 }
 
-func writeFiles(dir string, files map[string][]byte) error {
+// writeCA writes a new CA into dir durably, the key first: a crash
+// between the two leaves a key without a certificate, which
+// LoadOrCreateCA refuses rather than pairing it with another. A file that
+// appeared meanwhile is never overwritten.
+func writeCA(dir string, certPEM, keyPEM []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-			return fmt.Errorf("pki: %w", err)
-		}
+	if err := durable.CreateFile(filepath.Join(dir, caKeyFile), keyPEM, 0o600); err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	if err := durable.CreateFile(filepath.Join(dir, caCertFile), certPEM, 0o600); err != nil {
+		return fmt.Errorf("pki: %w", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@
 // which: "tether:agent" for agents, "tether:admin" or "tether:viewer" for
 // users. The hub never takes an identity from a message.
 //
-// It imports internal/certs (the primitives the agent shares) and the
-// standard library.
+// It imports internal/certs (the primitives the agent shares),
+// internal/durable (files written whole and synced) and the standard
+// library.
 package pki

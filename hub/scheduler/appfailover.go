@@ -25,8 +25,9 @@ const DefaultApplicationToleration = 300 * time.Second
 
 // ApplicationEvictions is Karmada's application failover controller for one
 // binding whose policy sets failover.application: since holds, per target
-// cluster, when its aggregated status item was first seen Unhealthy (the
-// loop keeps it in memory, as Karmada does). A target item Unhealthy adds
+// cluster, when its aggregated status item was first seen Unhealthy (Step
+// records it on the binding, AnnotationUnhealthySince, where Karmada keeps
+// it in memory). A target item Unhealthy adds
 // now if the cluster has no time yet; Healthy forgets the cluster; Unknown
 // (no status, a stale or disconnected cluster: that is cluster failover's
 // business) keeps the time as it is without counting as Unhealthy; clusters

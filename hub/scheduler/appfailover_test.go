@@ -248,3 +248,34 @@ func TestLoopApplicationFailover(t *testing.T) {
 		t.Errorf("tasks = %+v; want m1's ApplicationFailure task", tasks)
 	}
 }
+
+// TestApplicationFailoverSurvivesLeaderChange: the time a cluster's
+// application was first seen Unhealthy is recorded on the binding, so a
+// new leader, with no memory of its own, evicts at the original end of the
+// toleration, not one toleration after it took over; a Healthy item
+// removes the record.
+func TestApplicationFailoverSurvivesLeaderChange(t *testing.T) {
+	b := appBinding(policyv1alpha1.PurgeModeGracefully, configv1alpha1.ResourceUnhealthy)
+	out := appRun(b, nil, t0)
+	if got := recordedUnhealthy(out.Binding)["m1"]; !got.Equal(t0) {
+		t.Fatalf("recorded unhealthy since of m1 = %v (annotation %q); want %v", got, out.Binding.Annotations[AnnotationUnhealthySince], t0)
+	}
+	// The new leader reads the binding as stored (through its encoding),
+	// without the old leader's memory.
+	stored := cloneBinding(out.Binding)
+	next := appRun(stored, nil, t0.Add(appToleration/2))
+	if len(next.AppEvicted) != 0 {
+		t.Fatalf("new leader half way through the toleration: evicted %v; want nothing yet", next.AppEvicted)
+	}
+	next = appRun(cloneBinding(next.Binding), nil, t0.Add(appToleration+time.Second))
+	if len(next.AppEvicted) != 1 || next.AppEvicted[0] != "m1" {
+		t.Fatalf("new leader just past the recorded toleration: evicted %v; want [m1]", next.AppEvicted)
+	}
+	if _, ok := next.Binding.Annotations[AnnotationUnhealthySince]; ok {
+		t.Errorf("after the eviction the binding still records %q; want it removed", next.Binding.Annotations[AnnotationUnhealthySince])
+	}
+	healthy := withHealth(cloneBinding(out.Binding), configv1alpha1.ResourceHealthy)
+	if h := appRun(healthy, nil, t0.Add(time.Second)); h.Binding.Annotations[AnnotationUnhealthySince] != "" {
+		t.Errorf("Healthy: the binding records %q; want the record removed", h.Binding.Annotations[AnnotationUnhealthySince])
+	}
+}

@@ -1,10 +1,13 @@
 package scheduler
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/store"
 )
 
 // Full disruption, after the Kubernetes node lifecycle controller's
@@ -64,7 +67,7 @@ func (l *Loop) setDisruption(on bool, unreachable, total int, now time.Time) {
 			"unreachable", unreachable, "clusters", total, "threshold", DisruptionThreshold)
 		return
 	}
-	l.noExecuteFloor = now
+	l.noExecuteFloor, l.floorUnsaved = now, true
 	l.log.Info("full disruption over; unreachable clusters count their tolerations from now",
 		"unreachable", unreachable, "clusters", total)
 }
@@ -72,3 +75,45 @@ func (l *Loop) setDisruption(on bool, unreachable, total int, now time.Time) {
 // Disrupted reports whether the loop is in full disruption mode (for the
 // hub's metrics); safe for concurrent use.
 func (l *Loop) Disrupted() bool { return l.disrupted.Load() }
+
+// saveFloor stores the NoExecute floor once it moved (store.NoExecuteFloorKey),
+// so that the next leader does not count tolerations from before it: with
+// no floor, a cluster still away when a disruption ended would fail over as
+// if the disruption had counted. A failed write is tried again at the next
+// pass.
+func (l *Loop) saveFloor(ctx context.Context) {
+	if !l.floorUnsaved {
+		return
+	}
+	at := l.noExecuteFloor.UTC().Format(time.RFC3339Nano)
+	if _, err := l.store.Put(ctx, store.NoExecuteFloorKey, []byte(at)); err != nil {
+		if !errors.Is(err, context.Canceled) {
+			l.log.Warn("the end of the full disruption not stored; trying again", "error", err)
+		}
+		return
+	}
+	l.floorUnsaved = false
+}
+
+// loadFloor raises the NoExecute floor to the one stored, if later: the
+// end of a full disruption another leader saw. A floor that cannot be read
+// is an error (the loop lists again); one that does not decode is ignored
+// with a warning.
+func (l *Loop) loadFloor(ctx context.Context) error {
+	kv, err := l.store.Get(ctx, store.NoExecuteFloorKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	at, err := time.Parse(time.RFC3339Nano, string(kv.Value))
+	if err != nil {
+		l.log.Warn("stored end of the last full disruption not decodable, ignored", "key", store.NoExecuteFloorKey, "error", err)
+		return nil
+	}
+	if at.After(l.noExecuteFloor) {
+		l.noExecuteFloor = at
+	}
+	return nil
+}

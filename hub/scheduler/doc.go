@@ -195,9 +195,9 @@
 //
 // For a binding whose policy sets spec.failover.application (the detector
 // copies spec.failover onto the binding), the loop is Karmada's application
-// failover controller — ApplicationEvictions. It remembers, in memory and
-// per target cluster, when the cluster's aggregated status item (written by
-// hub/aggregate) was first Unhealthy: Healthy forgets it; Unknown, no item,
+// failover controller — ApplicationEvictions. It records on the binding
+// (AnnotationUnhealthySince), per target cluster, when the cluster's
+// aggregated status item (written by hub/aggregate) was first Unhealthy: Healthy forgets it; Unknown, no item,
 // or a cluster whose lease is not Ready neither counts nor forgets (a
 // stale or disconnected cluster is cluster failover's business: losing
 // contact never fails an application over). When a cluster has been
@@ -212,9 +212,25 @@
 // Never sets suppressDeletion true, so the copy stays until the user
 // removes the task; Directly (or Immediately) sets suppressDeletion false,
 // so the copy goes at once. As in Karmada, Duplicated bindings fail over
-// too, and a hub restart (a new leader) starts the tolerations over, so a
-// failover comes later, never earlier. Returned never calls these tasks
-// off: only the taint manager's.
+// too. Unlike Karmada, which keeps the start in memory, a new leader
+// continues the toleration from the recorded start instead of starting it
+// over. Returned never calls these tasks off: only the taint manager's.
+//
+// # Time across leaders
+//
+// The starts an eviction counts from are stored with the binding or the
+// cluster, not held only in the leader's memory: a graceful eviction
+// task's creationTimestamp, an admin taint's timeAdded, the application
+// failover's AnnotationUnhealthySince, and the end of the last full
+// disruption, which unreachable clusters' tolerations count from
+// (store.NoExecuteFloorKey). A new leader continues each from the recorded
+// start, so an eviction's grace ends at its original deadline, not
+// one grace after the leader change. The unreachable taints' timeAdded is
+// each replica's own view of the lease records every replica follows
+// (hub/liveness), so a standby that becomes leader has about the same; one
+// that just started counts from its start (later, never earlier). The recorded times are the recording
+// leader's clock: replicas' clocks must agree (NTP keeps them well under a
+// second apart); a new leader whose clock is S ahead ends a grace S early.
 //
 // # The works limit
 //

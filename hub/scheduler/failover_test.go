@@ -17,6 +17,12 @@ var dupRef = store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod
 // threeClusters registers m1, m2, m3 with a Divided binding (webRef, 6
 // replicas) and a Duplicated one (dupRef), and waits for both on all three.
 func threeClusters(t *testing.T, cfg Config, modify func(*workv1alpha1.ResourceBinding)) (*env, *Loop) {
+	e, l, _ := threeClustersStop(t, cfg, modify)
+	return e, l
+}
+
+// threeClustersStop is threeClusters, with the loop's stop function.
+func threeClustersStop(t *testing.T, cfg Config, modify func(*workv1alpha1.ResourceBinding)) (*env, *Loop, func()) {
 	e := newEnv(t, 40*time.Second)
 	for _, n := range []string{"m1", "m2", "m3"} {
 		e.putCluster(n)
@@ -28,7 +34,7 @@ func threeClusters(t *testing.T, cfg Config, modify func(*workv1alpha1.ResourceB
 	}
 	e.putBinding(webRef, web)
 	e.putBinding(dupRef, binding(duplicated(), 1))
-	l, _ := e.start(cfg)
+	l, stop := e.start(cfg)
 	for _, ref := range []store.ObjectRef{webRef, dupRef} {
 		e.waitBinding(ref, "on 3 clusters", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.Clusters) == 3 })
 	}
@@ -39,7 +45,7 @@ func threeClusters(t *testing.T, cfg Config, modify func(*workv1alpha1.ResourceB
 			t.Fatalf("loop counted %d binding writes; want 2", l.writes.Load())
 		}
 	}
-	return e, l
+	return e, l, stop
 }
 
 func failoverCluster(b *workv1alpha1.ResourceBinding) {
@@ -100,6 +106,48 @@ func TestLoopFullDisruptionEvictsNothing(t *testing.T) {
 	if d, _ := e.getBinding(dupRef); len(d.Spec.Clusters) != 3 || len(d.Spec.GracefulEvictionTasks) != 0 {
 		t.Errorf("Duplicated binding: clusters %v, tasks %+v; want m3 kept (never failed over)", names(d.Spec.Clusters), d.Spec.GracefulEvictionTasks)
 	}
+}
+
+// TestLoopDisruptionEndSurvivesLeaderChange: a full disruption ends on
+// one leader while m3 is still away; the next leader (a new loop on the
+// same store, with the same leases) counts m3's toleration from the end of
+// the disruption, as the first did, not from when m3 went away: nothing is
+// evicted before the toleration has run from then.
+func TestLoopDisruptionEndSurvivesLeaderChange(t *testing.T) {
+	e, l, stop := threeClustersStop(t, Config{FailoverUnreachable: true}, nil)
+	e.keepAlive(40*time.Second, "m1")
+	e.waitState("Unknown", "m2", "m3")
+	e.keepAlive(10*time.Minute, "m1")
+	e.settle(l)
+	e.heartbeat("m2") // the disruption is over; m3 is still away
+	e.settle(l)
+	if l.Disrupted() {
+		t.Fatalf("Disrupted = true with only m3 away; want it over")
+	}
+	ended := e.clock.Now()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		if _, err := e.st.Get(e.ctx, store.NoExecuteFloorKey); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the end of the disruption was never stored (%s)", store.NoExecuteFloorKey)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop() // the leader changes
+	next, _ := e.start(Config{FailoverUnreachable: true})
+	e.keepAlive(DefaultUnreachableToleration-10*time.Second, "m1", "m2")
+	e.settle(next)
+	if kv, err := e.st.Get(e.ctx, store.NoExecuteFloorKey); err != nil || string(kv.Value) != ended.UTC().Format(time.RFC3339Nano) {
+		t.Errorf("stored floor %q (%v); want the disruption's end %v", kv.Value, err, ended)
+	}
+	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 0 || !slices.Contains(names(b.Spec.Clusters), "m3") {
+		t.Fatalf("new leader, %s after the disruption ended: clusters %v, tasks %+v; want m3 kept until its toleration has run from then",
+			DefaultUnreachableToleration-10*time.Second, names(b.Spec.Clusters), b.Spec.GracefulEvictionTasks)
+	}
+	e.keepAlive(20*time.Second, "m1", "m2")
+	e.waitBinding(webRef, "m3 evicted", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.GracefulEvictionTasks) == 1 })
 }
 
 // TestLoopReturningClusterIsBackAtOnce: a cluster that failed over

@@ -113,9 +113,9 @@ type Loop struct {
 	dirty    map[string]bool      // binding keys to reconcile
 	rechecks map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
-	// cluster → when its application was first seen Unhealthy. Kept across
-	// relists, as Karmada keeps it across resyncs; a hub restart starts
-	// the tolerations over (later failover, never earlier).
+	// cluster → when its application was first seen Unhealthy, for
+	// bindings written before Step recorded it on them
+	// (AnnotationUnhealthySince, which a new leader continues from).
 	unhealthy map[string]map[string]time.Time
 	armedAt   time.Time // the time timer fires at
 	timer     <-chan time.Time
@@ -123,8 +123,11 @@ type Loop struct {
 	// disrupted is full disruption mode (disruption.go); written by Run's
 	// goroutine, read by Disrupted.
 	disrupted atomic.Bool
-	// noExecuteFloor is when the last full disruption ended.
+	// noExecuteFloor is when the last full disruption ended, seen by this
+	// loop or stored by an earlier leader (loadFloor); floorUnsaved: it
+	// moved and is not stored yet (saveFloor).
 	noExecuteFloor time.Time
+	floorUnsaved   bool
 	// works counts each cluster's works (worksOf every cached binding);
 	// full holds the clusters with at least cfg.MaxWorks of them.
 	works map[string]int

@@ -17,6 +17,9 @@ import (
 // load replaces the cache with a fresh list of clusters and bindings and
 // marks every binding dirty. It returns the list revisions.
 func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) {
+	if err := l.loadFloor(ctx); err != nil {
+		return 0, 0, err
+	}
 	cs, clusterRev, err := l.store.List(ctx, store.ClustersPrefix)
 	if err != nil {
 		return 0, 0, err
@@ -203,6 +206,7 @@ func (l *Loop) dueRechecks() {
 // cluster marks every binding dirty again (setEntry), so it runs again, at
 // most maxRounds times.
 func (l *Loop) process(ctx context.Context) {
+	l.saveFloor(ctx)
 	for round := 0; len(l.dirty) > 0 && round < maxRounds; round++ {
 		keys := make([]string, 0, len(l.dirty))
 		for key := range l.dirty {

@@ -29,8 +29,10 @@ type Options struct {
 	// one cluster: no new placement goes there.
 	Full map[string]bool
 	// UnhealthySince is, for the binding Step looks at, when each target
-	// cluster's application was first seen Unhealthy (ApplicationEvictions);
-	// the loop keeps Outcome.UnhealthySince for the next Step.
+	// cluster's application was first seen Unhealthy (ApplicationEvictions),
+	// used when the binding has no AnnotationUnhealthySince; the loop keeps
+	// Outcome.UnhealthySince for the next Step. Step records it on the
+	// binding, so that another leader continues it.
 	UnhealthySince map[string]time.Time
 }
 
@@ -94,10 +96,11 @@ func step(b *workv1alpha1.ResourceBinding, members []Member, byName memberIndex,
 	}
 	out.Evicted = evictions
 	outOfContact := func(name string) bool { m, ok := byName[name]; return !ok || notReady(m) }
-	appEvicted, since, appRecheck := ApplicationEvictions(nb, opts.UnhealthySince, now, outOfContact)
+	appEvicted, since, appRecheck := ApplicationEvictions(nb, unhealthySince(nb, opts.UnhealthySince), now, outOfContact)
 	for _, c := range appEvicted {
 		evictApplication(&nb.Spec, c, now)
 	}
+	recordUnhealthy(nb, since)
 	out.AppEvicted, out.UnhealthySince = appEvicted, since
 	recheck = earliest(recheck, appRecheck)
 	out.Reason = placement.NeedsSchedule(nb, exists)

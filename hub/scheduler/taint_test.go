@@ -208,3 +208,32 @@ func TestTolerationsDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictionGraceSurvivesLeaderChange: a drain's eviction task records
+// its start on the binding; a new leader stepping the binding as stored
+// (through its encoding, without the old leader's state) keeps the copy
+// until the recorded grace ends and removes the task just past it, not one
+// grace after it took over.
+func TestEvictionGraceSurvivesLeaderChange(t *testing.T) {
+	const grace = 60 * time.Second
+	opts := Options{EvictionTimeout: grace}
+	b := scheduled(binding(&policyv1alpha1.Placement{ClusterAffinity: &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"m1"}}}, 1, tc("m1", 1)))
+	drained := []Member{ready("m1", noExecute("drain", t0))}
+	out := Step(b, drained, t0, opts)
+	if len(out.Binding.Spec.GracefulEvictionTasks) != 1 || len(out.Binding.Spec.Clusters) != 0 {
+		t.Fatalf("drained at t0: tasks %+v, clusters %v; want one task and no target", out.Binding.Spec.GracefulEvictionTasks, names(out.Binding.Spec.Clusters))
+	}
+	for _, at := range []time.Duration{grace / 2, grace} {
+		next := Step(cloneBinding(out.Binding), drained, t0.Add(at), opts)
+		if len(next.Binding.Spec.GracefulEvictionTasks) != 1 {
+			t.Errorf("new leader at t0+%s: tasks %+v; want the task kept until t0+%s", at, next.Binding.Spec.GracefulEvictionTasks, grace)
+		}
+		if want := t0.Add(grace + time.Millisecond); !next.Recheck.Equal(want) {
+			t.Errorf("new leader at t0+%s: recheck %v; want %v, the recorded grace's end", at, next.Recheck, want)
+		}
+	}
+	next := Step(cloneBinding(out.Binding), drained, t0.Add(grace+time.Second), opts)
+	if len(next.Binding.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("new leader at t0+%s: tasks %+v; want the task ended at the recorded grace's end", grace+time.Second, next.Binding.Spec.GracefulEvictionTasks)
+	}
+}

@@ -54,6 +54,7 @@
 //	/tether/liveness/hb/<name>                            that cluster's last heartbeat, written when its content changes
 //	/tether/reports/<cluster>/<work key>                  a work's last ack and status report in a cluster, relayed by any replica (hub/aggregate)
 //	/tether/leader/<lease id>                             leadership campaign keys (hub/leader)
+//	/tether/scheduler/noexecute-floor                     when the last full disruption ended (hub/scheduler)
 //	/tether/meta/format                                   the store's format number (format.go): which versions read it
 //	/tether/meta/identity                                 the hub identity, created on first start (never on a store that holds data: Identity)
 //	/tether/meta/epoch                                    the store epoch: a random id written once, when the store is new

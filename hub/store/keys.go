@@ -49,6 +49,12 @@ const (
 	SealedCAKey = Root + "meta/ca"
 )
 
+// NoExecuteFloorKey holds when the scheduler's last full disruption ended
+// (RFC 3339), written by the leader that saw it end, so that the next
+// leader counts unreachable clusters' tolerations from there too
+// (hub/scheduler).
+const NoExecuteFloorKey = Root + "scheduler/noexecute-floor"
+
 // LivenessKey is where the replica holding cluster's stream renews its
 // liveness (hub/liveness).
 func LivenessKey(cluster string) string { return livenessBeats + cluster }

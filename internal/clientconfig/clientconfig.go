@@ -6,7 +6,7 @@
 // Programs read it through the public client package (client.LoadConfig),
 // which owns dialing with it.
 //
-// It imports sigs.k8s.io/yaml and the standard library.
+// It imports internal/durable, sigs.k8s.io/yaml and the standard library.
 package clientconfig
 
 import (
@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/tetherproj/tether/internal/durable"
 )
 
 // Identification of the file format.
@@ -87,7 +89,8 @@ func (c *Config) Marshal() ([]byte, error) {
 	return yaml.Marshal(c)
 }
 
-// Write stores c at path, readable only by its owner.
+// Write stores c at path durably (durable.WriteFile), readable only by its
+// owner.
 func (c *Config) Write(path string) error {
 	data, err := c.Marshal()
 	if err != nil {
@@ -96,7 +99,7 @@ func (c *Config) Write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o600)
+	return durable.WriteFile(path, data, 0o600)
 }
 
 // TLS returns the client TLS configuration: trust only the hub CA, present

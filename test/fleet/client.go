@@ -60,7 +60,9 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Apply applies manifests (multi-document YAML or JSON) in namespace
 // "default" unless they name one. A rejected object is an error that lists
-// every rejection with its field errors; nothing is stored then.
+// every rejection with its field errors; nothing is stored then. A failed
+// write is an error naming it and the objects skipped after it; the
+// objects written before it stay.
 func (c *Client) Apply(ctx context.Context, manifests []byte) (*hubv1.ApplyResponse, error) {
 	resp, err := c.Objects.Apply(ctx, &hubv1.ApplyRequest{Manifests: manifests})
 	if err != nil {
@@ -69,7 +71,9 @@ func (c *Client) Apply(ctx context.Context, manifests []byte) (*hubv1.ApplyRespo
 	if !resp.GetCommitted() {
 		var msgs []string
 		for _, r := range resp.GetResults() {
-			if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
+			switch r.GetOutcome() {
+			case hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED, hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED, hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED:
+			default:
 				continue
 			}
 			msg := fmt.Sprintf("%s: %s", RefString(r.GetRef()), r.GetMessage())
@@ -77,6 +81,9 @@ func (c *Client) Apply(ctx context.Context, manifests []byte) (*hubv1.ApplyRespo
 				msg += fmt.Sprintf("; %s: %s", fe.GetField(), fe.GetDetail())
 			}
 			msgs = append(msgs, msg)
+		}
+		if resp.GetPartial() {
+			return resp, fmt.Errorf("apply: partly stored, the others were written: %s", strings.Join(msgs, "\n"))
 		}
 		return resp, fmt.Errorf("apply: nothing stored: %s", strings.Join(msgs, "\n"))
 	}

@@ -75,6 +75,15 @@
 //     checks (the aggregated status only once every replica is replaced:
 //     the previous release's followers relay no statuses). A clone
 //     without that commit fails the scenario saying so.
+//   - leader-kill9-mid-eviction-grace (full, ~90 s): replicas with
+//     --graceful-eviction-timeout 60s; a Deployment placed on one member
+//     alone is drained (a NoExecute taint the baseline tolerates), so its
+//     eviction task keeps the copy for the whole grace; the leader is
+//     killed (SIGKILL) at 30 s. The copy must still be there then, and go
+//     within 20 s after the 60 s deadline, never before it (a new leader
+//     that started the grace over would take it at 90 s or later); the
+//     baseline keeps its UIDs and generations, and that delete is the
+//     only one an agent makes.
 //
 // Each scenario prints a FIGURES line (leader change, step-down, agent
 // reconnect p50/p99, writes acknowledged/lost) for `make ha`'s summary.

@@ -57,6 +57,8 @@ type options struct {
 	// load is how many load ConfigMaps the scenario may apply: the watcher
 	// tracks them in the members.
 	load int
+	// hubArgs are flags every replica gets besides the fixture's.
+	hubArgs []string
 }
 
 // fixture is one scenario's installation: a 3-member etcd cluster over
@@ -80,6 +82,7 @@ type fixture struct {
 	agentBin  string
 	singleHub bool
 	noRelay   bool
+	hubArgs   []string
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -91,7 +94,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin, singleHub: o.singleHub, noRelay: o.noRelay}
+	x := &fixture{t: t, dir: t.TempDir(), hubBin: o.hubBin, agentBin: o.agentBin, singleHub: o.singleHub, noRelay: o.noRelay, hubArgs: o.hubArgs}
 	if x.hubBin == "" {
 		x.hubBin = filepath.Join(binDir, "tether-hub")
 	}
@@ -178,6 +181,7 @@ func (x *fixture) startHubs(ctx context.Context, n int) {
 			host, etcdHost, wrap = x.ns.NSIP.String(), x.ns.HostIP.String(), x.ns.Exec()
 		}
 		args := append(x.etcd.HubArgs(etcdHost), "--ca-encryption-key-file", x.caKeyFile)
+		args = append(args, x.hubArgs...)
 		r := ha.NewReplica(x.sp, i, filepath.Join(x.dir, "hub-"+strconv.Itoa(i)),
 			net.JoinHostPort(host, strconv.Itoa(listenPort)), net.JoinHostPort(host, strconv.Itoa(metricsPort)), wrap, args)
 		x.hubs = append(x.hubs, r)

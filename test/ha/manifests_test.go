@@ -49,6 +49,7 @@ spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
   placement:
     clusterAffinity: {clusterNames: [%[2]s]}
+    clusterTolerations: [{key: %[5]s, operator: Exists, effect: NoExecute}]
     replicaScheduling:
       replicaSchedulingType: Divided
       replicaDivisionPreference: Weighted
@@ -62,8 +63,9 @@ spec:
   resourceSelectors: [{apiVersion: v1, kind: ConfigMap, labelSelector: {matchLabels: {%[4]s: "true"}}}]
   placement:
     clusterAffinity: {clusterNames: [%[2]s]}
+    clusterTolerations: [{key: %[5]s, operator: Exists, effect: NoExecute}]
     replicaScheduling: {replicaSchedulingType: Duplicated}
-`, webName, strings.Join(clusters, ", "), weights.String(), loadLabel)
+`, webName, strings.Join(clusters, ", "), weights.String(), loadLabel, drainKey)
 }
 
 // loadName is the name of the load's ConfigMap number i.

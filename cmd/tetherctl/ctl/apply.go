@@ -20,10 +20,15 @@ documents or JSON values. -f can be repeated (-f deployment.yaml -f
 policy.yaml): the objects of every file are applied together, in one
 request.
 
-All or nothing: if any object is rejected, nothing is stored and the
-others say what would have happened. Prints kind/name created,
-configured or unchanged per object; --dry-run checks and compares without
-storing.
+If any object is rejected, nothing is stored and the others say what
+would have happened. Objects are written in dependency order, whatever
+their order in the files: Namespaces, CustomResourceDefinitions,
+interpreter customizations and policies, then templates in Helm's install
+order, custom resources last. Prints kind/name created, configured or
+unchanged per object. Should a write fail (another writer changed the
+object, the store failed), the objects written before it stay written,
+the command prints which failed and why and which were skipped, and exits
+1. --dry-run checks and compares without storing.
 
 --wait then follows every template applied: one line per template and
 change, with each target cluster's ready/desired replicas (or health), until
@@ -88,24 +93,45 @@ func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest, wait time.Duratio
 	case !resp.GetCommitted():
 		suffix = " (not stored)"
 	}
-	rejected := 0
-	for _, r := range resp.GetResults() {
-		name := strings.ToLower(r.GetRef().GetKind()) + "/" + r.GetRef().GetName()
-		if r.GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
-			fmt.Fprintf(s.Out, "%s %s%s\n", name, outcomeName(r.GetOutcome()), suffix)
-			continue
-		}
-		rejected++
-		fmt.Fprintf(s.Err, "%s rejected: %s\n", name, r.GetMessage())
-		for _, fe := range r.GetFieldErrors() {
-			fmt.Fprintf(s.Err, "  %s: %s %s\n", fe.GetField(), fe.GetType(), fe.GetDetail())
-		}
+	if resp.GetPartial() {
+		suffix = ""
 	}
-	if rejected > 0 {
-		return fmt.Errorf("%d of %d objects rejected; nothing was stored", rejected, len(resp.GetResults()))
+	if err := printResults(s, resp, suffix); err != nil {
+		return err
 	}
 	if wait > 0 && resp.GetCommitted() {
 		return waitRollout(ctx, s, conn, cfg, resp.GetResults(), wait)
+	}
+	return nil
+}
+
+// printResults prints one line per object: what was stored to s.Out, what
+// was not and why to s.Err. It returns an error saying how many objects
+// were rejected, or failed or skipped, when any was.
+func printResults(s IO, resp *hubv1.ApplyResponse, suffix string) error {
+	counts := map[hubv1.ApplyOutcome]int{}
+	for _, r := range resp.GetResults() {
+		name := strings.ToLower(r.GetRef().GetKind()) + "/" + r.GetRef().GetName()
+		counts[r.GetOutcome()]++
+		switch r.GetOutcome() {
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED:
+			fmt.Fprintf(s.Err, "%s rejected: %s\n", name, r.GetMessage())
+			for _, fe := range r.GetFieldErrors() {
+				fmt.Fprintf(s.Err, "  %s: %s %s\n", fe.GetField(), fe.GetType(), fe.GetDetail())
+			}
+		case hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED, hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED:
+			fmt.Fprintf(s.Err, "%s %s: %s\n", name, outcomeName(r.GetOutcome()), r.GetMessage())
+		default:
+			fmt.Fprintf(s.Out, "%s %s%s\n", name, outcomeName(r.GetOutcome()), suffix)
+		}
+	}
+	total := len(resp.GetResults())
+	if n := counts[hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED]; n > 0 {
+		return fmt.Errorf("%d of %d objects rejected; nothing was stored", n, total)
+	}
+	if resp.GetPartial() {
+		failed, skipped := counts[hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED], counts[hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED]
+		return fmt.Errorf("%d of %d objects not written (%d failed, %d skipped); the others were stored as printed", failed+skipped, total, failed, skipped)
 	}
 	return nil
 }

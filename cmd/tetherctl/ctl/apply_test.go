@@ -82,3 +82,32 @@ func TestApplyRefusals(t *testing.T) {
 		t.Errorf("get deployment web after a rejected apply = %d, %q; want not found", code, errOut)
 	}
 }
+
+// TestApplyWrongOrder: a file holding a Deployment before its Namespace
+// and a custom resource before its CRD applies as it is, each object
+// reported in the file's order.
+func TestApplyWrongOrder(t *testing.T) {
+	h := startOnlineHub(t)
+	f := writeManifest(t, t.TempDir(), "shop.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec: {replicas: 1, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: c, image: nginx}]}}}
+---
+apiVersion: example.com/v1
+kind: Gadget
+metadata: {name: cog}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec: {group: example.com, scope: Cluster, names: {kind: Gadget, plural: gadgets}, versions: [{name: v1, served: true, storage: true}]}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+`)
+	want := "deployment/web created\ngadget/cog created\ncustomresourcedefinition/gadgets.example.com created\nnamespace/shop created\n"
+	if code, out, errOut := runWith(t, h.admin, "", "apply", "-f", f); code != 0 || out != want {
+		t.Errorf("tetherctl apply -f shop.yaml = %d, %q (stderr %q); want 0, %q", code, out, errOut, want)
+	}
+}

@@ -80,6 +80,11 @@ const (
 	ApplyOutcome_APPLY_OUTCOME_UNCHANGED ApplyOutcome = 3
 	// The object is invalid; see field_errors and message.
 	ApplyOutcome_APPLY_OUTCOME_REJECTED ApplyOutcome = 4
+	// The object was valid but its write failed (message says why); it is
+	// as it was before the request. Objects written before it stay written.
+	ApplyOutcome_APPLY_OUTCOME_FAILED ApplyOutcome = 5
+	// The object was valid but not written, because a write before it failed.
+	ApplyOutcome_APPLY_OUTCOME_SKIPPED ApplyOutcome = 6
 )
 
 // Enum value maps for ApplyOutcome.
@@ -90,6 +95,8 @@ var (
 		2: "APPLY_OUTCOME_CONFIGURED",
 		3: "APPLY_OUTCOME_UNCHANGED",
 		4: "APPLY_OUTCOME_REJECTED",
+		5: "APPLY_OUTCOME_FAILED",
+		6: "APPLY_OUTCOME_SKIPPED",
 	}
 	ApplyOutcome_value = map[string]int32{
 		"APPLY_OUTCOME_UNSPECIFIED": 0,
@@ -97,6 +104,8 @@ var (
 		"APPLY_OUTCOME_CONFIGURED":  2,
 		"APPLY_OUTCOME_UNCHANGED":   3,
 		"APPLY_OUTCOME_REJECTED":    4,
+		"APPLY_OUTCOME_FAILED":      5,
+		"APPLY_OUTCOME_SKIPPED":     6,
 	}
 )
 
@@ -467,12 +476,18 @@ type ApplyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The results, in input order.
 	Results []*ApplyResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
-	// Whether the objects were stored: false for a dry run and whenever any
-	// object was rejected. When false, the outcomes of the other objects say
-	// what would have happened.
+	// Whether the objects were stored: false for a dry run, whenever any
+	// object was rejected (the outcomes of the others then say what would
+	// have happened), and when a write failed (see partial).
 	Committed bool `protobuf:"varint,2,opt,name=committed,proto3" json:"committed,omitempty"`
 	// The store revision of the write; 0 when nothing was committed.
-	Revision      int64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	Revision int64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// Whether some objects were stored although a write failed: the results
+	// that have a revision and a CREATED or CONFIGURED outcome were written,
+	// the one FAILED and those SKIPPED were not. Apply writes in dependency
+	// order (Namespaces and CustomResourceDefinitions before what needs
+	// them) and never undoes what it wrote. committed is then false.
+	Partial       bool `protobuf:"varint,4,opt,name=partial,proto3" json:"partial,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -526,6 +541,13 @@ func (x *ApplyResponse) GetRevision() int64 {
 		return x.Revision
 	}
 	return 0
+}
+
+func (x *ApplyResponse) GetPartial() bool {
+	if x != nil {
+		return x.Partial
+	}
+	return false
 }
 
 // ApplyResult is the result of applying one object.
@@ -1153,11 +1175,12 @@ const file_tether_hub_v1_object_proto_rawDesc = "" +
 	"\fApplyRequest\x12\x1c\n" +
 	"\tmanifests\x18\x01 \x01(\fR\tmanifests\x12\x17\n" +
 	"\adry_run\x18\x02 \x01(\bR\x06dryRun\x12+\n" +
-	"\x11default_namespace\x18\x03 \x01(\tR\x10defaultNamespace\"\x7f\n" +
+	"\x11default_namespace\x18\x03 \x01(\tR\x10defaultNamespace\"\x99\x01\n" +
 	"\rApplyResponse\x124\n" +
 	"\aresults\x18\x01 \x03(\v2\x1a.tether.hub.v1.ApplyResultR\aresults\x12\x1c\n" +
 	"\tcommitted\x18\x02 \x01(\bR\tcommitted\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x03R\brevision\"\x85\x02\n" +
+	"\brevision\x18\x03 \x01(\x03R\brevision\x12\x18\n" +
+	"\apartial\x18\x04 \x01(\bR\apartial\"\x85\x02\n" +
 	"\vApplyResult\x12*\n" +
 	"\x03ref\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\x03ref\x125\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1b.tether.hub.v1.ApplyOutcomeR\aoutcome\x12\x1a\n" +
@@ -1200,13 +1223,15 @@ const file_tether_hub_v1_object_proto_rawDesc = "" +
 	"\x0estart_revision\x18\x05 \x01(\x03R\rstartRevision\"l\n" +
 	"\rWatchResponse\x12,\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x18.tether.hub.v1.EventTypeR\x04type\x12-\n" +
-	"\x06object\x18\x02 \x01(\v2\x15.tether.hub.v1.ObjectR\x06object*\x9f\x01\n" +
+	"\x06object\x18\x02 \x01(\v2\x15.tether.hub.v1.ObjectR\x06object*\xd4\x01\n" +
 	"\fApplyOutcome\x12\x1d\n" +
 	"\x19APPLY_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15APPLY_OUTCOME_CREATED\x10\x01\x12\x1c\n" +
 	"\x18APPLY_OUTCOME_CONFIGURED\x10\x02\x12\x1b\n" +
 	"\x17APPLY_OUTCOME_UNCHANGED\x10\x03\x12\x1a\n" +
-	"\x16APPLY_OUTCOME_REJECTED\x10\x04*n\n" +
+	"\x16APPLY_OUTCOME_REJECTED\x10\x04\x12\x18\n" +
+	"\x14APPLY_OUTCOME_FAILED\x10\x05\x12\x19\n" +
+	"\x15APPLY_OUTCOME_SKIPPED\x10\x06*n\n" +
 	"\tEventType\x12\x1a\n" +
 	"\x16EVENT_TYPE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10EVENT_TYPE_ADDED\x10\x01\x12\x17\n" +

@@ -81,12 +81,18 @@ const (
 // read-only role. A request naming a kind the hub cannot resolve, or an
 // object without a name, fails with INVALID_ARGUMENT.
 type ObjectServiceClient interface {
-	// Apply creates or updates one or many objects, all or nothing: every
-	// object is validated first, and nothing is stored if any is rejected.
-	// Input that cannot be parsed at all fails with INVALID_ARGUMENT; objects
-	// that parse but are invalid are reported per object with field errors.
-	// ABORTED when a concurrent writer changed one of the objects meanwhile:
-	// nothing of the request stayed written, retry. Admin role.
+	// Apply creates or updates one or many objects. Every object is
+	// validated first, and nothing is stored if any is rejected. Input that
+	// cannot be parsed at all fails with INVALID_ARGUMENT; objects that parse
+	// but are invalid are reported per object with field errors. Valid
+	// objects are written in dependency order (Namespaces, then cluster-wide
+	// kinds such as CustomResourceDefinitions, interpreter customizations and
+	// policies, then templates in Helm's install order, custom resources
+	// last), whatever their order in the input. When a write fails, the
+	// writes after it are not made and the ones made stay: the response is
+	// partial and says per object what was written, what failed and why, and
+	// what was skipped. ABORTED when a concurrent writer changed an object
+	// before anything was written: nothing was stored, retry. Admin role.
 	Apply(ctx context.Context, in *ApplyRequest, opts ...grpc.CallOption) (*ApplyResponse, error)
 	// Get returns one object, a template with its aggregated status. NOT_FOUND
 	// when it does not exist. Read-only role.
@@ -184,12 +190,18 @@ type ObjectService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 // read-only role. A request naming a kind the hub cannot resolve, or an
 // object without a name, fails with INVALID_ARGUMENT.
 type ObjectServiceServer interface {
-	// Apply creates or updates one or many objects, all or nothing: every
-	// object is validated first, and nothing is stored if any is rejected.
-	// Input that cannot be parsed at all fails with INVALID_ARGUMENT; objects
-	// that parse but are invalid are reported per object with field errors.
-	// ABORTED when a concurrent writer changed one of the objects meanwhile:
-	// nothing of the request stayed written, retry. Admin role.
+	// Apply creates or updates one or many objects. Every object is
+	// validated first, and nothing is stored if any is rejected. Input that
+	// cannot be parsed at all fails with INVALID_ARGUMENT; objects that parse
+	// but are invalid are reported per object with field errors. Valid
+	// objects are written in dependency order (Namespaces, then cluster-wide
+	// kinds such as CustomResourceDefinitions, interpreter customizations and
+	// policies, then templates in Helm's install order, custom resources
+	// last), whatever their order in the input. When a write fails, the
+	// writes after it are not made and the ones made stay: the response is
+	// partial and says per object what was written, what failed and why, and
+	// what was skipped. ABORTED when a concurrent writer changed an object
+	// before anything was written: nothing was stored, retry. Admin role.
 	Apply(context.Context, *ApplyRequest) (*ApplyResponse, error)
 	// Get returns one object, a template with its aggregated status. NOT_FOUND
 	// when it does not exist. Read-only role.
