@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"regexp"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/tetherproj/tether/agent/customizations"
 	"github.com/tetherproj/tether/agent/hubclient"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/hubaddr"
@@ -76,6 +78,27 @@ type Config struct {
 	// MemberCheckEvery is how often the member API server's /readyz is
 	// asked, for /readyz; 0 is DefaultMemberCheckEvery.
 	MemberCheckEvery time.Duration
+	// LuaMemoryFraction is the share of the agent's memory limit (the
+	// lower of Go's soft limit, --memory-limit or $GOMEMLIMIT, and the
+	// container's cgroup limit) that one Lua call of the hub's
+	// customizations may allocate, at most luavm's 256 MiB; past it the
+	// call fails and the agent goes on (--lua-memory-fraction). 0 is
+	// DefaultLuaMemoryFraction.
+	LuaMemoryFraction float64
+	// LuaConcurrency bounds the Lua calls running at once; one that finds
+	// no slot before its deadline fails (--lua-concurrency). 0 is
+	// DefaultLuaConcurrency.
+	LuaConcurrency int
+	// Webhooks says which of the hub's interpreter webhooks the agent may
+	// call (--refuse-interpreter-webhooks, --interpreter-webhook-hosts): a
+	// refused one is named in the customizations' ack and never called,
+	// and the operations its rules select fail, saying so in the works'
+	// status.
+	Webhooks customizations.WebhookPolicy
+	// WebhookAllowCIDRs are addresses webhooks may be called at although
+	// the webhook address policy denies them (loopback, link-local, cloud
+	// metadata) (--webhook-allow-cidrs).
+	WebhookAllowCIDRs []netip.Prefix
 	// Topology says where the cluster runs and which labels it proposes
 	// for its Cluster record (--provider, --region, --zones, --labels):
 	// policies select clusters by them (fieldSelector provider/region/zone,
@@ -155,10 +178,28 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s %q: want host:port: %v", f.flag, f.value, err)
 		}
 	}
+	if err := c.validateLua(); err != nil {
+		return err
+	}
 	if c.MemberCheckEvery < 0 {
 		return fmt.Errorf("member check interval %s: must be 0 (default) or positive", c.MemberCheckEvery)
 	}
 	return validateTopology(c.Topology)
+}
+
+// validateLua checks --lua-memory-fraction, --lua-concurrency and the
+// webhook policy.
+func (c Config) validateLua() error {
+	if c.LuaMemoryFraction < 0 || c.LuaMemoryFraction > 1 {
+		return fmt.Errorf("--lua-memory-fraction %g: want a share of the memory limit in (0, 1]", c.LuaMemoryFraction)
+	}
+	if c.LuaConcurrency < 0 {
+		return fmt.Errorf("--lua-concurrency %d: want 1 or more", c.LuaConcurrency)
+	}
+	if c.Webhooks.Refuse && len(c.Webhooks.Hosts) > 0 {
+		return errors.New("--interpreter-webhook-hosts: not with --refuse-interpreter-webhooks, which refuses every host")
+	}
+	return c.Webhooks.Validate()
 }
 
 // validateStateSecret checks --state-secret: empty, or namespace/name.

@@ -53,6 +53,18 @@
 // are called from the member cluster; one it cannot reach is named in the
 // ack (Retain) or the manifest's status message (health Unknown, status).
 //
+// The rules cost the member what the agent allows, not what the hub
+// chooses (limits.go): every Lua call may allocate --lua-memory-fraction
+// of the agent's memory limit (the lower of Go's soft limit and the
+// container's cgroup limit; callMemory, memoryLimit), at most 256 MiB,
+// --lua-concurrency calls run at once, and a call stuck past its deadline
+// is abandoned (internal/interpreter/luavm). A call past a bound fails
+// like a broken rule; the agent goes on. The member's owner may refuse
+// the hub's webhooks (--refuse-interpreter-webhooks) or allow only some
+// hosts (--interpreter-webhook-hosts): a refused configuration is named in
+// the customizations' ack, never called, and the operations its rules
+// select fail saying so (customizations.WebhookPolicy).
+//
 // # Several hub replicas
 //
 // --hub takes one address (a hub, or a load balancer in front of its

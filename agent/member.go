@@ -28,7 +28,7 @@ func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Me
 	if err != nil {
 		return nil, err
 	}
-	interp, err := interpreter.New(interpreter.Config{}, logger)
+	interp, err := interpreter.New(interpreterConfig(cfg, memoryLimit()), logger)
 	if err != nil {
 		return nil, fmt.Errorf("interpreter: %w", err)
 	}
@@ -52,7 +52,7 @@ func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Me
 		Capacity:       meter,
 		Runners:        []Runner{applier, reporter},
 		OnSettings:     func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
-		Customizations: refreshing{customizations.New(interp, logger), reporter},
+		Customizations: refreshing{customizations.New(interp, cfg.Webhooks, logger), reporter},
 	}, nil
 }
 

@@ -25,14 +25,17 @@ const MaxSetBytes = 1 << 20
 type Target interface {
 	LoadCustomizations(cs []configv1alpha1.ResourceInterpreterCustomization)
 	ApplyWebhookConfiguration(cfg webhook.Configuration) error
+	RefuseWebhookConfiguration(cfg webhook.Configuration, why error) error
 	RemoveWebhookConfiguration(name string)
+	// VM runs the customizations' scripts, with the agent's limits.
+	VM() *luavm.VM
 }
 
 // Loader loads sets into its Target and knows the version it holds. Its
 // methods are safe for concurrent use.
 type Loader struct {
 	target Target
-	vm     *luavm.VM // validates scripts, with the interpreter's default limits
+	policy WebhookPolicy
 	log    hclog.Logger
 
 	mu       sync.Mutex // guards version and webhooks, and serialises Load
@@ -40,11 +43,12 @@ type Loader struct {
 	webhooks map[string]bool // the names of the configurations applied
 }
 
-// New returns a loader of target holding no set.
-func New(target Target, logger hclog.Logger) *Loader {
+// New returns a loader of target holding no set, which refuses the
+// webhook configurations policy refuses.
+func New(target Target, policy WebhookPolicy, logger hclog.Logger) *Loader {
 	return &Loader{
 		target:   target,
-		vm:       luavm.New(luavm.Options{Limits: luavm.DefaultLimits()}),
+		policy:   policy,
 		log:      logger.Named("customizations"),
 		webhooks: map[string]bool{},
 	}
@@ -73,11 +77,11 @@ func (l *Loader) Load(ctx context.Context, set *agentv1.Customizations) ([]strin
 	l.target.LoadCustomizations(rics)
 	applied := map[string]bool{}
 	for _, h := range hooks {
-		if err := l.target.ApplyWebhookConfiguration(h); err != nil {
+		loaded, err := l.loadWebhook(h)
+		if err != nil {
 			refused = append(refused, fmt.Sprintf("webhook configuration %s: %v", h.Name, err))
-			continue
 		}
-		applied[h.Name] = true
+		applied[h.Name] = loaded
 	}
 	for name := range l.webhooks {
 		if !applied[name] {
@@ -90,6 +94,23 @@ func (l *Loader) Load(ctx context.Context, set *agentv1.Customizations) ([]strin
 		l.log.Error("customization refused; its rules do not run in this member", "version", l.version, "reason", r)
 	}
 	return refused, nil
+}
+
+// loadWebhook applies h to the target, or, when the policy refuses it,
+// gives it to the target as refused: its rules then fail with the reason
+// instead of falling through to another step, and it is never called. It
+// reports whether h is in the target, and why it was refused.
+func (l *Loader) loadWebhook(h webhook.Configuration) (bool, error) {
+	if why := l.policy.Check(h); why != nil {
+		if err := l.target.RefuseWebhookConfiguration(h, why); err != nil {
+			return false, err
+		}
+		return true, why
+	}
+	if err := l.target.ApplyWebhookConfiguration(h); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // checkSize refuses a nil set or one over MaxSetBytes.
@@ -130,7 +151,7 @@ func (l *Loader) decodeCustomizations(ctx context.Context, raws [][]byte) ([]con
 			refused = append(refused, fmt.Sprintf("customization %s: a second one of that name", c.Name))
 			continue
 		}
-		if err := interpreter.ValidateCustomization(ctx, l.vm, &c, nil); err != nil {
+		if err := interpreter.ValidateCustomization(ctx, l.target.VM(), &c, nil); err != nil {
 			refused = append(refused, err.Error())
 			continue
 		}

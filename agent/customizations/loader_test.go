@@ -74,7 +74,7 @@ func deployment(tier string) *unstructured.Unstructured {
 func TestLoadRunsTheUsersRules(t *testing.T) {
 	ctx := context.Background()
 	in := newInterpreter(t)
-	l := New(in, hclog.NewNullLogger())
+	l := New(in, WebhookPolicy{}, hclog.NewNullLogger())
 	if got := in.Health(ctx, deployment("web")); got != configv1alpha1.ResourceHealthy {
 		t.Fatalf("built-in health of a ready Deployment = %s; want Healthy", got)
 	}
@@ -111,7 +111,7 @@ func TestLoadRunsTheUsersRules(t *testing.T) {
 func TestLoadRefuses(t *testing.T) {
 	ctx := context.Background()
 	in := newInterpreter(t)
-	l := New(in, hclog.NewNullLogger())
+	l := New(in, WebhookPolicy{}, hclog.NewNullLogger())
 	refused, err := l.Load(ctx, set("v1",
 		[]string{
 			`{"kind": "ResourceInterpreterCustomization", "garbage`,
@@ -156,7 +156,7 @@ func TestLoadRefuses(t *testing.T) {
 func TestUnreachableWebhookIsExplained(t *testing.T) {
 	ctx := context.Background()
 	in := newInterpreter(t)
-	l := New(in, hclog.NewNullLogger())
+	l := New(in, WebhookPolicy{}, hclog.NewNullLogger())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,9 @@ const neverHealthyRIC = `{"apiVersion":"config.karmada.io/v1alpha1","kind":"Reso
 
 // withRules gives the client a real loader over in.
 func withRules(in *interpreter.Interpreter) option {
-	return func(c *hubclient.Config) { c.Customizations = customizations.New(in, hclog.NewNullLogger()) }
+	return func(c *hubclient.Config) {
+		c.Customizations = customizations.New(in, customizations.WebhookPolicy{}, hclog.NewNullLogger())
+	}
 }
 
 func newInterp(t *testing.T) *interpreter.Interpreter {

@@ -52,7 +52,7 @@ func FuzzHandle(f *testing.F) {
 	f.Cleanup(interp.Close)
 	seed := fuzzState(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := fuzzClient(t, seed, customizations.New(interp, hclog.NewNullLogger()))
+		c := fuzzClient(t, seed, customizations.New(interp, customizations.WebhookPolicy{}, hclog.NewNullLogger()))
 		s := &conn{c: c, stream: &fuzzStream{}, heartbeat: make(chan beatSettings, 1)}
 		c.mu.Lock()
 		c.books.Hello("v-fuzz")

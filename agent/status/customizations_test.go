@@ -36,7 +36,7 @@ func TestUnreachableWebhookInTheStatus(t *testing.T) {
 "rules":[{"operations":["InterpretHealth"],"apiGroups":["apps"],"apiVersions":["v1"],"kinds":["Deployment"]}],
 "interpreterContextVersions":["v1alpha1"]}]}`, addr)
 	set := &agentv1.Customizations{Version: "c1", WebhookConfigurations: [][]byte{[]byte(hooks)}}
-	if refused, err := customizations.New(in, hclog.NewNullLogger()).Load(context.Background(), set); err != nil || len(refused) > 0 {
+	if refused, err := customizations.New(in, customizations.WebhookPolicy{}, hclog.NewNullLogger()).Load(context.Background(), set); err != nil || len(refused) > 0 {
 		t.Fatalf("Load = %v, %v", refused, err)
 	}
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
@@ -92,7 +92,7 @@ func TestUserRulesInTheReport(t *testing.T) {
 			if tt.ric != "" {
 				set.ResourceInterpreterCustomizations = [][]byte{[]byte(tt.ric)}
 			}
-			if refused, err := customizations.New(in, hclog.NewNullLogger()).Load(context.Background(), set); err != nil || len(refused) > 0 {
+			if refused, err := customizations.New(in, customizations.WebhookPolicy{}, hclog.NewNullLogger()).Load(context.Background(), set); err != nil || len(refused) > 0 {
 				t.Fatalf("Load = %v, %v", refused, err)
 			}
 			obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",

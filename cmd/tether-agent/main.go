@@ -129,6 +129,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "host:port to serve /healthz (the agent's loops go on) and /readyz (synced with the hub since the start, member API server ready) "+
 		"for probes; may equal --metrics-addr; empty: none (the charts and deploy/agent set :8081)")
 	topo := topologyFlags(fs)
+	interpreterFlags(fs, cfg)
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&opts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "host:port to serve Go's profiles on /debug/pprof/ (plain HTTP that exposes the agent's memory: bind it to 127.0.0.1); empty: none")

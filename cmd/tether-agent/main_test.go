@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -93,5 +94,44 @@ func TestTopologyFlags(t *testing.T) {
 	o, err = parse([]string{"--hub", "h:1"}, &stderr)
 	if err != nil || o.agent.Topology != nil {
 		t.Errorf("parse without topology flags = %v, %v; want nil topology", o.agent.Topology, err)
+	}
+}
+
+// TestInterpreterFlags: the Lua bounds and the webhook policy reach the
+// agent's config; bad values are refused naming their flag.
+func TestInterpreterFlags(t *testing.T) {
+	base := []string{"--hub", "h:1", "--cert", "c", "--key", "k", "--ca", "a", "--data-dir", "/tmp/x"}
+	o, err := parse(append(base, "--lua-memory-fraction", "0.25", "--lua-concurrency", "4",
+		"--interpreter-webhook-hosts", "hooks.example.com, *.svc", "--webhook-allow-cidrs", "127.0.0.1/8"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := o.agent
+	if cfg.LuaMemoryFraction != 0.25 || cfg.LuaConcurrency != 4 || !slices.Equal(cfg.Webhooks.Hosts, []string{"hooks.example.com", "*.svc"}) ||
+		cfg.Webhooks.Refuse || len(cfg.WebhookAllowCIDRs) != 1 || cfg.WebhookAllowCIDRs[0].String() != "127.0.0.0/8" {
+		t.Errorf("parse = fraction %g, concurrency %d, %+v, %v; want 0.25, 4, the two hosts, 127.0.0.0/8",
+			cfg.LuaMemoryFraction, cfg.LuaConcurrency, cfg.Webhooks, cfg.WebhookAllowCIDRs)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate() = %v; want nil", err)
+	}
+	if o, err := parse(append(base, "--refuse-interpreter-webhooks"), io.Discard); err != nil || !o.agent.Webhooks.Refuse {
+		t.Errorf("parse(--refuse-interpreter-webhooks) = %+v, %v; want Refuse", o.agent.Webhooks, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lua-memory-fraction", "1.5"}, "--lua-memory-fraction 1.5"},
+		{[]string{"--lua-memory-fraction", "-0.1"}, "--lua-memory-fraction -0.1"},
+		{[]string{"--lua-concurrency", "-1"}, "--lua-concurrency -1"},
+		{[]string{"--interpreter-webhook-hosts", "bad host"}, "--interpreter-webhook-hosts"},
+		{[]string{"--refuse-interpreter-webhooks", "--interpreter-webhook-hosts", "h.example.com"}, "not with --refuse-interpreter-webhooks"},
+		{[]string{"--webhook-allow-cidrs", "localhost"}, "webhook-allow-cidrs"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), append(base, tc.args...), io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("run(%q) = %d, %q; want 2 and %q", tc.args, code, stderr.String(), tc.want)
+		}
 	}
 }

@@ -115,3 +115,39 @@ func TestHubChartMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentChartInterpreterValues: the agent chart passes its interpreter
+// values as the agent's flags: the Lua bounds always, the webhook policy
+// when set.
+func TestAgentChartInterpreterValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		want, not    []string
+	}{
+		{"defaults", "", []string{"--lua-memory-fraction=0.125", "--lua-concurrency=2"},
+			[]string{"--refuse-interpreter-webhooks", "--interpreter-webhook-hosts"}},
+		{"bounds", "interpreter: {luaMemoryFraction: 0.25, luaConcurrency: 4}\n", []string{"--lua-memory-fraction=0.25", "--lua-concurrency=4"}, nil},
+		{"refuse", "interpreter: {webhooks: {refuse: true}}\n", []string{"--refuse-interpreter-webhooks"}, []string{"--interpreter-webhook-hosts"}},
+		{"hosts", "interpreter: {webhooks: {hosts: [hooks.example.com, '*.svc']}}\n",
+			[]string{"--interpreter-webhook-hosts=hooks.example.com,*.svc"}, []string{"--refuse-interpreter-webhooks"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := map[string]bool{}
+			for _, a := range container(t, find(t, render(t, "tether-agent", agentValues(t, "h:7443", testCAHash, tc.values)), "Deployment"))["args"].([]any) {
+				args[a.(string)] = true
+			}
+			for _, w := range tc.want {
+				if !args[w] {
+					t.Errorf("agent chart with %q: args %v; want %s", tc.values, args, w)
+				}
+			}
+			for _, n := range tc.not {
+				for a := range args {
+					if strings.HasPrefix(a, n) {
+						t.Errorf("agent chart with %q: arg %s; want no %s", tc.values, a, n)
+					}
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// agentOK are the agent chart's required values, followed by a newline.
+const agentOK = "cluster: e\nhub: h:1\ncaHash: " + testCAHash + "\nbootstrapToken: {value: t}\n"
+
 // TestChartRefusals: value combinations the binaries would refuse at start
 // (or that would start something unsafe) fail at helm template, naming the
 // value.
@@ -25,6 +28,10 @@ func TestChartRefusals(t *testing.T) {
 		{"tether-agent", "cluster: e\nhub: h:1\ncaHash: sha256:12\nbootstrapToken: {value: t}", "caHash: required"},
 		{"tether-agent", "cluster: e\nhub: h:1\ncaHash: " + testCAHash, "bootstrapToken.value or bootstrapToken.existingSecret"},
 		{"tether-agent", "cluster: e\nhub: h:1\ncaHash: " + testCAHash + "\nbootstrapToken: {value: t}\npersistence: {type: hostPath}", "want pvc or emptyDir"},
+		{"tether-agent", agentOK + "interpreter: {luaMemoryFraction: 2}", "interpreter.luaMemoryFraction 2: want a share"},
+		{"tether-agent", agentOK + "interpreter: {luaMemoryFraction: 0}", "interpreter.luaMemoryFraction 0: want a share"},
+		{"tether-agent", agentOK + "interpreter: {luaConcurrency: 0}", "interpreter.luaConcurrency 0: want 1 or more"},
+		{"tether-agent", agentOK + "interpreter: {webhooks: {refuse: true, hosts: [h.example.com]}}", "interpreter.webhooks.hosts: not with interpreter.webhooks.refuse"},
 	} {
 		cmd := exec.Command(helm, "template", release, filepath.Join("..", "charts", tc.chart), "--values", "-")
 		cmd.Stdin = strings.NewReader(tc.values)

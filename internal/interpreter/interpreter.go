@@ -47,6 +47,9 @@ type nativeHooks interface {
 type Config struct {
 	// Limits bound every Lua call; zero value: luavm.DefaultLimits().
 	Limits luavm.Limits
+	// LuaConcurrency bounds the Lua calls running at once (0 = unbounded;
+	// luavm.Options.Concurrency).
+	LuaConcurrency int
 	// ResourceQuotaEstimate is Karmada's feature gate (default off).
 	ResourceQuotaEstimate bool
 	// ThirdParty are the built-in customizations; nil loads the embedded
@@ -80,7 +83,7 @@ func New(cfg Config, logger hclog.Logger) (*Interpreter, error) {
 	if cfg.Limits == (luavm.Limits{}) {
 		cfg.Limits = luavm.DefaultLimits()
 	}
-	vm := luavm.New(luavm.Options{Limits: cfg.Limits, ResourceQuotaEstimate: cfg.ResourceQuotaEstimate})
+	vm := luavm.New(luavm.Options{Limits: cfg.Limits, ResourceQuotaEstimate: cfg.ResourceQuotaEstimate, Concurrency: cfg.LuaConcurrency})
 	third := cfg.ThirdParty
 	if third == nil {
 		var err error
@@ -129,6 +132,17 @@ func (i *Interpreter) LoadCustomizations(cs []configv1alpha1.ResourceInterpreter
 func (i *Interpreter) ApplyWebhookConfiguration(cfg webhook.Configuration) error {
 	return i.webhooks.Apply(cfg)
 }
+
+// RefuseWebhookConfiguration adds or replaces a webhook configuration
+// that is never called (webhook.Interpreter.Refuse): the operations its
+// rules select fail with why.
+func (i *Interpreter) RefuseWebhookConfiguration(cfg webhook.Configuration, why error) error {
+	return i.webhooks.Refuse(cfg, why)
+}
+
+// VM is the Lua VM every customization runs in, with the interpreter's
+// limits, for validating scripts under the same bounds.
+func (i *Interpreter) VM() *luavm.VM { return i.vm }
 
 // Close stops the webhooks' background probes (webhook.Interpreter.Close)
 // and waits for them.

@@ -220,7 +220,8 @@ func heapAllocs() uint64 {
 }
 
 // IsBudgetError reports whether err came from a call that ran out of time,
-// instructions or memory, or was abandoned stuck past its deadline.
+// instructions or memory, was abandoned stuck past its deadline, or found
+// no free call slot (Options.Concurrency) before it.
 func IsBudgetError(err error) bool {
 	if err == nil {
 		return false
@@ -228,5 +229,5 @@ func IsBudgetError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, context.DeadlineExceeded.Error()) ||
 		strings.Contains(msg, "lua: instruction budget of") || strings.Contains(msg, "lua: memory budget of") ||
-		strings.Contains(msg, errAbandoned)
+		strings.Contains(msg, errAbandoned) || strings.Contains(msg, errNoSlot)
 }

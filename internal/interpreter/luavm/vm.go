@@ -23,6 +23,8 @@
 //   - Every call runs on a goroutine of its own that the caller abandons
 //     when it is still running abandonGrace past its deadline, stuck in a
 //     Go function (watchdog.go): the caller gets a budget error and is free.
+//   - Options.Concurrency bounds the calls running at once (the agent sets
+//     it, --lua-concurrency): a call waits for a slot within its deadline.
 //
 // Usage:
 //
@@ -109,6 +111,10 @@ type Options struct {
 	// off): kube.accuratePodRequirements then also reports the template's
 	// namespace and priorityClassName.
 	ResourceQuotaEstimate bool
+	// Concurrency bounds how many calls run at once (0 = unbounded): a
+	// call waits for a slot within its own deadline, and a call abandoned
+	// stuck (watchdog.go) keeps its slot until its goroutine returns.
+	Concurrency int
 }
 
 // VM runs scripts. It is safe for concurrent use; each call has its own state.
@@ -128,6 +134,9 @@ type VM struct {
 
 	// workers run the calls (watchdog.go).
 	workers workers
+	// slots hold one token per running call when Options.Concurrency
+	// bounds them; nil when unbounded.
+	slots chan struct{}
 	// stuck counts the calls abandoned by guard whose goroutine has not
 	// returned yet.
 	stuck atomic.Int64
@@ -164,12 +173,18 @@ func New(opts Options) *VM {
 		protos:  make(map[[sha256.Size]byte]compiled),
 		workers: workers{jobs: make(chan func())},
 	}
+	if opts.Concurrency > 0 {
+		vm.slots = make(chan struct{}, opts.Concurrency)
+	}
 	vm.sandbox, vm.sandboxErr = newSandboxPlan(vm.kube.loader)
 	return vm
 }
 
 // Limits returns the VM's limits.
 func (vm *VM) Limits() Limits { return vm.limits }
+
+// Concurrency is how many calls may run at once; 0 is unbounded.
+func (vm *VM) Concurrency() int { return cap(vm.slots) }
 
 // Compile parses and compiles a script, or returns the cached result. The
 // error text is gopher-lua's, e.g. "<string> line:2(column:9) near '=':   syntax error\n".

@@ -44,6 +44,10 @@ const (
 // errAbandoned is the prefix of the error of an abandoned call.
 const errAbandoned = "lua: call abandoned"
 
+// errNoSlot is the prefix of the error of a call that found no free slot
+// (Options.Concurrency) before its deadline.
+const errNoSlot = "lua: no call slot free"
+
 type outcome[T any] struct {
 	v   T
 	err error
@@ -59,10 +63,14 @@ func guard[T any](ctx context.Context, vm *VM, body func(c *call) (T, error)) (T
 	}
 	ctx, cancel := context.WithTimeout(ctx, vm.limits.Timeout)
 	defer cancel()
+	if err := vm.acquire(ctx); err != nil {
+		return zero, err
+	}
 	var state atomic.Int32
 	done := make(chan outcome[T], 1)
 	vm.workers.run(func() {
 		v, err := runCall(ctx, vm, body)
+		vm.release()
 		done <- outcome[T]{v, err}
 		if !state.CompareAndSwap(callRunning, callFinished) {
 			vm.stuck.Add(-1)
@@ -88,6 +96,29 @@ func guard[T any](ctx context.Context, vm *VM, body func(c *call) (T, error)) (T
 	}
 	return zero, &budgetError{msg: fmt.Sprintf("%s %s after its deadline (%v): a Go library function did not return; its state is discarded",
 		errAbandoned, abandonGrace, ctx.Err())}
+}
+
+// acquire takes a call slot (Options.Concurrency), waiting at most until
+// ctx, which carries the call's deadline, is done.
+func (vm *VM) acquire(ctx context.Context) error {
+	if vm.slots == nil {
+		return nil
+	}
+	select {
+	case vm.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &budgetError{msg: fmt.Sprintf("%s: all %d call slots stayed taken by other calls until this one's deadline (%v)",
+			errNoSlot, cap(vm.slots), ctx.Err())}
+	}
+}
+
+// release gives back the slot acquire took; the call's goroutine calls it
+// when the call has returned, abandoned or not.
+func (vm *VM) release() {
+	if vm.slots != nil {
+		<-vm.slots
+	}
 }
 
 // workers are the goroutines that run calls. A call goes to an idle

@@ -99,3 +99,67 @@ func TestTooManyStuckCalls(t *testing.T) {
 		t.Fatalf("InterpretHealth with %d stuck calls error = %v; want the refusal", maxStuckCalls, err)
 	}
 }
+
+// TestConcurrencyBound: with Options.Concurrency 2, two calls holding
+// their slots and four more at once never have more than two inside a
+// script; the four find no slot before their deadline and fail with a
+// budget error saying so, having run nothing; once the two return, a call
+// runs again.
+func TestConcurrencyBound(t *testing.T) {
+	const bound, more = 2, 4
+	limits := DefaultLimits()
+	limits.Timeout = 10 * time.Minute // the callers' contexts are the deadlines
+	vm := New(Options{Limits: limits, Concurrency: bound})
+	if vm.Concurrency() != bound {
+		t.Fatalf("Concurrency() = %d; want %d", vm.Concurrency(), bound)
+	}
+	var inside, most atomic.Int64
+	entered, release := make(chan struct{}, bound+more), make(chan struct{})
+	vm.testGlobals = map[string]lua.LGFunction{"hold": func(L *lua.LState) int {
+		n := inside.Add(1)
+		defer inside.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-L.Context().Done():
+		}
+		return 0
+	}}
+	const script = "function ReflectStatus(o) hold() return {} end"
+	call := func(ctx context.Context, errs chan<- error) {
+		_, err := vm.ReflectStatus(ctx, probe(), script)
+		errs <- err
+	}
+	held := make(chan error, bound)
+	for range bound {
+		go call(context.Background(), held)
+	}
+	for range bound {
+		<-entered
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	refused := make(chan error, more)
+	for range more {
+		go call(ctx, refused)
+	}
+	for range more {
+		if err := <-refused; err == nil || !IsBudgetError(err) || !strings.Contains(err.Error(), "lua: no call slot free: all 2 call slots") {
+			t.Errorf("ReflectStatus with both slots held = %v; want the budget error saying no slot was free", err)
+		}
+	}
+	if m := most.Load(); m > bound {
+		t.Errorf("calls inside a script at once = %d; want at most %d", m, bound)
+	}
+	close(release)
+	for range bound {
+		if err := <-held; err != nil {
+			t.Errorf("ReflectStatus holding a slot = %v; want nil once released", err)
+		}
+	}
+	if _, err := vm.ReflectStatus(context.Background(), probe(), "function ReflectStatus(o) return {} end"); err != nil {
+		t.Errorf("a call after the others returned = %v; want nil: their slots are free again", err)
+	}
+}

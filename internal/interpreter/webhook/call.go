@@ -18,7 +18,7 @@ import (
 const maxReasonBytes = 256
 
 // call sends req to h, through h's breaker, and returns the verified
-// response. Its errors never quote the response body: a failed call says
+// response; a refused hook (Refuse) fails at once and sends nothing. Its errors never quote the response body: a failed call says
 // its HTTP status or which part of the response was wrong.
 //
 // The call that finds the breaker half-open is sent in the background as
@@ -26,6 +26,9 @@ const maxReasonBytes = 256
 // webhook that was failing, so a dead one costs the controllers
 // BreakerFailures timeouts once, not one timeout per cool-down.
 func (w *Interpreter) call(ctx context.Context, h *hook, req *Request) (*Response, error) {
+	if h.refused != nil {
+		return nil, fmt.Errorf("webhook %s: %w", h.uid, h.refused)
+	}
 	probe, err := h.breaker.allow(h.uid, w.now())
 	if err != nil {
 		return nil, err

@@ -28,7 +28,10 @@
 //     in the background as a probe (that call fails at once too) whose
 //     success closes the breaker, so a dead or slow webhook costs the
 //     controllers that call it 5 timeouts (each 1 to 30 s, timeoutSeconds)
-//     when it fails, instead of one per call. Close stops the probes.
+//     when it fails, instead of one per call. Close stops the probes;
+//   - a configuration given to Refuse instead of Apply is never called:
+//     its rules still match, and each call fails at once with the reason
+//     (a member agent's owner refused it, agent/customizations).
 package webhook
 
 import (

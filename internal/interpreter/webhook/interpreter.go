@@ -42,9 +42,12 @@ type Options struct {
 // removed at runtime; lookups take no lock.
 type Interpreter struct {
 	policy Policy
-	// mu serialises writers of configs and hooks.
+	// mu serialises writers of configs, refused and hooks.
 	mu      sync.Mutex
 	configs map[string]Configuration
+	// refused are why the configurations of those names are never called
+	// (Refuse).
+	refused map[string]error
 	// hooks are all webhooks sorted by uid, replaced as a whole.
 	hooks atomic.Pointer[[]*hook]
 	// newUID makes request UIDs; replaceable in tests.
@@ -70,11 +73,13 @@ type hook struct {
 	client  *http.Client
 	version string
 	breaker *breaker
+	// refused, when set, fails every call at once: nothing is sent (Refuse).
+	refused error
 }
 
 // New returns an Interpreter with no configurations.
 func New(opts Options) *Interpreter {
-	w := &Interpreter{policy: opts.Policy, configs: map[string]Configuration{}, newUID: randomUID, now: time.Now}
+	w := &Interpreter{policy: opts.Policy, configs: map[string]Configuration{}, refused: map[string]error{}, newUID: randomUID, now: time.Now}
 	w.probeCtx, w.stopProbes = context.WithCancel(context.Background())
 	w.hooks.Store(&[]*hook{})
 	return w
@@ -106,6 +111,27 @@ func (w *Interpreter) Apply(cfg Configuration) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.configs[cfg.Name] = cfg
+	delete(w.refused, cfg.Name)
+	w.rebuild()
+	return nil
+}
+
+// Refuse adds or replaces a configuration whose webhooks are never
+// called, because why (a member's owner refused them): their rules still
+// select objects and operations as Apply's would, so that no later step
+// answers in their place, and every call of them fails at once with an
+// error wrapping why. Nothing is validated but the name: nothing is sent.
+func (w *Interpreter) Refuse(cfg Configuration, why error) error {
+	if cfg.Name == "" {
+		return errors.New("webhook configuration: metadata.name is required")
+	}
+	if why == nil {
+		return fmt.Errorf("webhook configuration %s: refused without a reason", cfg.Name)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.configs[cfg.Name] = cfg
+	w.refused[cfg.Name] = why
 	w.rebuild()
 	return nil
 }
@@ -115,12 +141,14 @@ func (w *Interpreter) Remove(name string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.configs, name)
+	delete(w.refused, name)
 	w.rebuild()
 }
 
 // rebuild recomputes the sorted hooks; w.mu must be held. A webhook whose
-// spec did not change keeps its hook: its connections and its breaker (a
-// resync does not close an open breaker; a changed spec starts closed).
+// spec and refusal did not change keeps its hook: its connections and its
+// breaker (a resync does not close an open breaker; a changed spec starts
+// closed).
 func (w *Interpreter) rebuild() {
 	old := map[string]*hook{}
 	for _, h := range *w.hooks.Load() {
@@ -128,9 +156,14 @@ func (w *Interpreter) rebuild() {
 	}
 	var hooks []*hook
 	for name, cfg := range w.configs {
+		why := w.refused[name]
 		for _, spec := range cfg.Webhooks {
-			if h, ok := old[name+"/"+spec.Name]; ok && reflect.DeepEqual(h.spec, spec) {
+			if h, ok := old[name+"/"+spec.Name]; ok && h.refused == why && reflect.DeepEqual(h.spec, spec) {
 				hooks = append(hooks, h)
+				continue
+			}
+			if why != nil {
+				hooks = append(hooks, &hook{uid: name + "/" + spec.Name, spec: spec, refused: why, breaker: &breaker{}})
 				continue
 			}
 			h, err := w.newHook(name, spec)

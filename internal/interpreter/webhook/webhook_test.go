@@ -9,11 +9,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,3 +254,42 @@ func otherCA(t *testing.T) []byte {
 
 // loopbackOK allows the test servers, which listen on 127.0.0.1.
 var loopbackOK = Options{Policy: Policy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
+
+// TestRefusedConfigurationIsNeverCalled: a configuration given to Refuse
+// still answers its rules, each call failing at once with the reason, and
+// its webhook receives nothing; applied again, it is called.
+func TestRefusedConfigurationIsNeverCalled(t *testing.T) {
+	var calls atomic.Int64
+	healthy := true
+	srv := newServer(t, func(req *Request) *Response {
+		calls.Add(1)
+		return &Response{UID: req.UID, Successful: true, Healthy: &healthy}
+	})
+	w := New(loopbackOK)
+	cfg := config("cfg", srv.URL, srv.caBundle(), 5, allWorkloads)
+	why := errors.New("refused by the member's owner")
+	if err := w.Refuse(cfg, why); err != nil {
+		t.Fatalf("Refuse: %v", err)
+	}
+	gvk := schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: "Workload"}
+	if !w.HookEnabled(gvk, "InterpretHealth") {
+		t.Fatal("HookEnabled of a refused configuration's rule = false; want true: no later step answers in its place")
+	}
+	_, ok, err := w.InterpretHealth(context.Background(), workload())
+	if !ok || !errors.Is(err, why) || !strings.Contains(err.Error(), "webhook cfg/hook: refused by the member's owner") {
+		t.Errorf("InterpretHealth through a refused webhook = enabled %t, %v; want enabled with an error naming it and wrapping the reason", ok, err)
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("calls of the refused webhook = %d; want 0", n)
+	}
+	if err := w.Refuse(cfg, nil); err == nil {
+		t.Error("Refuse without a reason = nil error; want it refused")
+	}
+
+	if err := w.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if h, _, err := w.InterpretHealth(context.Background(), workload()); err != nil || !h || calls.Load() != 1 {
+		t.Errorf("InterpretHealth once applied = %t, %v with %d calls; want true, nil, one call", h, err, calls.Load())
+	}
+}

@@ -41,4 +41,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if not (has .Values.persistence.type (list "pvc" "emptyDir")) -}}
 {{- fail (printf "persistence.type %q: want pvc or emptyDir" .Values.persistence.type) -}}
 {{- end -}}
+{{- with .Values.interpreter -}}
+{{- if not (and (gt (float64 .luaMemoryFraction) 0.0) (le (float64 .luaMemoryFraction) 1.0)) -}}
+{{- fail (printf "interpreter.luaMemoryFraction %v: want a share of the memory limit in (0, 1]" .luaMemoryFraction) -}}
+{{- end -}}
+{{- if lt (int .luaConcurrency) 1 -}}
+{{- fail (printf "interpreter.luaConcurrency %v: want 1 or more" .luaConcurrency) -}}
+{{- end -}}
+{{- if and .webhooks.refuse .webhooks.hosts -}}
+{{- fail "interpreter.webhooks.hosts: not with interpreter.webhooks.refuse, which refuses every host" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

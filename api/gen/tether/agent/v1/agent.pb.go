@@ -3100,7 +3100,8 @@ type CustomizationsAck struct {
 	// The version loaded.
 	Version string `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
 	// One line per customization or webhook configuration the agent refused
-	// (it does not decode or does not validate), naming it and why; empty
+	// (it does not decode or does not validate, or the member's owner refuses
+	// its webhooks: the agent never calls them), naming it and why; empty
 	// when it loaded all.
 	Refused       []string `protobuf:"bytes,2,rep,name=refused,proto3" json:"refused,omitempty"`
 	unknownFields protoimpl.UnknownFields
