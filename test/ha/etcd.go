@@ -44,7 +44,11 @@ type Etcd struct {
 	// the hubs' --etcd-certfile/--etcd-keyfile.
 	CA                *CA
 	CertFile, KeyFile string
-	procs             []*proc.Process
+	// MemberDirs are the members' --data-dir, in Endpoints' order.
+	MemberDirs []string
+	procs      []*proc.Process
+	sp         *proc.Spawner
+	configs    []proc.Config // to start the members again (Restart)
 }
 
 // StartEtcd starts the cluster with its data and logs in dir, its serving
@@ -60,7 +64,7 @@ func StartEtcd(ctx context.Context, sp *proc.Spawner, bin, dir string, extraIPs 
 	if err != nil {
 		return nil, err
 	}
-	e := &Etcd{CA: ca}
+	e := &Etcd{CA: ca, sp: sp}
 	if e.CertFile, e.KeyFile, err = ca.Issue(dir, "tether-hub", nil); err != nil {
 		return nil, err
 	}
@@ -87,8 +91,10 @@ func StartEtcd(ctx context.Context, sp *proc.Spawner, bin, dir string, extraIPs 
 			"--cert-file=" + serverCert, "--key-file=" + serverKey, "--trusted-ca-file=" + ca.CertFile, "--client-cert-auth",
 			"--unsafe-no-fsync", "--log-level=warn",
 		}
-		p, err := proc.Start(sp, proc.Config{Name: "etcd m" + strconv.Itoa(i), Bin: bin, Args: args,
-			LogPath: filepath.Join(dir, "etcd-m"+strconv.Itoa(i)+".log")})
+		cfg := proc.Config{Name: "etcd m" + strconv.Itoa(i), Bin: bin, Args: args,
+			LogPath: filepath.Join(dir, "etcd-m"+strconv.Itoa(i)+".log")}
+		e.configs, e.MemberDirs = append(e.configs, cfg), append(e.MemberDirs, filepath.Join(dir, "m"+strconv.Itoa(i)))
+		p, err := proc.Start(sp, cfg)
 		if err != nil {
 			e.Stop()
 			return nil, fmt.Errorf("start etcd member %d: %w", i, err)
@@ -180,6 +186,22 @@ func (e *Etcd) Stop() {
 	for _, p := range e.procs {
 		p.Stop(etcdStopGrace)
 	}
+}
+
+// Restart starts the stopped members again on their data directories (a
+// member with data ignores the initial-cluster flags) and waits until the
+// cluster serves.
+func (e *Etcd) Restart(ctx context.Context) error {
+	e.procs = nil
+	for i, cfg := range e.configs {
+		p, err := proc.Start(e.sp, cfg)
+		if err != nil {
+			e.Stop()
+			return fmt.Errorf("restart etcd member %d: %w", i, err)
+		}
+		e.procs = append(e.procs, p)
+	}
+	return e.waitReady(ctx)
 }
 
 // FreePorts returns n distinct ports free on every address a moment ago.

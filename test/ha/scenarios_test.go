@@ -47,6 +47,7 @@ var scenarios = []scenario{
 	{name: "rolling-restart-under-load", tier: full, run: rollingRestart},
 	{name: "leader-partitioned-from-etcd", tier: full, run: leaderPartitioned},
 	{name: "lagging-replica-serves-returning-agents", tier: full, run: laggingReplica},
+	{name: "store-restored-empty-replica", tier: full, run: storeRestored},
 	{name: "leader-kill9-mid-eviction-grace", tier: full, run: leaderKilledMidGrace},
 	{name: "rolling-upgrade-from-previous", tier: full, run: rollingUpgrade},
 }
