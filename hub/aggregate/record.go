@@ -162,7 +162,19 @@ func (u update) version() string {
 // cluster's stream moved between them: their clocks must agree within the
 // agents' shortest reconnect delay (a second) for the newer to win then.
 // A deletion forgets the work (exists false) unless a newer update is held.
+// An update that changes nothing held (an agent repeating an ack or report
+// the hub holds) is not a change: it is neither written nor flushed.
 func merge(h held, ok bool, u update) (out held, exists, changed bool) {
+	out, exists, changed = mergeAny(h, ok, u)
+	if ok && exists && changed && out.c == h.c && out.since == h.since {
+		return h, true, false
+	}
+	return out, exists, changed
+}
+
+// mergeAny is merge, counting an update that holds what is held already
+// as a change.
+func mergeAny(h held, ok bool, u update) (out held, exists, changed bool) {
 	if u.gone {
 		if ok && u.at < h.latestAt {
 			return h, true, false

@@ -216,3 +216,52 @@ func TestFollowListsAgain(t *testing.T) {
 		return len(d) == relayListPage+10
 	})
 }
+
+// TestUnchangedNotRewritten: an agent repeating the ack and the report
+// the hub holds (a flood of unchanged reports) makes no relay write and
+// no new record in memory; a changed report is written.
+func TestUnchangedNotRewritten(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, start := e.relayOnly(Config{Replica: "a"})
+	start()
+	ack := &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}
+	rep := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":3}`))
+	if err := a.Ack(ctx, "m1", ack); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Report(ctx, "m1", rep); err != nil {
+		t.Fatal(err)
+	}
+	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+	written := func() uint64 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.queue.written
+	}
+	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	before := written()
+	_, rev, _ := a.held(workRef{"m1", workKey})
+	for range 50 {
+		if err := a.Ack(ctx, "m1", ack); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Report(ctx, "m1", rep); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // spread over several relay intervals
+	}
+	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	if got := written(); got != before {
+		t.Errorf("relay wrote %d records for 50 unchanged acks and reports; want 0", got-before)
+	}
+	if _, got, _ := a.held(workRef{"m1", workKey}); got != rev {
+		t.Errorf("held record moved from revision %d to %d; want unchanged", rev, got)
+	}
+	changed := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":2}`))
+	changed.Digest = "d-changed"
+	if err := a.Report(ctx, "m1", changed); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the changed report written", func() bool { return written() == before+1 })
+}
