@@ -107,7 +107,11 @@ type Aggregator struct {
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
 	queue     relayQueue                    // updates received here, not yet relayed
-	localRev  int64                         // Config.Local: the revision of the last update held
+	// maxOrd is the highest receipt order (update.ord) held of each
+	// cluster, whichever replica gave it: the next update received here is
+	// ordered after it (nextOrdLocked).
+	maxOrd   map[string]int64
+	localRev int64 // Config.Local: the revision of the last update held
 
 	strs interner // strings every cluster's records repeat
 
@@ -176,6 +180,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		byBinding: make(map[string]map[string]*record),
 		pending:   make(map[string]bool),
 		queue:     relayQueue{deltas: make(map[workRef]*delta)},
+		maxOrd:    make(map[string]int64),
 		now:       time.Now,
 	}
 }
@@ -289,6 +294,7 @@ func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 		a.byBinding[w.binding][cluster] = r
 	}
 	r.h, r.rev = h, rev
+	a.maxOrd[cluster] = max(a.maxOrd[cluster], h.latestOrd, h.ackOrd, h.reportOrd)
 	a.touchLocked(r.binding())
 }
 
@@ -315,6 +321,7 @@ func (a *Aggregator) forgetCluster(cluster string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := len(a.records[cluster])
+	delete(a.maxOrd, cluster)
 	for _, r := range a.records[cluster] {
 		a.deleteRecordLocked(cluster, r)
 		a.touchLocked(r.binding())

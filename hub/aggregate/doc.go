@@ -69,11 +69,15 @@
 // this replica last saw; a record another replica wrote meanwhile is read
 // back and merged again. Merging keeps the newer: an update of a version
 // the work moved past is discarded, and so is one received before what the
-// record holds (another version, or the same kind of message). "Before"
-// compares the receiving replicas' clocks, which matters only when a
-// cluster's stream moved between replicas while one of them had not
-// written yet: the clocks must agree within the agents' shortest reconnect
-// delay (about a second).
+// record holds (another version, or the same kind of message), and one
+// that changes nothing held is not written at all. "Before" compares
+// receipt orders, never clocks (update.ord, nextOrdLocked): the store
+// revision the receiving replica had seen, then the order of receipt on
+// that replica, each order above every one held of the cluster. It
+// matters only when a cluster's stream moved between replicas while one
+// of them had not written yet: the late write loses to the newer stream's
+// (or, when neither replica had seen anything the other had not, to
+// whichever was written first), whatever the replicas' clocks say.
 //
 // Cost: agents report on change, so etcd gets one put (a few KiB for a
 // Deployment) per work whose ack or status changed, at most one per work

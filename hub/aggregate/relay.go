@@ -58,14 +58,14 @@ var ErrQueueFull = errors.New("aggregate: relay queue full")
 type relayQueue struct {
 	deltas map[workRef]*delta
 	bytes  int   // sum of the deltas' bytes
-	last   int64 // the last receipt stamp given, Unix µs
+	last   int64 // the last receipt order given (update.ord)
 	full   bool  // a drop was logged since the queue last drained
 	// written and conflicts count records written and stored revisions
 	// found moved, for tests.
 	written, conflicts uint64
 }
 
-// enqueue queues u for Relay, stamped with its receipt time; with
+// enqueue queues u for Relay, stamped with its receipt order; with
 // Config.Local it holds u at once instead.
 func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	ref := workRef{cluster, key}
@@ -82,7 +82,7 @@ func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	if d != nil {
 		next = *d
 	}
-	u.at = max(time.Now().UnixMicro(), q.last+1)
+	u.ord = a.nextOrdLocked(cluster, u.seen)
 	next.add(u)
 	grow := next.bytes
 	if d != nil {
@@ -97,7 +97,6 @@ func (a *Aggregator) enqueue(cluster, key string, u update) error {
 		}
 		return fmt.Errorf("%w: work %q of cluster %q", ErrQueueFull, key, cluster)
 	}
-	q.last = u.at
 	q.deltas[ref] = &next
 	q.bytes += grow
 	select {
@@ -105,6 +104,25 @@ func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	default:
 	}
 	return nil
+}
+
+// ordShift makes room under a store revision for the updates one replica
+// receives while its view of the store stays at that revision: 2^20, so
+// orders stay positive up to revision 2^43.
+const ordShift = 20
+
+// nextOrdLocked returns the receipt order of an update of cluster received
+// now by this replica, which had seen the store at revision seen: above
+// every order it gave before (receipt order on this replica), at least seen
+// shifted by ordShift (an update received by a replica that had seen more
+// of the store is the newer), and above every order held of the cluster
+// (a replica that holds another's record received its own update later).
+// No clock takes part: replicas' clocks may disagree by any amount. a.mu
+// must be held.
+func (a *Aggregator) nextOrdLocked(cluster string, seen int64) int64 {
+	ord := max(seen<<ordShift, a.queue.last+1, a.maxOrd[cluster]+1)
+	a.queue.last = ord
+	return ord
 }
 
 // takeQueue returns the queued updates and empties the queue.
@@ -364,8 +382,7 @@ func (a *Aggregator) storedBase(ref workRef, kvs []*mvccpb.KeyValue) base {
 // holdLocalLocked merges u onto what is held for ref (Config.Local);
 // a.mu must be held.
 func (a *Aggregator) holdLocalLocked(ref workRef, u update) {
-	u.at = max(time.Now().UnixMicro(), a.queue.last+1)
-	a.queue.last = u.at
+	u.ord = a.nextOrdLocked(ref.cluster, u.seen)
 	var h held
 	r := a.records[ref.cluster][ref.key]
 	if r != nil {

@@ -130,7 +130,7 @@ func TestPruneRemovedClusters(t *testing.T) {
 	removed("m2")
 	e.waitDigests(a, "m2", map[string]syncstate.Digest{})
 	// A replica relaying late for a removed cluster.
-	late, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), workKey, "late")
+	late, err := encodeHeld(withOrd(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), workKey, "late")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestFollowListsAgain(t *testing.T) {
 	if _, err := e.st.Delete(ctx, store.ReportKey("m2", workKey), 0); err != nil {
 		t.Fatal(err)
 	}
-	m3, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), workKey, "other")
+	m3, err := encodeHeld(withOrd(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), workKey, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,4 +264,44 @@ func TestUnchangedNotRewritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the changed report written", func() bool { return written() == before+1 })
+}
+
+// TestRelayOrderWithoutClocks: replica a's clock runs an hour ahead of
+// b's. a received m1's report and could not write it yet (its Relay not
+// running); the store moved on; the agent moved to b, which received a
+// newer report of the same version and relayed it. When a writes at last,
+// its report is older than the stored one whatever its clock says: every
+// replica ends up holding b's.
+func TestRelayOrderWithoutClocks(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, startA := e.relayOnly(Config{Replica: "a"})
+	a.now = func() time.Time { return time.Now().Add(time.Hour) }
+	old := report("v1", manifest("web", agentv1.Health_HEALTH_UNHEALTHY, true, `{"readyReplicas":1}`))
+	old.Digest = "old"
+	if err := a.Report(ctx, "m1", old); err != nil {
+		t.Fatal(err)
+	}
+	e.put("/tether/test/elsewhere", map[string]string{"a": "write"}) // the store moves on: another component's write
+	b, startB := e.relayOnly(Config{Replica: "b"})
+	startB() // lists the relayed records: b has read the store since
+	waitFor(t, "b has read the store", func() bool { return e.st.Seen() >= e.revision() })
+	newer := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":3}`))
+	newer.Digest = "new"
+	if err := b.Report(ctx, "m1", newer); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "new"}}
+	e.waitDigests(b, "m1", want)
+	startA()
+	waitFor(t, "a's queue written or discarded", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.queue.deltas) == 0 && a.queue.conflicts > 0
+	})
+	e.waitDigests(a, "m1", want)
+	if d := e.storedHeld("m1").obs(workKey).Report.GetDigest(); d != "new" {
+		t.Errorf("stored report digest %q; want b's %q (a's report was received first, however fast a's clock)", d, "new")
+	}
+	e.waitDigests(b, "m1", want)
 }
