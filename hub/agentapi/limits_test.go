@@ -1,6 +1,7 @@
 package agentapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,3 +93,24 @@ var errTest = errorString("injected failure")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestStatusesPastTheirClusterLimitEndOnlyThatStream: a status sink that
+// refuses a cluster's report for a limit of that cluster (the aggregator's
+// per-cluster relay queue) ends its stream with Goodbye LIMIT_EXCEEDED,
+// asking it to wait a heartbeat interval, and ResourceExhausted naming the
+// limit, not Unavailable.
+func TestStatusesPastTheirClusterLimitEndOnlyThatStream(t *testing.T) {
+	h := startHub(t, agentapi.Config{})
+	h.works.Set(edge1, work("a", "1"))
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	a.expect("welcome "+hubIdentity, "upsert a@1", "syncdone 1")
+	h.statuses.Fail(fmt.Errorf("%w: cluster relay queue full: cluster %q", agentapi.ErrLimit, "edge-1"))
+	a.send(statusMsg("a", "1", "d"))
+	m := a.recv()
+	if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != agentapi.DefaultHeartbeatInterval {
+		t.Errorf("first message after the refused report: %s; want Goodbye LIMIT_EXCEEDED, retry after %s", describe(m), agentapi.DefaultHeartbeatInterval)
+	}
+	if _, err := a.stream.Recv(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "cluster relay queue full") {
+		t.Errorf("stream after a status sink past its cluster's limit = %v; want ResourceExhausted naming the limit", err)
+	}
+}

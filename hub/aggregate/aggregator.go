@@ -78,6 +78,9 @@ type Config struct {
 	// MaxQueuedBytes bounds the protobuf bytes waiting to be relayed;
 	// zero: DefaultMaxQueuedBytes.
 	MaxQueuedBytes int
+	// ClusterBudget bounds what one cluster's acks and reports make this
+	// replica write (budget.go); zero fields: the defaults.
+	ClusterBudget ClusterBudget
 	// Local says this hub is the only replica (its etcd is embedded):
 	// acks and reports are held in memory as they arrive and never
 	// relayed, and Relay only deletes the records a relaying hub left.
@@ -110,7 +113,10 @@ type Aggregator struct {
 	// maxOrd is the highest receipt order (update.ord) held of each
 	// cluster, whichever replica gave it: the next update received here is
 	// ordered after it (nextOrdLocked).
-	maxOrd   map[string]int64
+	maxOrd map[string]int64
+	// spends is each cluster's write budget (ClusterBudget), while it is
+	// spent or has updates queued.
+	spends   map[string]*spend
 	localRev int64 // Config.Local: the revision of the last update held
 
 	strs interner // strings every cluster's records repeat
@@ -172,6 +178,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 	if cfg.MaxQueuedBytes <= 0 {
 		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
+	cfg.ClusterBudget = cfg.ClusterBudget.withDefaults()
 	return &Aggregator{
 		store: st, relay: cfg.Relay, interp: interp, leases: leases, cfg: cfg, log: logger.Named("aggregate"),
 		kick:      make(chan struct{}, 1),
@@ -181,6 +188,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		pending:   make(map[string]bool),
 		queue:     relayQueue{deltas: make(map[workRef]*delta)},
 		maxOrd:    make(map[string]int64),
+		spends:    make(map[string]*spend),
 		now:       time.Now,
 	}
 }

@@ -95,6 +95,18 @@
 // what the hub lacks. Updates still queued when Relay stops are written
 // within 2 s or lost the same way.
 //
+// One agent cannot fill etcd nor crowd out its neighbours: each cluster
+// has a budget (Config.ClusterBudget: by default 50 records and 256 KiB a
+// second, bursts of 1,000 and 4 MiB) of what its updates make this
+// replica write, relayed records or, with Config.Local, records held in
+// memory (each dirties its binding's status write). A cluster over it has
+// its updates left queued, coalesced per work to the latest, and written
+// as the budget refills (counted as relay_over_budget); the other clusters'
+// are written as before. A cluster's updates waiting may take at most
+// ClusterBudget.MaxQueuedBytes (64 MiB); past that only its Ack and Report
+// fail, with ErrClusterQueueFull, an agentapi.ErrLimit: its stream alone
+// ends with Goodbye LIMIT_EXCEEDED naming the limit.
+//
 // An ack with result DELETED deletes the record. Prune (leader, fenced)
 // deletes the records of removed clusters (their agent record is a
 // tombstone), when it starts and as removals or late records appear. A
