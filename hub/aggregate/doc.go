@@ -159,6 +159,13 @@
 //     template revisions) is not woken by status changes.
 //   - annotation status.tether.io/stale-clusters: JSON list of the clusters
 //     whose items are stale.
+//   - annotation status.tether.io/status-truncated, only when the binding
+//     would be larger than maxBindingBytes (1 MiB, under etcd's request
+//     limit): the largest items' statuses, then applied messages, are left
+//     out until it fits, and the annotation says how many (encodeBounded);
+//     every cluster keeps its item, health and applied, and the template
+//     status is aggregated from every status before. The write never
+//     fails for the statuses' size.
 //
 // Annotations rather than status fields because api/work/v1alpha1 has no
 // field for them and the detector rewrites bindings through that type
