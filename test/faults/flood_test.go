@@ -32,6 +32,14 @@ const (
 	floodStatusBytes = 60 << 10
 	floodFor         = 150 * time.Second
 	floodCluster     = "edge-2"
+	// floodMaxGrowth bounds how much the etcd database may grow during
+	// the flood: the flooding cluster's budget (256 KiB a second of
+	// reports, bursts of 4 MiB, each held report rewriting its binding of
+	// about its size) over floodFor is some 42 MiB; the rest is margin for
+	// the hub's other writes. Unbudgeted, the flood grew it by some 140 MB
+	// in 150 s on two cores: a 512 MiB etcd full within ten minutes.
+	floodMaxGrowth  = 64 << 20
+	floodQuotaBytes = 512 << 20
 )
 
 // floodProbes are the clusters whose agents share the hub with the
@@ -61,8 +69,9 @@ spec:
 // credentials that reports changing 60 KiB statuses of its 60-odd works as
 // fast as the hub takes them, for 150 s, against a 512 MiB etcd. The hub's
 // etcd never raises NOSPACE (a write after the flood succeeds, its log
-// has no quota alarm), the probe agents on the same hub keep their streams
-// and stay Ready throughout, and nothing is deleted in any member.
+// has no quota alarm) and grows by no more than the cluster's write budget
+// allows (floodMaxGrowth), the probe agents on the same hub keep their
+// streams and stay Ready throughout, and nothing is deleted in any member.
 func statusFlood(t *testing.T, x *fixture) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -72,6 +81,8 @@ func statusFlood(t *testing.T, x *fixture) {
 	x.waitFloodWorks(ctx)
 	hubLog := x.hubLog()
 	logFrom := fileSize(hubLog)
+	dbPath := filepath.Join(x.fleet.HubDir, "etcd", "member", "snap", "db")
+	dbBefore := fileSize(dbPath)
 	r := x.begin(t.Name())
 	if err := x.fleet.Kill(fleet.RoleAgent, floodCluster); err != nil {
 		t.Fatal(err)
@@ -86,11 +97,16 @@ func statusFlood(t *testing.T, x *fixture) {
 
 	probeEnds := streamEnds(hubLog, logFrom, floodProbes)
 	alarms := quotaAlarms(x.fleet.HubDir, hubLog)
-	dbBytes := fileSize(filepath.Join(x.fleet.HubDir, "etcd", "member", "snap", "db"))
-	t.Logf("FIGURES %s: reports_sent=%d report_bytes=%d flood_streams=%d flood_stream_ends=%q probe_stream_ends=%d etcd_db_bytes=%d quota_alarms=%d",
-		r.name, f.reports.Load(), f.bytes.Load(), f.streams.Load(), f.endings(), probeEnds, dbBytes, len(alarms))
+	dbBytes := fileSize(dbPath)
+	growth := dbBytes - dbBefore
+	t.Logf("FIGURES %s: reports_sent=%d report_bytes=%d flood_streams=%d flood_stream_ends=%q probe_stream_ends=%d etcd_db_bytes=%d etcd_db_growth=%d quota_full_in=%s quota_alarms=%d",
+		r.name, f.reports.Load(), f.bytes.Load(), f.streams.Load(), f.endings(), probeEnds, dbBytes, growth, fillTime(dbBytes, growth), len(alarms))
 	if f.reports.Load() == 0 {
 		t.Fatal("the flooding client sent no report")
+	}
+	if growth > floodMaxGrowth {
+		t.Errorf("etcd's database grew by %d bytes during the %s flood; want at most %d (the cluster's write budget): at this rate a %s etcd is full in %s",
+			growth, floodFor, floodMaxGrowth, floodQuota, fillTime(dbBytes, growth))
 	}
 	for _, a := range alarms {
 		t.Errorf("etcd's quota was hit during the flood: %s", a)
@@ -318,6 +334,15 @@ func quotaAlarms(hubDir, hubLog string) []string {
 		}
 	}
 	return out
+}
+
+// fillTime is how long the flood would take to fill floodQuotaBytes from
+// size at the rate it grew the database by growth in floodFor.
+func fillTime(size, growth int64) string {
+	if growth <= 0 {
+		return "never"
+	}
+	return (time.Duration(float64(floodQuotaBytes-size) / float64(growth) * float64(floodFor))).Round(time.Second).String()
 }
 
 // fileSize is path's size, 0 when it cannot be read.
