@@ -324,12 +324,16 @@ func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
 	a.touchLocked(r.binding())
 }
 
-// forgetCluster drops every work held for a cluster.
+// forgetCluster drops every work held for a cluster, and its updates
+// still queued (Config.Local: waiting for its budget).
 func (a *Aggregator) forgetCluster(cluster string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := len(a.records[cluster])
 	delete(a.maxOrd, cluster)
+	if a.cfg.Local {
+		a.dropQueuedLocked(cluster)
+	}
 	for _, r := range a.records[cluster] {
 		a.deleteRecordLocked(cluster, r)
 		a.touchLocked(r.binding())

@@ -134,6 +134,19 @@ func (a *Aggregator) forgetSpendLocked(cluster string) {
 	}
 }
 
+// dropQueuedLocked drops cluster's queued updates and its budget; a.mu
+// must be held.
+func (a *Aggregator) dropQueuedLocked(cluster string) {
+	q := &a.queue
+	for ref, d := range q.deltas {
+		if ref.cluster == cluster {
+			q.bytes -= d.bytes
+			delete(q.deltas, ref)
+		}
+	}
+	delete(a.spends, cluster)
+}
+
 // takeBudgeted removes from the queue and returns the queued updates whose
 // cluster has budget for them, in key order per cluster; the others stay
 // queued (coalescing with what comes next), each counted.

@@ -129,3 +129,27 @@ func TestLocalClusterBudget(t *testing.T) {
 		return ok && h.content().report.digest == "d199"
 	})
 }
+
+// TestLocalRemovedClusterQueueDropped: a single hub forgets a removed
+// cluster's updates still waiting for its budget with what it holds, so
+// that they are not held after the removal.
+func TestLocalRemovedClusterQueueDropped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, _ := e.start(Config{Local: true, ClusterBudget: ClusterBudget{RecordRate: 5, RecordBurst: 1}})
+	e.goRun("prune", a.Prune)
+	for i := range 3 {
+		if err := a.Report(ctx, "gone", floodReport(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.put(store.AgentKey("gone"), map[string]any{"cluster": "gone", "removed": time.Now().UTC()})
+	waitFor(t, "the removed cluster forgotten", func() bool { _, _, ok := a.held(workRef{"gone", workKey}); return !ok })
+	time.Sleep(time.Second) // the budget refills five times over
+	if _, _, ok := a.held(workRef{"gone", workKey}); ok {
+		t.Errorf("the removed cluster's queued report held after its removal; want it dropped")
+	}
+	if n := a.queuedWorks(); n != 0 {
+		t.Errorf("%d works still queued; want none", n)
+	}
+}
