@@ -86,6 +86,9 @@ type Config struct {
 	// EtcdEndpoints of an external etcd cluster; empty starts an embedded
 	// member in DataDir.
 	EtcdEndpoints []string
+	// EmbeddedQuotaBytes is the embedded etcd's database size limit
+	// (--embedded-etcd-quota); zero: store's default, 8 GiB.
+	EmbeddedQuotaBytes int64
 	// EtcdTLS is the TLS to the external cluster (--etcd-cafile,
 	// --etcd-certfile, --etcd-keyfile); zero means plaintext.
 	EtcdTLS store.TLS

@@ -178,7 +178,7 @@ func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
 	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("data dir: %w", err)
 	}
-	st, err := store.Open(ctx, store.Config{DataDir: h.cfg.DataDir, Endpoints: h.cfg.EtcdEndpoints, TLS: h.cfg.EtcdTLS}, h.logger)
+	st, err := store.Open(ctx, store.Config{DataDir: h.cfg.DataDir, Endpoints: h.cfg.EtcdEndpoints, TLS: h.cfg.EtcdTLS, QuotaBytes: h.cfg.EmbeddedQuotaBytes}, h.logger)
 	if err != nil {
 		return nil, "", fmt.Errorf("open store: %w", err)
 	}

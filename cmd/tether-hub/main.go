@@ -136,7 +136,7 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	fs.SetOutput(stderr)
 	var cfg hub.Config
 	logOpts := logging.Options{Name: "tether-hub", Output: stderr}
-	var endpoints, maxObject, skippedNamespaces string
+	var endpoints, maxObject, skippedNamespaces, embeddedQuota string
 	var showVersion, propagateNamespaces bool
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "directory of the embedded etcd, the CA (pki/), admin.conf and hub.addr (required)")
 	fs.StringVar(&cfg.Listen, "listen", hub.DefaultListen, "the one gRPC address for agents and clients, host:port (port 0 picks a free port, written to DATA_DIR/hub.addr)")
@@ -148,6 +148,7 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	fs.StringVar(&cfg.CAKeyFile, "ca-key", "", "PEM key of --ca-cert")
 	fs.StringVar(&cfg.CAEncryptionKeyFile, "ca-encryption-key-file", "", "file holding 32 random bytes, base64 (head -c 32 /dev/urandom | base64): the first replica creates the CA and stores it in etcd encrypted (AES-256-GCM) with this key, every replica given the same file uses it")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", hub.DefaultLeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
+	fs.StringVar(&embeddedQuota, "embedded-etcd-quota", "8Gi", "size limit of the embedded etcd's database (a Kubernetes quantity); past it etcd refuses writes (NOSPACE) until compacted and defragmented")
 	fs.StringVar(&maxObject, "max-object-bytes", "1.5Mi", "largest object a client may apply (a Kubernetes quantity, e.g. 1.5Mi)")
 	fs.Func("tls-san", "an extra DNS name or IP address for the hub's serving certificate, e.g. the LoadBalancer name agents dial (repeatable)", func(v string) error {
 		if v == "" || strings.ContainsAny(v, " ,/") {
@@ -224,6 +225,11 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	if len(cfg.EtcdEndpoints) == 0 && (cfg.EtcdTLS != store.TLS{}) {
 		return cfg, logOpts, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-endpoints: the embedded etcd is local and plaintext")
 	}
+	quota, err := resource.ParseQuantity(embeddedQuota)
+	if err != nil || quota.Sign() <= 0 {
+		return cfg, logOpts, fmt.Errorf("--embedded-etcd-quota %q: want a positive quantity such as 8Gi", embeddedQuota)
+	}
+	cfg.EmbeddedQuotaBytes = quota.Value()
 	q, err := resource.ParseQuantity(maxObject)
 	if err != nil || q.Sign() <= 0 {
 		return cfg, logOpts, fmt.Errorf("--max-object-bytes %q: want a positive quantity such as 1.5Mi", maxObject)

@@ -60,6 +60,12 @@ const (
 	// in progress at once, with or without Hello, over all its
 	// connections: its live stream and a few reconnects racing it.
 	DefaultMaxStreamsPerCluster = 4
+	// DefaultStreamOpenRate is how many streams per second one cluster may
+	// open, with bursts of DefaultStreamOpenBurst: an agent reconnects
+	// after 1 s at the soonest and backs off to 30 s, so a flapping link
+	// opens a few a minute; one every 5 s sustained, 20 at once.
+	DefaultStreamOpenRate  = 0.2
+	DefaultStreamOpenBurst = 20
 	// DefaultRegistrationRate is how many registrations per second the hub
 	// serves from one source address, with bursts of
 	// DefaultRegistrationBurst: a site installing a few clusters at once
@@ -140,6 +146,11 @@ type Config struct {
 	// MaxStreamsPerCluster is the most Connect calls one cluster has in
 	// progress at once; past it the oldest ends (superseded).
 	MaxStreamsPerCluster int
+	// StreamOpenRate (per second) and StreamOpenBurst bound how often one
+	// cluster opens a stream; past them Connect ends with Goodbye
+	// LIMIT_EXCEEDED and a retry-after.
+	StreamOpenRate  float64
+	StreamOpenBurst int
 	// Registry registers agents (Register) and says whether an agent's
 	// certificate is still valid (every Connect, and Recheck); hub/membership
 	// implements it. Nil: Register answers Unimplemented and every agent
@@ -236,6 +247,12 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxWorks = DefaultMaxWorks
 	}
 	c.MessageRates = c.MessageRates.withDefaults(c.MaxWorks, c.HeartbeatInterval)
+	if c.StreamOpenRate <= 0 {
+		c.StreamOpenRate = DefaultStreamOpenRate
+	}
+	if c.StreamOpenBurst <= 0 {
+		c.StreamOpenBurst = DefaultStreamOpenBurst
+	}
 	if c.RegistrationRate <= 0 {
 		c.RegistrationRate = DefaultRegistrationRate
 	}

@@ -91,7 +91,14 @@
 // (Config.MaxConcurrentStreams). A cluster has at most one live stream
 // however many connections it opens: the newest supersedes the others; and
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
-// not: past it the oldest ends (superseded).
+// not: past it the oldest ends (superseded). A cluster opens at most
+// Config.StreamOpenRate streams a second (bursts of StreamOpenBurst; one
+// every 5 s, 20 at once by default): an agent reconnecting in a tight loop
+// is refused at once with Goodbye LIMIT_EXCEEDED and a retry-after of at
+// most the heartbeat interval, counted as KindStreamOpenLimit, and the
+// other clusters are not affected. A status sink that refuses what a
+// stream sends for a limit of its cluster (an ErrLimit, such as the
+// aggregator's per-cluster relay queue) ends that stream the same way.
 //
 // A connection pins no read buffer of gRPC's (readBufferSize): TLS holds
 // the record being read, and gRPC's own 32 KiB per connection would stay

@@ -1,12 +1,14 @@
 package agentapi_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/guard"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -92,3 +94,51 @@ var errTest = errorString("injected failure")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestStatusesPastTheirClusterLimitEndOnlyThatStream: a status sink that
+// refuses a cluster's report for a limit of that cluster (the aggregator's
+// per-cluster relay queue) ends its stream with Goodbye LIMIT_EXCEEDED,
+// asking it to wait a heartbeat interval, and ResourceExhausted naming the
+// limit, not Unavailable.
+func TestStatusesPastTheirClusterLimitEndOnlyThatStream(t *testing.T) {
+	h := startHub(t, agentapi.Config{})
+	h.works.Set(edge1, work("a", "1"))
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	a.expect("welcome "+hubIdentity, "upsert a@1", "syncdone 1")
+	h.statuses.Fail(fmt.Errorf("%w: cluster relay queue full: cluster %q", agentapi.ErrLimit, "edge-1"))
+	a.send(statusMsg("a", "1", "d"))
+	m := a.recv()
+	if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != agentapi.DefaultHeartbeatInterval {
+		t.Errorf("first message after the refused report: %s; want Goodbye LIMIT_EXCEEDED, retry after %s", describe(m), agentapi.DefaultHeartbeatInterval)
+	}
+	if _, err := a.stream.Recv(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "cluster relay queue full") {
+		t.Errorf("stream after a status sink past its cluster's limit = %v; want ResourceExhausted naming the limit", err)
+	}
+}
+
+// TestReconnectLoopRefusedAlone: a cluster opening streams in a tight loop
+// is refused past its burst with Goodbye LIMIT_EXCEEDED, a retry-after of
+// one over the rate, and ResourceExhausted naming the limit, counted;
+// another cluster connects meanwhile as usual.
+func TestReconnectLoopRefusedAlone(t *testing.T) {
+	counts := guard.NewCounts()
+	h := startHub(t, agentapi.Config{StreamOpenRate: 0.5, StreamOpenBurst: 3, Counts: counts})
+	for range 3 {
+		a := h.connect(t, "edge-1", &agentv1.Hello{})
+		a.expect("welcome "+hubIdentity, "syncdone 0")
+		a.cancel()
+	}
+	a := h.connect(t, "edge-1", &agentv1.Hello{})
+	m := a.recv()
+	if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != 2*time.Second {
+		t.Errorf("fourth stream of edge-1 at once: %s; want Goodbye LIMIT_EXCEEDED, retry after 2s", describe(m))
+	}
+	if _, err := a.stream.Recv(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), `stream open rate limit: cluster "edge-1"`) {
+		t.Errorf("fourth stream of edge-1 = %v; want ResourceExhausted naming the stream open rate limit", err)
+	}
+	if n := counts.Get("agentapi", agentapi.KindStreamOpenLimit); n != 1 {
+		t.Errorf("%s counted %d; want 1", agentapi.KindStreamOpenLimit, n)
+	}
+	b := h.connect(t, "edge-2", &agentv1.Hello{})
+	b.expect("welcome "+hubIdentity, "syncdone 0")
+}

@@ -45,6 +45,11 @@ const (
 // tether_hub_controller_errors_total{component="agentapi",kind="stream_limit"}.
 const KindStreamLimit = "stream_limit"
 
+// KindStreamOpenLimit counts (Config.Counts, component "agentapi") the
+// streams refused because their cluster opened streams too often
+// (Config.StreamOpenRate).
+const KindStreamOpenLimit = "stream_open_limit"
+
 // Rate bounds one kind of message on one stream: a token bucket of Burst
 // messages refilled at PerSecond messages a second.
 type Rate struct {

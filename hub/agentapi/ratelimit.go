@@ -60,31 +60,85 @@ func (r *registrationLimits) source(source string, now time.Time) *limiter {
 		return l
 	}
 	if len(r.sources) >= maxRegistrationSources {
-		r.forget(now)
+		forgetRefilled(r.sources, r.rate, r.burst, now)
 	}
 	l := newLimiter(r.rate, r.burst)
 	r.sources[source] = l
 	return l
 }
 
-// forget drops every source whose burst has refilled by now, or else the
-// least recently seen one. r.mu is held.
-func (r *registrationLimits) forget(now time.Time) {
-	refill := time.Duration(float64(r.burst) / r.rate * float64(time.Second))
+// maxStreamOpenClusters is how many clusters the stream-open limits
+// remember at once (about 100 bytes each); as with registrations, a
+// cluster whose burst has refilled is forgotten first.
+const maxStreamOpenClusters = 100000
+
+// streamOpenLimits bounds how often one cluster opens a stream
+// (Config.StreamOpenRate, StreamOpenBurst): an agent reconnecting in a tight
+// loop (a bug, a stolen certificate) makes the hub verify, track and
+// resync it each time. Past the bound its Connect ends at once with
+// Goodbye LIMIT_EXCEEDED and a retry-after of at most the heartbeat
+// interval, so that a cluster is never refused long enough to lose its
+// lease; other clusters are not affected.
+type streamOpenLimits struct {
+	rate    float64
+	burst   int
+	maxWait time.Duration
+
+	mu       sync.Mutex // guards clusters
+	clusters map[string]*limiter
+}
+
+func newStreamOpenLimits(cfg Config) *streamOpenLimits {
+	return &streamOpenLimits{rate: cfg.StreamOpenRate, burst: cfg.StreamOpenBurst, maxWait: cfg.HeartbeatInterval,
+		clusters: map[string]*limiter{}}
+}
+
+// allow takes one stream open of cluster at now, or says (ErrLimit, with a
+// retry-after) that the cluster opens streams too often.
+func (o *streamOpenLimits) allow(cluster string, now time.Time) error {
+	if o.cluster(cluster, now).allow(now) {
+		return nil
+	}
+	wait := min(time.Duration(float64(time.Second)/o.rate), o.maxWait)
+	return retryAfter{after: wait, err: fmt.Errorf(
+		"%w: stream open rate limit: cluster %q opened streams faster than the hub accepts (at most %g per second, bursts of %d); retry in %s",
+		ErrLimit, cluster, o.rate, o.burst, wait)}
+}
+
+// cluster returns the limiter of cluster, making room for it if need be.
+func (o *streamOpenLimits) cluster(cluster string, now time.Time) *limiter {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if l, ok := o.clusters[cluster]; ok {
+		return l
+	}
+	if len(o.clusters) >= maxStreamOpenClusters {
+		forgetRefilled(o.clusters, o.rate, o.burst, now)
+	}
+	l := newLimiter(o.rate, o.burst)
+	o.clusters[cluster] = l
+	return l
+}
+
+// forgetRefilled drops from m every limiter whose burst has refilled by
+// now, or else the least recently seen one.
+func forgetRefilled(m map[string]*limiter, rate float64, burst int, now time.Time) {
+	refill := time.Duration(float64(burst) / rate * float64(time.Second))
 	var oldest string
 	var oldestAt time.Time
-	for k, l := range r.sources {
+	n := len(m)
+	for k, l := range m {
 		last := l.lastSeen()
 		if now.Sub(last) >= refill {
-			delete(r.sources, k)
+			delete(m, k)
 			continue
 		}
 		if oldest == "" || last.Before(oldestAt) {
 			oldest, oldestAt = k, last
 		}
 	}
-	if len(r.sources) >= maxRegistrationSources {
-		delete(r.sources, oldest)
+	if len(m) >= n && oldest != "" {
+		delete(m, oldest)
 	}
 }
 

@@ -68,7 +68,7 @@ func (s *Server) handle(ctx context.Context, st *stream, msg *agentv1.AgentMessa
 			return nil
 		}
 		if err := s.statuses.Ack(ctx, st.cluster, m.Ack); err != nil {
-			return fmt.Errorf("%w: record ack of work %q: %v", ErrUnavailable, m.Ack.GetWorkKey(), err)
+			return s.statusesError("ack", m.Ack.GetWorkKey(), err)
 		}
 	case *agentv1.AgentMessage_StatusReport:
 		return s.report(ctx, st, m.StatusReport)
@@ -104,7 +104,17 @@ func (s *Server) report(ctx context.Context, st *stream, r *agentv1.StatusReport
 	case errors.Is(err, ErrInvalidReport):
 		st.log.Warn("status report refused", "work", r.GetWorkKey(), "version", r.GetVersion(), "error", err)
 	case err != nil:
-		return fmt.Errorf("%w: record status of work %q: %v", ErrUnavailable, r.GetWorkKey(), err)
+		return s.statusesError("status", r.GetWorkKey(), err)
 	}
 	return nil
+}
+
+// statusesError is why a stream ends when Statuses refused what it sent:
+// a limit of its own cluster (ErrLimit: Goodbye LIMIT_EXCEEDED naming it,
+// the agent asked to wait a heartbeat interval), or Unavailable.
+func (s *Server) statusesError(what, key string, err error) error {
+	if errors.Is(err, ErrLimit) {
+		return retryAfter{after: s.cfg.HeartbeatInterval, err: fmt.Errorf("record %s of work %q: %w", what, key, err)}
+	}
+	return fmt.Errorf("%w: record %s of work %q: %v", ErrUnavailable, what, key, err)
 }

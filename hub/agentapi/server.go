@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -23,6 +24,8 @@ type Server struct {
 	log      hclog.Logger
 	// registrations bounds Register per source address and in total.
 	registrations *registrationLimits
+	// opens bounds how often each cluster opens a stream.
+	opens *streamOpenLimits
 
 	receivers sync.WaitGroup // receive goroutines, which outlive Connect briefly
 	// hellos holds a token per stream reading and acting on its Hello
@@ -56,6 +59,7 @@ func New(cfg Config, works Works, statuses Statuses, leases Leases, logger hclog
 		toucher:       toucher,
 		log:           logger,
 		registrations: newRegistrationLimits(cfg),
+		opens:         newStreamOpenLimits(cfg),
 		hellos:        make(chan struct{}, cfg.MaxHellosInProgress),
 		streams:       make(map[string]*stream),
 		all:           make(map[*stream]struct{}),
@@ -127,10 +131,15 @@ func (s *Server) Pending() int {
 }
 
 // track records a starting Connect, so that Close and Suspend can end it;
-// it refuses when the server is closing or suspended. Past
+// it refuses when the server is closing or suspended, or when its cluster
+// opens streams too often (streamOpenLimits, counted as KindStreamOpenLimit). Past
 // Config.MaxStreamsPerCluster streams of its cluster, the oldest ends
 // (superseded): the newest is served, as with one stream per cluster.
 func (s *Server) track(st *stream) error {
+	if err := s.opens.allow(st.cluster, time.Now()); err != nil {
+		s.cfg.Counts.Add("agentapi", KindStreamOpenLimit)
+		return err
+	}
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()

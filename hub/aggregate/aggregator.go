@@ -78,6 +78,9 @@ type Config struct {
 	// MaxQueuedBytes bounds the protobuf bytes waiting to be relayed;
 	// zero: DefaultMaxQueuedBytes.
 	MaxQueuedBytes int
+	// ClusterBudget bounds what one cluster's acks and reports make this
+	// replica write (budget.go); zero fields: the defaults.
+	ClusterBudget ClusterBudget
 	// Local says this hub is the only replica (its etcd is embedded):
 	// acks and reports are held in memory as they arrive and never
 	// relayed, and Relay only deletes the records a relaying hub left.
@@ -107,7 +110,14 @@ type Aggregator struct {
 	byBinding map[string]map[string]*record // binding key → cluster → record
 	pending   map[string]bool               // binding keys touched since Run looked
 	queue     relayQueue                    // updates received here, not yet relayed
-	localRev  int64                         // Config.Local: the revision of the last update held
+	// maxOrd is the highest receipt order (update.ord) held of each
+	// cluster, whichever replica gave it: the next update received here is
+	// ordered after it (nextOrdLocked).
+	maxOrd map[string]int64
+	// spends is each cluster's write budget (ClusterBudget), while it is
+	// spent or has updates queued.
+	spends   map[string]*spend
+	localRev int64 // Config.Local: the revision of the last update held
 
 	strs interner // strings every cluster's records repeat
 
@@ -168,6 +178,7 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 	if cfg.MaxQueuedBytes <= 0 {
 		cfg.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
+	cfg.ClusterBudget = cfg.ClusterBudget.withDefaults()
 	return &Aggregator{
 		store: st, relay: cfg.Relay, interp: interp, leases: leases, cfg: cfg, log: logger.Named("aggregate"),
 		kick:      make(chan struct{}, 1),
@@ -176,6 +187,8 @@ func New(st *store.Store, interp Interpreter, leases Leases, cfg Config, logger 
 		byBinding: make(map[string]map[string]*record),
 		pending:   make(map[string]bool),
 		queue:     relayQueue{deltas: make(map[workRef]*delta)},
+		maxOrd:    make(map[string]int64),
+		spends:    make(map[string]*spend),
 		now:       time.Now,
 	}
 }
@@ -289,6 +302,7 @@ func (a *Aggregator) holdLocked(cluster, key string, h held, rev int64) {
 		a.byBinding[w.binding][cluster] = r
 	}
 	r.h, r.rev = h, rev
+	a.maxOrd[cluster] = max(a.maxOrd[cluster], h.latestOrd, h.ackOrd, h.reportOrd)
 	a.touchLocked(r.binding())
 }
 
@@ -310,11 +324,16 @@ func (a *Aggregator) forgetLocked(ref workRef, rev int64) {
 	a.touchLocked(r.binding())
 }
 
-// forgetCluster drops every work held for a cluster.
+// forgetCluster drops every work held for a cluster, and its updates
+// still queued (Config.Local: waiting for its budget).
 func (a *Aggregator) forgetCluster(cluster string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := len(a.records[cluster])
+	delete(a.maxOrd, cluster)
+	if a.cfg.Local {
+		a.dropQueuedLocked(cluster)
+	}
 	for _, r := range a.records[cluster] {
 		a.deleteRecordLocked(cluster, r)
 		a.touchLocked(r.binding())

@@ -69,11 +69,15 @@
 // this replica last saw; a record another replica wrote meanwhile is read
 // back and merged again. Merging keeps the newer: an update of a version
 // the work moved past is discarded, and so is one received before what the
-// record holds (another version, or the same kind of message). "Before"
-// compares the receiving replicas' clocks, which matters only when a
-// cluster's stream moved between replicas while one of them had not
-// written yet: the clocks must agree within the agents' shortest reconnect
-// delay (about a second).
+// record holds (another version, or the same kind of message), and one
+// that changes nothing held is not written at all. "Before" compares
+// receipt orders, never clocks (update.ord, nextOrdLocked): the store
+// revision the receiving replica had seen, then the order of receipt on
+// that replica, each order above every one held of the cluster. It
+// matters only when a cluster's stream moved between replicas while one
+// of them had not written yet: the late write loses to the newer stream's
+// (or, when neither replica had seen anything the other had not, to
+// whichever was written first), whatever the replicas' clocks say.
 //
 // Cost: agents report on change, so etcd gets one put (a few KiB for a
 // Deployment) per work whose ack or status changed, at most one per work
@@ -90,6 +94,18 @@
 // stream: the agent reconnects, sends its digests and is asked again for
 // what the hub lacks. Updates still queued when Relay stops are written
 // within 2 s or lost the same way.
+//
+// One agent cannot fill etcd nor crowd out its neighbours: each cluster
+// has a budget (Config.ClusterBudget: by default 50 records and 256 KiB a
+// second, bursts of 1,000 and 4 MiB) of what its updates make this
+// replica write, relayed records or, with Config.Local, records held in
+// memory (each dirties its binding's status write). A cluster over it has
+// its updates left queued, coalesced per work to the latest, and written
+// as the budget refills (counted as relay_over_budget); the other clusters'
+// are written as before. A cluster's updates waiting may take at most
+// ClusterBudget.MaxQueuedBytes (64 MiB); past that only its Ack and Report
+// fail, with ErrClusterQueueFull, an agentapi.ErrLimit: its stream alone
+// ends with Goodbye LIMIT_EXCEEDED naming the limit.
 //
 // An ack with result DELETED deletes the record. Prune (leader, fenced)
 // deletes the records of removed clusters (their agent record is a
@@ -143,6 +159,13 @@
 //     template revisions) is not woken by status changes.
 //   - annotation status.tether.io/stale-clusters: JSON list of the clusters
 //     whose items are stale.
+//   - annotation status.tether.io/status-truncated, only when the binding
+//     would be larger than maxBindingBytes (1 MiB, under etcd's request
+//     limit): the largest items' statuses, then applied messages, are left
+//     out until it fits, and the annotation says how many (encodeBounded);
+//     every cluster keeps its item, health and applied, and the template
+//     status is aggregated from every status before. The write never
+//     fails for the statuses' size.
 //
 // Annotations rather than status fields because api/work/v1alpha1 has no
 // field for them and the detector rewrites bindings through that type

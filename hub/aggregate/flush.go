@@ -179,7 +179,7 @@ func (a *Aggregator) complete(ctx context.Context, jobs []*flushJob) {
 func (a *Aggregator) write(ctx context.Context, j *flushJob) {
 	j.pending = a.withTemplate(ctx, j.key, j.nb, j.prev)
 	var data []byte
-	if data, j.enc = encode(j.nb); j.enc == j.e.enc {
+	if data, j.enc = encodeBounded(j.nb); j.enc == j.e.enc {
 		return
 	}
 	j.rev, j.err = a.store.Update(ctx, j.key, data, j.e.rev)
@@ -230,7 +230,7 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 			return nil
 		}
 		nb := a.desired(ctx, key, e.b)
-		data, enc := encode(nb)
+		data, enc := encodeBounded(nb)
 		if enc == e.enc {
 			return nil
 		}

@@ -18,7 +18,7 @@ import (
 func TestLocalHoldsInMemory(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	left, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v0", Report: report("v0")}), 1), workKey, "old")
+	left, err := encodeHeld(withOrd(heldOf(Observation{Latest: "v0", Report: report("v0")}), 1), workKey, "old")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,9 @@ type held struct {
 	// c is what was last acked and reported (content), shared; zero
 	// when nothing is held.
 	c unique.Handle[content]
-	// ackAt, reportAt, latestAt: when the ack, the report and the newest
-	// update (of version latest) were received, Unix microseconds by the
-	// receiving replica's clock.
-	ackAt, reportAt, latestAt int64
+	// ackOrd, reportOrd, latestOrd: the receipt orders (update.ord) of
+	// the ack, the report and the newest update (of version latest).
+	ackOrd, reportOrd, latestOrd int64
 	// since is the store revision the receiving replica had seen (Seen)
 	// when latest was first received: no version rendered from a binding
 	// written later can have been.
@@ -45,7 +44,7 @@ type superseded struct {
 	since   int64
 }
 
-// heldOf is what is held of o, with no receipt times.
+// heldOf is what is held of o, with no receipt orders.
 func heldOf(o Observation) held {
 	c := content{latest: o.Latest}
 	if o.Ack != nil {
@@ -66,16 +65,20 @@ func (h held) obs(key string) Observation {
 }
 
 // stored is the value of store.ReportKey(cluster, work key).
+//
+// The receipt orders are stored under names of their own: a record
+// written when updates were ordered by wall clock (ackAt, reportAt,
+// latestAt, Unix µs) reads as ordered before any update received now.
 type stored struct {
-	Ack      []byte   `json:"ack,omitempty"`    // agentv1.Ack, protobuf
-	AckAt    int64    `json:"ackAt,omitempty"`  // Unix µs at the receiving replica
-	Report   []byte   `json:"report,omitempty"` // agentv1.StatusReport, protobuf
-	ReportAt int64    `json:"reportAt,omitempty"`
-	Latest   string   `json:"latest"`
-	LatestAt int64    `json:"latestAt"`
-	Since    int64    `json:"since,omitempty"`
-	Old      []string `json:"old,omitempty"`
-	OldSince []int64  `json:"oldSince,omitempty"`
+	Ack       []byte   `json:"ack,omitempty"`    // agentv1.Ack, protobuf
+	AckOrd    int64    `json:"ackOrd,omitempty"` // update.ord
+	Report    []byte   `json:"report,omitempty"` // agentv1.StatusReport, protobuf
+	ReportOrd int64    `json:"reportOrd,omitempty"`
+	Latest    string   `json:"latest"`
+	LatestOrd int64    `json:"latestOrd,omitempty"`
+	Since     int64    `json:"since,omitempty"`
+	Old       []string `json:"old,omitempty"`
+	OldSince  []int64  `json:"oldSince,omitempty"`
 	// Replica names the replica that wrote it last, for operators.
 	Replica string `json:"replica,omitempty"`
 }
@@ -83,7 +86,7 @@ type stored struct {
 // encodeHeld returns the stored form of h, held of work key.
 func encodeHeld(h held, key, replica string) ([]byte, error) {
 	c := h.content()
-	s := stored{AckAt: h.ackAt, ReportAt: h.reportAt, Latest: c.latest, LatestAt: h.latestAt, Since: h.since, Replica: replica}
+	s := stored{AckOrd: h.ackOrd, ReportOrd: h.reportOrd, Latest: c.latest, LatestOrd: h.latestOrd, Since: h.since, Replica: replica}
 	for _, o := range h.old {
 		s.Old, s.OldSince = append(s.Old, o.version), append(s.OldSince, o.since)
 	}
@@ -108,7 +111,7 @@ func decodeHeld(data []byte) (held, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return held{}, fmt.Errorf("decode relayed report: %w", err)
 	}
-	h := held{ackAt: s.AckAt, reportAt: s.ReportAt, latestAt: s.LatestAt, since: s.Since}
+	h := held{ackOrd: s.AckOrd, reportOrd: s.ReportOrd, latestOrd: s.LatestOrd, since: s.Since}
 	c := content{latest: s.Latest}
 	for i := max(len(s.Old)-maxOldVersions, 0); i < len(s.Old); i++ {
 		o := superseded{version: s.Old[i]} // since 0 when written before stamps were: known before any binding
@@ -140,7 +143,11 @@ func decodeHeld(data []byte) (held, error) {
 
 // update is one ack, status report or deletion received on this replica.
 type update struct {
-	at     int64 // received, Unix µs, increasing on each replica
+	// ord orders the updates of a cluster, without clocks: the store
+	// revision the receiving replica had seen (Seen) shifted left by
+	// ordShift, raised past every order that replica gave before and
+	// every order it holds of the cluster (Aggregator.nextOrdLocked).
+	ord    int64
 	seen   int64 // the store revision the receiving replica had seen then (Seen)
 	ack    *agentv1.Ack
 	report *agentv1.StatusReport
@@ -158,13 +165,31 @@ func (u update) version() string {
 // hold and whether anything changed: an update is discarded when its
 // version is one the work already moved past, when an update of another
 // version was received after it, or when an ack (report) received after it
-// is held. "After" compares receipt times, of two replicas when the
-// cluster's stream moved between them: their clocks must agree within the
-// agents' shortest reconnect delay (a second) for the newer to win then.
+// is held. "After" compares receipt orders (update.ord), never clocks:
+// on one replica they are the order of receipt; of two replicas (the
+// cluster's stream moved between them while one had not written yet) the
+// update received by the replica that had seen more of the store, or
+// that held the other's record, is the newer; of two that tie (neither
+// replica had seen the other's update nor any later write), the one
+// written first stays: the other is the late write of a replica that
+// had not written yet when the stream moved. The agent's next update of
+// the work, ordered after what its replica holds, settles it either way.
 // A deletion forgets the work (exists false) unless a newer update is held.
+// An update that changes nothing held (an agent repeating an ack or report
+// the hub holds) is not a change: it is neither written nor flushed.
 func merge(h held, ok bool, u update) (out held, exists, changed bool) {
+	out, exists, changed = mergeAny(h, ok, u)
+	if ok && exists && changed && out.c == h.c && out.since == h.since {
+		return h, true, false
+	}
+	return out, exists, changed
+}
+
+// mergeAny is merge, counting an update that holds what is held already
+// as a change.
+func mergeAny(h held, ok bool, u update) (out held, exists, changed bool) {
 	if u.gone {
-		if ok && u.at < h.latestAt {
+		if ok && u.ord <= h.latestOrd {
 			return h, true, false
 		}
 		return held{}, false, ok
@@ -177,9 +202,9 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 	switch {
 	case !ok:
 	case slices.ContainsFunc(h.old, func(o superseded) bool { return o.version == v }),
-		v != c.latest && u.at < h.latestAt,
-		u.ack != nil && c.ack.ok && u.at < h.ackAt,
-		u.report != nil && c.report.ok && u.at < h.reportAt:
+		v != c.latest && u.ord <= h.latestOrd,
+		u.ack != nil && c.ack.ok && u.ord <= h.ackOrd,
+		u.report != nil && c.report.ok && u.ord <= h.reportOrd:
 		return h, true, false
 	}
 	h.old = slices.Clone(h.old)
@@ -196,13 +221,13 @@ func merge(h held, ok bool, u update) (out held, exists, changed bool) {
 		h.since = min(h.since, u.seen)
 	}
 	c.latest = v
-	h.latestAt = max(h.latestAt, u.at)
+	h.latestOrd = max(h.latestOrd, u.ord)
 	if u.ack != nil {
 		c.holdAck(u.ack)
-		h.ackAt = u.at
+		h.ackOrd = u.ord
 	} else {
 		c.holdReport(u.report)
-		h.reportAt = u.at
+		h.reportOrd = u.ord
 	}
 	h.setContent(c)
 	return h, true, true

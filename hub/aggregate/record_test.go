@@ -18,14 +18,14 @@ import (
 )
 
 func ackU(at int64, version string) update {
-	return update{at: at, ack: &agentv1.Ack{WorkKey: workKey, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}
+	return update{ord: at, ack: &agentv1.Ack{WorkKey: workKey, Version: version, Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}}
 }
 
 func reportU(at int64, version, digest string) update {
-	return update{at: at, report: &agentv1.StatusReport{WorkKey: workKey, Version: version, Digest: digest}}
+	return update{ord: at, report: &agentv1.StatusReport{WorkKey: workKey, Version: version, Digest: digest}}
 }
 
-func goneU(at int64) update { return update{at: at, gone: true} }
+func goneU(at int64) update { return update{ord: at, gone: true} }
 
 // summary is what a test compares of a held record.
 type summary struct {
@@ -78,6 +78,8 @@ func TestMerge(t *testing.T) {
 			summary{exists: true, latest: "v2", ack: "v2"}, false},
 		{"another replica's older report of the same version", []update{reportU(20, "v2", "new")}, reportU(15, "v2", "old"),
 			summary{exists: true, latest: "v2", report: "v2@new"}, false},
+		{"another replica's report tied with the stored one", []update{reportU(20, "v2", "first")}, reportU(20, "v2", "late"),
+			summary{exists: true, latest: "v2", report: "v2@first"}, false},
 		{"an older ack after a newer report of its version", []update{reportU(20, "v2", "d")}, ackU(15, "v2"),
 			summary{exists: true, latest: "v2", ack: "v2", report: "v2@d"}, true},
 		{"deletion forgets", []update{reportU(10, "v1", "d1")}, goneU(20), summary{}, true},
@@ -167,7 +169,7 @@ func TestHeldRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decodeHeld: %v", err)
 	}
-	if summarize(got, true) != summarize(h, true) || got.ackAt != 20 || got.reportAt != 10 || got.latestAt != 20 {
+	if summarize(got, true) != summarize(h, true) || got.ackOrd != 20 || got.reportOrd != 10 || got.latestOrd != 20 {
 		t.Errorf("decoded %+v; want %+v", got, h)
 	}
 	for rev, want := range map[int64]string{5: "", 6: "v1", 7: "v1", 8: "v2"} {
@@ -175,7 +177,7 @@ func TestHeldRoundTrip(t *testing.T) {
 			t.Errorf("decoded versionAt(%d) = %q; want %q (v1 received at seen 5, v2 at 7)", rev, v, want)
 		}
 	}
-	bad, _, _ := merge(held{}, false, update{at: 1, report: report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`))})
+	bad, _, _ := merge(held{}, false, update{ord: 1, report: report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`))})
 	data, err = encodeHeld(bad, workKey, "replica-1")
 	if err != nil {
 		t.Fatal(err)
@@ -214,9 +216,9 @@ func TestTrimReport(t *testing.T) {
 	}
 }
 
-// withTimes is h received at Unix µs at (its report and its latest).
-func withTimes(h held, at int64) held {
-	h.reportAt, h.latestAt = at, at
+// withOrd is h received at receipt order at (its report and its latest).
+func withOrd(h held, at int64) held {
+	h.reportOrd, h.latestOrd = at, at
 	return h
 }
 
@@ -263,9 +265,9 @@ func TestDecodeHeldOldVersions(t *testing.T) {
 // from as it was.
 func TestMessagesMerged(t *testing.T) {
 	h, _, _ := merge(held{}, false, ackU(10, "v1"))
-	failed := update{at: 20, ack: &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: "quota exceeded"}}
+	failed := update{ord: 20, ack: &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_FAILED, Message: "quota exceeded"}}
 	h2, _, _ := merge(h, true, failed)
-	unhealthy := update{at: 30, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: "d",
+	unhealthy := update{ord: 30, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: "d",
 		Manifests: []*agentv1.ManifestStatus{{Health: agentv1.Health_HEALTH_UNHEALTHY, Message: "crash loop"}}}}
 	h3, _, _ := merge(h2, true, unhealthy)
 	o := h3.obs(workKey)
@@ -291,7 +293,7 @@ func TestMessagesMerged(t *testing.T) {
 func TestContentShared(t *testing.T) {
 	status := `{"replicas":3,"readyReplicas":3}`
 	rep := func(at int64) update {
-		return update{at: at, seen: at, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: "d1",
+		return update{ord: at, seen: at, report: &agentv1.StatusReport{WorkKey: workKey, Version: "v1", Digest: "d1",
 			Manifests: []*agentv1.ManifestStatus{{Health: agentv1.Health_HEALTH_HEALTHY, Applied: true, StatusJson: []byte(status)}}}}
 	}
 	var hs []held
@@ -304,7 +306,7 @@ func TestContentShared(t *testing.T) {
 		if h.c != hs[0].c {
 			t.Errorf("record %d holds its own copy of the same ack and report; want it shared", i+1)
 		}
-		if h.ackAt == hs[0].ackAt {
+		if h.ackOrd == hs[0].ackOrd {
 			t.Fatalf("the records were meant to differ in receipt times")
 		}
 	}

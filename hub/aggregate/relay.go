@@ -58,35 +58,41 @@ var ErrQueueFull = errors.New("aggregate: relay queue full")
 type relayQueue struct {
 	deltas map[workRef]*delta
 	bytes  int   // sum of the deltas' bytes
-	last   int64 // the last receipt stamp given, Unix µs
+	last   int64 // the last receipt order given (update.ord)
 	full   bool  // a drop was logged since the queue last drained
 	// written and conflicts count records written and stored revisions
 	// found moved, for tests.
 	written, conflicts uint64
 }
 
-// enqueue queues u for Relay, stamped with its receipt time; with
+// enqueue queues u for Relay, stamped with its receipt order; with
 // Config.Local it holds u at once instead.
 func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	ref := workRef{cluster, key}
 	u.seen = a.cfg.Seen()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.cfg.Local {
+	q := &a.queue
+	d := q.deltas[ref]
+	sp := a.spendLocked(cluster, a.now())
+	if a.cfg.Local && d == nil && sp.take(u.size()) {
 		a.holdLocalLocked(ref, u)
 		return nil
 	}
-	q := &a.queue
-	d := q.deltas[ref]
 	var next delta
 	if d != nil {
 		next = *d
 	}
-	u.at = max(time.Now().UnixMicro(), q.last+1)
+	u.ord = a.nextOrdLocked(cluster, u.seen)
 	next.add(u)
 	grow := next.bytes
 	if d != nil {
 		grow -= d.bytes
+	}
+	if sp.queued+grow > a.cfg.ClusterBudget.MaxQueuedBytes {
+		a.cfg.Counts.Add("aggregate", kindClusterQueueFull)
+		return fmt.Errorf("%w: cluster %q has %d bytes of acks and reports waiting to be written, at most %d (its budget: %g records and %g bytes a second); work %q",
+			ErrClusterQueueFull, cluster, sp.queued, a.cfg.ClusterBudget.MaxQueuedBytes, a.cfg.ClusterBudget.RecordRate, a.cfg.ClusterBudget.ByteRate, key)
 	}
 	if (d == nil && len(q.deltas) >= a.cfg.MaxQueued) || q.bytes+grow > a.cfg.MaxQueuedBytes {
 		a.cfg.Counts.Add("aggregate", kindQueueFull)
@@ -97,9 +103,9 @@ func (a *Aggregator) enqueue(cluster, key string, u update) error {
 		}
 		return fmt.Errorf("%w: work %q of cluster %q", ErrQueueFull, key, cluster)
 	}
-	q.last = u.at
 	q.deltas[ref] = &next
 	q.bytes += grow
+	sp.queued += grow
 	select {
 	case a.relayKick <- struct{}{}:
 	default:
@@ -107,16 +113,23 @@ func (a *Aggregator) enqueue(cluster, key string, u update) error {
 	return nil
 }
 
-// takeQueue returns the queued updates and empties the queue.
-func (a *Aggregator) takeQueue() map[workRef]*delta {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := a.queue.deltas
-	a.queue.deltas, a.queue.bytes = make(map[workRef]*delta), 0
-	if len(out) > 0 {
-		a.queue.full = false
-	}
-	return out
+// ordShift makes room under a store revision for the updates one replica
+// receives while its view of the store stays at that revision: 2^20, so
+// orders stay positive up to revision 2^43.
+const ordShift = 20
+
+// nextOrdLocked returns the receipt order of an update of cluster received
+// now by this replica, which had seen the store at revision seen: above
+// every order it gave before (receipt order on this replica), at least seen
+// shifted by ordShift (an update received by a replica that had seen more
+// of the store is the newer), and above every order held of the cluster
+// (a replica that holds another's record received its own update later).
+// No clock takes part: replicas' clocks may disagree by any amount. a.mu
+// must be held.
+func (a *Aggregator) nextOrdLocked(cluster string, seen int64) int64 {
+	ord := max(seen<<ordShift, a.queue.last+1, a.maxOrd[cluster]+1)
+	a.queue.last = ord
+	return ord
 }
 
 // requeue puts back updates that could not be written, before whatever
@@ -125,12 +138,15 @@ func (a *Aggregator) requeue(ref workRef, d *delta) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	q := &a.queue
+	sp := a.spendLocked(ref.cluster, a.now())
 	if cur := q.deltas[ref]; cur != nil {
 		q.bytes -= cur.bytes
+		sp.queued -= cur.bytes
 		d = d.then(cur)
 	}
 	q.deltas[ref] = d
 	q.bytes += d.bytes
+	sp.queued += d.bytes
 	select {
 	case a.relayKick <- struct{}{}:
 	default:
@@ -144,7 +160,9 @@ func (a *Aggregator) requeue(ref workRef, d *delta) {
 // waits for ctx.
 func (a *Aggregator) Relay(ctx context.Context) error {
 	if a.cfg.Local {
-		return a.dropRelayed(ctx)
+		a.dropRelayed(ctx)
+		a.holdQueued(ctx)
+		return nil
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -174,9 +192,12 @@ func (a *Aggregator) writeRelayed(ctx context.Context) {
 		case <-a.relayKick:
 		}
 		wait := relayInterval
-		if err := a.flushRelay(ctx); err != nil && ctx.Err() == nil {
+		err := a.flushRelay(ctx)
+		if err != nil && ctx.Err() == nil {
 			a.log.Warn("relay reports, retrying", "error", err, "in", relayRetry)
 			wait = relayRetry
+		}
+		if err != nil || a.queuedWorks() > 0 { // failed, or clusters over their budget wait
 			select {
 			case a.relayKick <- struct{}{}:
 			default:
@@ -204,14 +225,12 @@ type pendingWrite struct {
 // (merge), conditional on its revision. A record another replica wrote
 // meanwhile is read back and merged again, up to relayAttempts times.
 func (a *Aggregator) flushRelay(ctx context.Context) error {
-	queued := a.takeQueue()
+	queued := a.takeBudgeted()
 	refs := make([]workRef, 0, len(queued))
 	for ref := range queued {
 		refs = append(refs, ref)
 	}
-	sort.Slice(refs, func(i, j int) bool {
-		return refs[i].cluster < refs[j].cluster || (refs[i].cluster == refs[j].cluster && refs[i].key < refs[j].key)
-	})
+	sortRefs(refs)
 	bases := make(map[workRef]base, len(refs))
 	for _, ref := range refs {
 		h, rev, ok := a.held(ref)
@@ -364,8 +383,13 @@ func (a *Aggregator) storedBase(ref workRef, kvs []*mvccpb.KeyValue) base {
 // holdLocalLocked merges u onto what is held for ref (Config.Local);
 // a.mu must be held.
 func (a *Aggregator) holdLocalLocked(ref workRef, u update) {
-	u.at = max(time.Now().UnixMicro(), a.queue.last+1)
-	a.queue.last = u.at
+	u.ord = a.nextOrdLocked(ref.cluster, u.seen)
+	a.mergeLocalLocked(ref, u)
+}
+
+// mergeLocalLocked merges u, ordered already, onto what is held for ref
+// (Config.Local); a.mu must be held.
+func (a *Aggregator) mergeLocalLocked(ref workRef, u update) {
 	var h held
 	r := a.records[ref.cluster][ref.key]
 	if r != nil {
@@ -386,8 +410,8 @@ func (a *Aggregator) holdLocalLocked(ref workRef, u update) {
 // dropRelayed deletes the relayed records a hub that relayed (an older
 // version) left in a store this hub alone uses: nothing would follow or
 // update them. Their agents are asked again for what the hub lacks
-// when they reconnect. It then waits for ctx (nil).
-func (a *Aggregator) dropRelayed(ctx context.Context) error {
+// when they reconnect.
+func (a *Aggregator) dropRelayed(ctx context.Context) {
 	resp, err := a.relay.Client().Delete(ctx, store.ReportsPrefix, clientv3.WithPrefix())
 	switch {
 	case err != nil && ctx.Err() == nil:
@@ -395,6 +419,51 @@ func (a *Aggregator) dropRelayed(ctx context.Context) error {
 	case err == nil && resp.Deleted > 0:
 		a.log.Info("relayed reports left by an earlier hub deleted: this hub holds reports in memory", "records", resp.Deleted)
 	}
-	<-ctx.Done()
-	return nil
+}
+
+// holdQueued (Config.Local) holds the updates of clusters that were over
+// their budget as it refills, at most once per relayInterval, until ctx
+// ends.
+func (a *Aggregator) holdQueued(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.relayKick:
+		}
+		queued := a.takeBudgeted()
+		a.mu.Lock()
+		for _, ref := range sortedRefs(queued) {
+			for _, u := range queued[ref].seq {
+				a.mergeLocalLocked(ref, u)
+			}
+		}
+		left := len(a.queue.deltas)
+		a.mu.Unlock()
+		if left > 0 {
+			select {
+			case a.relayKick <- struct{}{}:
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(relayInterval):
+		}
+	}
+}
+
+// queuedWorks is how many works have updates queued.
+func (a *Aggregator) queuedWorks() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queue.deltas)
+}
+
+// sortRefs sorts refs by cluster, then work key.
+func sortRefs(refs []workRef) {
+	sort.Slice(refs, func(i, j int) bool {
+		return refs[i].cluster < refs[j].cluster || (refs[i].cluster == refs[j].cluster && refs[i].key < refs[j].key)
+	})
 }

@@ -130,7 +130,7 @@ func TestPruneRemovedClusters(t *testing.T) {
 	removed("m2")
 	e.waitDigests(a, "m2", map[string]syncstate.Digest{})
 	// A replica relaying late for a removed cluster.
-	late, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), workKey, "late")
+	late, err := encodeHeld(withOrd(heldOf(Observation{Latest: "v1", Report: report("v1")}), 1), workKey, "late")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestFollowListsAgain(t *testing.T) {
 	if _, err := e.st.Delete(ctx, store.ReportKey("m2", workKey), 0); err != nil {
 		t.Fatal(err)
 	}
-	m3, err := encodeHeld(withTimes(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), workKey, "other")
+	m3, err := encodeHeld(withOrd(heldOf(Observation{Latest: "v3", Report: report("v3")}), 1), workKey, "other")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +215,93 @@ func TestFollowListsAgain(t *testing.T) {
 		d, _ := a.Digests(ctx, "m4")
 		return len(d) == relayListPage+10
 	})
+}
+
+// TestUnchangedNotRewritten: an agent repeating the ack and the report
+// the hub holds (a flood of unchanged reports) makes no relay write and
+// no new record in memory; a changed report is written.
+func TestUnchangedNotRewritten(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, start := e.relayOnly(Config{Replica: "a"})
+	start()
+	ack := &agentv1.Ack{WorkKey: workKey, Version: "v1", Result: agentv1.ApplyResult_APPLY_RESULT_APPLIED}
+	rep := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":3}`))
+	if err := a.Ack(ctx, "m1", ack); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Report(ctx, "m1", rep); err != nil {
+		t.Fatal(err)
+	}
+	e.waitDigests(a, "m1", map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "d-v1"}})
+	written := func() uint64 {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.queue.written
+	}
+	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	before := written()
+	_, rev, _ := a.held(workRef{"m1", workKey})
+	for range 50 {
+		if err := a.Ack(ctx, "m1", ack); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Report(ctx, "m1", rep); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // spread over several relay intervals
+	}
+	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	if got := written(); got != before {
+		t.Errorf("relay wrote %d records for 50 unchanged acks and reports; want 0", got-before)
+	}
+	if _, got, _ := a.held(workRef{"m1", workKey}); got != rev {
+		t.Errorf("held record moved from revision %d to %d; want unchanged", rev, got)
+	}
+	changed := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":2}`))
+	changed.Digest = "d-changed"
+	if err := a.Report(ctx, "m1", changed); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the changed report written", func() bool { return written() == before+1 })
+}
+
+// TestRelayOrderWithoutClocks: replica a's clock runs an hour ahead of
+// b's. a received m1's report and could not write it yet (its Relay not
+// running); the store moved on; the agent moved to b, which received a
+// newer report of the same version and relayed it. When a writes at last,
+// its report is older than the stored one whatever its clock says: every
+// replica ends up holding b's.
+func TestRelayOrderWithoutClocks(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a, startA := e.relayOnly(Config{Replica: "a"})
+	a.now = func() time.Time { return time.Now().Add(time.Hour) }
+	old := report("v1", manifest("web", agentv1.Health_HEALTH_UNHEALTHY, true, `{"readyReplicas":1}`))
+	old.Digest = "old"
+	if err := a.Report(ctx, "m1", old); err != nil {
+		t.Fatal(err)
+	}
+	e.put("/tether/test/elsewhere", map[string]string{"a": "write"}) // the store moves on: another component's write
+	b, startB := e.relayOnly(Config{Replica: "b"})
+	startB() // lists the relayed records: b has read the store since
+	waitFor(t, "b has read the store", func() bool { return e.st.Seen() >= e.revision() })
+	newer := report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"readyReplicas":3}`))
+	newer.Digest = "new"
+	if err := b.Report(ctx, "m1", newer); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]syncstate.Digest{workKey: {Version: "v1", Digest: "new"}}
+	e.waitDigests(b, "m1", want)
+	startA()
+	waitFor(t, "a's queue written or discarded", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.queue.deltas) == 0 && a.queue.conflicts > 0
+	})
+	e.waitDigests(a, "m1", want)
+	if d := e.storedHeld("m1").obs(workKey).Report.GetDigest(); d != "new" {
+		t.Errorf("stored report digest %q; want b's %q (a's report was received first, however fast a's clock)", d, "new")
+	}
+	e.waitDigests(b, "m1", want)
 }

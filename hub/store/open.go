@@ -50,6 +50,9 @@ type Config struct {
 	Endpoints []string
 	// TLS to the external cluster; zero means none (http:// endpoints).
 	TLS TLS
+	// QuotaBytes is the embedded member's database size limit; zero:
+	// quotaBackendBytes.
+	QuotaBytes int64
 }
 
 // Store is the hub's handle on etcd. Its methods are safe for concurrent use.
@@ -73,7 +76,7 @@ func Open(ctx context.Context, cfg Config, logger hclog.Logger) (*Store, error) 
 		return nil, err
 	}
 	if len(endpoints) == 0 {
-		member, err := startEmbedded(cfg.DataDir)
+		member, err := startEmbedded(cfg.DataDir, cfg.QuotaBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +118,7 @@ func externalTLS(cfg Config) (*tls.Config, error) {
 
 // startEmbedded starts a single-member etcd in dataDir/etcd listening on
 // 127.0.0.1 ports the kernel picks.
-func startEmbedded(dataDir string) (*embed.Etcd, error) {
+func startEmbedded(dataDir string, quota int64) (*embed.Etcd, error) {
 	if dataDir == "" {
 		return nil, fmt.Errorf("store: embedded etcd needs a data directory")
 	}
@@ -128,6 +131,9 @@ func startEmbedded(dataDir string) (*embed.Etcd, error) {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.MaxRequestBytes = maxRequestBytes
 	cfg.QuotaBackendBytes = quotaBackendBytes
+	if quota > 0 {
+		cfg.QuotaBackendBytes = quota
+	}
 	cfg.AutoCompactionMode, cfg.AutoCompactionRetention = embed.CompactorModePeriodic, "1h"
 	cfg.SnapshotCatchUpEntries = catchUpEntries
 	cfg.GRPCAdditionalServerOptions = []grpc.ServerOption{grpcbuf.ServerOption()}

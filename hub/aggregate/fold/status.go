@@ -25,6 +25,10 @@ const (
 	// items are stale (lease Unknown): health Unknown, no status, counted
 	// nowhere in the template status. Absent when none is.
 	AnnotationStaleClusters = "status.tether.io/stale-clusters"
+	// AnnotationStatusTruncated says, when present, that the binding's
+	// aggregated status was larger than the aggregator writes and which
+	// per-cluster details it left out to stay under etcd's request limit.
+	AnnotationStatusTruncated = "status.tether.io/status-truncated"
 )
 
 // TemplateStatus returns the template's aggregated .status as JSON; ok is
