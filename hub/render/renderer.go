@@ -332,9 +332,8 @@ func (r *Renderer) Authoritative(cluster string) bool {
 	if !s.unsureFor(cluster) {
 		return true
 	}
-	keys := s.unsureKeys()
 	r.log.Warn("not authoritative for the cluster: works it may hold did not render", "cluster", cluster,
-		"unrendered", len(keys), "first", keys[:min(len(keys), maxLoggedKeys)])
+		"unrendered", len(s.unsure), "some", s.someUnsure(maxLoggedKeys))
 	return false
 }
 

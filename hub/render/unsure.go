@@ -81,11 +81,14 @@ func (s *state) unsureFor(cluster string) bool {
 	return s.unsureAny > 0 || s.unsureOn[cluster] > 0
 }
 
-// unsureKeys returns the keys that did not render, sorted (for logs and
-// tests). mu held.
-func (s *state) unsureKeys() []string {
-	keys := make([]string, 0, len(s.unsure))
+// someUnsure returns up to n of the keys that did not render, sorted, for
+// a log line. mu held.
+func (s *state) someUnsure(n int) []string {
+	keys := make([]string, 0, min(n, len(s.unsure)))
 	for k := range s.unsure {
+		if len(keys) == n {
+			break
+		}
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
