@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 )
 
@@ -70,6 +71,13 @@ func (f *Fleet) Kill(role, name string) error {
 // waited for as at start-up (hub.addr); a restarted agent is not. ctx
 // bounds that wait.
 func (f *Fleet) Restart(ctx context.Context, role, name string) error {
+	return f.RestartWith(ctx, role, name)
+}
+
+// RestartWith is Restart with args added at the end of the command line,
+// where a flag overrides the same flag given before (a hub restarted with
+// a lower --max-works-per-cluster). Later restarts keep them.
+func (f *Fleet) RestartWith(ctx context.Context, role, name string, args ...string) error {
 	p, err := f.lookup(role, name)
 	if err != nil {
 		return err
@@ -86,7 +94,7 @@ func (f *Fleet) Restart(ctx context.Context, role, name string) error {
 	stopped := f.stopped
 	var np *process
 	if !stopped {
-		np, err = startProcess(f.spawner, role, name, p.bin, p.args, p.logPath)
+		np, err = startProcess(f.spawner, role, name, p.bin, append(slices.Clip(p.args), args...), p.logPath)
 		if err == nil {
 			f.record(np)
 		}
