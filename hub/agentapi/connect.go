@@ -206,7 +206,7 @@ func (s *Server) start(ctx context.Context, st *stream, hello *agentv1.Hello, mo
 		return 0, custom, fmt.Errorf("%w: read the works of cluster %q: %v", ErrUnavailable, st.cluster, err)
 	}
 	lim, served := newLimit(s.cfg.MaxWorks, works, heldKeys(hello))
-	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: served}
+	in := syncstate.Input{HubIdentity: s.cfg.HubIdentity, Hello: hello, Desired: served, Withheld: lim.withheldKeys()}
 	// Every work, withheld ones included, counts as wanted: a withheld work
 	// the agent holds is not a delete candidate.
 	if v, ok := s.works.(interface{ Authoritative(cluster string) bool }); ok && !v.Authoritative(st.cluster) {

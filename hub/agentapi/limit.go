@@ -11,7 +11,8 @@ import (
 // the cluster's heartbeats, and a cluster without heartbeats loses its
 // lease. It serves at most max works, those the agent already holds first,
 // then in key order, and withholds the others: a withheld work is neither
-// sent nor deleted, and is served once a removal makes room. The scheduler
+// sent nor deleted (one the agent holds is in SyncDone's key set:
+// withheldKeys), and is served once a removal makes room. The scheduler
 // places no new workload on a full cluster (hub/scheduler), so works are
 // withheld only when dependencies or a lowered limit push a cluster over.
 // limit is not safe for concurrent use; the stream's lock guards it.
@@ -47,6 +48,18 @@ func newLimit(max int, works []*agentv1.WorkUpsert, held map[string]bool) (*limi
 		l.withheld[w.GetWorkKey()] = w
 	}
 	return l, ordered[:max]
+}
+
+// withheldKeys returns the keys of the works withheld now, for the
+// session's SyncDone (syncstate.Input.Withheld): those the agent holds
+// stay in its key set, so that it keeps them.
+func (l *limit) withheldKeys() []string {
+	keys := make([]string, 0, len(l.withheld))
+	for k := range l.withheld {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // filter returns the changes to pass on to served, which has not seen

@@ -1,6 +1,7 @@
 package agentapi_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/tetherproj/tether/hub/agentapi"
@@ -16,7 +17,8 @@ func TestTooManyWorksWithholdTheExcessAndKeepTheStream(t *testing.T) {
 
 	// The agent holds d: it is served first, then a and b; c is withheld.
 	a := h.connect(t, "edge-many", held(hubIdentity, "d", "1"))
-	a.expect("welcome "+hubIdentity, "upsert a@1", "upsert b@1", "syncdone 3")
+	a.expect("welcome "+hubIdentity, "upsert a@1", "upsert b@1")
+	a.expectKeySet(3, "a", "b", "d")
 	a.send(heartbeat())
 	waitLease(t, h, "edge-many", "Ready")
 
@@ -33,12 +35,30 @@ func TestTooManyWorksWithholdTheExcessAndKeepTheStream(t *testing.T) {
 
 // TestAgentHoldingMoreThanTheLimitLosesNothing: an agent that holds more
 // works than the limit (the limit was lowered) keeps them all: the excess
-// is withheld, not deleted.
+// is withheld, not deleted, and stays in SyncDone's key set (an agent
+// deletes what an authoritative key set lacks).
 func TestAgentHoldingMoreThanTheLimitLosesNothing(t *testing.T) {
 	h := startHub(t, agentapi.Config{MaxWorks: 2})
-	h.works.Set(edge1, work("a", "1"), work("b", "1"), work("c", "2"))
-	a := h.connect(t, "edge-1", held(hubIdentity, "a", "1", "b", "1", "c", "1"))
-	a.expect("welcome "+hubIdentity, "syncdone 2") // c@2 withheld: no upsert, no delete
+	h.works.Set(edge1, work("a", "1"), work("b", "1"), work("c", "2"), work("d", "1"))
+	a := h.connect(t, "edge-1", held(hubIdentity, "a", "1", "b", "1", "c", "1", "d", "1"))
+	a.expect("welcome " + hubIdentity) // c@2 and d withheld: no upsert, no delete
+	a.expectKeySet(2, "a", "b", "c", "d")
 	h.works.Remove("edge-1", "a")
 	a.expect("delete a DELETION_POLICY_DELETE", "upsert c@2")
+}
+
+// expectKeySet receives SyncDone and checks that it is authoritative with
+// count works served and exactly keys in its key set: the keys the agent
+// keeps, not only how many.
+func (a *agent) expectKeySet(count int32, keys ...string) {
+	a.t.Helper()
+	m := a.recv()
+	sd := m.GetSyncDone()
+	if sd == nil {
+		a.t.Fatalf("received %s; want SyncDone", describe(m))
+	}
+	if !sd.GetAuthoritative() || sd.GetWorkCount() != count || !slices.Equal(sd.GetWorkKeys(), keys) {
+		a.t.Errorf("SyncDone = authoritative %t, %d works, keys %v; want authoritative, %d works, keys %v",
+			sd.GetAuthoritative(), sd.GetWorkCount(), sd.GetWorkKeys(), count, keys)
+	}
 }

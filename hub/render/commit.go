@@ -28,6 +28,10 @@ type plan struct {
 	drop []string
 	// failed is true when some cluster's render failed: it is retried.
 	failed bool
+	// unsure is where the key may be held when it did not render (failed,
+	// panicked, or inputs that do not decode); nil when it rendered or is
+	// positively gone (see reach).
+	unsure *reach
 }
 
 // commit publishes plans and dropped clusters as one new revision, and
@@ -61,6 +65,7 @@ func (s *state) commit(plans []*plan, dropped []string, now time.Time) {
 }
 
 func (s *state) commitPlan(p *plan, now time.Time, touched map[*clusterWorks]bool) {
+	s.setUnsure(p.key, p.unsure)
 	ref := s.refs[p.key]
 	if ref == nil {
 		if !p.exists {

@@ -105,10 +105,25 @@
 // not decode and has no last good value (after a restart) keeps whatever
 // its clusters have and is vouched gone nowhere. A panic while rendering
 // one key is recovered (hub/guard): logged, counted, the key keeps what it
-// has and is retried with backoff, the others go on. While
-// Config.Authority says the hub is not authoritative (its store lost or
-// regressed data, hub/authority), no work is removed from any cluster and
-// Gone vouches for nothing.
+// has and is retried with backoff, the others go on.
+//
+// Unknown means keep: a key that did not render (its render panicked or
+// failed, or its inputs do not decode) may be held by every cluster that
+// holds it, that it last vouched for and that its binding targets now
+// (any cluster without a binding). Until it renders, Gone says Keep for
+// it on those clusters, so an authoritative SyncDone lists it, and
+// Authoritative is false for them. Only a failed render's plan is known
+// enough to remove the work from clusters its decoded binding left; a
+// panic removes nothing. A key is left out of Gone, so that an agent
+// deletes it, only when the renderer positively knows it gone: its
+// template and binding are absent and nothing undecodable may hide them.
+// While Config.Authority says the hub is not authoritative (its store
+// lost or regressed data, hub/authority), no work is removed from any
+// cluster and Gone vouches for nothing.
+//
+// A hub built with -tags renderfault makes every render of the work key
+// named by the environment variable PanicKeyEnv panic (fault.go), so
+// that the fault suite can make one key's render panic in a real hub.
 //
 // It imports the store, the API packages, internal/overrides, the
 // generated agent protocol and hub/customizations' Subscription; the

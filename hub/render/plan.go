@@ -66,12 +66,14 @@ func (r *Renderer) preparePlan(key string, only map[string]bool) (*plan, []rende
 	return r.holdDrops(p), jobs
 }
 
-// keepPlan leaves every cluster of key the version it has and vouches for
-// nothing (Gone reports none of its removals): for a key whose inputs do
-// not decode, or whose render panicked.
+// keepPlan leaves every cluster of key the version it has and reports
+// none of its removals: for a key whose inputs do not decode, or whose
+// render panicked. Unknown means keep: every cluster the key may be held
+// by gets Keep from Gone, and the renderer is not authoritative for them
+// (unsureOf), until the key renders.
 func (r *Renderer) keepPlan(key string) *plan {
 	return &plan{key: key, policy: r.state.lastPolicy(key), exists: len(r.state.placed(key)) > 0,
-		set: map[string]*agentv1.WorkUpsert{}}
+		set: map[string]*agentv1.WorkUpsert{}, unsure: r.unsureOf(key, nil, nil)}
 }
 
 // holdDrops keeps the clusters p would drop while the hub is not
@@ -132,6 +134,7 @@ func (r *Renderer) runJobs(ctx context.Context, key string, jobs []renderJob) (m
 	set := map[string]*agentv1.WorkUpsert{}
 	failed := false
 	for _, j := range jobs {
+		renderFault(key)
 		w, err := Render(ctx, j.in, r.interp)
 		if err != nil {
 			r.log.Warn("work not rendered; the clusters keep their current version", "work", key, "clusters", j.clusters, "error", err)

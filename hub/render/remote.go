@@ -141,8 +141,9 @@ func (r *Renderer) remoteDone(ctx context.Context, p *plan) {
 			delete(p.set, c) // deleted meanwhile
 		}
 	}
+	p.unsure = nil // the skeleton's; noteResult sets it again if the render failed
 	rr.finished = append(rr.finished, p)
-	r.noteResult(p.key, p.failed)
+	r.noteResult(p)
 	if only, ok := rr.waiting[p.key]; ok {
 		delete(rr.waiting, p.key)
 		if only == nil {

@@ -254,6 +254,9 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 	for key := range r.state.refs {
 		r.in.markAll(key)
 	}
+	for key := range r.state.unsure {
+		r.in.markAll(key)
+	}
 	r.dropUnknownClusters()
 	r.state.stamp = max(r.state.stamp, rev)
 	r.flush(ctx)
@@ -317,12 +320,27 @@ func (r *Renderer) apply(ev store.Event) {
 // hub's complete view of the cluster's works, so that an agent may delete
 // what it holds from this hub and the view lacks (SyncDone.authoritative):
 // false while some stored object does not decode (a template, binding or
-// cluster record without a last good value is missing from the view), or
-// while Config.Authority says the store was lost or regressed.
+// cluster record without a last good value is missing from the view),
+// while a work that may be held by the cluster did not render (its render
+// failed or panicked: unsure.go), or while Config.Authority says the
+// store was lost or regressed.
 func (r *Renderer) Authoritative(cluster string) bool {
-	ok, _ := r.authoritative()
-	return ok && r.undecodable.Load() == 0
+	if ok, _ := r.authoritative(); !ok || r.undecodable.Load() > 0 {
+		return false
+	}
+	s := r.state
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.unsureFor(cluster) {
+		return true
+	}
+	r.log.Warn("not authoritative for the cluster: works it may hold did not render", "cluster", cluster,
+		"unrendered", len(s.unsure), "some", s.someUnsure(maxLoggedKeys))
+	return false
 }
+
+// maxLoggedKeys is the most work keys a log line lists.
+const maxLoggedKeys = 5
 
 // flush renders the marked works and publishes them as one revision,
 // after the renders finished off the loop. A key whose render may call a
@@ -357,6 +375,7 @@ func (r *Renderer) planDirty(ctx context.Context, key string, only map[string]bo
 		var jobs []renderJob
 		p, jobs = r.preparePlan(key, only)
 		if remote = len(jobs) > 0 && r.remote(key); remote {
+			p.unsure = r.state.unsure[key] // outstanding: as unsure as before, until its render ends
 			r.startRemote(ctx, p, jobs)
 			return nil
 		}
@@ -368,16 +387,21 @@ func (r *Renderer) planDirty(ctx context.Context, key string, only map[string]bo
 		p.failed = true // retried with backoff; the other keys go on
 	}
 	if !remote {
-		r.noteResult(key, p.failed)
+		r.noteResult(p)
 	}
 	return p
 }
 
-// noteResult schedules a retry of a failed key, or forgets a past failure.
-func (r *Renderer) noteResult(key string, failed bool) {
-	if !failed {
+// noteResult schedules a retry of a failed plan, and records where its
+// key may be held (unsureOf; keepPlan has), or forgets a past failure.
+func (r *Renderer) noteResult(p *plan) {
+	key := p.key
+	if !p.failed {
 		delete(r.retries, key)
 		return
+	}
+	if p.unsure == nil {
+		p.unsure = r.unsureOf(key, p.vouch, p.drop)
 	}
 	rt := r.retries[key]
 	wait := backoff.Policy{Base: retryMin, Max: retryMax}.Step(rt.failures)

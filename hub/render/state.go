@@ -11,8 +11,8 @@ import (
 
 // state is what the renderer publishes: every cluster's works and the
 // rendered contents they share. Run's goroutine writes everything under mu
-// and may read refs, contents and readyDone without it, being their only
-// writer. Current, Changes and Gone read under mu, and create empty
+// and may read refs, contents, unsure and readyDone without it, being
+// their only writer. Current, Changes, Gone and Authoritative read under mu, and create empty
 // entries of clusters, so the map clusters is read under mu by everyone.
 type state struct {
 	mu sync.Mutex // guards every field below
@@ -29,6 +29,14 @@ type state struct {
 	clusters map[string]*clusterWorks
 	// refs are the published works by work key.
 	refs map[string]*refState
+
+	// unsure are the work keys that did not render (their render failed
+	// or panicked, or their inputs do not decode) with where they may be
+	// held; unsureOn counts them per cluster, unsureAny those that may be
+	// held anywhere (unsure.go).
+	unsure    map[string]*reach
+	unsureOn  map[string]int
+	unsureAny int
 
 	// retention and maxRemoved bound how long and how many removals each
 	// cluster remembers (Config.RemovedRetention, Config.MaxRemoved).
@@ -151,6 +159,8 @@ func newState(retention time.Duration, maxRemoved int) *state {
 		contents:   map[string]*content{},
 		clusters:   map[string]*clusterWorks{},
 		refs:       map[string]*refState{},
+		unsure:     map[string]*reach{},
+		unsureOn:   map[string]int{},
 		retention:  retention,
 		maxRemoved: maxRemoved,
 	}

@@ -82,8 +82,9 @@ func (r *Renderer) changesSince(cluster string, rev int64) ([]syncstate.Change, 
 // reason they had), or works of a binding that exists and no longer places
 // them on the cluster (with the binding's policy). Keys whose binding
 // still places them on the cluster without a published work (a failed
-// render, suspended dispatching, an eviction in progress) come back as
-// Keep. Other keys are left out: they are absent from the key set of an
+// render, suspended dispatching, an eviction in progress), and keys that
+// did not render (failed or panicked) and may be held by the cluster,
+// come back as Keep. Other keys are left out: they are absent from the key set of an
 // authoritative SyncDone, and the agent deletes them. While the hub is not
 // authoritative (Config.Authority) every key is left out, and SyncDone
 // carries no key set (Authoritative).
@@ -101,28 +102,39 @@ func (r *Renderer) Gone(ctx context.Context, cluster string, keys []string) ([]s
 	cw := s.clusters[cluster]
 	var out []syncstate.Change
 	for _, k := range keys {
-		if cw != nil {
-			if _, ok := cw.works[k]; ok {
-				// Published since the caller read Current: the cluster is
-				// to keep it (its upsert follows), never to delete it.
-				out = append(out, syncstate.Change{Key: k, Keep: true})
-				continue
-			}
-			if rm, ok := cw.removed[k]; ok {
-				out = append(out, syncstate.Change{Key: k, Policy: rm.policy, Reason: rm.reason})
-				continue
-			}
-		}
-		ref := s.refs[k]
-		switch {
-		case ref == nil || ref.vouch == nil:
-		case ref.vouch.has(cluster):
-			out = append(out, syncstate.Change{Key: k, Keep: true})
-		default:
-			out = append(out, syncstate.Change{Key: k, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED})
+		if c, ok := s.goneOf(cw, cluster, k); ok {
+			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// goneOf is Gone's answer for one key held by cluster, whose works are
+// cw (nil when it has none); ok is false for a key left out. mu held.
+func (s *state) goneOf(cw *clusterWorks, cluster, key string) (c syncstate.Change, ok bool) {
+	if cw != nil {
+		if _, held := cw.works[key]; held {
+			// Published since the caller read Current: the cluster is to
+			// keep it (its upsert follows), never to delete it.
+			return syncstate.Change{Key: key, Keep: true}, true
+		}
+	}
+	if rc := s.unsure[key]; rc != nil && rc.has(cluster) {
+		return syncstate.Change{Key: key, Keep: true}, true // it did not render: unknown means keep
+	}
+	if cw != nil {
+		if rm, removed := cw.removed[key]; removed {
+			return syncstate.Change{Key: key, Policy: rm.policy, Reason: rm.reason}, true
+		}
+	}
+	ref := s.refs[key]
+	switch {
+	case ref == nil || ref.vouch == nil:
+		return c, false
+	case ref.vouch.has(cluster):
+		return syncstate.Change{Key: key, Keep: true}, true
+	}
+	return syncstate.Change{Key: key, Policy: ref.policy, Reason: agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED}, true
 }
 
 // Ready is closed once the renderer has rendered what the store held when

@@ -9,7 +9,8 @@
 //	s := syncstate.New(syncstate.Input{
 //		HubIdentity: id,            // this hub's identity
 //		Hello:       hello,         // the agent's first message
-//		Desired:     works,         // the cluster's works now
+//		Desired:     works,         // the cluster's works served now
+//		Withheld:    over,          // keys of its works not served (over its limit)
 //		Gone:        removals,      // of DeleteCandidates(id, hello, works): those the hub knows are gone
 //		Digests:     digests,       // the status digests the hub holds
 //	})
@@ -27,8 +28,10 @@
 // whose works came from another hub identity gets every work again and no
 // deletes for what it already had.
 //
-// SyncDone carries the key set of Input.Desired and of the Keep entries of
-// Input.Gone (SyncDone.work_keys) with authoritative set, unless
+// SyncDone carries the key set of Input.Desired, of the keys of
+// Input.Withheld the agent holds (works over the cluster's limit: kept,
+// neither sent nor deleted) and of the Keep entries of Input.Gone
+// (SyncDone.work_keys) with authoritative set, unless
 // Input.NotAuthoritative: the agent then deletes the works it listed in
 // Hello that the set lacks and that the stream did not send, which covers
 // removals the hub no longer remembers. A hub that cannot vouch for its

@@ -1,6 +1,7 @@
 package syncstate
 
 import (
+	"slices"
 	"sort"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
@@ -42,6 +43,11 @@ type Input struct {
 	Hello *agentv1.Hello
 	// Desired is every work the cluster should hold now. Keys are unique.
 	Desired []*agentv1.WorkUpsert
+	// Withheld are the keys of works the cluster should hold that the
+	// stream does not serve now (over the cluster's works limit,
+	// hub/agentapi): those the agent holds go into SyncDone's key set, so
+	// that it keeps them; none is sent or deleted.
+	Withheld []string
 	// Gone are removals (Work nil) for keys of DeleteCandidates that the hub
 	// positively knows are gone, and Keep entries for those it vouches the
 	// cluster keeps. Others are ignored. A candidate in neither is absent
@@ -76,9 +82,10 @@ type Session struct {
 	barrier uint64   // queue sequence of the last initial entry
 	synced  bool     // SyncDone was returned by Next
 	request []string // keys for the StatusRequest after SyncDone; nil: none
-	// keys are the keys of Input.Desired, sorted, for SyncDone.work_keys;
-	// nil when the hub is not authoritative. Later changes reach the agent
-	// as their own messages.
+	// keys are the keys of Input.Desired, of the held keys of
+	// Input.Withheld and of the Keep entries of Input.Gone, sorted, for
+	// SyncDone.work_keys; nil when the hub is not authoritative. Later
+	// changes reach the agent as their own messages.
 	keys []string
 }
 
@@ -107,6 +114,11 @@ func New(in Input) *Session {
 			s.queue.Push(w.GetWorkKey(), op{work: w})
 		}
 	}
+	for _, k := range in.Withheld {
+		if st := s.state[k]; s.keys != nil && st.flags&isHeld != 0 && st.desired == nil {
+			s.keys = append(s.keys, k)
+		}
+	}
 	for _, g := range sortedChanges(in.Gone) {
 		st := s.state[g.Key]
 		switch {
@@ -120,6 +132,7 @@ func New(in Input) *Session {
 		}
 	}
 	sort.Strings(s.keys)
+	s.keys = slices.Compact(s.keys) // a key both withheld and vouched for (Gone) is listed once
 	s.barrier = s.queue.Seq()
 	if same {
 		s.request = s.missingStatuses(in.Hello.GetReportedStatuses(), in.Digests)
@@ -238,8 +251,8 @@ func (s *Session) take(key string, o op) *agentv1.HubMessage {
 	}}
 }
 
-// syncDone ends the initial difference: with the key set of Input.Desired
-// when the hub is authoritative, so that the agent deletes what it holds
+// syncDone ends the initial difference: with the key set (keys) when the
+// hub is authoritative, so that the agent deletes what it holds
 // from this hub and the hub no longer has (removed while it was away,
 // however long ago, across hub restarts).
 func (s *Session) syncDone() *agentv1.HubMessage {

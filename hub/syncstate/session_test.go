@@ -375,6 +375,23 @@ func TestSyncDoneCarriesTheKeySet(t *testing.T) {
 			in:   Input{HubIdentity: hubID, Hello: hello(hubID, "old", "1"), Desired: works("a", "1"), NotAuthoritative: true},
 			want: &agentv1.SyncDone{WorkCount: 1},
 		},
+		{
+			name: "withheld works the agent holds are in the set, the others not",
+			in: Input{HubIdentity: hubID, Hello: hello(hubID, "a", "1", "w1", "1", "w2", "1"),
+				Desired: works("a", "1"), Withheld: []string{"w2", "w1", "w3"}},
+			want: &agentv1.SyncDone{WorkCount: 1, WorkKeys: []string{"a", "w1", "w2"}, Authoritative: true},
+		},
+		{
+			name: "withheld works of another hub's agent: nothing held from this hub",
+			in:   Input{HubIdentity: hubID, Hello: hello("other", "w1", "1"), Desired: works("a", "1"), Withheld: []string{"w1"}},
+			want: &agentv1.SyncDone{WorkCount: 1, WorkKeys: []string{"a"}, Authoritative: true},
+		},
+		{
+			name: "withheld and vouched for: listed once",
+			in: Input{HubIdentity: hubID, Hello: hello(hubID, "w1", "1"), Withheld: []string{"w1"},
+				Gone: []Change{{Key: "w1", Keep: true}}},
+			want: &agentv1.SyncDone{WorkCount: 0, WorkKeys: []string{"w1"}, Authoritative: true},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,6 +435,25 @@ func TestDeleteCarriesItsReason(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("WorkDeletes (-want +got):\n%s", diff)
+	}
+}
+
+// TestWithheldHeldWorkGetsNothing: a withheld work the agent holds is
+// neither sent nor deleted in the initial difference; served later (room
+// made) at the version the agent holds, it is not sent again; removed, it
+// is deleted.
+func TestWithheldHeldWorkGetsNothing(t *testing.T) {
+	s := New(Input{HubIdentity: hubID, Hello: hello(hubID, "a", "1", "w", "1"), Desired: works("a", "1"), Withheld: []string{"w"}})
+	if got, want := drain(s), []string{"syncdone 1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("initial difference = %v; want %v", got, want)
+	}
+	s.Apply(Change{Key: "w", Work: work("w", "1")})
+	if m := s.Next(); m != nil {
+		t.Errorf("Next() after serving w at the version held = %s; want nothing", describe(m))
+	}
+	s.Apply(Change{Key: "w"})
+	if got, want := drain(s), []string{"delete w"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after w's removal = %v; want %v", got, want)
 	}
 }
 

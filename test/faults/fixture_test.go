@@ -35,13 +35,13 @@ var (
 	nginxRef    = &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "nginx"}
 )
 
-// tracked are the objects the works place in the members: the examples'
-// and storeRestored's newerPlacement.
-var tracked = []faults.Tracked{
+// tracked are the objects the works place in the members: the examples',
+// storeRestored's newerPlacement and worksLimitLowered's Deployments.
+var tracked = append([]faults.Tracked{
 	{Resource: deployments, Namespace: "default", Name: "nginx"},
 	{Resource: configMaps, Namespace: "default", Name: "nginx-index"},
 	{Resource: configMaps, Namespace: "default", Name: "faults-newer"},
-}
+}, limitedTracked()...)
 
 // members are the demo's clusters (test/demo), with the labels its
 // examples select on.
@@ -73,6 +73,10 @@ type fixture struct {
 // setup says what a scenario changes in its fleet.
 type setup struct {
 	agentArgs, hubArgs []string
+	// hubTags, when set, are the build tags of the scenario's own hub
+	// binary (hubBinDir); bins is where newFixture put it.
+	hubTags string
+	bins    string
 }
 
 // requireNet skips the test when the machine cannot create network
@@ -90,6 +94,7 @@ func requireNet(t *testing.T) {
 func newFixture(t *testing.T, s setup) *fixture {
 	t.Helper()
 	requireNet(t)
+	s.bins = hubBinDir(t, s.hubTags) // before the start's clock: a build takes minutes
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	specs := members()
@@ -135,7 +140,7 @@ func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s set
 		Clusters:  specs,
 		Dir:       t.TempDir(),
 		HubListen: nw.HubListen(),
-		BinDir:    binDir,
+		BinDir:    s.bins,
 		AgentArgs: s.agentArgs,
 		HubArgs:   s.hubArgs,
 		Logger:    kit.TestLogger(t),

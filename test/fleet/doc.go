@@ -54,7 +54,7 @@
 // and Options.AgentKubeconfig gives each agent a kubeconfig it can reach
 // its member with from there. Signal (SIGSTOP, SIGCONT), Kill (SIGKILL)
 // and Restart (the same command line again, the log appended to) act on
-// the hub or one agent.
+// the hub or one agent; RestartWith adds flags to the command line.
 //
 // # Binaries
 //

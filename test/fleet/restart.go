@@ -74,10 +74,10 @@ func (f *Fleet) Restart(ctx context.Context, role, name string) error {
 	return f.RestartWith(ctx, role, name)
 }
 
-// RestartWith is Restart with extra arguments added to the command line
-// (an operator's one-off flag, e.g. the hub's --accept-store-reset); later
-// Restarts keep them.
-func (f *Fleet) RestartWith(ctx context.Context, role, name string, extra ...string) error {
+// RestartWith is Restart with args added at the end of the command line,
+// where a flag overrides the same flag given before (a hub restarted with
+// a lower --max-works-per-cluster). Later restarts keep them.
+func (f *Fleet) RestartWith(ctx context.Context, role, name string, args ...string) error {
 	p, err := f.lookup(role, name)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (f *Fleet) RestartWith(ctx context.Context, role, name string, extra ...str
 	stopped := f.stopped
 	var np *process
 	if !stopped {
-		np, err = startProcess(f.spawner, role, name, p.bin, append(slices.Clip(p.args), extra...), p.logPath)
+		np, err = startProcess(f.spawner, role, name, p.bin, append(slices.Clip(p.args), args...), p.logPath)
 		if err == nil {
 			f.record(np)
 		}
