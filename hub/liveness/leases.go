@@ -149,9 +149,10 @@ func (l *Leases) Heartbeat(cluster string, hb *agentv1.Heartbeat) {
 // a heartbeat over, and refuses it past them.
 func (l *Leases) CheckHeartbeat(hb *agentv1.Heartbeat) error { return l.limits.Check(hb) }
 
-// heartbeatAt renews cluster's lease with a heartbeat received at (by
-// another replica's clock): as if it had arrived then, never later than
-// now, and not at all when it is a lease duration old.
+// heartbeatAt renews cluster's lease with a heartbeat received at, by this
+// replica's clock (Follow: when it first saw the record): as if it had
+// arrived then, never later than now, and not at all when it is a lease
+// duration old.
 func (l *Leases) heartbeatAt(cluster string, hb *agentv1.Heartbeat, at time.Time) {
 	now := l.clock.Now()
 	if at.After(now) {

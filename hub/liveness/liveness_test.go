@@ -99,33 +99,36 @@ func heartbeatEvents(t *testing.T, cluster string, hb *agentv1.Heartbeat, at tim
 }
 
 // TestListedRecordAge: a renewal found by listing renews the lease from
-// when its publisher received the heartbeat, and not at all when that is
-// a lease duration ago; a renewal naming a heartbeat not seen, or one that
-// does not decode, renews nothing.
+// when this replica first saw that revision of it, whatever time its
+// publisher wrote in it: a revision new to it as of now; one it saw a
+// lease duration ago not at all. A renewal naming a heartbeat not seen,
+// or one that does not decode, renews nothing.
 func TestListedRecordAge(t *testing.T) {
 	clock := newFakeClock()
 	l := New(Config{Clock: clock, PauseThreshold: -1})
 	f := &follower{l: l, log: hclog.NewNullLogger(), contents: map[string]followed{}}
-	for _, tc := range []struct {
-		cluster string
-		age     time.Duration
-		want    bool
-	}{
-		{"fresh", time.Second, true},
-		{"future", -time.Hour, true}, // clamped to now
-		{"old", DefaultLeaseDuration, false},
-	} {
-		for _, ev := range heartbeatEvents(t, tc.cluster, hbReady, clock.Now().Add(-tc.age)) {
+	listAt := func(evs []store.Event, rev int64) {
+		for _, ev := range evs {
+			ev.KV.Revision = rev
 			f.apply(ev, true)
 		}
-		got, ok := l.Get(tc.cluster)
-		if ok != tc.want {
-			t.Errorf("listed record %s old: lease found = %v; want %v", tc.age, ok, tc.want)
-			continue
+	}
+	ages := map[string]time.Duration{"fresh": time.Second, "future": -time.Hour, "old": time.Hour} // by its publisher's clock
+	listed := map[string][]store.Event{}
+	for cluster, age := range ages {
+		listed[cluster] = heartbeatEvents(t, cluster, hbReady, clock.Now().Add(-age))
+		listAt(listed[cluster], 10)
+		if got, ok := l.Get(cluster); !ok || !got.LastHeartbeat.Equal(clock.Now()) {
+			t.Errorf("listed new record stamped %s old: lease found %v, last heartbeat %s; want renewed now (%s)", age, ok, got.LastHeartbeat, clock.Now())
 		}
-		wantLast := clock.Now().Add(-max(tc.age, 0)).Truncate(time.Millisecond)
-		if ok && !got.LastHeartbeat.Equal(wantLast) {
-			t.Errorf("listed record %s old: LastHeartbeat = %s; want %s", tc.age, got.LastHeartbeat, wantLast)
+	}
+	seenAt := clock.Now()
+	clock.Advance(DefaultLeaseDuration)
+	listAt(listed["old"], 10) // the same revision, listed again
+	listAt(listed["fresh"], 11)
+	for cluster, want := range map[string]time.Time{"old": seenAt, "fresh": clock.Now()} {
+		if got, _ := l.Get(cluster); !got.LastHeartbeat.Equal(want) {
+			t.Errorf("lease of %s listed again a lease later: last heartbeat %s; want %s", cluster, got.LastHeartbeat, want)
 		}
 	}
 	evs := heartbeatEvents(t, "unseen", hbReady, clock.Now())
