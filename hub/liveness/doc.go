@@ -58,8 +58,19 @@
 // the works to be ready or for its Hello to be read). A hub starved of CPU
 // can take longer than a lease to commit the records and read them back,
 // or, after a restart, to write a first record for each of its clusters,
-// and must not lose the clusters it is connected to for that. A listed
-// record older than the heartbeat a lease holds changes nothing.
+// and must not lose the clusters it is connected to for that.
+//
+// No replica's clock orders another's records. A record Follow finds by
+// listing (at start, after a broken or compacted watch) is dated when
+// this replica first saw that revision of it (follower.firstSeen), by its
+// own clock: one seen a lease duration ago renews nothing, one seen
+// before the heartbeat a lease holds changes nothing, a new one counts
+// from now. The time a record carries (beat.At, kept for replicas of the
+// previous release, which read it) is read only in this replica's own
+// records. So that a new revision found by listing is never old, a
+// Publisher deletes (Publisher.sweep) the records of a cluster it has
+// written no renewal for in a lease duration, by its own clock; a dead
+// replica's records go with its etcd lease.
 //
 // # Bounds
 //

@@ -65,9 +65,10 @@ const (
 // transactions a second. While new content waits, renewals name the last
 // written one, so the lease is renewed as before. A heartbeat past
 // Config.HeartbeatLimits is never written: it renews the lease with the
-// content last written, and a warning says so. A record going away only
-// stops renewals; it never turns a cluster Unknown before its lease runs
-// out in Leases.
+// content last written, and a warning says so. The records of a cluster
+// it has written no renewal for in a lease duration are deleted (sweep). A
+// record going away only stops renewals; it never turns a cluster Unknown
+// before its lease runs out in Leases.
 type Publisher struct {
 	client   *clientv3.Client
 	replica  string
@@ -269,6 +270,9 @@ func (p *Publisher) withLease(ctx context.Context) error {
 		}
 		if err := p.flush(ctx, grant.ID); err != nil {
 			p.log.Warn("write liveness records", "error", err)
+		}
+		if err := p.sweep(ctx, grant.ID); err != nil {
+			p.log.Warn("delete liveness records", "error", err)
 		}
 	}
 }

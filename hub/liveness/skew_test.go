@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
+	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
 )
 
@@ -65,5 +66,49 @@ func TestListedRecordsIgnorePublisherClocks(t *testing.T) {
 	if got, _ := l.Get("busy"); got.State != StateReady || !got.LastHeartbeat.Equal(clock.Now()) {
 		t.Errorf("lease of busy after listing a renewal written since the last list = %s, last heartbeat %s ago; want Ready, renewed now",
 			got.State, clock.Now().Sub(got.LastHeartbeat))
+	}
+}
+
+// TestQuietClustersRecordsSwept: a replica deletes the records of a
+// cluster it has written no renewal for in a lease duration, by its own
+// clock, so that no replica listing them later takes them for fresh; a
+// cluster it hears from keeps its records, and so does one whose records
+// another replica has written since.
+func TestQuietClustersRecordsSwept(t *testing.T) {
+	st := etcdtest.Embedded(t)
+	ctx, flushOther := grant(t, st)
+	clock := newFakeClock()
+	p := NewPublisher(st, PublisherConfig{Replica: "a", Clock: clock})
+	other := NewPublisher(st, PublisherConfig{Replica: "b", Clock: clock})
+	lease, err := st.Client().Grant(ctx, 3600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"quiet", "busy", "moved"} {
+		p.Heartbeat(c, hbReady)
+	}
+	if err := p.flush(ctx, lease.ID); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(DefaultLeaseDuration - time.Second)
+	p.Heartbeat("busy", hbReady)
+	other.Heartbeat("moved", hbReady)
+	if err := p.flush(ctx, lease.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := flushOther(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := p.sweep(ctx, lease.ID); err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	for c, want := range map[string]bool{"quiet": false, "busy": true, "moved": true} {
+		for _, key := range []string{store.LivenessKey(c), store.HeartbeatKey(c)} {
+			_, err := st.Get(ctx, key)
+			if found := err == nil; found != want {
+				t.Errorf("%s a lease after its replica last wrote it: found %v (%v); want %v", key, found, err, want)
+			}
+		}
 	}
 }
