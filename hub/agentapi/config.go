@@ -63,9 +63,11 @@ const (
 	// DefaultStreamOpenRate is how many streams per second one cluster may
 	// open, with bursts of DefaultStreamOpenBurst: an agent reconnects
 	// after 1 s at the soonest and backs off to 30 s, so a flapping link
-	// opens a few a minute; one every 5 s sustained, 20 at once.
-	DefaultStreamOpenRate  = 0.2
-	DefaultStreamOpenBurst = 20
+	// opens a few a minute; one a second sustained, 40 at once, stops a
+	// tight loop (hundreds a second) and leaves room for a client that
+	// tests the hub with many short streams of one cluster (test/security).
+	DefaultStreamOpenRate  = 1
+	DefaultStreamOpenBurst = 40
 	// DefaultRegistrationRate is how many registrations per second the hub
 	// serves from one source address, with bursts of
 	// DefaultRegistrationBurst: a site installing a few clusters at once

@@ -93,7 +93,7 @@
 // at most Config.MaxStreamsPerCluster Connect calls in progress, Hello or
 // not: past it the oldest ends (superseded). A cluster opens at most
 // Config.StreamOpenRate streams a second (bursts of StreamOpenBurst; one
-// every 5 s, 20 at once by default): an agent reconnecting in a tight loop
+// a second, 40 at once by default): an agent reconnecting in a tight loop
 // is refused at once with Goodbye LIMIT_EXCEEDED and a retry-after of at
 // most the heartbeat interval, counted as KindStreamOpenLimit, and the
 // other clusters are not affected. A status sink that refuses what a
