@@ -3,11 +3,13 @@
 # and faults: kill -9 of the leader under load, rolling restart, the leader
 # partitioned from etcd (iptables in a network namespace: root), a replica
 # with another CA, a rolling upgrade from the previous release (built from
-# git into test/.cache).
+# git into test/.cache), a lagging replica serving returning agents, the
+# store restored from a cold copy with a replica on an empty data
+# directory, the leader killed in an eviction's grace.
 #
-#   ha   every scenario, some 3 minutes on 2 cores once warm. The whole
-#        output goes to .cache/ha.log; the console shows the scenarios,
-#        their FIGURES lines and failures.
+#   ha   every scenario, some 9 minutes on 2 cores once warm (511 s). The
+#        whole output goes to .cache/ha.log; the console shows the
+#        scenarios, their FIGURES lines and failures.
 #
 # A smoke subset (kill -9 of the leader during 100 applies, a replica with
 # another CA; about 30 s) also runs in plain `go test ./...`, so in
