@@ -24,47 +24,28 @@ const maxRegistrationSources = 10000
 // RegistrationTotalRate with bursts of RegistrationTotalBurst, a bound on
 // CSR signing and store writes.
 type registrationLimits struct {
-	rate  float64
-	burst int
-	total *limiter
-
-	mu      sync.Mutex // guards sources
-	sources map[string]*limiter
+	total   *limiter
+	sources *keyedLimiters
 }
 
 func newRegistrationLimits(cfg Config) *registrationLimits {
-	return &registrationLimits{rate: cfg.RegistrationRate, burst: cfg.RegistrationBurst,
-		total: newLimiter(cfg.RegistrationTotalRate, cfg.RegistrationTotalBurst), sources: map[string]*limiter{}}
+	return &registrationLimits{total: newLimiter(cfg.RegistrationTotalRate, cfg.RegistrationTotalBurst),
+		sources: newKeyedLimiters(cfg.RegistrationRate, cfg.RegistrationBurst, maxRegistrationSources)}
 }
 
 // allow takes one registration of source at now, or says (ErrLimit) which
 // limit refuses it. A registration its source's limit refuses takes nothing
 // of the total.
 func (r *registrationLimits) allow(source string, now time.Time) error {
-	if !r.source(source, now).allow(now) {
+	if !r.sources.get(source, now).allow(now) {
 		return fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second from one address (burst %d); retry later",
-			ErrLimit, r.rate, r.burst)
+			ErrLimit, r.sources.rate, r.sources.burst)
 	}
 	if !r.total.allow(now) {
 		return fmt.Errorf("%w: registration rate limit: the hub serves at most %g registrations per second in all (burst %d); retry later",
 			ErrLimit, r.total.rate, int(r.total.burst))
 	}
 	return nil
-}
-
-// source returns the limiter of source, making room for it if need be.
-func (r *registrationLimits) source(source string, now time.Time) *limiter {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if l, ok := r.sources[source]; ok {
-		return l
-	}
-	if len(r.sources) >= maxRegistrationSources {
-		forgetRefilled(r.sources, r.rate, r.burst, now)
-	}
-	l := newLimiter(r.rate, r.burst)
-	r.sources[source] = l
-	return l
 }
 
 // maxStreamOpenClusters is how many clusters the stream-open limits
@@ -80,44 +61,64 @@ const maxStreamOpenClusters = 100000
 // interval, so that a cluster is never refused long enough to lose its
 // lease; other clusters are not affected.
 type streamOpenLimits struct {
-	rate    float64
-	burst   int
-	maxWait time.Duration
-
-	mu       sync.Mutex // guards clusters
-	clusters map[string]*limiter
+	maxWait  time.Duration
+	clusters *keyedLimiters
 }
 
 func newStreamOpenLimits(cfg Config) *streamOpenLimits {
-	return &streamOpenLimits{rate: cfg.StreamOpenRate, burst: cfg.StreamOpenBurst, maxWait: cfg.HeartbeatInterval,
-		clusters: map[string]*limiter{}}
+	return &streamOpenLimits{maxWait: cfg.HeartbeatInterval,
+		clusters: newKeyedLimiters(cfg.StreamOpenRate, cfg.StreamOpenBurst, maxStreamOpenClusters)}
 }
 
 // allow takes one stream open of cluster at now, or says (ErrLimit, with a
 // retry-after) that the cluster opens streams too often.
 func (o *streamOpenLimits) allow(cluster string, now time.Time) error {
-	if o.cluster(cluster, now).allow(now) {
+	l := o.clusters
+	if l.get(cluster, now).allow(now) {
 		return nil
 	}
-	wait := min(time.Duration(float64(time.Second)/o.rate), o.maxWait)
+	wait := min(time.Duration(float64(time.Second)/l.rate), o.maxWait)
 	return retryAfter{after: wait, err: fmt.Errorf(
 		"%w: stream open rate limit: cluster %q opened streams faster than the hub accepts (at most %g per second, bursts of %d); retry in %s",
-		ErrLimit, cluster, o.rate, o.burst, wait)}
+		ErrLimit, cluster, l.rate, l.burst, wait)}
 }
 
-// cluster returns the limiter of cluster, making room for it if need be.
-func (o *streamOpenLimits) cluster(cluster string, now time.Time) *limiter {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if l, ok := o.clusters[cluster]; ok {
+// keyedLimiters holds one limiter per key (a source address, a cluster),
+// at most max of them: past it, those whose burst has refilled are
+// forgotten first (forgetRefilled).
+type keyedLimiters struct {
+	rate  float64
+	burst int
+	max   int
+
+	mu sync.Mutex // guards m
+	m  map[string]*limiter
+}
+
+func newKeyedLimiters(rate float64, burst, max int) *keyedLimiters {
+	return &keyedLimiters{rate: rate, burst: burst, max: max, m: map[string]*limiter{}}
+}
+
+// get returns the limiter of key, making room for it if need be.
+func (k *keyedLimiters) get(key string, now time.Time) *limiter {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l, ok := k.m[key]; ok {
 		return l
 	}
-	if len(o.clusters) >= maxStreamOpenClusters {
-		forgetRefilled(o.clusters, o.rate, o.burst, now)
+	if len(k.m) >= k.max {
+		forgetRefilled(k.m, k.rate, k.burst, now)
 	}
-	l := newLimiter(o.rate, o.burst)
-	o.clusters[cluster] = l
+	l := newLimiter(k.rate, k.burst)
+	k.m[key] = l
 	return l
+}
+
+// len is how many keys are remembered.
+func (k *keyedLimiters) len() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.m)
 }
 
 // forgetRefilled drops from m every limiter whose burst has refilled by

@@ -20,14 +20,14 @@ func TestRegistrationLimitsRememberBoundedSources(t *testing.T) {
 			t.Fatalf("first registration of source %d: %v", i, err)
 		}
 	}
-	if len(r.sources) > maxRegistrationSources {
-		t.Errorf("%d sources remembered; want at most %d", len(r.sources), maxRegistrationSources)
+	if r.sources.len() > maxRegistrationSources {
+		t.Errorf("%d sources remembered; want at most %d", r.sources.len(), maxRegistrationSources)
 	}
 	// Idle long enough to refill, every source is forgotten at the next
 	// new one.
 	r.allow("late", now.Add(time.Hour))
-	if len(r.sources) != 1 {
-		t.Errorf("%d sources remembered after all went idle; want 1", len(r.sources))
+	if r.sources.len() != 1 {
+		t.Errorf("%d sources remembered after all went idle; want 1", r.sources.len())
 	}
 }
 
