@@ -34,15 +34,7 @@ func laggingReplica(t *testing.T) {
 	}
 	b := x.snapshot(ctx)
 	cutAt := time.Now()
-	if err := x.ns.CutFrom(x.etcd.Ports); err != nil {
-		t.Fatal(err)
-	}
-	healed := false
-	defer func() {
-		if !healed {
-			_ = x.ns.Heal(x.etcd.Ports)
-		}
-	}()
+	heal := x.cutFromEtcd()
 	l := x.startLoad(ctx, lagLoad)
 	if err := l.wait(ctx); err != nil {
 		t.Fatal(err)
@@ -50,10 +42,9 @@ func laggingReplica(t *testing.T) {
 	if err := x.waitInMembers(ctx, l.ackedNames(), cutServedBound); err != nil {
 		t.Fatalf("applies made while hub-0 was cut off did not reach the members through the other replicas: %v", err)
 	}
-	if err := x.ns.Heal(x.etcd.Ports); err != nil {
+	if err := heal(); err != nil {
 		t.Fatal(err)
 	}
-	healed = true
 	healAt := time.Now()
 	x.hubs[1].Kill()
 	x.hubs[2].Kill()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,15 +63,7 @@ func leaderPartitioned(t *testing.T) {
 	oldKey := x.leaderKey(ctx)
 	cutRev := x.revision(ctx)
 	cutAt := time.Now()
-	if err := x.ns.CutFrom(x.etcd.Ports); err != nil {
-		t.Fatal(err)
-	}
-	healed := false
-	defer func() {
-		if !healed {
-			_ = x.ns.Heal(x.etcd.Ports)
-		}
-	}()
+	heal := x.cutFromEtcd()
 	// The new leader is timed while the step-down is: a scrape of the cut
 	// replica takes seconds.
 	type change struct {
@@ -107,10 +100,9 @@ func leaderPartitioned(t *testing.T) {
 		t.Error(err)
 	}
 	states := x.clusterStates(ctx, next)
-	if err := x.ns.Heal(x.etcd.Ports); err != nil {
+	if err := heal(); err != nil {
 		t.Fatal(err)
 	}
-	healed = true
 	partitioned := time.Since(cutAt)
 	x.holdFollower(ctx, old, next)
 	writes, byOld := x.leaderWritesSince(ctx, cutRev, oldKey)
@@ -296,4 +288,20 @@ func (x *fixture) waitInMembers(ctx context.Context, names []string, d time.Dura
 		return fmt.Errorf("%w; last: %v", err, lacking)
 	}
 	return err
+}
+
+// cutFromEtcd cuts replica 0 (in its namespace) off etcd and returns the
+// func that heals it, once; the test's end heals it if the test did not.
+func (x *fixture) cutFromEtcd() func() error {
+	if err := x.ns.CutFrom(x.etcd.Ports); err != nil {
+		x.t.Fatal(err)
+	}
+	var once sync.Once
+	var err error
+	heal := func() error {
+		once.Do(func() { err = x.ns.Heal(x.etcd.Ports) })
+		return err
+	}
+	x.t.Cleanup(func() { _ = heal() })
+	return heal
 }
