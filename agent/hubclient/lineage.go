@@ -122,11 +122,12 @@ func (b *Books) Conditions(now time.Time) []*agentv1.Condition {
 			Reason: "HubNotAuthoritative", Message: b.lin.Distrust, LastTransitionTime: timestamppb.New(cmp.Or(b.lin.Since, now))})
 	}
 	var keys []string
-	for _, k := range state.Keys(b.works) {
-		if b.works[k].Unmanaged {
+	for k, h := range b.works { // every heartbeat: sort only the unmanaged
+		if h.Unmanaged {
 			keys = append(keys, k)
 		}
 	}
+	slices.Sort(keys)
 	if len(keys) > 0 {
 		listed := keys[:min(len(keys), maxUnmanagedListed)]
 		msg := fmt.Sprintf("%d works kept in place, unmanaged: an adopting hub did not have them: %v", len(keys), listed)
