@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,4 +109,73 @@ func TestPanickingKeySkipped(t *testing.T) {
 	e.putTemplate(cfg)
 	e.putBinding(cfg, binding(duplicated(), 0, target("a", 0)))
 	e.waitFor("a later template rendered", func() bool { w, _ := e.current("a"); return w[cfgKey] != nil })
+}
+
+// panicOnApply makes the renderer panic while it applies the stored object
+// at key whenever armed is set, until the test ends (applyFault: what the
+// renderfault build's ApplyPanicKeyEnv does in a real hub). Call it before
+// the renderer starts; arm and disarm through the returned flag.
+func panicOnApply(t *testing.T, key string) *atomic.Bool {
+	armed := new(atomic.Bool)
+	t.Cleanup(func() { applyFault = func(string) {} })
+	applyFault = func(k string) {
+		if k == key && armed.Load() {
+			panic("test: applying " + k + " panics")
+		}
+	}
+	return armed
+}
+
+// TestPanickingApplyOnListIsUnknown: a hub (re)starts and applying web's
+// binding from the list panics. The binding is unknown, not absent: the
+// renderer is not authoritative (so no SyncDone lets an agent delete web)
+// and web, once its binding applies, renders again. Before, the panic
+// skipped the object: web was simply missing from an authoritative view
+// and every agent that held it deleted it.
+func TestPanickingApplyOnListIsUnknown(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	armed := panicOnApply(t, store.BindingKey(templateRef(web)))
+	armed.Store(true)
+	e.start()
+	e.current("a") // the list is applied
+	if e.r.Authoritative("a") {
+		t.Fatal("Authoritative(a) = true after web's binding panicked on apply; want false")
+	}
+	armed.Store(false)
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	e.waitFor("authoritative once the binding applies", func() bool { return e.r.Authoritative("a") })
+	if works, _ := e.current("a"); works[webKey] == nil {
+		t.Errorf("Current(a) = %v; want web once its binding applies", keysOfWorks(works))
+	}
+}
+
+// TestPanickingApplyKeepsWorks: a binding update that would take web off
+// cluster a panics while it is applied. web stays on a, Gone keeps it,
+// and the renderer is not authoritative until the binding applies.
+func TestPanickingApplyKeepsWorks(t *testing.T) {
+	e := newEnv(t)
+	e.putCluster(cluster("a", "eu"))
+	e.putCluster(cluster("b", "eu"))
+	web := object(t, deploymentYAML)
+	e.putTemplate(web)
+	e.putBinding(web, binding(duplicated(), 6, target("a", 6)))
+	armed := panicOnApply(t, store.BindingKey(templateRef(web)))
+	e.start()
+	if works, _ := e.current("a"); works[webKey] == nil {
+		t.Fatalf("Current(a) = %v; want web before the fault", keysOfWorks(works))
+	}
+	armed.Store(true)
+	e.putBinding(web, binding(duplicated(), 6, target("b", 6)))
+	e.waitFor("not authoritative", func() bool { return !e.r.Authoritative("a") })
+	if works, _ := e.current("a"); works[webKey] == nil {
+		t.Errorf("Current(a) = %v; want web kept while its binding is unknown", keysOfWorks(works))
+	}
+	gone, err := e.r.Gone(e.ctx, "a", []string{webKey})
+	if err != nil || len(gone) != 1 || !gone[0].Keep {
+		t.Errorf("Gone(a, web) = %+v, %v; want Keep", gone, err)
+	}
 }

@@ -183,6 +183,7 @@ func (r *Renderer) Run(ctx context.Context) error {
 // ctx ends or the watch fails. The watch goroutine (in the store) has
 // exited when it returns.
 func (r *Renderer) session(ctx context.Context) error {
+	holdFault(ctx)
 	rev, err := r.load(ctx)
 	if err != nil {
 		return err
@@ -203,6 +204,7 @@ func (r *Renderer) session(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case ev, ok := <-events:
+			holdFault(ctx)
 			if err := r.batch(ev, ok, events, &last); err != nil {
 				return err
 			}
@@ -301,14 +303,24 @@ func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, las
 	}
 }
 
-// apply records one stored change. An undecodable value keeps the last
-// good one; a panic skips the event. Both are logged and counted.
+// apply records one stored change. An object that does not decode, or
+// whose apply panicked, is unknown: it keeps its last good value (none,
+// during a list), its works keep what they have (inputs.broken: keepPlan)
+// and the renderer is not authoritative (bad) until it applies cleanly.
+// Both are logged and counted.
 func (r *Renderer) apply(ev store.Event) {
-	err := guard.Do(r.log, r.cfg.Counts, "render", ev.KV.Key, func() error { return r.in.apply(ev) })
+	err := guard.Do(r.log, r.cfg.Counts, "render", ev.KV.Key, func() error {
+		applyFault(ev.KV.Key)
+		return r.in.apply(ev)
+	})
 	switch {
 	case err == nil:
 		delete(r.bad, ev.KV.Key)
-	case !errors.Is(err, guard.ErrPanicked):
+	case errors.Is(err, guard.ErrPanicked):
+		r.log.Error("applying a stored object panicked; it is unknown: its works keep what they have and agents are told the hub's view is not authoritative", "key", ev.KV.Key)
+		r.in.broken[ev.KV.Key] = true
+		r.bad[ev.KV.Key] = true
+	default:
 		r.cfg.Counts.Add("render", guard.KindDecode)
 		r.log.Error("stored object does not decode; its last good value is kept and agents are told the hub's view is not authoritative", "key", ev.KV.Key, "error", err)
 		r.bad[ev.KV.Key] = true

@@ -46,8 +46,9 @@
 // of the hub during applies and of an agent during a delete, a member API
 // server stopped, a policy deleted and re-created, an undecodable binding,
 // the store wiped with the CA kept, every cluster pushed over the hub's
-// works limit, the hub restarted with one key's render panicking (a hub
-// built with -tags renderfault) and with its works limit lowered below
+// works limit, the hub restarted with one key's render panicking and with
+// applying one key's stored objects panicking (a hub built with -tags
+// renderfault), and with its works limit lowered below
 // what the agents hold), and
 // TETHER_FAULTS=all (`make faults`) the long ones too (10 min partition,
 // 15 min hub pause, a flapping link, a store restored from an older copy).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,6 +25,10 @@ const (
 	// panicKeyEnv is hub/render.PanicKeyEnv: in a hub built with -tags
 	// renderfault, every render of the work key it names panics.
 	panicKeyEnv = "TETHER_RENDER_PANIC_KEY"
+	// applyPanicKeyEnv is hub/render.ApplyPanicKeyEnv: in that hub, the
+	// renderer panics while it applies each stored object whose key ends
+	// with its value (nginx's template and binding for nginxWorkKey).
+	applyPanicKeyEnv = "TETHER_APPLY_PANIC_KEY"
 	// renderFaultTag builds that hub.
 	renderFaultTag = "renderfault"
 	// panicHold is how long the members are watched while nginx's render
@@ -52,6 +55,33 @@ func renderPanics(t *testing.T, x *fixture) {
 	x.waitSynced(ctx, synced)
 	r.hold(panicHold)
 	t.Setenv(panicKeyEnv, "")
+	if err := x.fleet.Restart(ctx, fleet.RoleHub, "hub"); err != nil {
+		t.Fatal(err)
+	}
+	r.healed()
+	r.converge()
+	r.finish()
+}
+
+// applyPanics: the hub restarts and panics while it applies nginx's
+// stored template and binding from its list, so nginx is unknown to it,
+// neither present nor absent. It must not be authoritative: every agent
+// syncs with it and keeps nginx. Then the hub restarts without the fault
+// and the members are as before, nginx with its UIDs. Before, the panic
+// skipped the objects and the agents deleted nginx at their SyncDone.
+func applyPanics(t *testing.T, x *fixture) {
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	r := x.begin(t.Name())
+	synced := x.syncCounts()
+	t.Setenv(applyPanicKeyEnv, nginxWorkKey) // the restarted hub inherits it
+	if err := x.fleet.Restart(ctx, fleet.RoleHub, "hub"); err != nil {
+		t.Fatal(err)
+	}
+	x.waitHubLog(ctx, "renderfault: applying ")
+	x.waitSynced(ctx, synced)
+	r.hold(panicHold)
+	t.Setenv(applyPanicKeyEnv, "")
 	if err := x.fleet.Restart(ctx, fleet.RoleHub, "hub"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,22 +250,13 @@ func hubBinDir(t *testing.T, tags string) string {
 	if tags == "" {
 		return binDir
 	}
-	root, err := proc.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	hub := fleet.HubWithTags(t, tags)
 	agent, err := filepath.Abs(filepath.Join(binDir, "tether-agent"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-tags", tags, "-o", filepath.Join(dir, "tether-hub"), "./cmd/tether-hub")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build tether-hub with -tags %s: %v\n%s", tags, err, out)
-	}
-	if err := os.Symlink(agent, filepath.Join(dir, "tether-agent")); err != nil {
+	if err := os.Symlink(agent, filepath.Join(filepath.Dir(hub), "tether-agent")); err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	return filepath.Dir(hub)
 }

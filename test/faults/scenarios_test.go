@@ -65,6 +65,7 @@ var scenarios = []scenario{
 	{name: "over-max-works", tier: full, s: setup{hubArgs: []string{"--max-works-per-cluster", strconv.Itoa(worksLimit)}}, run: overMaxWorks},
 	{name: "status-flood-512Mi", tier: full, s: floodSetup, run: statusFlood},
 	{name: "render-panics-restart", tier: full, s: setup{hubTags: renderFaultTag}, run: renderPanics},
+	{name: "apply-panics-restart", tier: full, s: setup{hubTags: renderFaultTag}, run: applyPanics},
 	{name: "works-limit-lowered", tier: full, run: worksLimitLowered},
 	{name: "flapping-60s", tier: long, run: flapping(60*time.Second, time.Second)},
 	{name: "partition-one-10m", tier: long, run: partitionOne(10 * time.Minute)},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -53,4 +54,22 @@ func RunTests(m *testing.M, binDir *string, leaks leakcheck.Filter) int {
 	*binDir = dir
 	leaks.Ignore = append(leaks.Ignore, "test/fleet.RunTests")
 	return leakcheck.Check(m.Run(), leaks)
+}
+
+// HubWithTags returns the tether-hub binary built with the build tags
+// tags from this repository's source, in a directory of the test's own: a
+// fault scenario's hub with a fault hook (hub/render's renderfault).
+func HubWithTags(t *testing.T, tags string) string {
+	t.Helper()
+	root, err := proc.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), binHub)
+	build := exec.Command("go", "build", "-tags", tags, "-o", bin, "./cmd/"+binHub)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s with -tags %s: %v\n%s", binHub, tags, err, out)
+	}
+	return bin
 }
