@@ -84,6 +84,19 @@
 //     that started the grace over would take it at 90 s or later); the
 //     baseline keeps its UIDs and generations, and that delete is the
 //     only one an agent makes.
+//   - store-restored-empty-replica (full, ~100 s): etcd's members restored
+//     from a cold copy taken before more ConfigMaps were applied, replica
+//     0 on an empty data directory, every agent on it; nothing the agents
+//     hold is deleted (their Hello says what revision they saw).
+//   - lagging-replica-serves-returning-agents (full, ~90 s; root, ip,
+//     iptables; a hub built with -tags renderfault): replica 0 cut off
+//     etcd while ConfigMaps are applied through the others; every
+//     replica's renderer held behind its store (hub/render's
+//     HoldFileEnv), replica 0 healed, the others stopped, so every agent
+//     comes back to replica 0 while it lags, for 25 s, then the hold
+//     ends. No delete, no UID change, every acknowledged ConfigMap in
+//     every member, and no agent holding its hub not authoritative (a
+//     replica that served its old view would be behind what they saw).
 //
 // Each scenario prints a FIGURES line (leader change, step-down, agent
 // reconnect p50/p99, writes acknowledged/lost) for `make ha`'s summary.
