@@ -63,7 +63,7 @@ const (
 // Files the hub writes in its data directory.
 const (
 	// AdminConfFile is the admin's credentials, written on first start, its
-	// certificate renewed before it expires (adminconf.go), otherwise
+	// certificate renewed before it expires (hub/adminconf), otherwise
 	// never overwritten (internal/clientconfig).
 	AdminConfFile = "admin.conf"
 	// AddrFile holds the address the hub actually listens on, host:port,
