@@ -81,10 +81,10 @@
 // another CA refuses the registration: every address must serve the
 // pinned one) and sends Register to any of them; certificate renewal goes
 // over the stream, to whichever replica holds it. A replica that ends the
-// stream with Goodbye SHUTDOWN or REBALANCE (stopping, or cut off from its
-// store) is tried last by the next connection, after the usual backoff;
-// with one address the next stream comes on a new connection, so a load
-// balancer can pick another backend.
+// stream with Goodbye SHUTDOWN (stopping, or cut off from its store) is
+// tried last by the next connection, after the usual backoff; with one
+// address the next stream comes on a new connection, so a load balancer
+// can pick another backend.
 //
 // # Deletion safety (DESIGN §4)
 //

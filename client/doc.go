@@ -1,6 +1,8 @@
 // Package client is the Go client of a Tether hub, for programs that ask
 // the hub where things run or change what it holds (dashboards, CI gates,
-// other systems' schedulers). tetherctl uses it for every online command.
+// other systems' schedulers). Every online tetherctl command connects
+// through it (LoadConfig, Dial, Config.Explain); most of them then call the
+// generated services on Client.Conn rather than this package's typed calls.
 //
 // It owns three things:
 //

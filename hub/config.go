@@ -13,11 +13,11 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
-	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // Defaults of Config.
@@ -28,9 +28,6 @@ const (
 	// etcd's default request limit, so that a stored object always fits in
 	// one etcd write.
 	DefaultMaxObjectBytes = 3 << 19
-	// DefaultLeaseDuration is how long a cluster stays Ready without a
-	// heartbeat (DESIGN §5).
-	DefaultLeaseDuration = liveness.DefaultLeaseDuration
 	// DefaultLeaderTTL is the lease of a replica's leadership session.
 	DefaultLeaderTTL = leader.DefaultTTL
 	// DefaultMaxWorksPerCluster is the most works the hub serves to one
@@ -66,7 +63,7 @@ const (
 // Files the hub writes in its data directory.
 const (
 	// AdminConfFile is the admin's credentials, written on first start, its
-	// certificate renewed before it expires (adminconf.go), otherwise
+	// certificate renewed before it expires (hub/adminconf), otherwise
 	// never overwritten (internal/clientconfig).
 	AdminConfFile = "admin.conf"
 	// AddrFile holds the address the hub actually listens on, host:port,
@@ -101,7 +98,7 @@ type Config struct {
 	// every replica given the key opens it. Exclusive with CACertFile.
 	CAEncryptionKeyFile string
 	// LeaseDuration: a cluster without a heartbeat for this long turns
-	// Unknown; zero means DefaultLeaseDuration.
+	// Unknown; zero means protocol.LeaseDuration.
 	LeaseDuration time.Duration
 	// MaxObjectBytes is the largest object a client may apply; zero means
 	// DefaultMaxObjectBytes.
@@ -225,7 +222,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, err
 	}
 	if cfg.LeaseDuration == 0 {
-		cfg.LeaseDuration = DefaultLeaseDuration
+		cfg.LeaseDuration = protocol.LeaseDuration
 	}
 	if cfg.LeaseDuration < 0 {
 		return cfg, fmt.Errorf("lease duration %s: must be positive", cfg.LeaseDuration)

@@ -19,6 +19,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/hub/storewatch/storewatchtest"
 )
 
 // storeLossTimeout bounds the wait for the store watch's decision: its
@@ -161,7 +162,7 @@ func (b *syncBuffer) String() string {
 // failed reads lost its store within the first.
 const starvedFor = 3 * 10 * time.Second
 
-// Starvation of TestStarvedReplicaKeepsItsAgents (hub.Starve): on one
+// Starvation of TestStarvedReplicaKeepsItsAgents (storewatchtest.Starve): on one
 // thread for Go code, starvers goroutines each work starveWork and sleep
 // a millisecond, wanting the thread 10 times more than it has: a
 // goroutine that becomes runnable waits about two seconds, as a hub's do
@@ -193,7 +194,7 @@ func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
 	defer cancel()
 	_, ended := r.watchedAgent(t, ctx, "edge-1")
 
-	hub.Starve(starvers, starveWork, starvedFor)
+	storewatchtest.Starve(starvers, starveWork, starvedFor)
 	select {
 	case err := <-ended:
 		t.Errorf("the agent's stream ended while the replica was starved of CPU: %v; want it kept (etcd answered; the replica did not run)", err)

@@ -7,19 +7,26 @@
 //   - clientconfig: the credentials file of a hub client (admin.conf)
 //   - durable: files written whole and synced (temporary file, fsync,
 //     rename, fsync of the directory): the CA, keys, admin.conf, records
-//   - grpcbuf: the buffer pool of the hub's gRPC servers and clients
+//   - fuzzframe: protocol messages as one fuzz input, for the fuzz tests
+//     of both ends of the agent stream
+//   - gcflags: the Go runtime's memory settings as the commands' flags
+//     (--gc-percent, --memory-limit)
+//   - grpcbuf: the buffer pool of the hub's gRPC traffic
 //   - hubaddr: the hub addresses an agent dials
+//   - hubdial: one gRPC connection to a hub's replicas, each address
+//     verified for its own host
 //   - interpreter: the resource interpreter (native, Lua, third-party and
 //     webhook customizations behind one facade)
+//   - leakcheck: a test binary fails when its tests leave goroutines behind
+//   - logging: the go-hclog loggers the processes hand to their parts
 //   - overrides: override policies applied to a template, and the
 //     resource-selector and cluster-affinity matching the detector and the
 //     scheduler share
-//   - protocol: the timing contract of the agent protocol
-//   - gcflags: the Go runtime's memory settings as the commands' flags
-//     (--gc-percent, --memory-limit)
-//   - logging: the go-hclog loggers the processes hand to their parts
 //   - pprofserve: Go's profiles on the commands' --pprof-addr
-//   - leakcheck: a test binary fails when its tests leave goroutines behind
+//   - protocol: the timing contract of the agent protocol (heartbeat,
+//     lease, keepalive, reconnect delay)
+//   - runtest: a component's Run(ctx) error run in a test as its owner
+//     would, stopped and waited for at the test's end
 //   - version: the build's version
 //
 // It may import api/ and libraries, never hub/, agent/, cmd/ or test/

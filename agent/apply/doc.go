@@ -106,6 +106,7 @@
 // A Retain that fails because an interpreter webhook is unreachable from
 // the member says so in the ack (agent/customizations.Explain).
 //
-// It imports internal/interpreter, the generated agent protocol,
-// agent/state and agent/customizations (Explain); never hub/.
+// It imports agent/state, agent/customizations (Explain), agent/kube,
+// api/config/v1alpha1, the generated agent protocol and
+// internal/interpreter/native, never hub/.
 package apply

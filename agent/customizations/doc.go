@@ -48,6 +48,9 @@
 // error in its ack and InterpretStatus and InterpretHealth put it in the
 // manifest's status message (health Unknown).
 //
-// It imports internal/interpreter (its customization and webhook decoders
-// and validation) and the generated agent protocol; never hub/.
+// It imports internal/interpreter/ (its customization and webhook decoders
+// and validation), api/config/v1alpha1 and the generated agent protocol,
+// never hub/. (its customization and webhook
+// decoders and validation), api/config/v1alpha1 and the generated agent
+// protocol, never hub/.
 package customizations

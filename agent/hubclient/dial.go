@@ -13,14 +13,6 @@ import (
 	"github.com/tetherproj/tether/internal/protocol"
 )
 
-// Keepalive of the stream: a dead connection behind NAT (no FIN ever
-// arrives) is found within keepaliveTime+keepaliveTimeout. The hub
-// tolerates pings every 10 s or slower (hub/agentapi keepaliveMinTime).
-const (
-	keepaliveTime    = 30 * time.Second
-	keepaliveTimeout = 10 * time.Second
-)
-
 // connectBackoff is gRPC's own backoff between attempts to open the
 // connection, capped like the agent's (protocol.MaxReconnectDelay) instead
 // of gRPC's default 120 s: after a long partition the connection is tried
@@ -64,8 +56,8 @@ func Dial(addrs []string, tlsCfg *tls.Config, opts ...grpc.DialOption) (*grpc.Cl
 func dial(cfg Config, avoid []string) (*grpc.ClientConn, error) {
 	opts := append([]grpc.DialOption{
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{
-			Time:                keepaliveTime,
-			Timeout:             keepaliveTimeout,
+			Time:                protocol.KeepaliveTime,
+			Timeout:             protocol.KeepaliveTimeout,
 			PermitWithoutStream: true,
 		}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecvBytes)),

@@ -59,14 +59,15 @@
 // backoff. Each address is verified for its own host. One address is
 // dialed as before, through gRPC's dns resolver.
 //
-// A replica that cannot serve (cut off from its store, shutting down,
-// shedding load) ends the stream with Goodbye SHUTDOWN or REBALANCE, and
-// refuses new streams the same way, while its TCP connection stays up: on
-// the same connection the next stream would reach it again. So after such
-// a Goodbye the client waits as after any stream, then closes the
-// connection and dials a new one (moveon.go) whose order puts the address
-// that said goodbye last, after the others shuffled; pick_first comes
-// back to it only if none of the others answers. The address is the
+// A replica that cannot serve (cut off from its store, shutting down)
+// ends the stream with Goodbye SHUTDOWN, and refuses new streams the same
+// way, while its TCP connection stays up: on the same connection the next
+// stream would reach it again. (REBALANCE, which the protocol reserves
+// for a hub shedding load and today's hub never sends, is handled alike.)
+// So after such a Goodbye the client waits as after any stream, then
+// closes the connection and dials a new one (moveon.go) whose order puts
+// the address that said goodbye last, after the others shuffled;
+// pick_first comes back to it only if none of the others answers. The address is the
 // configured one whose host is the stream's peer IP (a host name is
 // looked up, within 2 s) on its port; when none is (a proxy in between),
 // the new connection shuffles them all. The addresses that said goodbye
@@ -127,6 +128,7 @@
 // receiver and the heartbeat builder (stopped and waited for when the
 // stream ends). Only the stream's goroutine sends on it.
 //
-// It imports agent/state and the generated agent protocol, never hub/.
+// It imports agent/state, the generated agent protocol, internal/backoff,
+// internal/hubdial and internal/protocol, never hub/.
 // Test helpers (a fake hub on real gRPC and TLS) are in hubtest.
 package hubclient

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // handle acts on one hub message.
@@ -72,7 +73,7 @@ func (s *conn) settings(st *agentv1.Settings) {
 	}
 	b := beatSettings{every: st.GetHeartbeatInterval().AsDuration(), models: st.GetResourceModels()}
 	if b.every <= 0 {
-		b.every = defaultHeartbeatInterval
+		b.every = protocol.HeartbeatInterval // the hub's Settings carry none
 	}
 	select {
 	case <-s.heartbeat:

@@ -14,10 +14,6 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 )
 
-// defaultHeartbeatInterval is used when the hub's Settings carry none
-// (hub/agentapi's default).
-const defaultHeartbeatInterval = 10 * time.Second
-
 // streamResult is how a stream ended.
 type streamResult struct {
 	err        error

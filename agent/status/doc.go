@@ -37,6 +37,6 @@
 // work again after the interpreter's customizations changed.
 //
 // It imports agent/apply (for its Snapshot type), agent/customizations
-// (Explain), the interpreter's config types and the generated agent
-// protocol; never hub/.
+// (Explain), api/config/v1alpha1 (the interpreter's config types) and the
+// generated agent protocol, never hub/.
 package status

@@ -32,7 +32,7 @@
 // Document.Known (and OwnGroup, which catches unknown kinds in Tether's
 // groups).
 //
-// It imports the API packages, Kubernetes' apimachinery and the YAML and JSON
-// libraries Kubernetes uses (sigs.k8s.io/yaml, sigs.k8s.io/json), plus
+// It imports api/, Kubernetes API machinery, sigs.k8s.io/yaml and
+// sigs.k8s.io/json (the YAML and JSON libraries Kubernetes uses), plus
 // go.yaml.in/yaml/v3 to size YAML aliases before expanding them.
 package codec

@@ -32,6 +32,7 @@ import (
 	"github.com/tetherproj/tether/internal/gcflags"
 	"github.com/tetherproj/tether/internal/logging"
 	"github.com/tetherproj/tether/internal/pprofserve"
+	"github.com/tetherproj/tether/internal/protocol"
 	"github.com/tetherproj/tether/internal/version"
 )
 
@@ -147,7 +148,7 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	fs.StringVar(&cfg.CACertFile, "ca-cert", "", "PEM certificate of the hub's CA, the same for every replica (e.g. a mounted Kubernetes Secret's tls.crt; with --ca-key); empty: DATA_DIR/pki/ca.crt, created on first start")
 	fs.StringVar(&cfg.CAKeyFile, "ca-key", "", "PEM key of --ca-cert")
 	fs.StringVar(&cfg.CAEncryptionKeyFile, "ca-encryption-key-file", "", "file holding 32 random bytes, base64 (head -c 32 /dev/urandom | base64): the first replica creates the CA and stores it in etcd encrypted (AES-256-GCM) with this key, every replica given the same file uses it")
-	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", hub.DefaultLeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", protocol.LeaseDuration, "a cluster without a heartbeat for this long turns Unknown")
 	fs.StringVar(&embeddedQuota, "embedded-etcd-quota", "8Gi", "size limit of the embedded etcd's database (a Kubernetes quantity); past it etcd refuses writes (NOSPACE) until compacted and defragmented")
 	fs.StringVar(&maxObject, "max-object-bytes", "1.5Mi", "largest object a client may apply (a Kubernetes quantity, e.g. 1.5Mi)")
 	fs.Func("tls-san", "an extra DNS name or IP address for the hub's serving certificate, e.g. the LoadBalancer name agents dial (repeatable)", func(v string) error {

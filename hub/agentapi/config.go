@@ -9,18 +9,15 @@ import (
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/internal/grpcbuf"
+	"github.com/tetherproj/tether/internal/protocol"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// Defaults of Config, sent to agents in Settings.
+// Defaults of Config, sent to agents in Settings (the heartbeat interval
+// and lease duration are internal/protocol's).
 const (
-	// DefaultHeartbeatInterval is how often agents send Heartbeat.
-	DefaultHeartbeatInterval = 10 * time.Second
-	// DefaultLeaseDuration is how long a cluster stays Ready without a
-	// heartbeat (DESIGN §5); hub/liveness must use the same value.
-	DefaultLeaseDuration = 40 * time.Second
 	// DefaultStatusMinInterval is the shortest interval between two status
 	// reports of one work.
 	DefaultStatusMinInterval = 2 * time.Second
@@ -80,17 +77,6 @@ const (
 	// and a bound on CSR signing and store writes.
 	DefaultRegistrationTotalRate  = 10
 	DefaultRegistrationTotalBurst = 50
-)
-
-// Keepalive of agent connections: a dead connection behind NAT (no FIN ever
-// arrives) is found within keepaliveTime+keepaliveTimeout, which also
-// unblocks a send stuck on a full window.
-const (
-	keepaliveTime    = 30 * time.Second
-	keepaliveTimeout = 10 * time.Second
-	// keepaliveMinTime is the shortest client ping interval the hub
-	// tolerates; agents ping every 30 s.
-	keepaliveMinTime = 10 * time.Second
 )
 
 // streamWindow is the flow-control window of every stream the hub
@@ -226,8 +212,8 @@ func (c Config) withDefaults() (Config, error) {
 			*d = v
 		}
 	}
-	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
-	def(&c.LeaseDuration, DefaultLeaseDuration)
+	def(&c.HeartbeatInterval, protocol.HeartbeatInterval)
+	def(&c.LeaseDuration, protocol.LeaseDuration)
 	def(&c.StatusMinInterval, DefaultStatusMinInterval)
 	def(&c.HelloTimeout, DefaultHelloTimeout)
 	def(&c.CatchUpTimeout, DefaultCatchUpTimeout)
@@ -297,8 +283,8 @@ func ServerOptions(cfg Config) []grpc.ServerOption {
 		grpc.MaxRecvMsgSize(max),
 		grpc.ConnectionTimeout(handshake),
 		grpc.MaxConcurrentStreams(streams),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, MaxConnectionIdle: idle}),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: protocol.KeepaliveTime, Timeout: protocol.KeepaliveTimeout, MaxConnectionIdle: idle}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: protocol.KeepaliveMinTime, PermitWithoutStream: true}),
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/syncstate"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 var edge1 = []string{"edge-1"}
@@ -32,8 +33,8 @@ func TestEmptyHelloGetsWelcomeEveryWorkThenSyncDone(t *testing.T) {
 		t.Errorf("Welcome = %v; want hub identity %s, version v-test", welcome, hubIdentity)
 	}
 	s := welcome.GetSettings()
-	if s.GetLeaseDuration().AsDuration() != agentapi.DefaultLeaseDuration || s.GetLimits().GetMaxWorks() != 50 ||
-		s.GetLimits().GetMaxMessageBytes() != agentapi.DefaultMaxMessageBytes || s.GetHeartbeatInterval().AsDuration() != agentapi.DefaultHeartbeatInterval {
+	if s.GetLeaseDuration().AsDuration() != protocol.LeaseDuration || s.GetLimits().GetMaxWorks() != 50 ||
+		s.GetLimits().GetMaxMessageBytes() != agentapi.DefaultMaxMessageBytes || s.GetHeartbeatInterval().AsDuration() != protocol.HeartbeatInterval {
 		t.Errorf("Welcome settings = %v; want the defaults with max_works 50", s)
 	}
 	a.expect("upsert a@1", "upsert b@1", "syncdone 2")

@@ -152,9 +152,9 @@
 // that Recheck keeps passing once the old one expires. A stream opened with
 // an expired certificate (on a connection older than it) is refused.
 //
-// It imports hub/syncstate, hub/pki, hub/authority (its Lineage and
-// Adoption types) and the generated agent protocol; the
-// works, statuses and leases come in through the small interfaces of
-// works.go and sinks.go, which the renderer, the aggregator and
-// hub/liveness implement.
+// It imports hub/syncstate, hub/pki, hub/authority (its Lineage and Adoption
+// types), hub/guard, hub/membership, internal/grpcbuf, internal/protocol and
+// the generated agent protocol; the works, statuses and leases come in
+// through the small interfaces of works.go and sinks.go, which the renderer,
+// the aggregator and hub/liveness implement.
 package agentapi

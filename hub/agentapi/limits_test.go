@@ -9,6 +9,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/internal/protocol"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -108,8 +109,8 @@ func TestStatusesPastTheirClusterLimitEndOnlyThatStream(t *testing.T) {
 	h.statuses.Fail(fmt.Errorf("%w: cluster relay queue full: cluster %q", agentapi.ErrLimit, "edge-1"))
 	a.send(statusMsg("a", "1", "d"))
 	m := a.recv()
-	if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != agentapi.DefaultHeartbeatInterval {
-		t.Errorf("first message after the refused report: %s; want Goodbye LIMIT_EXCEEDED, retry after %s", describe(m), agentapi.DefaultHeartbeatInterval)
+	if g := m.GetGoodbye(); g.GetReason() != agentv1.DisconnectReason_DISCONNECT_REASON_LIMIT_EXCEEDED || g.GetRetryAfter().AsDuration() != protocol.HeartbeatInterval {
+		t.Errorf("first message after the refused report: %s; want Goodbye LIMIT_EXCEEDED, retry after %s", describe(m), protocol.HeartbeatInterval)
 	}
 	if _, err := a.stream.Recv(); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "cluster relay queue full") {
 		t.Errorf("stream after a status sink past its cluster's limit = %v; want ResourceExhausted naming the limit", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // maxFlood bounds how many messages a flooding test agent sends before
@@ -68,7 +69,7 @@ func TestFloodingOneKindEndsOnlyThatStream(t *testing.T) {
 			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 5)`, 5 * time.Second},
 		{"customizations acks, default bound: the wait is at most a heartbeat interval", agentapi.MessageRates{},
 			&agentv1.AgentMessage{Message: &agentv1.AgentMessage_CustomizationsAck{CustomizationsAck: &agentv1.CustomizationsAck{Version: "v"}}},
-			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 100)`, agentapi.DefaultHeartbeatInterval},
+			`cluster "edge-1" sent customizations ack messages faster than the hub accepts on one stream (at most 1 per second, bursts of 100)`, protocol.HeartbeatInterval},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

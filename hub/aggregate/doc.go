@@ -194,7 +194,8 @@
 //
 // A cluster is stale while its lease is Unknown (hub/liveness), or when it
 // has no lease once the start-up grace (Config.StartupGrace, default the
-// lease duration) after Run started is over. Its items are then: health
+// lease duration plus protocol.MaxReconnectDelay, the longest an agent
+// waits before it reconnects) after Run started is over. Its items are then: health
 // Unknown (never Healthy), status removed, applied and appliedMessage kept
 // as last reported, and the cluster listed in stale-clusters. Because the
 // status is removed from the item, AggregateStatus skips it: the template's
@@ -228,8 +229,8 @@
 // previous template status, and flushed again when the answer arrives.
 //
 // It imports hub/store, hub/liveness, hub/agentapi (the interface it
-// implements), hub/guard, hub/syncstate, api/, internal/interpreter's
-// ErrPending, the etcd client (for the relay's batched conditional
-// writes), protobuf and Kubernetes API machinery; the interpreter comes in
-// through the Interpreter interface.
+// implements), hub/aggregate/fold, hub/guard, hub/syncstate, api/,
+// internal/interpreter's ErrPending, internal/protocol, the etcd client (for
+// the relay's batched conditional writes), protobuf and Kubernetes API
+// machinery; the interpreter comes in through the Interpreter interface.
 package aggregate

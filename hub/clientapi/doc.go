@@ -215,9 +215,9 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports the store, the scheduler, hub/liveness' lease type, the pure
-// decisions of the detector, the scheduling loop (hub/scheduler,
-// hub/placement), the renderer (hub/render) and the aggregator
-// (hub/aggregate/fold), pki,
-// internal/interpreter, and the api/ packages.
+// It imports hub/store, hub/liveness (the lease type), hub/membership,
+// hub/revocation, hub/pki, hub/detector (its pure decisions), hub/scheduler
+// and hub/placement (the scheduling loop), hub/render (the renderer),
+// hub/aggregate/fold (the aggregator's fold), internal/interpreter/ and
+// api/. and api/.
 package clientapi

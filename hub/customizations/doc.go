@@ -43,7 +43,8 @@
 // version is a hash of names and contents, empty for the empty set. A set
 // over MaxSetBytes is not sent (logged as an error): agents keep theirs.
 //
-// It imports hub/store, the generated agent protocol, the interpreter's customization and webhook types and
-// the config API group name; the interpreter itself is consumed through the
-// small Target interface.
+// It imports hub/store, the generated agent protocol, internal/interpreter
+// and internal/interpreter/webhook (the customization and webhook types) and
+// api/config/v1alpha1 (the API group name); the interpreter itself is
+// consumed through the small Target interface.
 package customizations

@@ -114,7 +114,8 @@
 // reconciled again when an answer arrives. Other templates go on being
 // bound while a webhook hangs.
 //
-// It imports the store, api/ packages, hub/customizations' Subscription,
-// internal/interpreter's ErrPending and Kubernetes API machinery; the
-// interpreter is consumed through the Interpreter interface.
+// It imports hub/store, api/, hub/customizations' Subscription,
+// hub/placement, hub/aggregate/fold, hub/guard, internal/overrides,
+// internal/backoff, internal/interpreter's ErrPending and Kubernetes API
+// machinery; the interpreter is consumed through the Interpreter interface.
 package detector

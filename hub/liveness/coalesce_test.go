@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // withAPIs is a Ready heartbeat listing group version "g<i>/v1" with n
@@ -140,7 +141,7 @@ func TestHeartbeatPastLimitsIsNotWritten(t *testing.T) {
 	if err := flush(ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(DefaultLeaseDuration) // past Refresh and ContentInterval
+	clock.Advance(protocol.LeaseDuration) // past Refresh and ContentInterval
 	p.Heartbeat("c1", big)
 	if err := flush(ctx, p); err != nil {
 		t.Fatal(err)

@@ -4,9 +4,9 @@
 //
 // A cluster is Ready (or NotReady, when the agent reports its "Ready"
 // condition False) while its lease is valid, and becomes Unknown once the
-// lease duration (default 40 s) passes without a heartbeat. Run expires
-// leases; Heartbeat renews them. Time comes from a Clock, so tests drive
-// expiry with a fake clock instead of sleeping.
+// lease duration (protocol.LeaseDuration by default) passes without a
+// heartbeat. Run expires leases; Heartbeat renews them. Time comes from a
+// Clock, so tests drive expiry with a fake clock instead of sleeping.
 //
 // # Pauses
 //
@@ -99,6 +99,12 @@
 // above, and nothing is deleted because of it. Persisting the last
 // capacity under /tether/clusters/<name> is hub/membership's business.
 //
-// It imports the generated agent protocol, hub/store, the etcd client,
-// go-hclog and the standard library.
+// What a heartbeat says of a cluster becomes the cluster's status in one
+// place, ClusterStatus (status.go): the client API shows it, the scheduler
+// places by it, and hub/membership records API enablements with
+// APIEnablements.
+//
+// It imports the generated agent protocol, api/cluster/v1alpha1
+// (ClusterStatus), hub/store, internal/protocol, the etcd client, protobuf,
+// Kubernetes API machinery, go-hclog and the standard library.
 package liveness

@@ -8,12 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/internal/protocol"
 	"google.golang.org/protobuf/proto"
 )
-
-// DefaultLeaseDuration is how long a cluster stays Ready after its last
-// heartbeat (DESIGN §5): four of the agent's default 10 s heartbeats.
-const DefaultLeaseDuration = 40 * time.Second
 
 // DefaultPauseThreshold is how much later than due Run may wake before it
 // concludes that the hub was not running (SIGSTOP, a VM pause, a long GC or
@@ -58,7 +55,7 @@ type Lease struct {
 // Config configures Leases.
 type Config struct {
 	// LeaseDuration is how long after a heartbeat a cluster turns Unknown;
-	// zero means DefaultLeaseDuration.
+	// zero means protocol.LeaseDuration.
 	LeaseDuration time.Duration
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
@@ -104,7 +101,7 @@ type Leases struct {
 // New returns empty Leases for cfg.
 func New(cfg Config) *Leases {
 	if cfg.LeaseDuration <= 0 {
-		cfg.LeaseDuration = DefaultLeaseDuration
+		cfg.LeaseDuration = protocol.LeaseDuration
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = RealClock{}

@@ -7,6 +7,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -137,7 +138,7 @@ func TestWaitWakesOnlyOnChanges(t *testing.T) {
 	if len(leases) != 1 || listRev != got || leases[0].Heartbeat.GetResourceSummary().GetAllocatable()["cpu"] != "8" {
 		t.Errorf("List = %+v at %d; want edge-1 with cpu 8 at %d", leases, listRev, got)
 	}
-	if l.Duration() != DefaultLeaseDuration {
-		t.Errorf("Duration = %s; want the default %s", l.Duration(), DefaultLeaseDuration)
+	if l.Duration() != protocol.LeaseDuration {
+		t.Errorf("Duration = %s; want the default %s", l.Duration(), protocol.LeaseDuration)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // pollTimeout bounds every poll of these tests.
@@ -123,7 +124,7 @@ func TestListedRecordAge(t *testing.T) {
 		}
 	}
 	seenAt := clock.Now()
-	clock.Advance(DefaultLeaseDuration)
+	clock.Advance(protocol.LeaseDuration)
 	listAt(listed["old"], 10) // the same revision, listed again
 	listAt(listed["fresh"], 11)
 	for cluster, want := range map[string]time.Time{"old": seenAt, "fresh": clock.Now()} {

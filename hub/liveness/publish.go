@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // Tuned constants of the Publisher.
@@ -111,7 +112,7 @@ type PublisherConfig struct {
 	// Replica names this replica in the records (its address).
 	Replica string
 	// LeaseDuration is the clusters' lease duration (the etcd lease TTL of
-	// the records); zero means DefaultLeaseDuration.
+	// the records); zero means protocol.LeaseDuration.
 	LeaseDuration time.Duration
 	// Refresh is how old a record may get before an unchanged heartbeat is
 	// written again; zero means LeaseDuration/4. It must stay well under
@@ -140,7 +141,7 @@ type PublisherConfig struct {
 // NewPublisher returns a Publisher writing through st's etcd client.
 func NewPublisher(st *store.Store, cfg PublisherConfig) *Publisher {
 	if cfg.LeaseDuration <= 0 {
-		cfg.LeaseDuration = DefaultLeaseDuration
+		cfg.LeaseDuration = protocol.LeaseDuration
 	}
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = cfg.LeaseDuration / 4

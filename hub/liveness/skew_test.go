@@ -10,6 +10,7 @@ import (
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // TestListedRecordsIgnorePublisherClocks: two replicas whose clocks
@@ -95,7 +96,7 @@ func TestQuietClustersRecordsSwept(t *testing.T) {
 	if err := p.flush(ctx, lease.ID); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(DefaultLeaseDuration - time.Second)
+	clock.Advance(protocol.LeaseDuration - time.Second)
 	p.Heartbeat("busy", hbReady)
 	other.Heartbeat("moved", hbReady)
 	if err := p.flush(ctx, lease.ID); err != nil {

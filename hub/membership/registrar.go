@@ -173,7 +173,7 @@ func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[
 		r.known[l.Cluster] = true
 		if results[i].created {
 			r.log.Info("cluster registered", "cluster", l.Cluster)
-			if apis := apiEnablements(l.Heartbeat); len(apis) > 0 {
+			if apis := liveness.APIEnablements(l.Heartbeat); len(apis) > 0 {
 				if want, err := json.Marshal(apis); err == nil {
 					r.apis[l.Cluster] = string(want)
 				}
@@ -193,7 +193,7 @@ func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[
 // touched; the rest of the record (an admin's labels and taints) is kept
 // byte for byte through optimistic concurrency.
 func (r *Registrar) refreshAPIs(ctx context.Context, l liveness.Lease) error {
-	apis := apiEnablements(l.Heartbeat)
+	apis := liveness.APIEnablements(l.Heartbeat)
 	if len(apis) == 0 {
 		return nil
 	}
@@ -259,20 +259,6 @@ func withAPIs(record, apis []byte) ([]byte, bool, error) {
 	return out, true, err
 }
 
-// apiEnablements converts a heartbeat's API enablements to the Cluster
-// type's, in the agent's order (sorted by group version and resource).
-func apiEnablements(hb *agentv1.Heartbeat) []clusterv1alpha1.APIEnablement {
-	out := make([]clusterv1alpha1.APIEnablement, 0, len(hb.GetApiEnablements()))
-	for _, e := range hb.GetApiEnablements() {
-		ae := clusterv1alpha1.APIEnablement{GroupVersion: e.GetGroupVersion()}
-		for _, res := range e.GetResources() {
-			ae.Resources = append(ae.Resources, clusterv1alpha1.APIResource{Name: res.GetName(), Kind: res.GetKind()})
-		}
-		out = append(out, ae)
-	}
-	return out
-}
-
 // create writes the record of l's cluster unless one exists. Labels its
 // agent reported that are not valid Kubernetes labels are left out, with a
 // warning: an agent registered with a token had them checked at Register,
@@ -324,7 +310,7 @@ func Record(l liveness.Lease, cordoned bool) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
 	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology(), cordoned)
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
-	if apis := apiEnablements(hb); len(apis) > 0 {
+	if apis := liveness.APIEnablements(hb); len(apis) > 0 {
 		c.Status.APIEnablements = apis
 	}
 	return c

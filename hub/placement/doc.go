@@ -8,10 +8,10 @@
 // "why not" answer the way the loop decides.
 //
 // It is pure: no I/O, no clock, no randomness, and it never modifies its
-// input. It imports only api/, internal/overrides, hub/aggregate/fold
-// (pure; for the names of the aggregator's annotations) and Kubernetes API
-// types, never the store, so that tetherctl can use it without linking the
-// hub's etcd server.
+// input. It imports only api/, internal/overrides, hub/aggregate/fold (pure;
+// for the names of the aggregator's annotations), Kubernetes API types and
+// github.com/go-logr/logr (the logger Kubernetes' toleration check takes),
+// never hub/store: tetherctl uses it without linking the hub's etcd server.
 //
 // # When to schedule
 //

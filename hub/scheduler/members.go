@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -74,20 +73,14 @@ func member(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv
 		Deleting:       c.DeletionTimestamp != nil,
 	}
 	m := Member{Cluster: sc, State: ""}
-	summary, apis := c.Status.ResourceSummary, c.Status.APIEnablements
+	st := c.Status
 	if lease != nil {
 		m.State = lease.State
-		hb := lease.Heartbeat
-		if hb.GetResourceSummary() != nil {
-			summary = resourceSummary(hb.GetResourceSummary())
-		}
-		if len(hb.GetApiEnablements()) > 0 {
-			apis = apiEnablements(hb.GetApiEnablements())
-		}
-		topology(&m.Cluster, hb.GetTopology())
+		st = liveness.ClusterStatus(st, lease.Heartbeat)
+		topology(&m.Cluster, lease.Heartbeat.GetTopology())
 	}
-	m.Cluster.ResourceSummary = summary
-	m.APIs = apiSet(apis)
+	m.Cluster.ResourceSummary = st.ResourceSummary
+	m.APIs = apiSet(st.APIEnablements)
 	m.Cluster.Taints = taints(c.Spec.Taints, lease, now, lv)
 	return m
 }
@@ -143,47 +136,6 @@ func unreachable(since time.Time, lv Liveness) []corev1.Taint {
 		since = lv.NoExecuteFloor
 	}
 	return append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: since}})
-}
-
-// resourceSummary converts the heartbeat's quantities; an unparsable
-// quantity is left out (the agent validates what it sends).
-func resourceSummary(rs *agentv1.ResourceSummary) *clusterv1alpha1.ResourceSummary {
-	out := &clusterv1alpha1.ResourceSummary{
-		Allocatable: resourceList(rs.GetAllocatable()),
-		Allocated:   resourceList(rs.GetAllocated()),
-		Allocating:  resourceList(rs.GetAllocating()),
-	}
-	for _, am := range rs.GetAllocatableModelings() {
-		out.AllocatableModelings = append(out.AllocatableModelings, clusterv1alpha1.AllocatableModeling{
-			Grade: uint(max(am.GetGrade(), 0)), Count: int(am.GetCount()),
-		})
-	}
-	return out
-}
-
-func resourceList(m map[string]string) corev1.ResourceList {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(corev1.ResourceList, len(m))
-	for name, v := range m {
-		if q, err := resource.ParseQuantity(v); err == nil {
-			out[corev1.ResourceName(name)] = q
-		}
-	}
-	return out
-}
-
-func apiEnablements(in []*agentv1.APIEnablement) []clusterv1alpha1.APIEnablement {
-	out := make([]clusterv1alpha1.APIEnablement, 0, len(in))
-	for _, e := range in {
-		ae := clusterv1alpha1.APIEnablement{GroupVersion: e.GetGroupVersion()}
-		for _, r := range e.GetResources() {
-			ae.Resources = append(ae.Resources, clusterv1alpha1.APIResource{Name: r.GetName(), Kind: r.GetKind()})
-		}
-		out = append(out, ae)
-	}
-	return out
 }
 
 func apiSet(in []clusterv1alpha1.APIEnablement) map[string]bool {

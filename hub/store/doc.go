@@ -66,6 +66,7 @@
 // Works are not stored: they are derived from the above (DESIGN §3), which is
 // why the key count grows with templates + clusters, not their product.
 //
-// It imports the etcd client and server (embed) packages, never other hub
-// packages.
+// It imports the etcd client, the etcd server (its embed package),
+// internal/grpcbuf and zap (the etcd server's logger), never hub/ (its other
+// packages).
 package store

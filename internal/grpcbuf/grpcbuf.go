@@ -1,10 +1,11 @@
-// Package grpcbuf is the buffer pool of the hub's gRPC servers and
-// clients: gRPC's own, with a tier at every power of two from 256 B to
-// 1 MiB. gRPC's default pool has none between 32 KiB and 1 MiB, so every
-// message in that range (a SyncDone or StatusRequest naming 1,000 works,
-// a binding placed on 1,000 clusters) holds 1 MiB until it is written or
-// decoded: a hub resyncing 1,000 agents after a restart held 438 MB of
-// them at once.
+// Package grpcbuf is the buffer pool of the hub's gRPC traffic (its
+// agent and client port, its etcd client, its embedded etcd's server):
+// gRPC's own tiered pool, with tiers of 256 B, 1 KiB, 4 KiB and every
+// power of two from 8 KiB to 1 MiB. gRPC's default pool has none between
+// 32 KiB and 1 MiB, so every message in that range (a SyncDone or
+// StatusRequest naming 1,000 works, a binding placed on 1,000 clusters)
+// would hold 1 MiB until it is written or decoded, and a hub resyncing
+// its agents after a restart would hold hundreds of them at once.
 package grpcbuf
 
 import (

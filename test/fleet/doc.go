@@ -63,6 +63,7 @@
 // finds them (`make kit-bins`). A missing binary is an error that says which
 // target builds it.
 //
-// It imports test/kit, internal/clientconfig and the generated hub API; it
-// starts the hub and agents as processes and never imports hub/ or agent/.
+// It imports test/kit, test/proc, internal/clientconfig, internal/leakcheck
+// and the generated hub API, never hub/ or agent/: it starts the hub and
+// agents as processes.
 package fleet

@@ -24,6 +24,10 @@ type pkg struct {
 	// the package and in package X_test).
 	TestGoFiles  []string
 	XTestGoFiles []string
+	// Imports are what its non-test files import directly, TestImports
+	// what its _test.go files in the package do.
+	Imports     []string
+	TestImports []string
 }
 
 // packages lists every package of the main module with its transitive deps.

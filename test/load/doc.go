@@ -52,6 +52,8 @@
 // The command is test/load/cmd/tether-load; `make load` runs the full
 // scenarios, and this package's test a smoke run of a few agents.
 //
-// It imports agent/hubclient, agent/state, hub/pki and hub/store (to mint
-// certificates and count keys), and test/fleet and test/proc.
+// It imports hub (for its data directory's layout), hub/pki and hub/store
+// (to mint certificates and count keys), agent/hubclient, agent/state, the
+// generated agent protocol, the generated hub API, internal/certs,
+// internal/clientconfig, test/fleet and test/proc.
 package load

@@ -6,5 +6,6 @@
 // with Karmada's field names so that webhooks and Lua scripts written for
 // Karmada work unchanged.
 //
-// It imports Kubernetes API types and apimachinery validation helpers.
+// It imports only Kubernetes API packages (types, and apimachinery's
+// validation helpers).
 package v1alpha1

@@ -10,5 +10,6 @@
 // api/config/v1alpha1; placement and failover are the policy types from
 // api/policy/v1alpha1.
 //
-// It imports only Kubernetes API packages and those two API packages.
+// It imports only Kubernetes API packages, api/config/v1alpha1 and
+// api/policy/v1alpha1.
 package v1alpha1

@@ -1,4 +1,4 @@
-package hub
+package storewatch
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/tetherproj/tether/hub/storewatch/storewatchtest"
 )
 
 // t0 is the tables' start.
@@ -116,16 +118,16 @@ func watchUntil(t *testing.T, probe func(ctx context.Context) error, n int64) in
 	var probes, lost atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := storeWatch{log: hclog.NewNullLogger(),
-		probe: func(ctx context.Context) error {
+	w := Watch{Log: hclog.NewNullLogger(),
+		Probe: func(ctx context.Context) error {
 			if probes.Add(1) > n {
 				cancel()
 			}
 			return probe(ctx)
 		},
-		lost:  func(string) { lost.Add(1) },
-		found: func(context.Context) { t.Error("the store watch found a store that never answered") }}
-	if err := w.run(ctx); err != nil {
+		Lost:  func(string) { lost.Add(1) },
+		Found: func(context.Context) { t.Error("the store watch found a store that never answered") }}
+	if err := w.Run(ctx); err != nil {
 		t.Fatalf("store watch: %v", err)
 	}
 	return lost.Load()
@@ -195,7 +197,7 @@ func TestWaitQuantile(t *testing.T) {
 func TestSchedWaitsSeeAStarvedProcess(t *testing.T) {
 	w := newSchedWaits()
 	w.reset()
-	Starve(80, 5*time.Millisecond, time.Second)
+	storewatchtest.Starve(80, 5*time.Millisecond, time.Second)
 	if got := w.quantile(storeProbeWaitQuantile); got < storeProbeLateness {
 		t.Errorf("goroutines' scheduling waits (quantile %v) with 80 goroutines working on one thread = %s; want at least %s", storeProbeWaitQuantile, got, storeProbeLateness)
 	}

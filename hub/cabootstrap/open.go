@@ -1,4 +1,4 @@
-package hub
+package cabootstrap
 
 import (
 	"context"
@@ -12,29 +12,44 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// caStore is what opening the CA reads and writes; *store.Store satisfies
+// Store is what opening the CA reads and writes; *store.Store satisfies
 // it.
-type caStore interface {
+type Store interface {
 	Get(ctx context.Context, key string) (store.KV, error)
 	Create(ctx context.Context, key string, value []byte) (int64, error)
 }
 
-// openCA returns the hub's CA from where the configuration says (files,
-// sealed in the store, or DataDir/pki) and checks it against the CA
-// recorded in the store, recording it if the store has none: every replica
-// on one etcd must sign with one CA, or an agent registered through one
-// could not talk to another.
-func (h *Hub) openCA(ctx context.Context, st caStore) (*pki.CA, error) {
+// Config says where the hub's CA comes from: CertFile and KeyFile, or
+// else the CA sealed in the store with EncryptionKeyFile's key, or else
+// Dir.
+type Config struct {
+	// Dir is DataDir/pki: the CA created on first start when no other
+	// source is given; it is created whatever the source, as it also holds
+	// hub/authority's record.
+	Dir string
+	// CertFile and KeyFile are the CA's files (--ca-cert, --ca-key).
+	CertFile, KeyFile string
+	// EncryptionKeyFile holds the key of the CA sealed in the store
+	// (--ca-encryption-key-file).
+	EncryptionKeyFile string
+}
+
+// Open returns the hub's CA from where cfg says (files, sealed in the
+// store, or cfg.Dir) and checks it against the CA recorded in the store,
+// recording it if the store has none: every replica on one etcd must sign
+// with one CA, or an agent registered through one could not talk to
+// another.
+func Open(ctx context.Context, st Store, cfg Config, logger hclog.Logger) (*pki.CA, error) {
 	recorded, err := recordedCAHash(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	ca, source, err := h.loadCA(ctx, st, recorded)
+	ca, source, err := load(ctx, st, cfg, recorded, logger)
 	if err != nil {
 		return nil, fmt.Errorf("certificate authority: %w", err)
 	}
 	// DataDir/pki also holds hub/authority's record, whatever the CA's source.
-	if err := os.MkdirAll(h.cfg.path(PKIDir), 0o700); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("certificate authority: %w", err)
 	}
 	if recorded == "" {
@@ -49,29 +64,29 @@ func (h *Hub) openCA(ctx context.Context, st caStore) (*pki.CA, error) {
 			"only to replace the hub's CA on purpose (every agent must then register again), delete %s",
 			ca.Hash(), source, recorded, store.CAHashKey, store.CAHashKey)
 	}
-	h.logger.Info("certificate authority", "ca_hash", ca.Hash(), "source", source)
+	logger.Info("certificate authority", "ca_hash", ca.Hash(), "source", source)
 	return ca, nil
 }
 
-// loadCA loads the CA from its configured source, which it also returns.
+// load loads the CA from its configured source, which it also returns.
 // recorded is the hash in the store, "" when none.
-func (h *Hub) loadCA(ctx context.Context, st caStore, recorded string) (*pki.CA, string, error) {
-	dir := h.cfg.path(PKIDir)
+func load(ctx context.Context, st Store, cfg Config, recorded string, logger hclog.Logger) (*pki.CA, string, error) {
+	dir := cfg.Dir
 	switch {
-	case h.cfg.CACertFile != "":
-		ca, err := pki.LoadCA(h.cfg.CACertFile, h.cfg.CAKeyFile)
+	case cfg.CertFile != "":
+		ca, err := pki.LoadCA(cfg.CertFile, cfg.KeyFile)
 		if err == nil {
-			warnUnusedCA(dir, ca, h.logger)
+			warnUnusedCA(dir, ca, logger)
 		}
-		return ca, "--ca-cert " + h.cfg.CACertFile, err
-	case h.cfg.CAEncryptionKeyFile != "":
-		key, err := pki.ReadEncryptionKey(h.cfg.CAEncryptionKeyFile)
+		return ca, "--ca-cert " + cfg.CertFile, err
+	case cfg.EncryptionKeyFile != "":
+		key, err := pki.ReadEncryptionKey(cfg.EncryptionKeyFile)
 		if err != nil {
 			return nil, "", err
 		}
 		ca, err := sealedCA(ctx, st, key, recorded)
 		if err == nil {
-			warnUnusedCA(dir, ca, h.logger)
+			warnUnusedCA(dir, ca, logger)
 		}
 		return ca, "etcd " + store.SealedCAKey, err
 	case recorded != "" && !pki.HasCA(dir):
@@ -88,7 +103,7 @@ func (h *Hub) loadCA(ctx context.Context, st caStore, recorded string) (*pki.CA,
 // sealedCA opens the CA sealed in the store, or creates and seals one when
 // the store has none and no CA is recorded. Of replicas racing on an empty
 // store, the first write wins and the others open it.
-func sealedCA(ctx context.Context, st caStore, key []byte, recorded string) (*pki.CA, error) {
+func sealedCA(ctx context.Context, st Store, key []byte, recorded string) (*pki.CA, error) {
 	kv, err := st.Get(ctx, store.SealedCAKey)
 	if err == nil {
 		ca, err := pki.OpenSealed(kv.Value, key)
@@ -123,7 +138,7 @@ func sealedCA(ctx context.Context, st caStore, key []byte, recorded string) (*pk
 }
 
 // recordedCAHash is the CA hash recorded in the store, "" when none.
-func recordedCAHash(ctx context.Context, st caStore) (string, error) {
+func recordedCAHash(ctx context.Context, st Store) (string, error) {
 	kv, err := st.Get(ctx, store.CAHashKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -136,7 +151,7 @@ func recordedCAHash(ctx context.Context, st caStore) (string, error) {
 
 // recordCAHash records hash if the store has none yet and returns the one
 // recorded: another replica may have recorded its own first.
-func recordCAHash(ctx context.Context, st caStore, hash string) (string, error) {
+func recordCAHash(ctx context.Context, st Store, hash string) (string, error) {
 	if _, err := st.Create(ctx, store.CAHashKey, []byte(hash)); err != nil && !errors.Is(err, store.ErrExists) {
 		return "", fmt.Errorf("record CA hash: %w", err)
 	}

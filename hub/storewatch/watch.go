@@ -1,4 +1,4 @@
-package hub
+package storewatch
 
 import (
 	"context"
@@ -39,10 +39,10 @@ const (
 	storeProbeWaitQuantile = 0.9
 )
 
-// storeWatch tells when this replica has lost its store and when it has it
+// Watch tells when this replica has lost its store and when it has it
 // again: a replica that cannot reach etcd can neither send its agents the
 // works rendered elsewhere nor publish their heartbeats, so it hands them
-// over (agentapi Suspend) and reports not ready, until a read succeeds.
+// over (agentapi.Server.Suspend) and reports not ready, until a read succeeds.
 //
 // A store is lost only on evidence: reads that failed one after the other
 // for storeLossGrace, each run on time by a process that was running. A
@@ -67,18 +67,20 @@ const (
 // make them all reconnect to the same process at once and slow it further.
 // It logs the loss and its end, stays ready and keeps serving: agents keep
 // what they hold either way, and get what the hub manages to send.
-type storeWatch struct {
-	probe func(ctx context.Context) error
-	// alone: the store is this process's embedded etcd (no other replica):
-	// lost and found are never called.
-	alone bool
-	lost  func(why string)          // called once when the store is lost
-	found func(ctx context.Context) // called once when it answers again
-	log   hclog.Logger
+type Watch struct {
+	// Probe reads the store once (the store's Reachable: a linearizable
+	// read).
+	Probe func(ctx context.Context) error
+	// Alone: the store is this process's embedded etcd (no other replica):
+	// Lost and Found are never called.
+	Alone bool
+	Lost  func(why string)          // called once when the store is lost
+	Found func(ctx context.Context) // called once when it answers again
+	Log   hclog.Logger
 }
 
-// run probes until ctx ends.
-func (w storeWatch) run(ctx context.Context) error {
+// Run probes until ctx ends.
+func (w Watch) Run(ctx context.Context) error {
 	var s storeState
 	waits := newSchedWaits()
 	timer := time.NewTimer(0)
@@ -104,11 +106,11 @@ func (w storeWatch) run(ctx context.Context) error {
 }
 
 // probeOnce reads the store once, due at due, and says how it went.
-func (w storeWatch) probeOnce(ctx context.Context, due time.Time, waits *schedWaits) (probe, error) {
+func (w Watch) probeOnce(ctx context.Context, due time.Time, waits *schedWaits) (probe, error) {
 	waits.reset()
 	p := probe{due: due, start: time.Now()}
 	pctx, cancel := context.WithTimeout(ctx, storeProbeTimeout)
-	err := w.probe(pctx)
+	err := w.Probe(pctx)
 	cancel()
 	p.end, p.ok = time.Now(), err == nil
 	p.waited = waits.quantile(storeProbeWaitQuantile)
@@ -116,23 +118,23 @@ func (w storeWatch) probeOnce(ctx context.Context, due time.Time, waits *schedWa
 }
 
 // act does what a probe's transition asks.
-func (w storeWatch) act(ctx context.Context, t transition, p probe, err error) {
+func (w Watch) act(ctx context.Context, t transition, p probe, err error) {
 	switch {
 	case t == storeStarved:
-		w.log.Warn("store probe failed while this process ran late (starved of CPU?): not counted as the store's loss",
+		w.Log.Warn("store probe failed while this process ran late (starved of CPU?): not counted as the store's loss",
 			"late", p.late().Round(time.Millisecond), "error", err)
-	case t == storeLost && w.alone:
-		w.log.Error("store lost: keeping every agent, as this hub's store is its own embedded etcd and no other replica could serve them",
+	case t == storeLost && w.Alone:
+		w.Log.Error("store lost: keeping every agent, as this hub's store is its own embedded etcd and no other replica could serve them",
 			"grace", storeLossGrace, "error", err)
 	case t == storeLost:
 		why := fmt.Sprintf("this hub replica has not reached its store (etcd) for %s: %v", storeLossGrace, err)
-		w.log.Error("store lost: sending this replica's agents to other replicas", "error", err)
-		w.lost(why)
-	case t == storeFound && w.alone:
-		w.log.Info("store answers again")
+		w.Log.Error("store lost: sending this replica's agents to other replicas", "error", err)
+		w.Lost(why)
+	case t == storeFound && w.Alone:
+		w.Log.Info("store answers again")
 	case t == storeFound:
-		w.log.Info("store reachable again: serving agents once this replica has caught up with it")
-		w.found(ctx)
+		w.Log.Info("store reachable again: serving agents once this replica has caught up with it")
+		w.Found(ctx)
 	}
 }
 
@@ -142,10 +144,10 @@ func (w storeWatch) act(ctx context.Context, t transition, p probe, err error) {
 // seen (agentapi.DefaultCatchUpTimeout) before it computes a difference.
 const storeCatchUpTimeout = 30 * time.Second
 
-// catchUp waits until works has applied the store's current revision (or
+// CatchUp waits until works has applied the store's current revision (or
 // storeCatchUpTimeout passed), so that a replica that lagged while cut off
 // does not serve its old view to the agents it takes back.
-func catchUp(ctx context.Context, revision func(context.Context) (int64, error), works interface {
+func CatchUp(ctx context.Context, revision func(context.Context) (int64, error), works interface {
 	WaitApplied(context.Context, int64) bool
 }, log hclog.Logger) {
 	ctx, cancel := context.WithTimeout(ctx, storeCatchUpTimeout)
