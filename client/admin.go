@@ -11,10 +11,7 @@ import (
 // hub's CA that the agent pins.
 func (c *Client) CreateToken(ctx context.Context, req *hubv1.CreateTokenRequest) (*hubv1.CreateTokenResponse, error) {
 	resp, err := c.tokens.CreateToken(ctx, req)
-	if err != nil {
-		return nil, c.Explain(err)
-	}
-	return resp, nil
+	return resp, c.Explain(err)
 }
 
 // ListTokens returns the bootstrap tokens that can still be used, without
@@ -34,10 +31,7 @@ func (c *Client) DeleteToken(ctx context.Context, id string) error {
 // request, or with a key the hub generates and returns.
 func (c *Client) CreateUser(ctx context.Context, req *hubv1.CreateUserRequest) (*hubv1.CreateUserResponse, error) {
 	resp, err := c.users.CreateUser(ctx, req)
-	if err != nil {
-		return nil, c.Explain(err)
-	}
-	return resp, nil
+	return resp, c.Explain(err)
 }
 
 // RevokeUser revokes every certificate issued to the user name until then.

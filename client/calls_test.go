@@ -42,13 +42,11 @@ func startHub(t *testing.T) *testHub {
 		t.Fatal(err)
 	}
 	revoked := revocation.New(h.st, hclog.NewNullLogger())
-	runCtx, stop := context.WithCancel(context.Background())
 	followed := make(chan error, 1)
-	go func() { followed <- revoked.Run(runCtx) }()
-	t.Cleanup(func() { // after the server stops, before the store closes
-		stop()
-		<-followed
-	})
+	// The follower stops when t.Context ends, before any cleanup runs;
+	// the store, whose cleanup runs last, outlives it.
+	go func() { followed <- revoked.Run(t.Context()) }()
+	t.Cleanup(func() { <-followed })
 	api, err := clientapi.New(clientapi.Config{Leases: liveness.New(liveness.Config{}), Revocations: revoked,
 		Registry: membership.NewRegistry(h.st, ca, membership.Config{}, hclog.NewNullLogger())}, h.st, nil, hclog.NewNullLogger())
 	if err != nil {

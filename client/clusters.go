@@ -26,10 +26,7 @@ func (c *Client) ListClusters(ctx context.Context, sel ClusterSelector) ([]*hubv
 // serving; the error's code is NotFound when no cluster has that name.
 func (c *Client) GetCluster(ctx context.Context, name string) (*hubv1.GetClusterResponse, error) {
 	resp, err := c.Clusters.GetCluster(ctx, &hubv1.GetClusterRequest{Name: name})
-	if err != nil {
-		return nil, c.Explain(err)
-	}
-	return resp, nil
+	return resp, c.Explain(err)
 }
 
 // Cordon marks a cluster unschedulable: the scheduler places nothing new
