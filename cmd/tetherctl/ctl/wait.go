@@ -24,14 +24,9 @@ import (
 	"github.com/tetherproj/tether/hub/placement"
 )
 
-// Tuned constants of apply --wait.
-const (
-	// defaultWaitTimeout is --timeout's default, as kubectl rollout status.
-	defaultWaitTimeout = 5 * time.Minute
-	// rewatchDelay is the pause before a placement watch that the hub
-	// ended (a restart, a network blip) is opened again.
-	rewatchDelay = time.Second
-)
+// defaultWaitTimeout is --timeout's default for apply --wait, as kubectl
+// rollout status.
+const defaultWaitTimeout = 5 * time.Minute
 
 // rollout is one template's progress, computed from its placement and
 // binding by progressOf.
@@ -357,7 +352,7 @@ func follow(ctx context.Context, c *client.Client, w *waited, send func(progress
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(rewatchDelay):
+		case <-time.After(rewatchPause):
 		}
 	}
 }

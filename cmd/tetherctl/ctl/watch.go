@@ -25,8 +25,9 @@ const (
 	// see aggregated status changes: status changes write the binding, not
 	// the template, so the template watch does not report them.
 	statusPollInterval = 2 * time.Second
-	// rewatchPause is the pause before listing and watching again after
-	// the hub ended a watch (a restart, compaction).
+	// rewatchPause is the pause before a watch the client could not
+	// resume (client.Restartable: a compacted revision ...) starts over:
+	// get --watch lists again, apply --wait watches from the start.
 	rewatchPause = time.Second
 	// minColumnWidth is the narrowest column of a streamed table, so that
 	// rows printed before a wider cell arrives still mostly line up.
