@@ -33,11 +33,13 @@ type Client struct {
 	conn *grpc.ClientConn
 	cfg  Config
 	// Objects, Placements and Clusters are the generated service clients,
-	// for the calls this package has no helper for; pass their errors
-	// through Explain.
+	// for a request the typed methods do not make (every call has a typed
+	// method); pass their errors through Explain.
 	Objects    hubv1.ObjectServiceClient
 	Placements hubv1.PlacementServiceClient
 	Clusters   hubv1.ClusterServiceClient
+	tokens     hubv1.TokenServiceClient
+	users      hubv1.UserServiceClient
 }
 
 // Dial connects to the hub cfg names and checks, within ctx, that the hub
@@ -61,7 +63,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("dial hub %s: %w", cfg.Address, err)
 	}
 	c := &Client{conn: conn, cfg: cfg, Objects: hubv1.NewObjectServiceClient(conn),
-		Placements: hubv1.NewPlacementServiceClient(conn), Clusters: hubv1.NewClusterServiceClient(conn)}
+		Placements: hubv1.NewPlacementServiceClient(conn), Clusters: hubv1.NewClusterServiceClient(conn),
+		tokens: hubv1.NewTokenServiceClient(conn), users: hubv1.NewUserServiceClient(conn)}
 	if err := c.check(ctx); err != nil {
 		conn.Close()
 		return nil, err

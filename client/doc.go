@@ -1,8 +1,8 @@
 // Package client is the Go client of a Tether hub, for programs that ask
 // the hub where things run or change what it holds (dashboards, CI gates,
 // other systems' schedulers). Every online tetherctl command connects
-// through it (LoadConfig, Dial, Config.Explain); most of them then call the
-// generated services on Client.Conn rather than this package's typed calls.
+// through it (LoadConfig, Dial, Config.Explain) and calls its typed calls;
+// tetherctl only prints what they return.
 //
 // It owns three things:
 //
@@ -13,13 +13,23 @@
 //     replicas, comma-separated; each address's certificate is then checked
 //     for that address's host;
 //   - typed calls returning the generated API types of
-//     github.com/tetherproj/tether/api/gen/tether/hub/v1: Apply, Get, List
-//     (every page, at one revision), Watch (resumes from the last revision
-//     it delivered when the connection breaks), GetPlacement, WatchPlacement,
-//     WatchPlacements (every selected template's placement, change after
-//     change, resumed like Watch) and WaitPlaced (placements carry the
-//     clusters the scheduler rejected, with every reason), and Simulate. The generated service clients are
-//     there too (Client.Objects, Placements, Clusters) for the other calls;
+//     github.com/tetherproj/tether/api/gen/tether/hub/v1, one for every
+//     RPC of the hub's client API: Apply, Get, List (every page, at one
+//     revision; ListPage reads one), Delete, Watch (resumes from the last
+//     revision it delivered when the connection breaks), GetPlacement,
+//     WatchPlacement, WatchPlacements (every selected template's placement,
+//     change after change, resumed like Watch), WaitPlaced (placements
+//     carry the clusters the scheduler rejected, with every reason) and
+//     Simulate; ListClusters, GetCluster, Cordon, Uncordon, Taint, Label,
+//     Annotate, SetResourceModels, Approve, RejectKey and RemoveCluster;
+//     CreateToken, ListTokens and DeleteToken; CreateUser, RevokeUser and
+//     ListRevokedUsers. The generated service clients are there too
+//     (Client.Objects, Placements, Clusters) for a request the typed calls
+//     do not make;
+//   - the retry policy: Retryable says which errors a watch is resumed
+//     after (the stream ended, Unavailable, Internal, Aborted), Restartable
+//     which let a caller start over from a fresh List (those, and a
+//     compacted revision); tetherctl retries on these and no others;
 //   - errors that say what to do: every call's error is an *Error whose
 //     message explains the gRPC status as tetherctl prints it (an
 //     unreachable hub, a certificate of another hub, a missing role, a

@@ -35,9 +35,10 @@ type watch[T any] struct {
 }
 
 // follow yields the messages of w from revision from on. When a stream
-// breaks (the connection was lost, the hub restarted: Unavailable, or the
-// stream ended) it opens the next from the revision of the last message
-// yielded, so that nothing is missed or repeated, retrying until ctx ends.
+// breaks with a Retryable error (the connection was lost, the hub
+// restarted, the stream ended) it opens the next from the revision of the
+// last message yielded, so that nothing is missed or repeated, retrying
+// until ctx ends.
 // A watch that could never open a stream, or has nothing to resume from
 // (from 0 and nothing yielded yet), ends with the error instead, as does
 // every other error (compaction: OutOfRange, a missing role...),
@@ -57,7 +58,7 @@ func follow[T any](ctx context.Context, c *Client, from int64, w watch[T]) iter.
 			case ctx.Err() != nil:
 				yield(zero, ctx.Err())
 				return
-			case !resumable(err) || from == 0 || !opened:
+			case !Retryable(err) || from == 0 || !opened:
 				yield(zero, c.Explain(err))
 				return
 			}
@@ -94,7 +95,28 @@ func runStream[T any](ctx context.Context, from int64, w watch[T], opened *bool,
 	}
 }
 
-// resumable reports whether a watch broken by err may be opened again.
-func resumable(err error) bool {
-	return errors.Is(err, io.EOF) || status.Code(err) == codes.Unavailable
+// Retryable reports whether a call or watch that failed with err may be
+// made again as it was (a watch from the last revision it delivered): the
+// stream ended (io.EOF), the hub was unreachable or restarting
+// (Unavailable), the hub's own watch of its store broke (Internal), or a
+// concurrent change got in the way (Aborted). It is the one set of codes
+// the client and tetherctl retry on; errors explained by this package keep
+// their code.
+func Retryable(err error) bool {
+	if errors.Is(err, io.EOF) {
+		return true
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Internal, codes.Aborted:
+		return true
+	}
+	return false
+}
+
+// Restartable reports whether a watch that ended with err can be started
+// over from a fresh read (a List and a Watch from its revision, or a
+// placement watch from 0): it is Retryable, or the revision it would
+// resume from was compacted (OutOfRange).
+func Restartable(err error) bool {
+	return Retryable(err) || status.Code(err) == codes.OutOfRange
 }

@@ -152,22 +152,61 @@ type Selector struct {
 // objects each; 0 for the hub's default of 500), and the revision the
 // first page was read at: Watch from it to follow on.
 func (c *Client) List(ctx context.Context, sel Selector, pageSize int32) ([]*hubv1.Object, int64, error) {
-	req := &hubv1.ListRequest{ApiVersion: sel.APIVersion, Kind: sel.Kind, Namespace: sel.Namespace,
-		LabelSelector: sel.LabelSelector, PageSize: pageSize}
 	var all []*hubv1.Object
 	var rev int64
+	token := ""
 	for {
-		resp, err := c.Objects.List(ctx, req)
+		page, err := c.ListPage(ctx, sel, pageSize, token)
 		if err != nil {
-			return nil, 0, c.Explain(err)
+			return nil, 0, err
 		}
 		if rev == 0 {
-			rev = resp.GetRevision()
+			rev = page.Revision // later pages are read at the first's revision
 		}
-		all = append(all, resp.GetObjects()...)
-		if resp.GetNextPageToken() == "" {
+		all = append(all, page.Objects...)
+		if token = page.Next; token == "" {
 			return all, rev, nil
 		}
-		req.PageToken = resp.GetNextPageToken()
 	}
+}
+
+// Page is one page of a List.
+type Page struct {
+	// Objects are the page's objects.
+	Objects []*hubv1.Object
+	// Revision is the store revision the page was read at.
+	Revision int64
+	// Next is the token of the next page, "" after the last one.
+	Next string
+}
+
+// ListPage reads one page of the selected objects: the first with token
+// "", the next with the previous page's Next. List reads them all; a
+// caller that needs only some (a shell completion) reads one.
+func (c *Client) ListPage(ctx context.Context, sel Selector, pageSize int32, token string) (Page, error) {
+	resp, err := c.Objects.List(ctx, &hubv1.ListRequest{ApiVersion: sel.APIVersion, Kind: sel.Kind,
+		Namespace: sel.Namespace, LabelSelector: sel.LabelSelector, PageSize: pageSize, PageToken: token})
+	if err != nil {
+		return Page{}, c.Explain(err)
+	}
+	return Page{Objects: resp.GetObjects(), Revision: resp.GetRevision(), Next: resp.GetNextPageToken()}, nil
+}
+
+// DeleteOptions are Delete's settings.
+type DeleteOptions struct {
+	// ExpectedRevision deletes only an object still at this revision
+	// (FailedPrecondition otherwise); 0 for any.
+	ExpectedRevision int64
+	// DryRun checks the delete and stores nothing.
+	DryRun bool
+}
+
+// Delete deletes one object and returns it as it was; its error's code is
+// NotFound when it does not exist.
+func (c *Client) Delete(ctx context.Context, ref *hubv1.ObjectRef, opts DeleteOptions) (*hubv1.Object, error) {
+	resp, err := c.Objects.Delete(ctx, &hubv1.DeleteRequest{Ref: ref, ExpectedRevision: opts.ExpectedRevision, DryRun: opts.DryRun})
+	if err != nil {
+		return nil, c.Explain(err)
+	}
+	return resp.GetObject(), nil
 }

@@ -3,26 +3,24 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"strings"
+	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 	"github.com/tetherproj/tether/internal/clientconfig"
 	"github.com/tetherproj/tether/test/proc"
 )
 
-// Client talks to the fleet's hub as its admin over mutual TLS: the hub.v1
-// ObjectService and PlacementService, plus the waits tests and the demo
-// need.
+// dialTimeout bounds Dial's check that the hub answers.
+const dialTimeout = 30 * time.Second
+
+// Client talks to the fleet's hub as its admin over mutual TLS: the public
+// client (client.Client, whose typed calls it has), plus the waits tests
+// and the demo need.
 type Client struct {
-	Objects   hubv1.ObjectServiceClient
-	Placement hubv1.PlacementServiceClient
-	Tokens    hubv1.TokenServiceClient
-	Clusters  hubv1.ClusterServiceClient
-	conn      *grpc.ClientConn
+	*client.Client
 }
 
 // Client connects to the hub with its admin.conf (the address from
@@ -36,80 +34,32 @@ func (f *Fleet) Client() (*Client, error) {
 	return Dial(cfg)
 }
 
-// Dial connects to the hub a client config names.
+// Dial connects to the hub a client config names with client.Dial, which
+// checks (here within dialTimeout) that the hub answers.
 func Dial(cfg *clientconfig.Config) (*Client, error) {
-	tlsCfg, err := cfg.TLS()
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	c, err := client.Dial(ctx, client.Config{Address: cfg.Server, User: cfg.User, CAPEM: []byte(cfg.CertificateAuthority),
+		CertPEM: []byte(cfg.ClientCertificate), KeyPEM: []byte(cfg.ClientKey)})
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(cfg.Server, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
-	if err != nil {
-		return nil, fmt.Errorf("hub %s: %w", cfg.Server, err)
-	}
-	return &Client{
-		Objects:   hubv1.NewObjectServiceClient(conn),
-		Placement: hubv1.NewPlacementServiceClient(conn),
-		Tokens:    hubv1.NewTokenServiceClient(conn),
-		Clusters:  hubv1.NewClusterServiceClient(conn),
-		conn:      conn,
-	}, nil
+	return &Client{Client: c}, nil
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
-
-// Apply applies manifests (multi-document YAML or JSON) in namespace
-// "default" unless they name one. A rejected object is an error that lists
-// every rejection with its field errors; nothing is stored then. A failed
-// write is an error naming it and the objects skipped after it; the
-// objects written before it stay.
-func (c *Client) Apply(ctx context.Context, manifests []byte) (*hubv1.ApplyResponse, error) {
-	resp, err := c.Objects.Apply(ctx, &hubv1.ApplyRequest{Manifests: manifests})
-	if err != nil {
-		return nil, fmt.Errorf("apply: %w", err)
-	}
-	if !resp.GetCommitted() {
-		var msgs []string
-		for _, r := range resp.GetResults() {
-			switch r.GetOutcome() {
-			case hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED, hubv1.ApplyOutcome_APPLY_OUTCOME_FAILED, hubv1.ApplyOutcome_APPLY_OUTCOME_SKIPPED:
-			default:
-				continue
-			}
-			msg := fmt.Sprintf("%s: %s", RefString(r.GetRef()), r.GetMessage())
-			for _, fe := range r.GetFieldErrors() {
-				msg += fmt.Sprintf("; %s: %s", fe.GetField(), fe.GetDetail())
-			}
-			msgs = append(msgs, msg)
-		}
-		if resp.GetPartial() {
-			return resp, fmt.Errorf("apply: partly stored, the others were written: %s", strings.Join(msgs, "\n"))
-		}
-		return resp, fmt.Errorf("apply: nothing stored: %s", strings.Join(msgs, "\n"))
-	}
-	return resp, nil
-}
-
-// Get returns a stored object with its aggregated status.
+// Get returns a stored object with its aggregated status, decoded (it
+// stands for client.Client.Get, which returns the object as the hub sent
+// it).
 func (c *Client) Get(ctx context.Context, ref *hubv1.ObjectRef) (*unstructured.Unstructured, error) {
-	resp, err := c.Objects.Get(ctx, &hubv1.GetRequest{Ref: ref})
+	o, err := c.Client.Get(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", RefString(ref), err)
 	}
 	obj := &unstructured.Unstructured{} // UnmarshalJSON keeps integers int64
-	if err := obj.UnmarshalJSON(resp.GetObject().GetObjectJson()); err != nil {
+	if err := obj.UnmarshalJSON(o.GetObjectJson()); err != nil {
 		return nil, fmt.Errorf("get %s: decode: %w", RefString(ref), err)
 	}
 	return obj, nil
-}
-
-// GetPlacement returns where a template runs.
-func (c *Client) GetPlacement(ctx context.Context, ref *hubv1.ObjectRef) (*hubv1.Placement, error) {
-	resp, err := c.Placement.GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: ref})
-	if err != nil {
-		return nil, fmt.Errorf("placement of %s: %w", RefString(ref), err)
-	}
-	return resp.GetPlacement(), nil
 }
 
 // probeTemplate and probePolicy ask Simulate where an object selecting
@@ -127,16 +77,16 @@ const (
 // the scheduler, which rejects a cluster that has not listed a kind (as
 // Karmada does), consider them for a workload.
 func (c *Client) ReadyClusters(ctx context.Context) ([]string, error) {
-	resp, err := c.Clusters.ListClusters(ctx, &hubv1.ListClustersRequest{})
+	clusters, err := c.ListClusters(ctx, client.ClusterSelector{})
 	if err != nil {
 		return nil, fmt.Errorf("list clusters: %w", err)
 	}
 	var names []string
-	for _, cl := range resp.GetClusters() {
+	for _, cl := range clusters {
 		if cl.GetState() != hubv1.ClusterState_CLUSTER_STATE_READY {
 			continue
 		}
-		got, err := c.Clusters.GetCluster(ctx, &hubv1.GetClusterRequest{Name: cl.GetName()})
+		got, err := c.GetCluster(ctx, cl.GetName())
 		if err != nil {
 			return nil, fmt.Errorf("get cluster %s: %w", cl.GetName(), err)
 		}
@@ -201,10 +151,5 @@ func Replicas(n int64) func(*unstructured.Unstructured) error {
 	}
 }
 
-// RefString renders a reference as Kind namespace/name.
-func RefString(r *hubv1.ObjectRef) string {
-	if r.GetNamespace() == "" {
-		return r.GetKind() + " " + r.GetName()
-	}
-	return r.GetKind() + " " + r.GetNamespace() + "/" + r.GetName()
-}
+// RefString renders a reference as Kind namespace/name (client.RefString).
+func RefString(r *hubv1.ObjectRef) string { return client.RefString(r) }

@@ -10,7 +10,7 @@
 //		Dir:      dir,
 //	})
 //	defer f.Stop()
-//	c, err := f.Client()              // hub.v1 ObjectService and PlacementService, as admin
+//	c, err := f.Client()              // a client.Client of the hub, as admin
 //	_, err = c.Apply(ctx, manifests)  // all or nothing; a rejected object is an error
 //	err = c.WaitTemplate(ctx, ref, fleet.Rolled) // aggregated status caught up
 //
@@ -63,7 +63,7 @@
 // finds them (`make kit-bins`). A missing binary is an error that says which
 // target builds it.
 //
-// It imports test/kit, test/proc, internal/clientconfig, internal/leakcheck
-// and the generated hub API, never hub/ or agent/: it starts the hub and
-// agents as processes.
+// It imports test/kit, test/proc, client, internal/clientconfig,
+// internal/leakcheck and the generated hub API, never hub/ or agent/: it
+// starts the hub and agents as processes.
 package fleet

@@ -108,7 +108,7 @@ func (f *Fleet) credentials(ctx context.Context, client *Client, hubBin string, 
 		return nil, how, err
 	}
 	if how != RegisterMint {
-		resp, err := client.Tokens.CreateToken(ctx, &hubv1.CreateTokenRequest{
+		resp, err := client.CreateToken(ctx, &hubv1.CreateTokenRequest{
 			Ttl: durationpb.New(agentTokenTTL), ClusterName: c.Name, Uses: 1,
 			Description: "test/fleet agent of " + c.Name,
 		})

@@ -67,7 +67,7 @@ func (x *fixture) startAgents(ctx context.Context) {
 		}
 	})
 	for i, c := range x.kit.Clusters {
-		tok, err := x.clients[0].Tokens.CreateToken(ctx, &hubv1.CreateTokenRequest{
+		tok, err := x.clients[0].CreateToken(ctx, &hubv1.CreateTokenRequest{
 			Ttl: durationpb.New(tokenTTL), ClusterName: c.Name, Uses: 1, Description: "test/ha agent of " + c.Name})
 		if err != nil {
 			t.Fatalf("bootstrap token for %s: %v", c.Name, err)

@@ -1,6 +1,7 @@
 // Package layout checks the repository's structural rules (DESIGN §2, STYLE):
-// every package has a doc comment, its docs name only code that exists, and
-// dependencies point one way.
+// every package has a doc comment, its docs name only code that exists,
+// dependencies point one way, and each door's generated gRPC clients are
+// constructed only by that door's one client (clients_test.go).
 package layout
 
 import (

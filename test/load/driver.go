@@ -281,7 +281,7 @@ func (d *driver) enrollArgs(ctx context.Context) ([]string, error) {
 	if d.cfg.Enroll != EnrollToken {
 		return []string{"--enroll", EnrollMint, "--hub-dir", d.hub.dir}, nil
 	}
-	resp, err := d.admin.Tokens.CreateToken(ctx, &hubv1.CreateTokenRequest{
+	resp, err := d.admin.CreateToken(ctx, &hubv1.CreateTokenRequest{
 		Ttl: durationpb.New(time.Hour), Description: "tether-load: every simulated agent",
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 func init() { commands = append(commands, newApply) }
@@ -77,14 +78,14 @@ func newApply(s IO) *cobra.Command {
 // apply stores req's objects; with wait > 0 it then waits as long for
 // the templates among them to roll out (wait.go).
 func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest, wait time.Duration) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewObjectServiceClient(conn).Apply(ctx, req)
-	if err != nil {
-		return explain(cfg, err)
+	defer c.Close()
+	resp, err := c.ApplyWith(ctx, client.ApplyOptions{DryRun: req.GetDryRun(), DefaultNamespace: req.GetDefaultNamespace()}, req.GetManifests())
+	if resp == nil {
+		return err // the call failed; a rejection or partial write comes with the response, printed below
 	}
 	suffix := ""
 	switch {
@@ -100,7 +101,7 @@ func apply(ctx context.Context, s IO, req *hubv1.ApplyRequest, wait time.Duratio
 		return err
 	}
 	if wait > 0 && resp.GetCommitted() {
-		return waitRollout(ctx, s, conn, cfg, resp.GetResults(), wait)
+		return waitRollout(ctx, s, c, resp.GetResults(), wait)
 	}
 	return nil
 }

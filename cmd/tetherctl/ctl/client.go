@@ -1,8 +1,8 @@
 package ctl
 
 // The connection to a hub, shared by every online command: the --config
-// flag, dial and explain, both through the public client package, which
-// turns gRPC status codes into messages that say what to do.
+// flag and dial, through the public client package, whose typed calls turn
+// gRPC status codes into messages that say what to do.
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	"github.com/tetherproj/tether/client"
 )
@@ -46,20 +45,10 @@ func contextOf(cmd *cobra.Command) context.Context {
 
 // dial reads the client config (--config, $TETHER_CONFIG, ~/.tether/config)
 // and connects to its hub with the client package, which checks that the
-// hub answers and explains why when it does not. The caller closes the
-// connection.
-func dial(ctx context.Context) (*grpc.ClientConn, *client.Config, error) {
-	c, err := dialClient(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg := c.Config()
-	return c.Conn(), &cfg, nil
-}
-
-// dialClient is dial for the client package's typed calls; the caller
-// closes the client.
-func dialClient(ctx context.Context) (*client.Client, error) {
+// hub answers and explains why when it does not. Every call a command
+// makes goes through the returned client's typed methods, whose errors are
+// explained; the caller closes it.
+func dial(ctx context.Context) (*client.Client, error) {
 	flag, _ := ctx.Value(configKey{}).(string)
 	path, err := client.ConfigPath(flag)
 	if err != nil {
@@ -81,14 +70,4 @@ func dialClient(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
-}
-
-// explain turns an RPC error into a message that says what happened and
-// what to do (client.Config.Explain); the gRPC status stays reachable
-// through errors.As (and so status.Code).
-func explain(cfg *client.Config, err error) error {
-	if cfg == nil {
-		return client.Config{}.Explain(err)
-	}
-	return cfg.Explain(err)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 // cluster remove and cluster approve extend a "cluster" command, made here
@@ -80,8 +80,8 @@ func newClusterRemove(s IO) *cobra.Command {
 		Long:  clusterRemoveLong,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return clusterAdmin(contextOf(cmd), s, func(c hubv1.ClusterServiceClient) (string, error) {
-				_, err := c.Remove(contextOf(cmd), &hubv1.RemoveRequest{Name: args[0]})
+			return clusterAdmin(contextOf(cmd), s, func(c *client.Client) (string, error) {
+				err := c.RemoveCluster(contextOf(cmd), args[0])
 				return fmt.Sprintf("cluster/%s removed; its certificate is revoked", args[0]), err
 			})
 		},
@@ -99,8 +99,8 @@ func newClusterApprove(s IO) *cobra.Command {
 			if err := fingerprintFlag(fp); err != nil {
 				return err
 			}
-			return clusterAdmin(contextOf(cmd), s, func(c hubv1.ClusterServiceClient) (string, error) {
-				_, err := c.Approve(contextOf(cmd), &hubv1.ApproveRequest{Name: args[0], KeyFingerprint: fp})
+			return clusterAdmin(contextOf(cmd), s, func(c *client.Client) (string, error) {
+				_, err := c.Approve(contextOf(cmd), args[0], fp)
 				return fmt.Sprintf("cluster/%s approved: its agent may register with the key %s", args[0], fp), err
 			})
 		},
@@ -120,8 +120,8 @@ func newClusterReject(s IO) *cobra.Command {
 			if err := fingerprintFlag(fp); err != nil {
 				return err
 			}
-			return clusterAdmin(contextOf(cmd), s, func(c hubv1.ClusterServiceClient) (string, error) {
-				_, err := c.RejectKey(contextOf(cmd), &hubv1.RejectKeyRequest{Name: args[0], KeyFingerprint: fp})
+			return clusterAdmin(contextOf(cmd), s, func(c *client.Client) (string, error) {
+				err := c.RejectKey(contextOf(cmd), args[0], fp)
 				return fmt.Sprintf("cluster/%s: pending key %s rejected", args[0], fp), err
 			})
 		},
@@ -143,18 +143,18 @@ func newClusterPending(s IO) *cobra.Command {
 }
 
 func runClusterPending(ctx context.Context, s IO) error {
-	conn, cfg, err := dial(ctx)
+	hub, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewClusterServiceClient(conn).ListClusters(ctx, &hubv1.ListClustersRequest{})
+	defer hub.Close()
+	clusters, err := hub.ListClusters(ctx, client.ClusterSelector{})
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	t := newTable(s.Out, "NAME", "PENDING KEY")
 	n := 0
-	for _, c := range resp.GetClusters() {
+	for _, c := range clusters {
 		if fp := c.GetPendingKeyFingerprint(); fp != "" {
 			t.row(c.GetName(), fp)
 			n++
@@ -168,15 +168,15 @@ func runClusterPending(ctx context.Context, s IO) error {
 }
 
 // clusterAdmin dials, runs call and prints its message.
-func clusterAdmin(ctx context.Context, s IO, call func(hubv1.ClusterServiceClient) (string, error)) error {
-	conn, cfg, err := dial(ctx)
+func clusterAdmin(ctx context.Context, s IO, call func(*client.Client) (string, error)) error {
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	msg, err := call(hubv1.NewClusterServiceClient(conn))
+	defer c.Close()
+	msg, err := call(c)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	_, err = fmt.Fprintln(s.Out, msg)
 	return err

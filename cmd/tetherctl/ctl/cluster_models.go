@@ -78,16 +78,16 @@ func newClusterModels(s IO) *cobra.Command {
 }
 
 func setModels(ctx context.Context, s IO, req *hubv1.SetResourceModelsRequest) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewClusterServiceClient(conn).SetResourceModels(ctx, req)
+	defer c.Close()
+	cl, err := c.SetResourceModels(ctx, req.GetName(), req.GetModels(), req.GetResourceVersion())
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	fmt.Fprintf(s.Out, "cluster/%s resource models set: %d grades\n", req.GetName(), len(resp.GetCluster().GetResourceModels()))
+	fmt.Fprintf(s.Out, "cluster/%s resource models set: %d grades\n", req.GetName(), len(cl.GetResourceModels()))
 	return nil
 }
 

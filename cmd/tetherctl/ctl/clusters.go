@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 func init() { commands = append(commands, newClusters) }
@@ -53,26 +54,24 @@ func runClusters(ctx context.Context, s IO, f clustersFlags, names []string) err
 	if err := checkFormat(f.output, allowed...); err != nil {
 		return err
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	client := hubv1.NewClusterServiceClient(conn)
+	defer c.Close()
 	var cs []*hubv1.Cluster
 	if len(names) == 1 {
-		resp, err := client.GetCluster(ctx, &hubv1.GetClusterRequest{Name: names[0]})
+		resp, err := c.GetCluster(ctx, names[0])
 		if err != nil {
-			return explain(cfg, err)
+			return err
 		}
 		cs = []*hubv1.Cluster{resp.GetCluster()}
 	} else {
-		resp, err := client.ListClusters(ctx, &hubv1.ListClustersRequest{LabelSelector: f.selector,
+		cs, err = c.ListClusters(ctx, client.ClusterSelector{LabelSelector: f.selector,
 			WithObjects: f.objects && (f.output == formatJSON || f.output == formatYAML || isPrinterFormat(f.output))})
 		if err != nil {
-			return explain(cfg, err)
+			return err
 		}
-		cs = resp.GetClusters()
 	}
 	switch {
 	case isPrinterFormat(f.output), f.output == formatJSON, f.output == formatYAML:

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 // completionTimeout bounds the hub calls of one completion (seconds, as a
@@ -83,13 +83,13 @@ func completeKinds(ctx context.Context, suffix string, templatesOnly bool) []cob
 	for _, k := range kindsByName {
 		seen[k.plural] = k.template || !templatesOnly
 	}
-	if conn, _, err := dial(ctx); err == nil {
-		if crds, err := crdKinds(ctx, conn); err == nil {
+	if c, err := dial(ctx); err == nil {
+		if crds, err := crdKinds(ctx, c); err == nil {
 			for _, k := range crds {
 				seen[k.spec.plural] = true
 			}
 		}
-		conn.Close()
+		c.Close()
 	}
 	out := make([]cobra.Completion, 0, len(seen))
 	for p, ok := range seen {
@@ -105,19 +105,19 @@ func completeKinds(ctx context.Context, suffix string, templatesOnly bool) []cob
 // namespace (or of member clusters), each after prefix: the first page the
 // hub returns, enough to complete from.
 func objectNames(ctx context.Context, cmd *cobra.Command, kind, prefix string) []cobra.Completion {
-	conn, _, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return nil
 	}
-	defer conn.Close()
+	defer c.Close()
 	var names []string
 	if isClusterKind(kind) {
-		resp, err := hubv1.NewClusterServiceClient(conn).ListClusters(ctx, &hubv1.ListClustersRequest{})
+		clusters, err := c.ListClusters(ctx, client.ClusterSelector{})
 		if err != nil {
 			return nil
 		}
-		for _, c := range resp.GetClusters() {
-			names = append(names, c.GetName())
+		for _, cl := range clusters {
+			names = append(names, cl.GetName())
 		}
 	} else {
 		k, err := resolveKind(ctx, kind)
@@ -128,15 +128,15 @@ func objectNames(ctx context.Context, cmd *cobra.Command, kind, prefix string) [
 		if f := cmd.Flag("namespace"); f != nil && f.Value.String() != "" {
 			ns = f.Value.String()
 		}
-		req := &hubv1.ListRequest{ApiVersion: k.apiVersion, Kind: k.kind}
+		sel := client.Selector{APIVersion: k.apiVersion, Kind: k.kind}
 		if k.namespaced {
-			req.Namespace = ns
+			sel.Namespace = ns
 		}
-		resp, err := hubv1.NewObjectServiceClient(conn).List(ctx, req)
+		page, err := c.ListPage(ctx, sel, 0, "")
 		if err != nil {
 			return nil
 		}
-		for _, o := range resp.GetObjects() {
+		for _, o := range page.Objects {
 			names = append(names, o.GetRef().GetName())
 		}
 	}

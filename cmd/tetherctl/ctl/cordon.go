@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 )
 
 func init() { commands = append(commands, newCordon, newUncordon) }
@@ -37,21 +35,20 @@ func newUncordon(s IO) *cobra.Command {
 }
 
 func cordon(ctx context.Context, s IO, name string, on bool) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	client := hubv1.NewClusterServiceClient(conn)
+	defer c.Close()
 	verb := "cordoned"
 	if on {
-		_, err = client.Cordon(ctx, &hubv1.CordonRequest{Name: name})
+		_, err = c.Cordon(ctx, name)
 	} else {
 		verb = "uncordoned"
-		_, err = client.Uncordon(ctx, &hubv1.UncordonRequest{Name: name})
+		_, err = c.Uncordon(ctx, name)
 	}
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	fmt.Fprintf(s.Out, "cluster/%s %s\n", name, verb)
 	return nil

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/client"
@@ -65,14 +64,14 @@ func deleteFile(ctx context.Context, s IO, files []string, namespace string) err
 	if err != nil {
 		return err
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewObjectServiceClient(conn).Apply(ctx, &hubv1.ApplyRequest{Manifests: manifests, DryRun: true, DefaultNamespace: namespace})
-	if err != nil {
-		return explain(cfg, err)
+	defer c.Close()
+	resp, err := c.ApplyWith(ctx, client.ApplyOptions{DryRun: true, DefaultNamespace: namespace}, manifests)
+	if resp == nil {
+		return err
 	}
 	var refs []*hubv1.ObjectRef
 	for _, r := range resp.GetResults() {
@@ -80,28 +79,27 @@ func deleteFile(ctx context.Context, s IO, files []string, namespace string) err
 			refs = append(refs, r.GetRef())
 		}
 	}
-	return deleteWith(ctx, s, conn, cfg, refs)
+	return deleteWith(ctx, s, c, refs)
 }
 
 func deleteRefs(ctx context.Context, s IO, refs []*hubv1.ObjectRef) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	return deleteWith(ctx, s, conn, cfg, refs)
+	defer c.Close()
+	return deleteWith(ctx, s, c, refs)
 }
 
 // deleteWith deletes each ref, going on past objects that are not found;
 // any failure fails the command.
-func deleteWith(ctx context.Context, s IO, conn *grpc.ClientConn, cfg *client.Config, refs []*hubv1.ObjectRef) error {
-	objects := hubv1.NewObjectServiceClient(conn)
+func deleteWith(ctx context.Context, s IO, c *client.Client, refs []*hubv1.ObjectRef) error {
 	var last error
 	failed := 0
 	for _, ref := range refs {
 		name := strings.ToLower(ref.GetKind()) + "/" + ref.GetName()
-		if _, err := objects.Delete(ctx, &hubv1.DeleteRequest{Ref: ref}); err != nil {
-			last = explain(cfg, err)
+		if _, err := c.Delete(ctx, ref, client.DeleteOptions{}); err != nil {
+			last = err
 			failed++
 			if len(refs) > 1 {
 				fmt.Fprintf(s.Err, "%s: %v\n", name, last)

@@ -17,6 +17,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/client"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
 )
 
@@ -67,18 +68,17 @@ type described struct {
 }
 
 func runDescribe(ctx context.Context, s IO, k kindSpec, ref *hubv1.ObjectRef) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	objects := hubv1.NewObjectServiceClient(conn)
-	resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: ref})
+	defer c.Close()
+	obj, err := c.Get(ctx, ref)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	var d described
-	if err := json.Unmarshal(resp.GetObject().GetObjectJson(), &d); err != nil {
+	if err := json.Unmarshal(obj.GetObjectJson(), &d); err != nil {
 		return fmt.Errorf("decode %s %s: %w", ref.GetKind(), ref.GetName(), err)
 	}
 	w := s.Out
@@ -91,29 +91,29 @@ func runDescribe(ctx context.Context, s IO, k kindSpec, ref *hubv1.ObjectRef) er
 	if !d.Metadata.CreationTimestamp.IsZero() {
 		fmt.Fprintf(w, "Created:      %s (%s ago)\n", d.Metadata.CreationTimestamp.UTC().Format(time.RFC3339), age(d.Metadata.CreationTimestamp, time.Now()))
 	}
-	fmt.Fprintf(w, "Revision:     %d\n", resp.GetObject().GetRevision())
+	fmt.Fprintf(w, "Revision:     %d\n", obj.GetRevision())
 	if !k.template {
 		return section(w, "Spec", d.Spec)
 	}
-	pl, err := hubv1.NewPlacementServiceClient(conn).GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: resp.GetObject().GetRef()})
+	pl, err := c.GetPlacement(ctx, obj.GetRef())
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	binding, err := bindingOf(ctx, objects, pl.GetPlacement())
+	binding, err := bindingOf(ctx, c, pl)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	describePlacement(w, pl.GetPlacement(), binding)
+	describePlacement(w, pl, binding)
 	return section(w, "Status", d.Status)
 }
 
 // bindingOf reads the placement's binding for its per-cluster status; nil
 // when there is none (yet).
-func bindingOf(ctx context.Context, objects hubv1.ObjectServiceClient, pl *hubv1.Placement) (*workv1alpha1.ResourceBinding, error) {
+func bindingOf(ctx context.Context, c *client.Client, pl *hubv1.Placement) (*workv1alpha1.ResourceBinding, error) {
 	if pl.GetBinding() == nil {
 		return nil, nil
 	}
-	resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: pl.GetBinding()})
+	obj, err := c.Get(ctx, pl.GetBinding())
 	if status.Code(err) == codes.NotFound { // deleted meanwhile
 		return nil, nil
 	}
@@ -121,7 +121,7 @@ func bindingOf(ctx context.Context, objects hubv1.ObjectServiceClient, pl *hubv1
 		return nil, err
 	}
 	var b workv1alpha1.ResourceBinding
-	if err := json.Unmarshal(resp.GetObject().GetObjectJson(), &b); err != nil {
+	if err := json.Unmarshal(obj.GetObjectJson(), &b); err != nil {
 		return nil, fmt.Errorf("decode binding %s: %w", pl.GetBinding().GetName(), err)
 	}
 	return &b, nil

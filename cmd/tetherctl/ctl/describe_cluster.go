@@ -31,14 +31,14 @@ type clusterSpecView struct {
 // runDescribeCluster prints one member cluster as kubectl describe node
 // would.
 func runDescribeCluster(ctx context.Context, s IO, name string) error {
-	conn, cfg, err := dial(ctx)
+	hub, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewClusterServiceClient(conn).GetCluster(ctx, &hubv1.GetClusterRequest{Name: name})
+	defer hub.Close()
+	resp, err := hub.GetCluster(ctx, name)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	c := resp.GetCluster()
 	var obj clusterSpecView

@@ -109,13 +109,12 @@ func (f getFlags) ns() string {
 }
 
 func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	objects := hubv1.NewObjectServiceClient(conn)
-	objs, err := fetchObjects(ctx, objects, cfg, k, names, f)
+	defer c.Close()
+	objs, err := fetchObjects(ctx, c, k, names, f)
 	if err != nil {
 		return err
 	}
@@ -137,43 +136,39 @@ func runGet(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) e
 		fmt.Fprintf(s.Err, "No %s found%s.\n", k.plural, where)
 		return nil
 	}
-	var places hubv1.PlacementServiceClient
+	return printObjects(ctx, s, k, objs, f, placesFor(c, k, f))
+}
+
+// placesFor is c when rows of k show where templates run (CLUSTERS, in
+// wide output), else nil.
+func placesFor(c *client.Client, k kindSpec, f getFlags) *client.Client {
 	if f.output == formatWide && k.template {
-		places = hubv1.NewPlacementServiceClient(conn)
+		return c
 	}
-	return printObjects(ctx, s, k, objs, f, places)
+	return nil
 }
 
 // fetchObjects gets the named object, or lists the kind's.
-func fetchObjects(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *client.Config, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
+func fetchObjects(ctx context.Context, c *client.Client, k kindSpec, names []string, f getFlags) ([]*hubv1.Object, error) {
 	if len(names) == 0 {
-		return listAll(ctx, objects, cfg, k, f)
+		objs, _, err := c.List(ctx, f.selection(k), 0)
+		return objs, err
 	}
-	resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: k.ref(f.ns(), names[0])})
+	o, err := c.Get(ctx, k.ref(f.ns(), names[0]))
 	if err != nil {
-		return nil, explain(cfg, err)
+		return nil, err
 	}
-	return []*hubv1.Object{resp.GetObject()}, nil
+	return []*hubv1.Object{o}, nil
 }
 
-// listAll reads every page of a List.
-func listAll(ctx context.Context, objects hubv1.ObjectServiceClient, cfg *client.Config, k kindSpec, f getFlags) ([]*hubv1.Object, error) {
-	req := &hubv1.ListRequest{ApiVersion: k.apiVersion, Kind: k.kind, LabelSelector: f.selector}
+// selection is what get lists and watches of kind k: the -l selector, in
+// the namespace unless -A or the kind is cluster-scoped.
+func (f getFlags) selection(k kindSpec) client.Selector {
+	sel := client.Selector{APIVersion: k.apiVersion, Kind: k.kind, LabelSelector: f.selector}
 	if k.namespaced && !f.allNamespaces {
-		req.Namespace = f.ns()
+		sel.Namespace = f.ns()
 	}
-	var out []*hubv1.Object
-	for {
-		resp, err := objects.List(ctx, req)
-		if err != nil {
-			return nil, explain(cfg, err)
-		}
-		out = append(out, resp.GetObjects()...)
-		if resp.GetNextPageToken() == "" {
-			return out, nil
-		}
-		req.PageToken = resp.GetNextPageToken()
-	}
+	return sel
 }
 
 // meta is what the tables show of an object.
@@ -195,7 +190,7 @@ type meta struct {
 // printObjects writes the objects as a table: NAMESPACE (with -A), NAME,
 // READY for kinds with replicas, AGE; -o wide adds CLUSTERS (templates)
 // and LABELS.
-func printObjects(ctx context.Context, s IO, k kindSpec, objs []*hubv1.Object, f getFlags, places hubv1.PlacementServiceClient) error {
+func printObjects(ctx context.Context, s IO, k kindSpec, objs []*hubv1.Object, f getFlags, places *client.Client) error {
 	t := newTable(s.Out, tableHeader(k, f, places != nil)...)
 	now := time.Now()
 	for _, o := range objs {
@@ -227,7 +222,7 @@ func tableHeader(k kindSpec, f getFlags, withClusters bool) []string {
 }
 
 // tableRow is one object's row under tableHeader.
-func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, places hubv1.PlacementServiceClient, now time.Time) []string {
+func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, places *client.Client, now time.Time) []string {
 	var m meta
 	_ = json.Unmarshal(o.GetObjectJson(), &m) // the hub stored it as JSON
 	var row []string
@@ -259,13 +254,13 @@ func tableRow(ctx context.Context, k kindSpec, o *hubv1.Object, f getFlags, plac
 
 // placedClusters renders where a template runs as "m1:3,m2:2"; "<none>"
 // when nowhere and "?" when the placement cannot be read.
-func placedClusters(ctx context.Context, places hubv1.PlacementServiceClient, ref *hubv1.ObjectRef) string {
-	resp, err := places.GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: ref})
+func placedClusters(ctx context.Context, places *client.Client, ref *hubv1.ObjectRef) string {
+	pl, err := places.GetPlacement(ctx, ref)
 	if err != nil {
 		return "?"
 	}
 	var parts []string
-	for _, c := range resp.GetPlacement().GetClusters() {
+	for _, c := range pl.GetClusters() {
 		parts = append(parts, fmt.Sprintf("%s:%d", c.GetCluster(), c.GetReplicas()))
 	}
 	return orNone(strings.Join(parts, ","))

@@ -10,9 +10,8 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/grpc"
-
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 // resourceName is the kind's lower-case name with its group, as kubectl
@@ -40,15 +39,14 @@ func runGetMany(ctx context.Context, s IO, kindNames, names []string, f getFlags
 		}
 		kinds = append(kinds, k)
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	objects := hubv1.NewObjectServiceClient(conn)
+	defer c.Close()
 	byKind := make([][]*hubv1.Object, len(kinds))
 	for i, k := range kinds {
-		if byKind[i], err = fetchObjects(ctx, objects, cfg, k, names, f); err != nil {
+		if byKind[i], err = fetchObjects(ctx, c, k, names, f); err != nil {
 			return fmt.Errorf("get %s: %w", k.plural, err)
 		}
 	}
@@ -64,12 +62,12 @@ func runGetMany(ctx context.Context, s IO, kindNames, names []string, f getFlags
 		}
 		return writeObjects(s.Out, f.output, raw, false)
 	}
-	return printKinds(ctx, s, conn, kinds, byKind, f)
+	return printKinds(ctx, s, c, kinds, byKind, f)
 }
 
 // printKinds writes a table per kind that has objects, a blank line
 // between them.
-func printKinds(ctx context.Context, s IO, conn grpc.ClientConnInterface, kinds []kindSpec, byKind [][]*hubv1.Object, f getFlags) error {
+func printKinds(ctx context.Context, s IO, c *client.Client, kinds []kindSpec, byKind [][]*hubv1.Object, f getFlags) error {
 	f.kindPrefix = true
 	printed := false
 	for i, k := range kinds {
@@ -79,11 +77,7 @@ func printKinds(ctx context.Context, s IO, conn grpc.ClientConnInterface, kinds 
 		if printed {
 			fmt.Fprintln(s.Out)
 		}
-		var places hubv1.PlacementServiceClient
-		if f.output == formatWide && k.template {
-			places = hubv1.NewPlacementServiceClient(conn)
-		}
-		if err := printObjects(ctx, s, k, byKind[i], f, places); err != nil {
+		if err := printObjects(ctx, s, k, byKind[i], f, placesFor(c, k, f)); err != nil {
 			return err
 		}
 		printed = true

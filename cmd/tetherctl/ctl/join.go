@@ -117,24 +117,24 @@ func runJoin(ctx context.Context, s IO, name string, f joinFlags) error {
 			return err
 		}
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer c.Close()
 	hub := f.hub
 	if hub == "" {
-		hub = cfg.Address
+		hub = c.Config().Address
 	}
 	addrs := hubaddr.Split(hub)
 	if err := hubaddr.Validate("hub address", addrs); err != nil {
 		return fmt.Errorf("%w; pass --hub with the address agents dial (or the replicas' addresses, comma-separated)", err)
 	}
 	hub = strings.Join(addrs, ",")
-	resp, err := hubv1.NewTokenServiceClient(conn).CreateToken(ctx, &hubv1.CreateTokenRequest{
+	resp, err := c.CreateToken(ctx, &hubv1.CreateTokenRequest{
 		Ttl: durationpb.New(f.ttl), ClusterName: name, Uses: 1, Description: "tetherctl join " + name})
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	j := joined{Cluster: name, Hub: hub, Token: resp.GetToken(), CAHash: resp.GetCaHash(),
 		Expires: resp.GetExpireTime().AsTime().UTC().Format(time.RFC3339)}

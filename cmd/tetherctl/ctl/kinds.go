@@ -14,10 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc"
 	"k8s.io/apimachinery/pkg/version"
 
-	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 // hubKind is a kind the hub knows of, with the names that resolve to it.
@@ -35,21 +34,21 @@ func resolveKind(ctx context.Context, name string) (kindSpec, error) {
 	if k, ok := kindsByName[strings.ToLower(name)]; ok {
 		return k, nil
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return kindSpec{}, err
 	}
-	defer conn.Close()
-	crds, err := crdKinds(ctx, conn)
+	defer c.Close()
+	crds, err := crdKinds(ctx, c)
 	if err != nil {
-		return kindSpec{}, explain(cfg, err)
+		return kindSpec{}, err
 	}
 	if k, found, err := pickKind(name, crds); found || err != nil {
 		return k, err
 	}
-	reported, err := reportedKinds(ctx, conn)
+	reported, err := reportedKinds(ctx, c)
 	if err != nil {
-		return kindSpec{}, explain(cfg, err)
+		return kindSpec{}, err
 	}
 	if k, found, err := pickKind(name, reported); found || err != nil {
 		return k, err
@@ -134,26 +133,19 @@ type crd struct {
 }
 
 // crdKinds lists the kinds defined by the CRDs the hub stores.
-func crdKinds(ctx context.Context, conn *grpc.ClientConn) ([]hubKind, error) {
+func crdKinds(ctx context.Context, c *client.Client) ([]hubKind, error) {
 	crdKind := kindsByName["crd"]
-	req := &hubv1.ListRequest{ApiVersion: crdKind.apiVersion, Kind: crdKind.kind}
-	objects := hubv1.NewObjectServiceClient(conn)
-	var out []hubKind
-	for {
-		resp, err := objects.List(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		for _, o := range resp.GetObjects() {
-			if k, ok := kindOfCRD(o.GetObjectJson()); ok {
-				out = append(out, k)
-			}
-		}
-		if resp.GetNextPageToken() == "" {
-			return out, nil
-		}
-		req.PageToken = resp.GetNextPageToken()
+	crds, _, err := c.List(ctx, client.Selector{APIVersion: crdKind.apiVersion, Kind: crdKind.kind}, 0)
+	if err != nil {
+		return nil, err
 	}
+	var out []hubKind
+	for _, o := range crds {
+		if k, ok := kindOfCRD(o.GetObjectJson()); ok {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // kindOfCRD is the kind a CRD defines, at its storage version (else its
@@ -213,16 +205,16 @@ type reportedCluster struct {
 // one per group and kind at its highest version (Kubernetes' version
 // order: v2 > v1 > v1beta1). Their scope is unknown: namespaced, as the
 // hub assumes for a kind it holds no definition of.
-func reportedKinds(ctx context.Context, conn *grpc.ClientConn) ([]hubKind, error) {
-	resp, err := hubv1.NewClusterServiceClient(conn).ListClusters(ctx, &hubv1.ListClustersRequest{WithObjects: true})
+func reportedKinds(ctx context.Context, c *client.Client) ([]hubKind, error) {
+	clusters, err := c.ListClusters(ctx, client.ClusterSelector{WithObjects: true})
 	if err != nil {
 		return nil, err
 	}
 	byGK := map[string]hubKind{}
 	var order []string
-	for _, c := range resp.GetClusters() {
+	for _, cl := range clusters {
 		var rc reportedCluster
-		if json.Unmarshal(c.GetObjectJson(), &rc) != nil {
+		if json.Unmarshal(cl.GetObjectJson(), &rc) != nil {
 			continue
 		}
 		for _, e := range rc.Status.APIEnablements {

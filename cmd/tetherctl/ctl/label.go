@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 func init() { commands = append(commands, newLabel, newAnnotate) }
@@ -43,25 +44,17 @@ type metaChange struct {
 
 func newLabel(s IO) *cobra.Command {
 	return newMetaCommand(s, "label", "add, change or remove the labels of a cluster", labelLong,
-		func(ctx context.Context, c hubv1.ClusterServiceClient, m metaChange, f metaFlags) (*hubv1.Cluster, error) {
-			resp, err := c.Label(ctx, &hubv1.LabelRequest{Name: m.cluster, Set: m.set, Remove: m.remove,
-				Overwrite: f.overwrite, ResourceVersion: f.rev})
-			return resp.GetCluster(), err
-		})
+		(*client.Client).Label)
 }
 
 func newAnnotate(s IO) *cobra.Command {
 	return newMetaCommand(s, "annotate", "add, change or remove the annotations of a cluster", annotateLong,
-		func(ctx context.Context, c hubv1.ClusterServiceClient, m metaChange, f metaFlags) (*hubv1.Cluster, error) {
-			resp, err := c.Annotate(ctx, &hubv1.AnnotateRequest{Name: m.cluster, Set: m.set, Remove: m.remove,
-				Overwrite: f.overwrite, ResourceVersion: f.rev})
-			return resp.GetCluster(), err
-		})
+		(*client.Client).Annotate)
 }
 
 // newMetaCommand builds label or annotate (verb): call makes the request.
 func newMetaCommand(s IO, verb, short, long string,
-	call func(context.Context, hubv1.ClusterServiceClient, metaChange, metaFlags) (*hubv1.Cluster, error)) *cobra.Command {
+	call func(*client.Client, context.Context, string, client.MetaChange) (*hubv1.Cluster, error)) *cobra.Command {
 	var f metaFlags
 	cmd := &cobra.Command{
 		Use:   verb + " cluster NAME KEY=VALUE ... KEY- ... [--overwrite] [--resource-version REV]",
@@ -74,13 +67,14 @@ func newMetaCommand(s IO, verb, short, long string,
 				return err
 			}
 			ctx := contextOf(cmd)
-			conn, cfg, err := dial(ctx)
+			c, err := dial(ctx)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			if _, err := call(ctx, hubv1.NewClusterServiceClient(conn), m, f); err != nil {
-				return explain(cfg, err)
+			defer c.Close()
+			change := client.MetaChange{Set: m.set, Remove: m.remove, Overwrite: f.overwrite, ResourceVersion: f.rev}
+			if _, err := call(c, ctx, m.cluster, change); err != nil {
+				return err
 			}
 			fmt.Fprintf(s.Out, "cluster/%s %s\n", m.cluster, map[string]string{"label": "labeled", "annotate": "annotated"}[verb])
 			return nil

@@ -84,16 +84,15 @@ func addPlacementQuery(root *cobra.Command, s IO) {
 }
 
 func placementQuery(ctx context.Context, s IO, ref *hubv1.ObjectRef, output string) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewPlacementServiceClient(conn).GetPlacement(ctx, &hubv1.GetPlacementRequest{Template: ref})
+	defer c.Close()
+	pl, err := c.GetPlacement(ctx, ref)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	pl := resp.GetPlacement()
 	if isPrinterFormat(output) {
 		return writeValueAs(s.Out, output, resultOf(pl))
 	}

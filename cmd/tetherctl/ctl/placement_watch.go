@@ -49,7 +49,7 @@ func runPlacementWatch(ctx context.Context, s IO, arg, namespace, output string,
 	if namespace == "" && !f.allNamespaces {
 		namespace = "default"
 	}
-	c, err := dialClient(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}

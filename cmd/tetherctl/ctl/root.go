@@ -1,7 +1,11 @@
 // Package ctl is tetherctl's command tree: one file per command, each a
-// function that builds a *cobra.Command. Commands write results to the
-// writers they are given (never to os.Stdout directly) so tests can run them
-// in-process; Run maps errors to exit codes in one place.
+// function that builds a *cobra.Command. An online command is a printer
+// over the public client: it dials one client.Client (client.go) and
+// prints what its typed calls return, so paging, watch resume and the
+// codes retried on (client.Retryable) are the client's. Commands write
+// results to the writers they are given (never to os.Stdout directly) so
+// tests can run them in-process; Run maps errors to exit codes in one
+// place.
 package ctl
 
 import (

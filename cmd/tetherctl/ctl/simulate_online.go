@@ -100,14 +100,14 @@ func simulateRequest(files []string, s IO) (*hubv1.SimulateRequest, error) {
 }
 
 func runSimulate(ctx context.Context, s IO, req *hubv1.SimulateRequest, output string) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewPlacementServiceClient(conn).Simulate(ctx, req)
-	if err != nil {
-		return explain(cfg, err)
+	defer c.Close()
+	resp, err := c.Simulate(ctx, req.GetTemplate(), req.GetPolicies())
+	if resp == nil {
+		return err // the call failed; rejected inputs come with the response, printed below
 	}
 	if err := simulationRejected(s, resp.GetInputs()); err != nil {
 		return err

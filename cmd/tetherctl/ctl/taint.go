@@ -48,16 +48,16 @@ func newTaint(s IO) *cobra.Command {
 }
 
 func taint(ctx context.Context, s IO, req *hubv1.TaintRequest) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewClusterServiceClient(conn).Taint(ctx, req)
+	defer c.Close()
+	cl, err := c.Taint(ctx, req.GetName(), req.GetAdd(), req.GetRemove())
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	fmt.Fprintf(s.Out, "cluster/%s tainted: %s\n", req.GetName(), taintString(resp.GetCluster().GetTaints()))
+	fmt.Fprintf(s.Out, "cluster/%s tainted: %s\n", req.GetName(), taintString(cl.GetTaints()))
 	return nil
 }
 

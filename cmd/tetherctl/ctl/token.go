@@ -75,18 +75,18 @@ func runTokenCreate(ctx context.Context, s IO, f tokenCreateFlags) error {
 	if f.ttl < 0 || f.uses < 0 {
 		return fmt.Errorf("--ttl and --uses must not be negative")
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer c.Close()
 	req := &hubv1.CreateTokenRequest{ClusterName: f.cluster, Uses: int32(f.uses), Description: f.desc}
 	if f.ttl > 0 {
 		req.Ttl = durationpb.New(f.ttl)
 	}
-	resp, err := hubv1.NewTokenServiceClient(conn).CreateToken(ctx, req)
+	resp, err := c.CreateToken(ctx, req)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	expires := resp.GetExpireTime().AsTime().UTC().Format(time.RFC3339)
 	if f.output == formatJSON {
@@ -102,7 +102,7 @@ func runTokenCreate(ctx context.Context, s IO, f tokenCreateFlags) error {
 		name = "NAME"
 	}
 	fmt.Fprintf(s.Out, "token:   %s\ncaHash:  %s\nexpires: %s\n\nRegister an agent with:\n  tether-agent --hub %s --token %s --ca-hash %s --cluster %s --kubeconfig FILE --data-dir DIR\n",
-		resp.GetToken(), resp.GetCaHash(), expires, cfg.Address, resp.GetToken(), resp.GetCaHash(), name)
+		resp.GetToken(), resp.GetCaHash(), expires, c.Config().Address, resp.GetToken(), resp.GetCaHash(), name)
 	return nil
 }
 
@@ -134,17 +134,17 @@ func runTokenList(ctx context.Context, s IO, output string) error {
 	if err := checkFormat(output, formatTable, formatJSON); err != nil {
 		return err
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewTokenServiceClient(conn).ListTokens(ctx, &hubv1.ListTokensRequest{})
+	defer c.Close()
+	tokens, err := c.ListTokens(ctx)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	infos := []tokenInfo{}
-	for _, t := range resp.GetTokens() {
+	for _, t := range tokens {
 		infos = append(infos, tokenInfo{ID: t.GetId(), Cluster: t.GetClusterName(), UsesLeft: t.GetUsesLeft(),
 			Created: t.GetCreateTime().AsTime().UTC().Format(time.RFC3339), Expires: t.GetExpireTime().AsTime().UTC().Format(time.RFC3339),
 			Description: t.GetDescription()})
@@ -177,13 +177,13 @@ func newTokenDelete(s IO) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := contextOf(cmd)
-			conn, cfg, err := dial(ctx)
+			c, err := dial(ctx)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
-			if _, err := hubv1.NewTokenServiceClient(conn).DeleteToken(ctx, &hubv1.DeleteTokenRequest{Id: args[0]}); err != nil {
-				return explain(cfg, err)
+			defer c.Close()
+			if err := c.DeleteToken(ctx, args[0]); err != nil {
+				return err
 			}
 			id, _, _ := strings.Cut(args[0], ".") // never echo a secret
 			fmt.Fprintf(s.Out, "token/%s deleted\n", id)

@@ -92,21 +92,21 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 	if err != nil {
 		return err
 	}
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer c.Close()
 	req := &hubv1.CreateUserRequest{Name: name, Role: role, CsrPem: csrPEM}
 	if f.ttl > 0 {
 		req.Ttl = durationpb.New(f.ttl)
 	}
-	resp, err := hubv1.NewUserServiceClient(conn).CreateUser(ctx, req)
+	resp, err := c.CreateUser(ctx, req)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	user := &clientconfig.Config{
-		Server: cfg.Address, User: name, CertificateAuthority: string(resp.GetCaBundlePem()),
+		Server: c.Config().Address, User: name, CertificateAuthority: string(resp.GetCaBundlePem()),
 		ClientCertificate: string(resp.GetCertificatePem()), ClientKey: string(keyPEM),
 	}
 	var written []string
@@ -208,17 +208,17 @@ func newUserRevoke(s IO) *cobra.Command {
 }
 
 func runUserRevoke(ctx context.Context, s IO, name string) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewUserServiceClient(conn).RevokeUser(ctx, &hubv1.RevokeUserRequest{Name: name})
+	defer c.Close()
+	revoked, err := c.RevokeUser(ctx, name)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
 	_, err = fmt.Fprintf(s.Out, "user/%s revoked: its certificates issued until %s are refused\n",
-		name, resp.GetRevoked().GetRevokeTime().AsTime().UTC().Format(time.RFC3339))
+		name, revoked.GetRevokeTime().AsTime().UTC().Format(time.RFC3339))
 	return err
 }
 
@@ -234,21 +234,21 @@ func newUserRevoked(s IO) *cobra.Command {
 }
 
 func runUserRevoked(ctx context.Context, s IO) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	resp, err := hubv1.NewUserServiceClient(conn).ListRevokedUsers(ctx, &hubv1.ListRevokedUsersRequest{})
+	defer c.Close()
+	revoked, err := c.ListRevokedUsers(ctx)
 	if err != nil {
-		return explain(cfg, err)
+		return err
 	}
-	if len(resp.GetRevoked()) == 0 {
+	if len(revoked) == 0 {
 		_, err := fmt.Fprintln(s.Err, "No users revoked.")
 		return err
 	}
 	t := newTable(s.Out, "NAME", "REVOKED", "BY")
-	for _, r := range resp.GetRevoked() {
+	for _, r := range revoked {
 		t.row(r.GetName(), r.GetRevokeTime().AsTime().UTC().Format(time.RFC3339), orNone(r.GetRevokedBy()))
 	}
 	return t.flush()

@@ -8,16 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
@@ -29,14 +24,9 @@ import (
 	"github.com/tetherproj/tether/hub/placement"
 )
 
-// Tuned constants of apply --wait.
-const (
-	// defaultWaitTimeout is --timeout's default, as kubectl rollout status.
-	defaultWaitTimeout = 5 * time.Minute
-	// rewatchDelay is the pause before a placement watch that the hub
-	// ended (a restart, a network blip) is opened again.
-	rewatchDelay = time.Second
-)
+// defaultWaitTimeout is --timeout's default for apply --wait, as kubectl
+// rollout status.
+const defaultWaitTimeout = 5 * time.Minute
 
 // rollout is one template's progress, computed from its placement and
 // binding by progressOf.
@@ -229,7 +219,7 @@ type progressUpdate struct {
 // waitRollout follows the templates among results until all are rolled out
 // (nil) or timeout passes (an error saying what is missing). It prints a
 // progress line per template whenever it changes.
-func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *client.Config, results []*hubv1.ApplyResult, timeout time.Duration) error {
+func waitRollout(ctx context.Context, s IO, c *client.Client, results []*hubv1.ApplyResult, timeout time.Duration) error {
 	var ws []*waited
 	for _, r := range results {
 		if ref := r.GetRef(); !codec.Known(ref.GetApiVersion(), ref.GetKind()) {
@@ -247,7 +237,7 @@ func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			follow(wctx, conn, w, func(u progressUpdate) bool {
+			follow(wctx, c, w, func(u progressUpdate) bool {
 				u.i = i
 				select {
 				case updates <- u:
@@ -258,7 +248,7 @@ func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *
 			})
 		}()
 	}
-	err := collect(wctx, s, cfg, ws, updates)
+	err := collect(wctx, s, ws, updates)
 	cancel()
 	wg.Wait()
 	return err
@@ -266,13 +256,13 @@ func waitRollout(ctx context.Context, s IO, conn grpc.ClientConnInterface, cfg *
 
 // collect prints updates until every template is done, one fails, or ctx
 // ends.
-func collect(ctx context.Context, s IO, cfg *client.Config, ws []*waited, updates <-chan progressUpdate) error {
+func collect(ctx context.Context, s IO, ws []*waited, updates <-chan progressUpdate) error {
 	start := time.Now()
 	for {
 		select {
 		case u := <-updates:
 			if u.err != nil && !expired(ctx) {
-				return explain(cfg, u.err)
+				return u.err
 			}
 			if u.err != nil {
 				continue // the timeout ended the follower's call: report the timeout
@@ -348,15 +338,13 @@ func kindName(ref *hubv1.ObjectRef) string {
 
 // follow watches w's placement and sends its rollout after every change
 // (the watch fires on template and binding writes, status included) until
-// ctx ends or send refuses. A watch the hub ends is opened again; errors
-// that retrying cannot fix are sent and end it.
-func follow(ctx context.Context, conn grpc.ClientConnInterface, w *waited, send func(progressUpdate) bool) {
-	places, objects := hubv1.NewPlacementServiceClient(conn), hubv1.NewObjectServiceClient(conn)
+// ctx ends or send refuses. The client resumes a broken watch; one it
+// cannot resume but that can start over (client.Restartable) is opened
+// again from the start; other errors are sent and end it.
+func follow(ctx context.Context, c *client.Client, w *waited, send func(progressUpdate) bool) {
 	for ctx.Err() == nil {
-		err := followOnce(ctx, places, objects, w, send)
-		switch status.Code(err) {
-		case codes.OK, codes.Unavailable, codes.Internal, codes.Aborted, codes.OutOfRange:
-		default:
+		err := followOnce(ctx, c, w, send)
+		if err != nil && !client.Restartable(err) {
 			if !expired(ctx) {
 				send(progressUpdate{err: err})
 			}
@@ -364,30 +352,21 @@ func follow(ctx context.Context, conn grpc.ClientConnInterface, w *waited, send 
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(rewatchDelay):
+		case <-time.After(rewatchPause):
 		}
 	}
 }
 
-// followOnce runs one placement watch; nil when the stream ended cleanly
-// or send refused.
-func followOnce(ctx context.Context, places hubv1.PlacementServiceClient, objects hubv1.ObjectServiceClient, w *waited, send func(progressUpdate) bool) error {
-	stream, err := places.WatchPlacement(ctx, &hubv1.WatchPlacementRequest{Template: w.ref})
-	if err != nil {
-		return err
-	}
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil // the hub ended the stream: watch again
-		}
+// followOnce runs one placement watch; nil when send refused.
+func followOnce(ctx context.Context, c *client.Client, w *waited, send func(progressUpdate) bool) error {
+	for ev, err := range c.WatchPlacement(ctx, w.ref, 0) {
 		if err != nil {
 			return err
 		}
 		if ev.GetType() == hubv1.EventType_EVENT_TYPE_DELETED {
-			return status.Errorf(codes.NotFound, "%s was deleted while waiting for it", kindName(w.ref))
+			return fmt.Errorf("%s was deleted while waiting for it", kindName(w.ref))
 		}
-		b, err := bindingOf(ctx, objects, ev.GetPlacement())
+		b, err := bindingOf(ctx, c, ev.GetPlacement())
 		if err != nil {
 			return err
 		}
@@ -395,4 +374,5 @@ func followOnce(ctx context.Context, places hubv1.PlacementServiceClient, object
 			return nil
 		}
 	}
+	return nil
 }

@@ -7,17 +7,16 @@ package ctl
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"sigs.k8s.io/yaml"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
 )
 
 // Tuned constants of get --watch.
@@ -26,8 +25,9 @@ const (
 	// see aggregated status changes: status changes write the binding, not
 	// the template, so the template watch does not report them.
 	statusPollInterval = 2 * time.Second
-	// rewatchPause is the pause before listing and watching again after
-	// the hub ended a watch (a restart, compaction).
+	// rewatchPause is the pause before a watch the client could not
+	// resume (client.Restartable: a compacted revision ...) starts over:
+	// get --watch lists again, apply --wait watches from the start.
 	rewatchPause = time.Second
 	// minColumnWidth is the narrowest column of a streamed table, so that
 	// rows printed before a wider cell arrives still mostly line up.
@@ -42,33 +42,30 @@ const (
 )
 
 func runGetWatch(ctx context.Context, s IO, k kindSpec, names []string, f getFlags) error {
-	conn, cfg, err := dial(ctx)
+	c, err := dial(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	v := &watchView{s: s, k: k, f: f, last: map[string]string{}}
+	defer c.Close()
+	v := &watchView{s: s, k: k, f: f, c: c, last: map[string]string{}}
 	if len(names) == 1 {
 		v.name = names[0]
 	}
 	if f.output == formatWide && k.template {
-		v.places = hubv1.NewPlacementServiceClient(conn)
+		v.places = c
 	}
-	objects := hubv1.NewObjectServiceClient(conn)
 	for {
-		objs, rev, err := v.list(ctx, objects)
+		objs, rev, err := v.list(ctx)
 		if err != nil {
-			return quiet(ctx, explain(cfg, err))
+			return quiet(ctx, err)
 		}
 		v.sync(ctx, objs)
-		err = v.follow(ctx, objects, rev)
+		err = v.follow(ctx, rev)
 		if ctx.Err() != nil {
 			return nil // interrupted: the normal end of a watch
 		}
-		switch status.Code(err) {
-		case codes.OK, codes.OutOfRange, codes.Unavailable, codes.Internal:
-		default:
-			return explain(cfg, err)
+		if err != nil && !client.Restartable(err) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -89,11 +86,13 @@ func quiet(ctx context.Context, err error) error {
 // watchView prints what a watch sees, remembering the last row of each
 // object so that polls print only what changed.
 type watchView struct {
-	s      IO
-	k      kindSpec
-	f      getFlags
-	name   string // only this object; "" for all
-	places hubv1.PlacementServiceClient
+	s    IO
+	k    kindSpec
+	f    getFlags
+	c    *client.Client
+	name string // only this object; "" for all
+	// places is c when rows show where templates run (CLUSTERS), else nil.
+	places *client.Client
 	table  *streamTable // created with the first row
 	// last maps an object's key to what was printed for it last (its row
 	// without AGE, or its JSON), so a poll prints only changes.
@@ -101,53 +100,33 @@ type watchView struct {
 }
 
 // list reads the selection and the revision to watch from.
-func (v *watchView) list(ctx context.Context, objects hubv1.ObjectServiceClient) ([]*hubv1.Object, int64, error) {
-	req := &hubv1.ListRequest{ApiVersion: v.k.apiVersion, Kind: v.k.kind, LabelSelector: v.f.selector}
-	if v.k.namespaced && !v.f.allNamespaces {
-		req.Namespace = v.f.ns()
+func (v *watchView) list(ctx context.Context) ([]*hubv1.Object, int64, error) {
+	objs, rev, err := v.c.List(ctx, v.f.selection(v.k), 0)
+	if err != nil {
+		return nil, 0, err
 	}
-	var out []*hubv1.Object
-	var rev int64
-	for {
-		resp, err := objects.List(ctx, req)
-		if err != nil {
-			return nil, 0, err
+	out := objs[:0]
+	for _, o := range objs {
+		if v.selected(o) {
+			out = append(out, o)
 		}
-		if rev == 0 {
-			rev = resp.GetRevision() // later pages are read at the first's revision
-		}
-		for _, o := range resp.GetObjects() {
-			if v.selected(o) {
-				out = append(out, o)
-			}
-		}
-		if resp.GetNextPageToken() == "" {
-			return out, rev, nil
-		}
-		req.PageToken = resp.GetNextPageToken()
 	}
+	return out, rev, nil
 }
 
 func (v *watchView) selected(o *hubv1.Object) bool {
 	return v.name == "" || o.GetRef().GetName() == v.name
 }
 
-// follow streams changes after rev until the stream ends (its error) or ctx
-// does; for templates it lists again every statusPollInterval.
-func (v *watchView) follow(ctx context.Context, objects hubv1.ObjectServiceClient, rev int64) error {
+// follow streams changes after rev until the watch ends (its error: the
+// client resumes a broken one itself) or ctx does; for templates it lists
+// again every statusPollInterval.
+func (v *watchView) follow(ctx context.Context, rev int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req := &hubv1.WatchRequest{ApiVersion: v.k.apiVersion, Kind: v.k.kind, LabelSelector: v.f.selector, StartRevision: rev}
-	if v.k.namespaced && !v.f.allNamespaces {
-		req.Namespace = v.f.ns()
-	}
-	stream, err := objects.Watch(ctx, req)
-	if err != nil {
-		return err
-	}
 	events := make(chan *hubv1.WatchResponse)
 	done := make(chan error, 1)
-	go func() { done <- receive(ctx, stream, events) }()
+	go func() { done <- receive(ctx, v.c.Watch(ctx, v.f.selection(v.k), rev), events) }()
 	defer func() { cancel(); <-done }()
 	var poll <-chan time.Time
 	if v.k.template {
@@ -158,9 +137,9 @@ func (v *watchView) follow(ctx context.Context, objects hubv1.ObjectServiceClien
 	for {
 		select {
 		case ev := <-events:
-			v.event(ctx, objects, ev)
+			v.event(ctx, ev)
 		case <-poll:
-			objs, _, err := v.list(ctx, objects)
+			objs, _, err := v.list(ctx)
 			if err != nil {
 				return err
 			}
@@ -174,14 +153,9 @@ func (v *watchView) follow(ctx context.Context, objects hubv1.ObjectServiceClien
 	}
 }
 
-// receive forwards the stream's events until it ends: nil at its end,
-// else its error.
-func receive(ctx context.Context, stream hubv1.ObjectService_WatchClient, events chan<- *hubv1.WatchResponse) error {
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+// receive forwards the watch's events until it ends with its error.
+func receive(ctx context.Context, watch iter.Seq2[*hubv1.WatchResponse, error], events chan<- *hubv1.WatchResponse) error {
+	for ev, err := range watch {
 		if err != nil {
 			return err
 		}
@@ -191,11 +165,12 @@ func receive(ctx context.Context, stream hubv1.ObjectService_WatchClient, events
 			return ctx.Err()
 		}
 	}
+	return ctx.Err()
 }
 
 // event prints one watch event. A template is read again so that its row
 // carries the aggregated status, as get shows it.
-func (v *watchView) event(ctx context.Context, objects hubv1.ObjectServiceClient, ev *hubv1.WatchResponse) {
+func (v *watchView) event(ctx context.Context, ev *hubv1.WatchResponse) {
 	o := ev.GetObject()
 	if !v.selected(o) {
 		return
@@ -208,8 +183,8 @@ func (v *watchView) event(ctx context.Context, objects hubv1.ObjectServiceClient
 		kind = eventDeleted
 	}
 	if v.k.template && kind != eventDeleted {
-		if resp, err := objects.Get(ctx, &hubv1.GetRequest{Ref: o.GetRef()}); err == nil {
-			o = resp.GetObject()
+		if got, err := v.c.Get(ctx, o.GetRef()); err == nil {
+			o = got
 		} // else deleted meanwhile (its event follows) or unreadable: show it as stored
 	}
 	v.show(ctx, kind, o)
