@@ -15,8 +15,11 @@ FAULTS ?= all
 
 .PHONY: faults faults-deps
 
-faults-deps: ## install ip and iptables for the fault suite if missing (Debian, as root)
+faults-deps: ## install ip and iptables for the fault suite if missing (Debian, as root; fails saying what is missing otherwise)
 	@test/faults/netdeps.sh
+
+# make test runs the fault suite's smoke part, which fails without them.
+test: faults-deps
 
 faults: faults-deps kit-bins build ## the fault suite: partitions, pauses, kills, bad data; prints each scenario's figures
 	@mkdir -p .cache

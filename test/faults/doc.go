@@ -55,7 +55,7 @@
 // # Requirements
 //
 // Root (CAP_NET_ADMIN), ip and iptables on PATH (netdeps.sh installs them
-// on Debian; `make faults` and .ci/run call it) and network namespaces in
-// the kernel. Without them the tests skip, saying why; CI runs as root
-// with them installed, so there they run.
+// on Debian; `make test`, `make faults`, `make ha` and .ci/run call it)
+// and network namespaces in the kernel. Without them the tests fail,
+// saying what is missing: they never skip.
 package faults
