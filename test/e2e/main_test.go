@@ -27,17 +27,17 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tetherproj/tether/test/fleet"
 	testproc "github.com/tetherproj/tether/test/proc"
 )
 
-// Binaries TestMain built.
+// Binaries TestMain found or built (fleet.TestBinaries).
 var (
 	hubBin   string
 	agentBin string
@@ -51,19 +51,12 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "tether-e2e-")
+	dir, remove, err := fleet.TestBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/tether-hub", "./cmd/tether-agent")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build tether-hub and tether-agent: %v\n", err)
-		return 1
-	}
+	defer remove()
 	hubBin, agentBin = filepath.Join(dir, "tether-hub"), filepath.Join(dir, "tether-agent")
 	procs = testproc.NewSpawner()
 	code := m.Run()
