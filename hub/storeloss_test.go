@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // storeLossTimeout bounds the wait for the store watch's decision: its
@@ -185,6 +187,7 @@ func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
 	if testing.Short() {
 		t.Skipf("starves this process for %s", starvedFor)
 	}
+	tier.Long(t, fmt.Sprintf("starves this process for %s", starvedFor))
 	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
 	logs := &syncBuffer{}
 	r := runProbedReplica(t, baseConfig(t, e), nil, logs)
