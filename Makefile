@@ -46,9 +46,17 @@ build: ## build every binary of cmd/ into bin/, version-stamped
 # spend their time waiting for them, so go test runs TEST_PARALLEL
 # packages at once on two cores; the fault suite's smoke tier, which waits
 # longest, runs beside them and its output follows theirs. The packages
-# run `make build`'s binaries (TETHER_BIN) instead of each linking its own.
+# run `make build`'s binaries (TETHER_BIN) instead of each linking its own,
+# and go test's own vet pass is off: lint's go vet has checked every
+# package, its tests included.
 FAULTS_PKG    := ./test/faults/
 TEST_PARALLEL ?= 4
+# TEST_FLAGS go to every go test of make test, e.g. -json to rank packages
+# and tests by time.
+TEST_FLAGS    ?=
+# go test starts packages in the order it is given them: the slowest first
+# (most wait for processes they start), so that no long one starts last.
+TEST_FIRST    := test/e2e test/integration test/security hub test/kit hub/clientapi test/bench test/load
 # The images test (deploy/images) builds with `make build`'s flags, so after it
 # only links: seconds. Outside make it is left out (see its file).
 TEST_TAGS := imagestest
@@ -58,8 +66,9 @@ test: kit-bins build ## lint, generated code up to date, every test but the long
 	@echo ">> go test (timeout $(TEST_TIMEOUT), $(TEST_PARALLEL) packages at once), $(FAULTS_PKG) beside the rest"
 	@mkdir -p .cache
 	@export TETHER_BIN=$(BIN); \
-	( $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(FAULTS_PKG) > .cache/faults-test.log 2>&1; echo $$? > .cache/faults-test.rc ) & \
-	rest=0; $(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -tags $(TEST_TAGS) $$($(GO) list ./... | grep -v '/test/faults$$') || rest=$$?; \
+	( $(GO) test $(TEST_FLAGS) -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(FAULTS_PKG) > .cache/faults-test.log 2>&1; echo $$? > .cache/faults-test.rc ) & \
+	rest=0; $(GO) test $(TEST_FLAGS) -vet=off -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -tags $(TEST_TAGS) \
+		$$( ( printf '$(MODULE)/%s\n' $(TEST_FIRST); $(GO) list ./... ) | awk '!seen[$$0]++' | grep -v '/test/faults$$') || rest=$$?; \
 	wait; cat .cache/faults-test.log; faults=$$(cat .cache/faults-test.rc); \
 	if [ "$$rest" != 0 ] || [ "$$faults" != 0 ]; then echo ">> go test failed (others: $$rest, faults: $$faults)"; exit 1; fi
 	@echo ">> not in make test, run by CI after it: make test-long, make faults, make ha"

@@ -4,12 +4,13 @@
 #
 #   faults       every scenario, the long ones included (10 min partition,
 #                15 min hub pause, flapping, restore from a snapshot): about
-#                45 minutes. FAULTS=full leaves the long ones out. The whole
-#                output goes to .cache/faults.log; the console shows the
-#                scenarios, their FIGURES lines and failures.
+#                FAULTS_ALL_TIME. FAULTS=full leaves the long ones out (about
+#                FAULTS_FULL_TIME; what CI runs, .ci/run). The whole output
+#                goes to .cache/faults.log; the console shows the scenarios,
+#                their FIGURES lines and failures.
 #
-# A smoke subset (partition 60 s, hub paused 70 s, malformed status) also
-# runs in plain `go test ./...`, so in `make test`.
+# A smoke subset (a malformed status, and TestHubNeverDialsOut) also runs in
+# plain `go test ./...`, so in `make test`.
 
 FAULTS ?= all
 

@@ -14,6 +14,8 @@
 // logs latency and the agent's idle cost; it asserts no wall time.
 // TestAgentMemory bounds one agent's peak RSS over one member's share of
 // issue 16's baseline workload.
+// The hub outage step and TestAgentMemory are long tests (test/tier):
+// `make test-long` runs them, `make test` leaves them out.
 //
 // Conditions are polled with deadlines, never awaited with fixed sleeps;
 // the only timed waits are the hub outage and the idle window of a
