@@ -3,11 +3,14 @@
 # with iptables and signals, every member watched for deletes. Needs root.
 #
 #   faults       every scenario, the long ones included (10 min partition,
-#                15 min hub pause, flapping, restore from a snapshot): about
-#                FAULTS_ALL_TIME. FAULTS=full leaves the long ones out (about
-#                FAULTS_FULL_TIME; what CI runs, .ci/run). The whole output
-#                goes to .cache/faults.log; the console shows the scenarios,
-#                their FIGURES lines and failures.
+#                15 min hub pause, flapping, restore from a snapshot): some
+#                80 minutes, estimated: FAULTS=full's 45 and the long
+#                scenarios' 26 minutes of fault with their fixtures.
+#                FAULTS=full leaves the long ones out: 45 minutes (2,706 s
+#                on 2 cores shared with other builds); CI runs that
+#                (.ci/run). The whole output goes to .cache/faults.log; the
+#                console shows the scenarios, their FIGURES lines and
+#                failures.
 #
 # A smoke subset (a malformed status, and TestHubNeverDialsOut) also runs in
 # plain `go test ./...`, so in `make test`.
