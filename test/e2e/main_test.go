@@ -1,7 +1,8 @@
 // Package e2e proves the agent's issue end to end with real parts only:
-// tether-hub and tether-agent are built once in TestMain and run as
-// processes, one hub (embedded etcd, 127.0.0.1) and one agent per member
-// cluster of the kit (real kube-apiservers with kwok nodes, test/kit).
+// tether-hub and tether-agent, from $TETHER_BIN or built once in TestMain
+// (fleet.TestBinaries), run as processes, one hub (embedded etcd,
+// 127.0.0.1) and one agent per member cluster of the kit (real
+// kube-apiservers with kwok nodes, test/kit).
 // Users' objects go in through the hub's ObjectService over mTLS with
 // admin.conf's credentials; what happens in the members is read with
 // client-go.

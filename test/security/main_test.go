@@ -1,8 +1,8 @@
 // Package security tests the hub's trust boundaries (DESIGN §8, issues 6
 // and 14) against real processes: tether-hub, tether-agent and tetherctl
-// built once in TestMain, a data directory per test, real TLS. Bootstrap
-// tokens, CA pinning, key binding and approval, roles, revocation and
-// per-cluster isolation are checked the way an attacker or a careless
+// from $TETHER_BIN or built once in TestMain, a data directory per test,
+// real TLS. Bootstrap tokens, CA pinning, key binding and approval,
+// roles, revocation and per-cluster isolation are checked the way an attacker or a careless
 // operator would meet them.
 //
 // The hostile-input suite (TestHostileInputs, TestHostileConnections,
