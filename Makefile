@@ -25,7 +25,7 @@ export TETHER_KIT_BIN := $(KIT_BIN)
 CGO_ENABLED ?= 0
 export CGO_ENABLED
 
-.PHONY: all build test test-unit lint vet fmt-check generate check-generated tools clean help
+.PHONY: all build test test-long test-unit lint vet fmt-check generate check-generated tools clean help
 all: build
 
 help: ## list the targets
@@ -36,22 +36,51 @@ build: ## build every binary of cmd/ into bin/, version-stamped
 	@echo ">> building $(CMDS) ($(VERSION))"
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./cmd/,$(CMDS))
 
-# The fault suite's smoke tier spends most of its minutes waiting out
-# partitions and pauses, so it runs beside the other packages rather than
-# after them; its output follows theirs.
-FAULTS_PKG := ./test/faults/
+# make test runs every package's tests but the long ones, which take
+# minutes waiting out a duration or loading thousands of objects: the long
+# tests of test/tier (make test-long), the fault suite's scenarios beyond
+# its smoke tier (make faults) and the HA suite's (make ha). CI (.ci/run)
+# runs those targets after make test.
+#
+# Most packages start processes (etcd, kube-apiservers, hubs, agents) and
+# spend their time waiting for them, so go test runs TEST_PARALLEL
+# packages at once on two cores; the fault suite's smoke tier, which waits
+# longest, runs beside them and its output follows theirs. The packages
+# run `make build`'s binaries (TETHER_BIN) instead of each linking its own,
+# and go test's own vet pass is off: lint's go vet has checked every
+# package, its tests included.
+FAULTS_PKG    := ./test/faults/
+TEST_PARALLEL ?= 4
+# TEST_FLAGS go to every go test of make test, e.g. -json to rank packages
+# and tests by time.
+TEST_FLAGS    ?=
+# go test starts packages in the order it is given them: the slowest first
+# (most wait for processes they start), so that no long one starts last.
+TEST_FIRST    := test/e2e test/integration test/security hub test/kit hub/clientapi test/bench test/load hub/store
 # The images test (deploy/images) builds with `make build`'s flags, so after it
 # only links: seconds. Outside make it is left out (see its file).
 TEST_TAGS := imagestest
 
-test: kit-bins build ## everything CI runs: lint, generated code up to date, all tests (the images test included)
+test: kit-bins build ## lint, generated code up to date, every test but the long ones (see test-long, faults, ha)
 	@$(MAKE) --no-print-directory lint check-generated
-	@echo ">> go test (timeout $(TEST_TIMEOUT)), $(FAULTS_PKG) beside the rest"
+	@echo ">> go test (timeout $(TEST_TIMEOUT), $(TEST_PARALLEL) packages at once), $(FAULTS_PKG) beside the rest"
 	@mkdir -p .cache
-	@( $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(FAULTS_PKG) > .cache/faults-test.log 2>&1; echo $$? > .cache/faults-test.rc ) & \
-	rest=0; $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -tags $(TEST_TAGS) $$($(GO) list ./... | grep -v '/test/faults$$') || rest=$$?; \
+	@export TETHER_BIN=$(BIN); \
+	( $(GO) test $(TEST_FLAGS) -vet=off -count=1 -timeout $(TEST_TIMEOUT) $(FAULTS_PKG) > .cache/faults-test.log 2>&1; echo $$? > .cache/faults-test.rc ) & \
+	rest=0; $(GO) test $(TEST_FLAGS) -vet=off -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) -tags $(TEST_TAGS) \
+		$$( ( printf '$(MODULE)/%s\n' $(TEST_FIRST); $(GO) list ./... ) | awk '!seen[$$0]++' | grep -v '/test/faults$$') || rest=$$?; \
 	wait; cat .cache/faults-test.log; faults=$$(cat .cache/faults-test.rc); \
 	if [ "$$rest" != 0 ] || [ "$$faults" != 0 ]; then echo ">> go test failed (others: $$rest, faults: $$faults)"; exit 1; fi
+	@echo ">> not in make test, run by CI after it: make test-long, make faults, make ha"
+
+# The packages holding a long test (one that calls test/tier's Long):
+# make test-long runs them whole with TETHER_TESTS=long, so their other
+# tests run a second time.
+LONG_MARK := tier\.Long[(]
+LONG_PKGS  = $(sort $(dir $(shell git ls-files '*_test.go' | xargs grep -l '$(LONG_MARK)')))
+
+test-long: kit-bins build ## the long tests make test leaves out (test/tier), with their packages
+	TETHER_TESTS=long TETHER_BIN=$(BIN) $(GO) test -count=1 -p $(TEST_PARALLEL) -timeout $(TEST_TIMEOUT) $(addprefix ./,$(LONG_PKGS))
 
 test-unit: ## the tests that start no process (fast loop while coding)
 	$(GO) test -short ./api/... ./internal/...

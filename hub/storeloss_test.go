@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/hub/storewatch/storewatchtest"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // storeLossTimeout bounds the wait for the store watch's decision: its
@@ -186,6 +188,7 @@ func TestStarvedReplicaKeepsItsAgents(t *testing.T) {
 	if testing.Short() {
 		t.Skipf("starves this process for %s", starvedFor)
 	}
+	tier.Long(t, fmt.Sprintf("starves this process for %s", starvedFor))
 	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
 	logs := &syncBuffer{}
 	r := runProbedReplica(t, baseConfig(t, e), nil, logs)

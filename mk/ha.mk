@@ -11,9 +11,8 @@
 #        whole output goes to .cache/ha.log; the console shows the
 #        scenarios, their FIGURES lines and failures.
 #
-# A smoke subset (kill -9 of the leader during 100 applies, a replica with
-# another CA; about 30 s) also runs in plain `go test ./...`, so in
-# `make test`.
+# A smoke subset (a replica with another CA; some 10 s) also runs in plain
+# `go test ./...`, so in `make test`.
 
 .PHONY: ha
 

@@ -8,5 +8,5 @@
 
 security-report: ## the hostile-input suite alone; prints each attack's outcome, probe latencies and hub memory
 	@mkdir -p .cache && rm -f .cache/security-report.md .cache/security-report.json
-	@status=0; TETHER_SECURITY_REPORT=$(CURDIR)/.cache/security-report.md $(GO) test -count=1 -timeout 20m ./test/security/ || status=$$?; \
+	@status=0; TETHER_TESTS=long TETHER_SECURITY_REPORT=$(CURDIR)/.cache/security-report.md $(GO) test -count=1 -timeout 20m ./test/security/ || status=$$?; \
 	cat .cache/security-report.md; exit $$status

@@ -19,6 +19,7 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // The stalled watch's load: stallWrites writes of stallObjectBytes over
@@ -39,6 +40,7 @@ const (
 // every event; when it reads at last it gets every change in order. The
 // etcd is a process of its own so that the heap measured is the hub's.
 func TestWatchStalledClient(t *testing.T) {
+	tier.Long(t, "writes until a watcher that reads nothing is cut")
 	h, c := startStallHub(t)
 	st := h.st
 	start, err := st.Revision(ctx(t))

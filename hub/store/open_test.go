@@ -41,7 +41,10 @@ func openAsync(t *testing.T, cfg store.Config) (*store.Store, error) {
 	}
 }
 
+// The tests whose Open waits out the store's 10 s first-request timeout
+// run in parallel: the waits overlap.
 func TestOpenTLSOnlyEtcd(t *testing.T) {
+	t.Parallel()
 	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
 	files := store.TLS{CAFile: e.CAFile, CertFile: e.CertFile, KeyFile: e.KeyFile}
 	st, err := openAsync(t, store.Config{Endpoints: e.Endpoints, TLS: files})
@@ -58,12 +61,14 @@ func TestOpenTLSOnlyEtcd(t *testing.T) {
 	}
 
 	t.Run("without client certificate", func(t *testing.T) {
+		t.Parallel()
 		_, err := openAsync(t, store.Config{Endpoints: e.Endpoints, TLS: store.TLS{CAFile: e.CAFile}})
 		if err == nil || !strings.Contains(err.Error(), e.Endpoints[0]) {
 			t.Errorf("Open without a client certificate = %v; want an error naming %s", err, e.Endpoints[0])
 		}
 	})
 	t.Run("without TLS files", func(t *testing.T) {
+		t.Parallel()
 		_, err := openAsync(t, store.Config{Endpoints: e.Endpoints})
 		if err == nil || !strings.Contains(err.Error(), e.Endpoints[0]) {
 			t.Errorf("Open without TLS files = %v; want an error naming %s", err, e.Endpoints[0])
@@ -91,6 +96,7 @@ func TestOpenRefusesTLSFilesItWouldIgnore(t *testing.T) {
 }
 
 func TestOpenUnreachableFailsFastNamingEndpoints(t *testing.T) {
+	t.Parallel()
 	endpoints := []string{"http://127.0.0.1:1", "http://127.0.0.1:9"}
 	_, err := openAsync(t, store.Config{Endpoints: endpoints})
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/test/kit"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // Parameters of TestAgentMemory: one member's share of issue 16's baseline
@@ -43,6 +44,7 @@ const (
 // TETHER_E2E_AGENT_PROFILES=DIR the agent serves --pprof-addr, and its heap
 // profiles after each phase and its log are written to DIR.
 func TestAgentMemory(t *testing.T) {
+	tier.Long(t, "runs a member's share of the baseline workload")
 	specs := kit.Members(1)
 	for n := range memNodes {
 		specs[0].Nodes = append(specs[0].Nodes, kit.NodeSpec{Name: fmt.Sprintf("node-%d", n+1), CPU: "32", Memory: "256Gi", Pods: "110"})

@@ -60,13 +60,17 @@ func startHub(t, owner testing.TB, dataDir, listen string, extra ...string) *hub
 	return h
 }
 
-// identity is the hub identity the hub logged when it started serving.
+// identity is the hub identity the hub logged when it started serving. The
+// hub writes hub.addr, which startHub waits for, just before that line, so
+// a loaded machine may read the log between the two: it is polled for.
 func (h *hubProc) identity(t testing.TB) string {
 	t.Helper()
-	m := regexp.MustCompile(`hub serving: .*hub_identity=(\S+)`).FindStringSubmatch(h.logText())
-	if m == nil {
-		t.Fatalf("tether-hub's log names no hub identity:\n%s", h.tail(40))
-	}
+	re := regexp.MustCompile(`hub serving: .*hub_identity=(\S+)`)
+	var m []string
+	poll(t, hubStartTimeout, "tether-hub's log names its hub identity", func() (bool, string) {
+		m = re.FindStringSubmatch(h.logText())
+		return m != nil, h.tail(40)
+	})
 	return m[1]
 }
 

@@ -1,7 +1,8 @@
 // Package e2e proves the agent's issue end to end with real parts only:
-// tether-hub and tether-agent are built once in TestMain and run as
-// processes, one hub (embedded etcd, 127.0.0.1) and one agent per member
-// cluster of the kit (real kube-apiservers with kwok nodes, test/kit).
+// tether-hub and tether-agent, from $TETHER_BIN or built once in TestMain
+// (fleet.TestBinaries), run as processes, one hub (embedded etcd,
+// 127.0.0.1) and one agent per member cluster of the kit (real
+// kube-apiservers with kwok nodes, test/kit).
 // Users' objects go in through the hub's ObjectService over mTLS with
 // admin.conf's credentials; what happens in the members is read with
 // client-go.
@@ -14,6 +15,8 @@
 // logs latency and the agent's idle cost; it asserts no wall time.
 // TestAgentMemory bounds one agent's peak RSS over one member's share of
 // issue 16's baseline workload.
+// The hub outage step and TestAgentMemory are long tests (test/tier):
+// `make test-long` runs them, `make test` leaves them out.
 //
 // Conditions are polled with deadlines, never awaited with fixed sleeps;
 // the only timed waits are the hub outage and the idle window of a
@@ -27,17 +30,17 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tetherproj/tether/test/fleet"
 	testproc "github.com/tetherproj/tether/test/proc"
 )
 
-// Binaries TestMain built.
+// Binaries TestMain found or built (fleet.TestBinaries).
 var (
 	hubBin   string
 	agentBin string
@@ -51,19 +54,12 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "tether-e2e-")
+	dir, remove, err := fleet.TestBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/tether-hub", "./cmd/tether-agent")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build tether-hub and tether-agent: %v\n", err)
-		return 1
-	}
+	defer remove()
 	hubBin, agentBin = filepath.Join(dir, "tether-hub"), filepath.Join(dir, "tether-agent")
 	procs = testproc.NewSpawner()
 	code := m.Run()

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetherproj/tether/test/tier"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,6 +47,7 @@ const (
 // again after a later change whose arrival in member-2 bounds anything
 // sent late.
 func testHubOutage(t *testing.T, f *fixture) {
+	tier.Long(t, fmt.Sprintf("the hub is down %s", hubOutage))
 	ctx := ctxFor(t)
 	m1, m2 := f.env.Clusters[0], f.env.Clusters[1]
 	a1, a2 := f.agents[0], f.agents[1]

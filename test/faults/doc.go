@@ -39,24 +39,26 @@
 //
 // # Which scenarios run
 //
-// A smoke subset runs in every `go test ./...` (so in `make test`):
-// one cluster partitioned for 60 s, the hub paused for 70 s, a malformed
-// status, and TestHubNeverDialsOut. TETHER_FAULTS=full adds the other
-// short scenarios (an agent paused 80 s, every cluster partitioned, kill -9
-// of the hub during applies and of an agent during a delete, a member API
-// server stopped, a policy deleted and re-created, an undecodable binding,
-// the store wiped with the CA kept, every cluster pushed over the hub's
-// works limit, the hub restarted with one key's render panicking and with
-// applying one key's stored objects panicking (a hub built with -tags
-// renderfault), and with its works limit lowered below
-// what the agents hold), and
-// TETHER_FAULTS=all (`make faults`) the long ones too (10 min partition,
-// 15 min hub pause, a flapping link, a store restored from an older copy).
+// A smoke subset runs in every `go test ./...` (so in `make test`): a
+// malformed status, and TestHubNeverDialsOut. TETHER_FAULTS=full (what CI
+// runs, `make faults FAULTS=full`) adds the scenarios of a minute or two
+// (one cluster partitioned for 60 s, the hub paused for 70 s, an agent
+// paused 80 s, every cluster partitioned, kill -9 of the hub during
+// applies and of an agent during a delete, a member API server stopped, a
+// policy deleted and re-created, an undecodable binding, the store wiped
+// with the CA kept, every cluster pushed over the hub's works limit, a
+// status flood, the hub restarted with one key's render panicking and
+// with applying one key's stored objects panicking (a hub built with
+// -tags renderfault) and with its works limit lowered below what the
+// agents hold, a data directory restored, the identity deleted),
+// and TETHER_FAULTS=all (`make faults`) the long ones too (10 min
+// partition, 15 min hub pause, a flapping link, a store restored from an
+// older copy).
 //
 // # Requirements
 //
 // Root (CAP_NET_ADMIN), ip and iptables on PATH (netdeps.sh installs them
-// on Debian; `make faults` and .ci/run call it) and network namespaces in
-// the kernel. Without them the tests skip, saying why; CI runs as root
-// with them installed, so there they run.
+// on Debian; `make test`, `make faults`, `make ha` and .ci/run call it)
+// and network namespaces in the kernel. Without them the tests fail,
+// saying what is missing: they never skip.
 package faults

@@ -5,19 +5,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetherproj/tether/internal/leakcheck"
 	"github.com/tetherproj/tether/test/proc"
 )
 
-// TestBinaries returns the directory holding tether-hub and tether-agent
-// for a test package's TestMain: $TETHER_BIN when set (binaries built
-// elsewhere, e.g. by CI), else a temporary directory they are built into
-// from this repository's source, so a test never runs stale binaries from
-// bin/. remove deletes what it built (a no-op for $TETHER_BIN).
-func TestBinaries() (dir string, remove func(), err error) {
+// TestBinaries returns the directory holding the commands of cmd/ that a
+// test package's TestMain needs (tether-hub and tether-agent when cmds is
+// empty): $TETHER_BIN when set (binaries built elsewhere: by `make build`
+// for `make test`, or by CI), else a temporary directory they are built
+// into from this repository's source, so a test never runs stale binaries
+// from bin/. remove deletes what it built (a no-op for $TETHER_BIN).
+func TestBinaries(cmds ...string) (dir string, remove func(), err error) {
+	if len(cmds) == 0 {
+		cmds = []string{binHub, binAgent}
+	}
 	if dir := os.Getenv(BinEnv); dir != "" {
+		for _, c := range cmds {
+			if _, err := os.Stat(filepath.Join(dir, c)); err != nil {
+				return "", nil, fmt.Errorf("%s=%s lacks %s (make build puts every command there): %w", BinEnv, dir, c, err)
+			}
+		}
 		return dir, func() {}, nil
 	}
 	root, err := proc.RepoRoot()
@@ -29,12 +39,16 @@ func TestBinaries() (dir string, remove func(), err error) {
 		return "", nil, err
 	}
 	remove = func() { os.RemoveAll(dir) }
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/"+binHub, "./cmd/"+binAgent)
+	args := []string{"build", "-o", dir + "/"}
+	for _, c := range cmds {
+		args = append(args, "./cmd/"+c)
+	}
+	build := exec.Command("go", args...)
 	build.Dir = root
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		remove()
-		return "", nil, fmt.Errorf("build %s and %s: %w", binHub, binAgent, err)
+		return "", nil, fmt.Errorf("build %s: %w", strings.Join(cmds, ", "), err)
 	}
 	return dir, remove, nil
 }

@@ -61,7 +61,9 @@
 // tether-hub and tether-agent are taken from Options.BinDir, else
 // $TETHER_BIN, else <repo>/bin (`make build`); the kit's binaries as the kit
 // finds them (`make kit-bins`). A missing binary is an error that says which
-// target builds it.
+// target builds it. TestBinaries gives a test package's TestMain the
+// commands it runs: $TETHER_BIN (which `make test` sets to `make build`'s
+// bin/), else built from this tree into a temporary directory.
 //
 // It imports test/kit, test/proc, client, internal/clientconfig,
 // internal/leakcheck and the generated hub API, never hub/ or agent/: it

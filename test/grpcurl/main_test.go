@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/proc"
 )
 
@@ -36,20 +37,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	dir, err := os.MkdirTemp("", "tether-grpcurl-bin-")
+	dir, remove, err := fleet.TestBinaries("tether-hub", "tetherctl")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer remove()
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+"/", "./cmd/tether-hub", "./cmd/tetherctl")
-	build.Dir = repoRoot
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build tether-hub and tetherctl: %v\n", err)
-		return 1
-	}
 	if grpcurlBin, err = pinnedGrpcurl(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -42,7 +42,7 @@
 //   - different-ca-refused (smoke, ~5 s): etcd and one replica; a replica
 //     given other CA files, and one given another encryption key, must
 //     exit non-zero naming the CA mismatch; the recorded CA is unchanged.
-//   - leader-kill9-100-applies (smoke, ~25 s), leader-kill9-500-applies
+//   - leader-kill9-100-applies (full, ~25 s), leader-kill9-500-applies
 //     (full, ~45 s): every agent on the leader, then SIGKILL of the
 //     leader after a third of the applies;
 //     applies go on through the other replicas (each tried in turn). The
@@ -103,8 +103,7 @@
 //
 // # Which scenarios run
 //
-// The smoke subset (different-ca-refused, leader-kill9-100-applies: about
-// 30 s, the build of the binaries included) runs in every `go test
-// ./...`, so in `make test`. TETHER_HA=full (`make ha`) runs them all, in
-// about 3 minutes.
+// The smoke subset (different-ca-refused: some 10 s, the build of the
+// binaries included) runs in every `go test ./...`, so in `make test`.
+// TETHER_HA=full (`make ha`) runs them all, in about 9 minutes.
 package ha

@@ -88,8 +88,8 @@ type fixture struct {
 func newFixture(t *testing.T, o options) *fixture {
 	t.Helper()
 	if o.netns {
-		if err := faults.Supported(); err != nil {
-			t.Skipf("partition scenario skipped: %v", err)
+		if err := faults.Supported(); err != nil { // never a skip: make ha installs ip and iptables
+			t.Fatalf("partition scenario cannot run here: %v", err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/test/kit"
 	"github.com/tetherproj/tether/test/proc"
 )
 
@@ -28,10 +29,11 @@ const haTimeout = 30 * time.Second
 // with the test.
 func startEtcdCluster(t *testing.T, n int) ([]string, []*proc.Process) {
 	t.Helper()
-	bin := filepath.Join(os.Getenv("TETHER_KIT_BIN"), "etcd")
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no etcd binary (set TETHER_KIT_BIN): %v", err)
+	dir, err := kit.BinDir("") // never a skip: a missing etcd fails, saying how to build it
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "etcd")
 	ports := freeTCPPorts(t, 2*n)
 	var clients, peers []string
 	var members []*proc.Process

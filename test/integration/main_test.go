@@ -10,14 +10,14 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/proc"
 )
 
-// hubBin is the tether-hub binary TestMain built.
+// hubBin is the tether-hub binary TestMain found or built (fleet.TestBinaries).
 var hubBin string
 
 // procs starts every child process of the tests (test/proc).
@@ -28,20 +28,13 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "tether-integration-")
+	dir, remove, err := fleet.TestBinaries("tether-hub")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer remove()
 	hubBin = filepath.Join(dir, "tether-hub")
-	build := exec.Command("go", "build", "-o", hubBin, "./cmd/tether-hub")
-	build.Dir = "../.."
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "build tether-hub: %v\n", err)
-		return 1
-	}
 	procs = proc.NewSpawner()
 	defer procs.Close() // after m.Run: every test has stopped its processes
 	return m.Run()

@@ -17,6 +17,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/client"
 	"github.com/tetherproj/tether/internal/clientconfig"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // placedSel selects the templates of the placement watch tests: the
@@ -48,6 +49,7 @@ func placementsPolicy(clusters ...string) string {
 // changes watched in 7m26s from the first apply, replayed in 2m13s, on a
 // 2-core machine shared with other work.
 func TestClientWatchesPlacementsOfTenThousandTemplates(t *testing.T) {
+	tier.Long(t, "places 10,000 templates")
 	dir := t.TempDir()
 	listen := fmt.Sprintf("127.0.0.1:%d", freeTCPPorts(t, 1)[0])
 	flags := []string{"--listen", listen, "-log-level", "info", "--max-works-per-cluster", fmt.Sprint(2 * watchTemplates)}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // Sizes of TestStorageGrowsWithTemplatesPlusClusters.
@@ -31,6 +32,7 @@ func TestStorageGrowsWithTemplatesPlusClusters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a hub and schedules 1,000 × 100")
 	}
+	tier.Long(t, "schedules 1,000 templates × 100 clusters")
 	dir := t.TempDir()
 	// Agents only heartbeat once: a long lease keeps their clusters Ready.
 	h := startHub(t, dir, "--lease-duration", "30m", "-log-level", "info")

@@ -1,8 +1,8 @@
 // Package security tests the hub's trust boundaries (DESIGN §8, issues 6
 // and 14) against real processes: tether-hub, tether-agent and tetherctl
-// built once in TestMain, a data directory per test, real TLS. Bootstrap
-// tokens, CA pinning, key binding and approval, roles, revocation and
-// per-cluster isolation are checked the way an attacker or a careless
+// from $TETHER_BIN or built once in TestMain, a data directory per test,
+// real TLS. Bootstrap tokens, CA pinning, key binding and approval,
+// roles, revocation and per-cluster isolation are checked the way an attacker or a careless
 // operator would meet them.
 //
 // The hostile-input suite (TestHostileInputs, TestHostileConnections,
@@ -43,14 +43,14 @@ package security
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/tetherproj/tether/test/fleet"
 	"github.com/tetherproj/tether/test/proc"
 )
 
-// Binaries TestMain built.
+// Binaries TestMain found or built (fleet.TestBinaries).
 var hubBin, agentBin, ctlBin string
 
 // procs starts every long-running child process of the tests (test/proc);
@@ -63,22 +63,13 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "tether-security-")
+	dir, remove, err := fleet.TestBinaries("tether-hub", "tether-agent", "tetherctl")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	for bin, pkg := range map[*string]string{&hubBin: "tether-hub", &agentBin: "tether-agent", &ctlBin: "tetherctl"} {
-		*bin = filepath.Join(dir, pkg)
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/"+pkg)
-		build.Dir = "../.."
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
-			return 1
-		}
-	}
+	defer remove()
+	hubBin, agentBin, ctlBin = filepath.Join(dir, "tether-hub"), filepath.Join(dir, "tether-agent"), filepath.Join(dir, "tetherctl")
 	procs = proc.NewSpawner()
 	defer procs.Close() // after m.Run: every test has stopped its processes
 	code := m.Run()

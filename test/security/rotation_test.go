@@ -3,6 +3,7 @@ package security
 import (
 	"bytes"
 	"crypto/x509"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/certs"
 	"github.com/tetherproj/tether/test/proc"
+	"github.com/tetherproj/tether/test/tier"
 )
 
 // certLifetime is the agent certificate lifetime of the rotation test: the
@@ -30,6 +32,7 @@ const certLifetime = time.Minute
 // agent's new handshake, with the renewed certificate, is accepted; the
 // old certificate is refused.
 func TestCertificateRotationKeepsTheStream(t *testing.T) {
+	tier.Long(t, fmt.Sprintf("waits out a certificate of %s", certLifetime))
 	h := startHub(t, "--agent-cert-lifetime", certLifetime.String())
 	tok := createToken(t, h, "--cluster", "edge-1", "--uses", "1")
 	data, agentLog := startAgent(t, h, tok, "edge-1")
