@@ -224,7 +224,7 @@ func TestRestoredDataDir(t *testing.T) {
 	if a.Adoption() != nil {
 		t.Errorf("Adoption before any = %+v; want none", a.Adoption())
 	}
-	a.ObserveAgent(h.ctx, Lineage{Cluster: "c", HeldWorks: 3, Epoch: "another-store", Revision: seen})
+	a.ObserveAgent(h.ctx, Lineage{Cluster: "d", Epoch: "another-store", Revision: seen})
 	wantAuthority(t, a, true, "") // another store's agent: its own concern
 	h.write(30)                   // the store passes the agent's revision before it says hello
 	a.ObserveAgent(h.ctx, Lineage{Cluster: "c", HeldWorks: 3, Epoch: epoch, Revision: seen})
@@ -269,4 +269,37 @@ func TestBehindAtRuntime(t *testing.T) {
 	wantAuthority(t, a, true, "")
 	a.ObserveAgent(h.ctx, Lineage{Cluster: "c2", Epoch: a.Epoch(), Revision: rev + 100})
 	wantAuthority(t, a, false, "has not reached")
+}
+
+// TestAgentNewSinceStartIsNotARestore: an agent that had seen nothing of
+// this store when it first said hello (a new agent, or one of another
+// store) and comes back, after a restart of its own, having seen revisions
+// this hub wrote since it started is not evidence of a restore. Before,
+// a Hello without a revision was not counted, so the second one was taken
+// for the cluster's first and compared with the revision at start: the
+// fault suite's agent-kill9-during-delete made the hub not authoritative.
+func TestAgentNewSinceStartIsNotARestore(t *testing.T) {
+	h := newHubDirs(t)
+	a := h.start(false)
+	defer h.stop()
+	for _, first := range []Lineage{
+		{Cluster: "new"},
+		{Cluster: "other", Epoch: "another-store", Revision: 3},
+	} {
+		a.ObserveAgent(h.ctx, first)
+	}
+	h.write(10)
+	for _, cluster := range []string{"new", "other"} {
+		if _, err := h.st.Put(h.ctx, store.ClusterKey(cluster), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := h.st.Revision(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cluster := range []string{"new", "other"} {
+		a.ObserveAgent(h.ctx, Lineage{Cluster: cluster, HeldWorks: 2, Epoch: a.Epoch(), Revision: rev})
+		wantAuthority(t, a, true, "")
+	}
 }

@@ -26,10 +26,14 @@ type Lineage struct {
 // agent's own concern (it holds this hub not authoritative for it), not a
 // sign that this store lost data.
 func (a *Authority) behind(ctx context.Context, l Lineage) (string, error) {
+	// Every Hello counts, also one with nothing of this store: whatever
+	// the agent reports after it, it may have seen from this hub since its
+	// start.
+	first := a.firstHello(l.Cluster)
 	if l.Revision == 0 || l.Epoch == "" || l.Epoch != a.Epoch() {
 		return "", nil
 	}
-	if a.firstHello(l.Cluster) && a.alone && l.Revision > a.started {
+	if first && a.alone && l.Revision > a.started {
 		return fmt.Sprintf("the agent of cluster %q saw store revision %d, but the store was at revision %d when this hub started: "+
 			"the store (data directory) was restored from an older copy", l.Cluster, l.Revision, a.started), nil
 	}
