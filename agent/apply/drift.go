@@ -245,6 +245,31 @@ func drifted(old, obj *unstructured.Unstructured, applied object) bool {
 		!within(applied.labels, obj.GetLabels()) || !within(applied.annotations, obj.GetAnnotations())
 }
 
+// drifts says whether any of a held work's objects is not as Tether's
+// last write left it in the synced informer's copy: absent, or drifted
+// from what was applied. An object not applied, not mapped or of a kind
+// whose informer has not synced counts as drifted (the repair finds out).
+// A repair asks it under the work's lock, once a write of the work has
+// recorded its mark: the informer's event for Tether's own write of a
+// new version may come before that, when the previous version's mark
+// still stands and the new spec looks like drift.
+func (w *watcher) drifts(objects []object) bool {
+	for _, o := range objects {
+		if o.result != resultApplied || o.gvr.Resource == "" {
+			return true
+		}
+		ns := ""
+		if o.namespaced {
+			ns = o.id.GetNamespace()
+		}
+		obj, ok := w.cached(o.gvr, ns, o.id.GetName())
+		if !ok || obj.GetResourceVersion() != o.written.rv && drifted(nil, obj, o) {
+			return true
+		}
+	}
+	return false
+}
+
 // within says whether every key of want has its value in have.
 func within(want, have map[string]string) bool {
 	for k, v := range want {

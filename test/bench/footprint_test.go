@@ -271,6 +271,8 @@ func (fp *fpRun) phase(ctx context.Context, name string, run func() error, reg *
 	hwm, rss := procKB(t, fp.pid, "VmHWM"), procKB(t, fp.pid, "VmRSS")
 	file := strings.ReplaceAll(name, " ", "-")
 	fp.save("heap-"+file+".pb.gz", "http://"+fp.pprof+"/debug/pprof/heap")
+	fp.save("metrics-"+file+".txt", "http://"+fp.metrics+"/metrics") // the Go runtime's memory classes among them
+	fp.save("smaps-"+file+".txt", "file:///proc/"+strconv.Itoa(fp.pid)+"/smaps_rollup")
 	fp.rows = append(fp.rows, fmt.Sprintf("| %s | %.1f s | %.1f | %.1f |", name, took.Seconds(), float64(hwm)/1024, float64(rss)/1024))
 	delta := map[string]float64{}
 	for k, v := range after {
@@ -339,19 +341,30 @@ func labelKey(labels []*dto.LabelPair) string {
 	return verb + " " + resource
 }
 
-// save writes what url serves to the footprint directory.
+// save writes what url serves (http://, or file:// of a local file) to
+// the footprint directory.
 func (fp *fpRun) save(name, url string) {
-	resp, err := http.Get(url)
-	if err != nil {
-		fp.t.Fatal(err)
+	var body io.ReadCloser
+	if path, ok := strings.CutPrefix(url, "file://"); ok {
+		f, err := os.Open(path)
+		if err != nil {
+			fp.t.Fatal(err)
+		}
+		body = f
+	} else {
+		resp, err := http.Get(url)
+		if err != nil {
+			fp.t.Fatal(err)
+		}
+		body = resp.Body
 	}
-	defer resp.Body.Close()
+	defer body.Close()
 	out, err := os.Create(filepath.Join(fp.dir, name))
 	if err != nil {
 		fp.t.Fatal(err)
 	}
 	defer out.Close()
-	if _, err := io.Copy(out, resp.Body); err != nil {
+	if _, err := io.Copy(out, body); err != nil {
 		fp.t.Fatal(err)
 	}
 }
