@@ -271,3 +271,30 @@ func TestOwnWriteIsNotDrift(t *testing.T) {
 		t.Errorf("%d new versions and one drift cost %d applies; want %d", works, n, works+1)
 	}
 }
+
+// TestNewObjectsCreatedWithoutRead: the first objects of a kind a running
+// applier writes are not read from the API server first: the write waits
+// for the kind's new drift informer to list, which knows them new, as a
+// direct client's create does.
+func TestNewObjectsCreatedWithoutRead(t *testing.T) {
+	const ns, works = "newobjs", 5
+	namespace(t, ns)
+	rc := env.Clusters[0].RESTConfig()
+	gets := &atomic.Int64{}
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/namespaces/"+ns+"/configmaps/") {
+				gets.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	a := runApplier(t, apply.Config{RESTConfig: rc, Interpreter: testInterpreter(t)}, testLogger(t))
+	for i := range works {
+		name := fmt.Sprintf("cm%d", i)
+		mustApply(t, a, work(t, ns+"/"+name, "v1", nil, configMap(ns, name, map[string]string{"k": "v"})), agentv1.ApplyResult_APPLY_RESULT_APPLIED)
+	}
+	if n := gets.Load(); n != 0 {
+		t.Errorf("creating %d new ConfigMaps read them %d times from the API server; want 0", works, n)
+	}
+}

@@ -35,6 +35,7 @@ import (
 var (
 	footprint            = flag.String("footprint", "", "measure one agent's memory and member requests per phase into this directory (heap profiles, footprint.md)")
 	footprintDeployments = flag.Int("footprint-deployments", 100, "Deployments of TestAgentFootprint")
+	footprintPprof       = flag.Bool("footprint-pprof", true, "run the agent with --pprof-addr and save a heap profile per phase (its sampling costs the agent some memory: false for RSS alone)")
 )
 
 // Namespaces of the footprint's two writers in its one member.
@@ -60,13 +61,18 @@ func TestAgentFootprint(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	pprofAddr, metricsAddr := freeAddr(t), freeAddr(t)
+	pprofAddr, metricsAddr := "", freeAddr(t)
+	agentArgs := []string{"--metrics-addr", metricsAddr}
+	if *footprintPprof {
+		pprofAddr = freeAddr(t)
+		agentArgs = append(agentArgs, "--pprof-addr", pprofAddr)
+	}
 	spec := kit.Members(1)
 	for j := range 5 {
 		spec[0].Nodes = append(spec[0].Nodes, kit.NodeSpec{Name: fmt.Sprintf("node-%d", j+1), CPU: "32", Memory: "256Gi", Pods: "110"})
 	}
 	f, err := fleet.Start(ctx, fleet.Options{Clusters: spec, Dir: filepath.Join(t.TempDir(), "fleet"), BinDir: binDir,
-		Logger: kit.TestLogger(t), AgentArgs: []string{"--pprof-addr", pprofAddr, "--metrics-addr", metricsAddr}})
+		Logger: kit.TestLogger(t), AgentArgs: agentArgs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +276,9 @@ func (fp *fpRun) phase(ctx context.Context, name string, run func() error, reg *
 	after := fp.requests(reg)
 	hwm, rss := procKB(t, fp.pid, "VmHWM"), procKB(t, fp.pid, "VmRSS")
 	file := strings.ReplaceAll(name, " ", "-")
-	fp.save("heap-"+file+".pb.gz", "http://"+fp.pprof+"/debug/pprof/heap")
+	if fp.pprof != "" {
+		fp.save("heap-"+file+".pb.gz", "http://"+fp.pprof+"/debug/pprof/heap")
+	}
 	fp.save("metrics-"+file+".txt", "http://"+fp.metrics+"/metrics") // the Go runtime's memory classes among them
 	fp.save("smaps-"+file+".txt", "file:///proc/"+strconv.Itoa(fp.pid)+"/smaps_rollup")
 	fp.rows = append(fp.rows, fmt.Sprintf("| %s | %.1f s | %.1f | %.1f |", name, took.Seconds(), float64(hwm)/1024, float64(rss)/1024))
