@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tetherproj/tether/agent/hubclient"
+	"github.com/tetherproj/tether/agent/kube"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/internal/version"
 )
@@ -46,14 +47,15 @@ func New(cfg Config, logger hclog.Logger) (*Agent, error) {
 	} else if _, err := cfg.tlsConfig(); err != nil {
 		return nil, err
 	}
-	store, err := openStore(cfg)
+	reg := newRegistry()
+	requests := kube.NewRequests(reg) // every member client's requests, by verb and resource
+	store, err := openStore(cfg, requests)
 	if err != nil {
 		return nil, err
 	}
-	reg := newRegistry()
 	member := cfg.Member
 	if member == nil {
-		if member, err = kubeMember(cfg, reg, logger); err != nil {
+		if member, err = kubeMember(cfg, reg, requests, logger); err != nil {
 			return nil, err
 		}
 	}
@@ -104,9 +106,9 @@ func (a *Agent) serve() {
 
 // openStore opens the state in the Secret of cfg.StateSecret, else in
 // cfg.DataDir.
-func openStore(cfg Config) (*state.Store, error) {
+func openStore(cfg Config, requests *kube.Requests) (*state.Store, error) {
 	if cfg.StateSecret != "" {
-		return secretStore(cfg)
+		return secretStore(cfg, requests)
 	}
 	store, err := state.Open(cfg.DataDir)
 	if err != nil {

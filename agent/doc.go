@@ -30,8 +30,10 @@
 // --metrics-addr serves the registry of newRegistry on /metrics (metrics.go):
 // hubclient's tether_agent_stream_state, _works_held,
 // _work_applies_total, _work_apply_duration_seconds,
-// _work_deletions_total and _status_report_lag_seconds, and apply's
-// objects deleted and orphaned. --health-addr (health.go) serves /readyz,
+// _work_deletions_total and _status_report_lag_seconds, apply's
+// objects deleted and orphaned, and agent/kube's
+// tether_agent_member_requests_total: every request of the agent to its
+// member API server, by verb and resource (kube.Requests). --health-addr (health.go) serves /readyz,
 // ready once the hub's SyncDone has arrived since the start
 // (hubclient.Client.Synced) while the member API server answered its last
 // check (Member.Ping, every DefaultMemberCheckEvery, cached), and /healthz,

@@ -23,11 +23,12 @@ import (
 // in-cluster configuration) reaches: apply (with drift repair), status and
 // capacity, sharing one interpreter, which the hub's customizations are
 // loaded into.
-func kubeMember(cfg Config, reg prometheus.Registerer, logger hclog.Logger) (*Member, error) {
+func kubeMember(cfg Config, reg prometheus.Registerer, requests *kube.Requests, logger hclog.Logger) (*Member, error) {
 	restCfg, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
+	requests.Wrap(restCfg)
 	interp, err := interpreter.New(interpreterConfig(cfg, memoryLimit()), logger)
 	if err != nil {
 		return nil, fmt.Errorf("interpreter: %w", err)
@@ -85,7 +86,7 @@ func (r refreshing) Load(ctx context.Context, set *agentv1.Customizations) ([]st
 // secretStore is the state kept in the Secret cfg.StateSecret of the
 // cluster cfg.Kubeconfig reaches (also when cfg.Member replaces the rest
 // of the member side).
-func secretStore(cfg Config) (*state.Store, error) {
+func secretStore(cfg Config, requests *kube.Requests) (*state.Store, error) {
 	ns, name, err := splitStateSecret(cfg.StateSecret)
 	if err != nil {
 		return nil, err
@@ -94,6 +95,7 @@ func secretStore(cfg Config) (*state.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	requests.Wrap(restCfg)
 	kc, err := kube.New(restCfg)
 	if err != nil {
 		return nil, fmt.Errorf("--state-secret %s: %w", cfg.StateSecret, err)

@@ -253,6 +253,9 @@ func (a *Applier) repair(ctx context.Context, key string) bool {
 	if h == nil {
 		return false
 	}
+	if !a.watch.drifts(h.objects) {
+		return true // the event was Tether's own write of the version now held; a fight's backoff stands
+	}
 	ack, err := a.applyLocked(ctx, h.work)
 	switch {
 	case err != nil:

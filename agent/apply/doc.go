@@ -38,8 +38,10 @@
 // no object has (absentRV), so both fail on whatever object the member
 // has by that name (a foreign one, or Tether's not seen yet), which is
 // then read with a GET and decided as before. A new object thus costs one
-// write. Another work's object, and any object of a kind whose informer
-// has not synced, is read with a GET.
+// write. The first write of a kind starts the kind's informer and waits
+// for its first list (once per kind, at most firstSyncWait), so a kind's
+// first objects cost no GET either. Another work's object, and any object
+// of a kind whose informer has not synced, is read with a GET.
 //   - UPDATE: Karmada's objectwatcher update: resourceVersion, finalizers
 //     and ownerReferences are copied from the observed object, labels and
 //     annotations merged (keys only the member has are kept unless

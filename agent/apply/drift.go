@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -33,11 +34,14 @@ type watcher struct {
 	dyn  dynamic.Interface
 	kick chan struct{} // capacity 1: a new informer wants starting
 
-	// mu guards informers, started, queue, pending and lastRepair.
+	// mu guards informers, started, waited, queue, pending and lastRepair.
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]cache.SharedIndexInformer
 	// started holds the informers run has started.
 	started map[schema.GroupVersionResource]bool
+	// waited holds the kinds whose first list a write has waited for
+	// (awaitFirstSync).
+	waited map[schema.GroupVersionResource]bool
 	// queue is the repair queue; nil outside run.
 	queue workqueue.TypedRateLimitingInterface[string]
 	// pending holds the keys queued and not yet taken, so that a burst of
@@ -53,6 +57,7 @@ func newWatcher(dyn dynamic.Interface, a *Applier) *watcher {
 		kick:       make(chan struct{}, 1),
 		informers:  map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		started:    map[schema.GroupVersionResource]bool{},
+		waited:     map[schema.GroupVersionResource]bool{},
 		pending:    map[string]bool{},
 		lastRepair: map[string]time.Time{},
 	}
@@ -77,6 +82,40 @@ func (w *watcher) add(gvr schema.GroupVersionResource) {
 	case w.kick <- struct{}{}:
 	default:
 	}
+}
+
+// firstSyncWait bounds how long the writes of a kind's first objects
+// wait for the kind's new drift informer to list (once per kind): the
+// list of Tether's own objects of a kind takes milliseconds and saves a
+// GET per object until it is there. The list of a kind the API server
+// serves only a moment after its CRD is Established may take the
+// informer's retry (some 800 ms); a new CRD's first objects are then
+// read first, as before, after this wait.
+const firstSyncWait = 250 * time.Millisecond
+
+// firstSyncPoll is how often that wait looks.
+const firstSyncPoll = 5 * time.Millisecond
+
+// awaitFirstSync watches gvr, if nothing does yet, and while the watcher
+// runs waits for the informer's first list, once per kind and at most
+// firstSyncWait: a write then knows from the cache that an object is new
+// (cachedAbsent) and reads nothing first, as a direct client's create.
+func (w *watcher) awaitFirstSync(ctx context.Context, gvr schema.GroupVersionResource) {
+	w.add(gvr)
+	w.mu.Lock()
+	inf, first := w.informers[gvr], w.queue != nil && !w.waited[gvr]
+	w.mu.Unlock()
+	if !first {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, firstSyncWait)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, firstSyncPoll, true, func(context.Context) (bool, error) {
+		return inf.HasSynced(), nil
+	}) // not synced in time: the writes read first, as before
+	w.mu.Lock()
+	w.waited[gvr] = true
+	w.mu.Unlock()
 }
 
 // newInformer is an informer of the objects of gvr that carry the
@@ -243,6 +282,31 @@ func drifted(old, obj *unstructured.Unstructured, applied object) bool {
 		old != nil && old.GetGeneration() != obj.GetGeneration() && !reflect.DeepEqual(old.Object["spec"], obj.Object["spec"])
 	return obj.GetGeneration() == 0 || specMoved ||
 		!within(applied.labels, obj.GetLabels()) || !within(applied.annotations, obj.GetAnnotations())
+}
+
+// drifts says whether any of a held work's objects is not as Tether's
+// last write left it in the synced informer's copy: absent, or drifted
+// from what was applied. An object not applied, not mapped or of a kind
+// whose informer has not synced counts as drifted (the repair finds out).
+// A repair asks it under the work's lock, once a write of the work has
+// recorded its mark: the informer's event for Tether's own write of a
+// new version may come before that, when the previous version's mark
+// still stands and the new spec looks like drift.
+func (w *watcher) drifts(objects []object) bool {
+	for _, o := range objects {
+		if o.result != resultApplied || o.gvr.Resource == "" {
+			return true
+		}
+		ns := ""
+		if o.namespaced {
+			ns = o.id.GetNamespace()
+		}
+		obj, ok := w.cached(o.gvr, ns, o.id.GetName())
+		if !ok || obj.GetResourceVersion() != o.written.rv && drifted(nil, obj, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // within says whether every key of want has its value in have.

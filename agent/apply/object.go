@@ -116,8 +116,11 @@ func (a *Applier) attempt(ctx context.Context, w state.Work, opts options, m man
 // object of that name, and the failure is retried from a fresh read. A
 // new object costs a write and no GET.
 func (a *Applier) basis(ctx context.Context, t target, fresh bool) (*unstructured.Unstructured, bool, error) {
-	if !fresh && t.opts.strategy != agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY && a.watch.cachedAbsent(t.gvr, t.desired) {
-		return nil, true, nil
+	if !fresh && t.opts.strategy != agentv1.ApplyStrategy_APPLY_STRATEGY_READ_ONLY {
+		a.watch.awaitFirstSync(ctx, t.gvr) // a kind's first objects too are known new from the cache
+		if a.watch.cachedAbsent(t.gvr, t.desired) {
+			return nil, true, nil
+		}
 	}
 	return a.current(ctx, t.gvr, t.ri, t.desired, t.w.Key, fresh)
 }

@@ -19,6 +19,7 @@
 //	lists, err := c.Discover(ctx)            // every group version served
 //	list, err := c.Resources(ctx, gv)        // one group version
 //	err = c.Readyz(ctx)
+//	kube.NewRequests(reg).Wrap(restConfig) // count every request, by verb and resource
 //
 // PodPage decodes a page of pods one pod at a time, so that a cluster's
 // pods are never held decoded at once. A typed resource's methods have

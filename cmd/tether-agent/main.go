@@ -125,7 +125,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		"(works held, hub identity, status digests; at most 1 MiB) instead of --data-dir, which still holds the credentials")
 	fs.DurationVar(&cfg.EvictionGrace, "eviction-grace", agent.DefaultEvictionGrace,
 		"how long works no hub claims are kept before their objects are deleted; 0 keeps them")
-	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics on /metrics (stream state, works held, applies, deletions, status lag; objects deleted and orphaned in the member, by reason); empty: none")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics on /metrics (stream state, works held, applies, deletions, status lag; objects deleted and orphaned in the member, by reason; requests to the member, by verb and resource); empty: none")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "host:port to serve /healthz (the agent's loops go on) and /readyz (synced with the hub since the start, member API server ready) "+
 		"for probes; may equal --metrics-addr; empty: none (the charts and deploy/agent set :8081)")
 	topo := topologyFlags(fs)

@@ -49,4 +49,14 @@
 // figures and the ratios; Results.Plot writes per-cluster CDFs of the time
 // to exist and to be ready as PNGs (gonum.org/v1/plot). TestBench runs it:
 // `make bench` in full (-full), `make test` with 6 Deployments once.
+//
+// TestAgentFootprint (footprint_test.go, only with -footprint DIR)
+// measures one agent on one member of 5 kwok nodes instead: its VmHWM and
+// VmRSS per phase (idle with no works, create, update, delete of 100
+// Deployments), a heap profile at each phase's end (--pprof-addr), and
+// its requests to the member by verb and resource
+// (tether_agent_member_requests_total) next to a direct client's writing
+// the same Deployments:
+//
+//	go test -run TestAgentFootprint ./test/bench/ -args -footprint DIR
 package bench
