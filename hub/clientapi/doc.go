@@ -174,9 +174,9 @@
 // however many streams are open, never older than either.
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
-// would store it; detector.Choose picks the policy, detector.BuildSpec and
-// detector.Merge make the binding (onto the stored one, whose result and
-// permanent ID it keeps); scheduler.Step decides as the scheduling loop
+// would store it; bind.Wanted decides the policy as the detector does (the
+// stored claim honoured) and builds the spec, bind.Merge makes the binding
+// (onto the stored one, whose result and permanent ID it keeps); scheduler.Step decides as the scheduling loop
 // (Config.Scheduling); render.Render computes each target's work with
 // render.Candidates' override policies. What it shows for a cluster is the
 // manifest that cluster's agent receives, byte for byte, with its apply

@@ -14,7 +14,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
@@ -151,7 +151,7 @@ type clusterSource func(context.Context) ([]clusterv1alpha1.Cluster, error)
 
 // policyRef is the policy a binding's claim names, nil for none.
 func policyRef(rb *workv1alpha1.ResourceBinding) *hubv1.ObjectRef {
-	c := detector.ClaimOf(rb)
+	c := bind.ClaimOf(rb)
 	if c == nil {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/scheduler"
@@ -21,22 +21,22 @@ import (
 // run is the controllers' pipeline for one template, storing nothing,
 // with each step's own function:
 //
-//  1. the policy, as the detector chooses it (detector.Choose, ignoring
-//     any stored claim; namespace auto-propagation for a Namespace none
-//     matches);
-//  2. the binding, as the detector would write it (detector.BuildSpec and
-//     detector.Merge onto the stored binding, if any);
+//  1. the bind stage, as the detector runs it (bind.Wanted: the stored
+//     claim kept unless preempted or released, else the best matching
+//     policy; namespace auto-propagation for a Namespace none matches);
+//  2. the binding, as the detector would write it (bind.Merge onto the
+//     stored binding, if any);
 //  3. the scheduling loop's decision for it (scheduler.Step, on the
 //     loop's view of the clusters: members);
 //  4. each target cluster's work, as the renderer computes it
 //     (render.Render, with render.Candidates's override policies).
 //
 // t is the template of ref as the hub would store it.
-func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Template, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
+func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *bind.Template, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
 	pl := &hubv1.Placement{Template: ref}
-	want, ok, err := b.want(ctx, t, e)
-	if want.Policy != nil {
-		pl.Policy = simulatedPolicyRef(want.Policy)
+	want, policy, ok, err := b.want(ctx, t, e)
+	if policy != nil {
+		pl.Policy = simulatedPolicyRef(*policy)
 	}
 	switch {
 	case err != nil:
@@ -46,7 +46,7 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Tem
 		pl.Message = "no propagation policy matches the template"
 		return pl, nil, nil
 	}
-	rb := detector.Merge(e.binding, t, want)
+	rb := bind.Merge(e.binding, t, want)
 	if e.binding != nil {
 		rb.UID = e.bindingID
 	}
@@ -61,30 +61,31 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *detector.Tem
 	return pl, rendered, nil
 }
 
-// want is the detector's decision for t: the policy that claims it (or
-// namespace auto-propagation) and the binding's spec; ok is false when
-// no policy matches, and with an error (the policy is set then).
-func (b *backend) want(ctx context.Context, t *detector.Template, e *env) (detector.Want, bool, error) {
-	var want detector.Want
+// want is the detector's decision for t (the bind stage, bind.Wanted, on
+// the same inputs as the detector's): the policy that claims it, keeps it
+// or takes it, or namespace auto-propagation, and the binding's spec; the
+// stored binding's claim is honoured as the detector honours it. policy
+// is the policy the binding then belongs to (nil for none); ok is false
+// when t would have no binding of its own, and with an error.
+func (b *backend) want(ctx context.Context, t *bind.Template, e *env) (want bind.Want, policy *bind.PolicyRef, ok bool, err error) {
+	in := bind.Input{Template: t, PPs: e.pps, CPPs: e.cpps, OverrideExists: e.overrideExists,
+		Cause: bind.Cause{Policies: e.given}, Preemption: true,
+		AutoNamespace: b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t),
+		Current:       bind.CurrentOf(e.binding)}
+	dec, want, err := bind.Wanted(ctx, in, b.interp)
 	if e.binding != nil {
 		want.RequiredBy = e.binding.Spec.RequiredBy
 	}
-	p := detector.Choose(t, e.pps, e.cpps)
-	if p == nil && b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t) {
-		p, want.Auto = detector.NamespacePolicy(), true
+	switch {
+	case dec.Verdict == bind.Bind:
+		policy = &dec.Policy.Ref
+	case dec.Verdict == bind.Keep && in.Current.Claim != nil:
+		policy = &in.Current.Claim.Policy
 	}
-	if p == nil {
-		return want, false, nil
-	}
-	if !want.Auto {
-		want.Policy = p
-	}
-	spec, err := detector.BuildSpec(ctx, t, p, b.interp)
 	if err != nil {
-		return want, false, err
+		return want, policy, false, err
 	}
-	want.Spec = spec
-	return want, true, nil
+	return want, policy, dec.Verdict != bind.Wait, nil
 }
 
 // fillPlacement sets the scheduler's decision on rb: its clusters, its
@@ -104,10 +105,10 @@ func fillPlacement(pl *hubv1.Placement, rb *workv1alpha1.ResourceBinding, schedE
 	}
 }
 
-func simulatedPolicyRef(p *detector.Policy) *hubv1.ObjectRef {
+func simulatedPolicyRef(p bind.PolicyRef) *hubv1.ObjectRef {
 	r := &hubv1.ObjectRef{ApiVersion: policyv1alpha1.GroupVersion.String(), Kind: policyv1alpha1.KindPropagationPolicy,
-		Namespace: p.Ref.Namespace, Name: p.Ref.Name}
-	if p.Ref.Cluster {
+		Namespace: p.Namespace, Name: p.Name}
+	if p.Cluster {
 		r.Kind = policyv1alpha1.KindClusterPropagationPolicy
 	}
 	return r

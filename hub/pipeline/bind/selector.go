@@ -1,4 +1,4 @@
-package detector
+package bind
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -1,4 +1,4 @@
-package detector
+package bind
 
 import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"

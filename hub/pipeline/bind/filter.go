@@ -1,4 +1,4 @@
-package detector
+package bind
 
 import (
 	"fmt"
@@ -88,9 +88,9 @@ func (f *Filter) NamespaceIgnored(ns string) bool {
 	return false
 }
 
-// ownGroup reports whether group is one of Tether's API groups (or a
+// OwnGroup reports whether group is one of Tether's API groups (or a
 // Karmada alias): objects there are policies, customizations, clusters or
 // bindings, never templates. codec.OwnGroup looks at the group only.
-func ownGroup(ref store.ObjectRef) bool {
+func OwnGroup(ref store.ObjectRef) bool {
 	return ref.Group != "" && codec.OwnGroup(ref.Group+"/v1alpha1")
 }
