@@ -14,7 +14,7 @@ import (
 	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
-	"github.com/tetherproj/tether/hub/scheduler"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/protocol"
@@ -37,12 +37,12 @@ const (
 	// (--failover-unreachable, or its policy's spec.failover.cluster)
 	// tolerates an unreachable cluster when its policy has no toleration
 	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
-	DefaultUnreachableToleration = scheduler.DefaultUnreachableToleration
+	DefaultUnreachableToleration = place.DefaultUnreachableToleration
 	// DefaultGracefulEvictionTimeout is how long an eviction task without
 	// a grace period of its own keeps the old cluster's copy when the
 	// replacement does not become healthy: Karmada's
 	// --graceful-eviction-timeout=10m.
-	DefaultGracefulEvictionTimeout = scheduler.DefaultGracefulEvictionTimeout
+	DefaultGracefulEvictionTimeout = place.DefaultGracefulEvictionTimeout
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute

@@ -16,8 +16,8 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/luavm"
@@ -95,7 +95,7 @@ type Config struct {
 	// eviction timeout): Simulate decides with them, and GetPlacement
 	// recomputes rejections with them. Options.Full and UnhealthySince, the
 	// loop's own state, are not known here.
-	Scheduling scheduler.Options
+	Scheduling place.Options
 	// Namespaces, when set, is the detector's filter with namespace
 	// auto-propagation on: Simulate then places a Namespace no
 	// ClusterPropagationPolicy matches as the detector does (every

@@ -20,8 +20,8 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -75,7 +75,7 @@ type env struct {
 	givenClusters bool
 	// binding is the template's stored binding, nil when none: the
 	// scheduling loop decides from its last result, and bindingID is its
-	// permanent ID (render.PermanentID).
+	// permanent ID (work.PermanentID).
 	binding   *workv1alpha1.ResourceBinding
 	bindingID types.UID
 }
@@ -199,7 +199,7 @@ func (b *backend) readBinding(ctx context.Context, key store.ObjectRef, e *env) 
 	if err := json.Unmarshal(kv.Value, e.binding); err != nil {
 		return fmt.Errorf("decode binding %s: %w", kv.Key, err)
 	}
-	e.bindingID = render.PermanentID(e.binding, kv.CreateRevision)
+	e.bindingID = work.PermanentID(e.binding, kv.CreateRevision)
 	return nil
 }
 

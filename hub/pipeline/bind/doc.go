@@ -46,7 +46,6 @@
 // and the aggregator own; the claim is recorded as labels and annotations
 // (LabelPPPermanentID, AnnotationPPName ...), never on the template.
 //
-// It imports hub/store (ObjectRef only), hub/aggregate/fold (the status
-// annotations Merge keeps), api/, internal/overrides and Kubernetes API
-// machinery; it does no I/O.
+// It imports hub/store (ObjectRef only), api/, internal/overrides and
+// Kubernetes API machinery; it does no I/O.
 package bind

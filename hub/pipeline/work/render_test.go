@@ -1,9 +1,8 @@
-package render
+package work
 
 import (
 	"context"
 	"errors"
-	"github.com/tetherproj/tether/internal/interpreter/native"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
 func nested(t *testing.T, obj *unstructured.Unstructured, fields ...string) any {

@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ const DefaultApplicationToleration = 300 * time.Second
 // the new since; recheck when the next toleration runs out (zero: none).
 // A binding without failover.application gets nothing and forgets all.
 func ApplicationEvictions(b *workv1alpha1.ResourceBinding, since map[string]time.Time, now time.Time, away func(cluster string) bool) (evict []string, next map[string]time.Time, recheck time.Time) {
-	app := applicationFailover(b)
+	app := ApplicationFailover(b)
 	if app == nil {
 		return nil, nil, time.Time{}
 	}
@@ -87,7 +87,7 @@ func ApplicationEvictions(b *workv1alpha1.ResourceBinding, since map[string]time
 	return evict, next, recheck
 }
 
-func applicationFailover(b *workv1alpha1.ResourceBinding) *policyv1alpha1.ApplicationFailoverBehavior {
+func ApplicationFailover(b *workv1alpha1.ResourceBinding) *policyv1alpha1.ApplicationFailoverBehavior {
 	if f := b.Spec.Failover; f != nil {
 		return f.Application
 	}

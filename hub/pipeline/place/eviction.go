@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"slices"
@@ -205,5 +205,5 @@ func pruneEvictionRejections(b *workv1alpha1.ResourceBinding, before []workv1alp
 		delete(b.Annotations, placement.AnnotationRejections)
 		return
 	}
-	b.Annotations[placement.AnnotationRejections] = jsonString(kept)
+	b.Annotations[placement.AnnotationRejections] = JSONString(kept)
 }

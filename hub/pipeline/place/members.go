@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"sort"
@@ -20,7 +20,7 @@ type Member struct {
 	// Cluster is the scheduler's view; APIEnabled is filled per workload
 	// by BuildInput.
 	Cluster placement.Cluster
-	// APIs holds the served kinds as apiKey(groupVersion, kind).
+	// APIs holds the served kinds as APIKey(groupVersion, kind).
 	APIs map[string]bool
 	// State is the lease state; "" when this hub has no lease for it.
 	State liveness.State
@@ -54,14 +54,14 @@ func BuildMembers(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now
 	}
 	out := make([]Member, 0, len(stored))
 	for i := range stored {
-		out = append(out, member(&stored[i], byName[stored[i].Name], now, lv))
+		out = append(out, MemberOf(&stored[i], byName[stored[i].Name], now, lv))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster.Name < out[j].Cluster.Name })
 	return out
 }
 
-// member builds one Member; lease is nil when there is none.
-func member(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv Liveness) Member {
+// MemberOf builds one Member; lease is nil when there is none.
+func MemberOf(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv Liveness) Member {
 	sc := placement.Cluster{
 		Name:           c.Name,
 		Labels:         c.Labels,
@@ -142,22 +142,22 @@ func apiSet(in []clusterv1alpha1.APIEnablement) map[string]bool {
 	out := make(map[string]bool)
 	for _, e := range in {
 		for _, r := range e.Resources {
-			out[apiKey(e.GroupVersion, r.Kind)] = true
+			out[APIKey(e.GroupVersion, r.Kind)] = true
 		}
 	}
 	return out
 }
 
-// apiKey names a served kind, e.g. "apps/v1, Kind=Deployment".
-func apiKey(groupVersion, kind string) string { return groupVersion + ", Kind=" + kind }
+// APIKey names a served kind, e.g. "apps/v1, Kind=Deployment".
+func APIKey(groupVersion, kind string) string { return groupVersion + ", Kind=" + kind }
 
-// memberIndex is a snapshot's members by name, built once per snapshot
+// MemberIndex is a snapshot's members by name, built once per snapshot
 // so that Step's lookups cost no allocation per binding.
-type memberIndex map[string]*Member
+type MemberIndex map[string]*Member
 
-// indexMembers indexes members (which it points into).
-func indexMembers(members []Member) memberIndex {
-	out := make(memberIndex, len(members))
+// IndexMembers indexes members (which it points into).
+func IndexMembers(members []Member) MemberIndex {
+	out := make(MemberIndex, len(members))
 	for i := range members {
 		out[members[i].Cluster.Name] = &members[i]
 	}
@@ -165,8 +165,8 @@ func indexMembers(members []Member) memberIndex {
 }
 
 // lookup returns the member named name.
-func (x memberIndex) lookup(name string) (*Member, bool) { m, ok := x[name]; return m, ok }
+func (x MemberIndex) lookup(name string) (*Member, bool) { m, ok := x[name]; return m, ok }
 
-// exists is placement.NeedsSchedule's exists: in the snapshot and not
+// Exists is placement.NeedsSchedule's exists: in the snapshot and not
 // being deleted.
-func (x memberIndex) exists(name string) bool { m, ok := x[name]; return ok && !m.Cluster.Deleting }
+func (x MemberIndex) Exists(name string) bool { m, ok := x[name]; return ok && !m.Cluster.Deleting }

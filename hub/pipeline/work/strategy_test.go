@@ -1,4 +1,4 @@
-package render
+package work
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
@@ -20,7 +20,7 @@ func BuildInput(b *workv1alpha1.ResourceBinding, members []Member, opts Options)
 		pl.ClusterTolerations = Tolerations(pl.ClusterTolerations, opts)
 	}
 	res := b.Spec.Resource
-	key := apiKey(res.APIVersion, res.Kind)
+	key := APIKey(res.APIVersion, res.Kind)
 	cs := make([]placement.Cluster, len(members))
 	for i := range members {
 		cs[i] = members[i].Cluster

@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"errors"
@@ -77,18 +77,18 @@ type Outcome struct {
 // then the §3 decision and
 // the scheduler, then the graceful eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
-	return step(b, members, indexMembers(members), now, opts)
+	return StepIndexed(b, members, IndexMembers(members), now, opts)
 }
 
-// step is Step with the members' index (the loop builds it once per
+// StepIndexed is Step with the members' index (the loop builds it once per
 // snapshot, not once per binding).
-func step(b *workv1alpha1.ResourceBinding, members []Member, byName memberIndex, now time.Time, opts Options) Outcome {
+func StepIndexed(b *workv1alpha1.ResourceBinding, members []Member, byName MemberIndex, now time.Time, opts Options) Outcome {
 	if !placement.Managed(b) {
 		return Outcome{Binding: b}
 	}
-	lookup, exists := byName.lookup, byName.exists
+	lookup, exists := byName.lookup, byName.Exists
 
-	nb := cloneBinding(b)
+	nb := CloneBinding(b)
 	out := Outcome{Returned: Returned(nb, lookup, now, opts)}
 	evictions, recheck := TaintEvictions(nb, lookup, now, opts)
 	for _, ev := range evictions {
@@ -102,7 +102,7 @@ func step(b *workv1alpha1.ResourceBinding, members []Member, byName memberIndex,
 	}
 	recordUnhealthy(nb, since)
 	out.AppEvicted, out.UnhealthySince = appEvicted, since
-	recheck = earliest(recheck, appRecheck)
+	recheck = Earliest(recheck, appRecheck)
 	out.Reason = placement.NeedsSchedule(nb, exists)
 	scheduled := out.Reason == placement.ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, placement.ConditionScheduled)
 	if out.Reason != placement.ReasonNone {
@@ -118,7 +118,7 @@ func step(b *workv1alpha1.ResourceBinding, members []Member, byName memberIndex,
 	taskRecheck := AssessTasks(nb, scheduled && !assignmentsChanged(b, nb), now, opts.EvictionTimeout, away)
 	pruneEvictionRejections(nb, b.Spec.GracefulEvictionTasks)
 	out.Binding = nb
-	out.Recheck = earliest(recheck, taskRecheck)
+	out.Recheck = Earliest(recheck, taskRecheck)
 	return out
 }
 
@@ -145,7 +145,7 @@ func assignmentsChanged(b, nb *workv1alpha1.ResourceBinding) bool {
 // nothing; rejections are refreshed only with a decision that is written.
 func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placement.Reason, changed bool, now time.Time, opts Options) (*workv1alpha1.ResourceBinding, error) {
 	res, err := placement.Schedule(BuildInput(b, members, opts))
-	nb := cloneBinding(b)
+	nb := CloneBinding(b)
 	record(nb, res, err, now)
 	if reason != placement.ReasonRescheduleTriggered && !changed && !meaningfulChange(b, nb) {
 		return b, err
@@ -161,7 +161,7 @@ func schedule(b *workv1alpha1.ResourceBinding, members []Member, reason placemen
 	if len(rejected) == 0 {
 		delete(nb.Annotations, placement.AnnotationRejections)
 	} else {
-		nb.Annotations[placement.AnnotationRejections] = jsonString(rejections(rejected))
+		nb.Annotations[placement.AnnotationRejections] = JSONString(rejections(rejected))
 	}
 	if err == nil || fit != nil {
 		last := now
@@ -192,13 +192,13 @@ func record(b *workv1alpha1.ResourceBinding, res placement.Result, err error, no
 	default:
 		b.Spec.Clusters = targets(res.Clusters)
 		b.Status.SchedulerObservedAffinityName = res.ObservedAffinityName
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, placement.ReasonSuccess, messageScheduled
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, placement.ReasonSuccess, MessageScheduled
 	}
 	if err == nil || fit != nil {
 		if b.Annotations == nil {
 			b.Annotations = map[string]string{}
 		}
-		b.Annotations[placement.AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+		b.Annotations[placement.AnnotationAppliedPlacement] = JSONString(b.Spec.Placement)
 	}
 	meta.SetStatusCondition(&b.Status.Conditions, cond)
 }
@@ -206,7 +206,7 @@ func record(b *workv1alpha1.ResourceBinding, res placement.Result, err error, no
 // meaningfulChange compares what a scheduling decision writes, leaving
 // out times and rejections.
 func meaningfulChange(old, cur *workv1alpha1.ResourceBinding) bool {
-	if jsonString(old.Spec.Clusters) != jsonString(cur.Spec.Clusters) ||
+	if JSONString(old.Spec.Clusters) != JSONString(cur.Spec.Clusters) ||
 		old.Annotations[placement.AnnotationAppliedPlacement] != cur.Annotations[placement.AnnotationAppliedPlacement] ||
 		old.Status.SchedulerObservedAffinityName != cur.Status.SchedulerObservedAffinityName {
 		return true
@@ -239,8 +239,8 @@ func rejections(in []placement.Rejection) []placement.Rejection {
 	return out
 }
 
-// earliest is the earlier non-zero time.
-func earliest(a, b time.Time) time.Time {
+// Earliest is the earlier non-zero time.
+func Earliest(a, b time.Time) time.Time {
 	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
 		return b
 	}

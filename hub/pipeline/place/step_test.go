@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"strings"
@@ -62,8 +62,8 @@ func TestStepSchedulesOnceThenHoldsStill(t *testing.T) {
 		t.Errorf("binding = %+v; want Scheduled True, applied placement and lastScheduledTime", nb)
 	}
 	again := Step(nb, members, t0.Add(time.Hour), Options{})
-	if jsonString(again.Binding) != jsonString(nb) {
-		t.Errorf("a second Step changed the binding:\n%s", cmp.Diff(jsonString(nb), jsonString(again.Binding)))
+	if JSONString(again.Binding) != JSONString(nb) {
+		t.Errorf("a second Step changed the binding:\n%s", cmp.Diff(JSONString(nb), JSONString(again.Binding)))
 	}
 }
 
@@ -177,7 +177,7 @@ func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
 			{Key: clusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: t0.Add(-time.Hour)}},
 			noExecute(clusterUnreachable, t0.Add(-time.Hour)),
 		}},
-		APIs:  map[string]bool{apiKey("apps/v1", "Deployment"): true},
+		APIs:  map[string]bool{APIKey("apps/v1", "Deployment"): true},
 		State: liveness.StateUnknown,
 	}}
 	for name, b := range map[string]*workv1alpha1.ResourceBinding{
@@ -186,7 +186,7 @@ func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := Step(b, members, t0, Options{})
-			if len(out.Evicted) != 0 || jsonString(out.Binding) != jsonString(b) {
+			if len(out.Evicted) != 0 || JSONString(out.Binding) != JSONString(b) {
 				t.Errorf("Step evicted %+v, clusters %v; want m3 kept and nothing written", out.Evicted, names(out.Binding.Spec.Clusters))
 			}
 		})
@@ -261,7 +261,7 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 	for _, c := range []string{"m1", "m2"} {
 		b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, configv1alpha1.AggregatedStatusItem{ClusterName: c, Applied: true, Health: configv1alpha1.ResourceHealthy})
 	}
-	b.Annotations[placement.AnnotationRejections] = jsonString([]placement.Rejection{
+	b.Annotations[placement.AnnotationRejections] = JSONString([]placement.Rejection{
 		{Cluster: "m3", Reasons: []string{"cluster(s) had untolerated taint {cluster.karmada.io/unreachable:NoSchedule}", placement.ReasonEviction}},
 		{Cluster: "m4", Reasons: []string{placement.ReasonEviction}},
 	})

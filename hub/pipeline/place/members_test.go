@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"testing"
@@ -95,7 +95,7 @@ func TestBuildMembersCapacityAPIsTopology(t *testing.T) {
 	if _, ok := m1.Cluster.ResourceSummary.Allocatable[corev1.ResourceCPU]; ok {
 		t.Errorf("m1 cpu present; want the unparsable quantity left out")
 	}
-	if !m1.APIs[apiKey("apps/v1", "Deployment")] || m1.APIs[apiKey("v1", "ConfigMap")] {
+	if !m1.APIs[APIKey("apps/v1", "Deployment")] || m1.APIs[APIKey("v1", "ConfigMap")] {
 		t.Errorf("m1 APIs = %v; want the heartbeat's, replacing the stored ones", m1.APIs)
 	}
 	if m1.Cluster.Region != "eu" || m1.Cluster.Provider != "aws" || len(m1.Cluster.Zones) != 1 {
@@ -108,7 +108,7 @@ func TestBuildMembersCapacityAPIsTopology(t *testing.T) {
 		t.Errorf("m0 Deleting = false; want true (deletionTimestamp)")
 	}
 	noLease := BuildMembers([]clusterv1alpha1.Cluster{stored}, nil, t0, Liveness{GraceUntil: t0.Add(time.Hour)})
-	if got := noLease[0].Cluster.ResourceSummary.Allocatable.Pods().Value(); got != 5 || !noLease[0].APIs[apiKey("v1", "ConfigMap")] {
+	if got := noLease[0].Cluster.ResourceSummary.Allocatable.Pods().Value(); got != 5 || !noLease[0].APIs[APIKey("v1", "ConfigMap")] {
 		t.Errorf("without a lease: pods %d, APIs %v; want the stored status", got, noLease[0].APIs)
 	}
 }

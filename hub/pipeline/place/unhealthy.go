@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"encoding/json"
@@ -22,10 +22,10 @@ import (
 // one S behind S late.
 const AnnotationUnhealthySince = "scheduler.tether.io/unhealthy-since"
 
-// recordedUnhealthy reads b's AnnotationUnhealthySince; nil when absent or
+// RecordedUnhealthy reads b's AnnotationUnhealthySince; nil when absent or
 // not decodable (the toleration then starts again: a later failover, never
 // an earlier one).
-func recordedUnhealthy(b *workv1alpha1.ResourceBinding) map[string]time.Time {
+func RecordedUnhealthy(b *workv1alpha1.ResourceBinding) map[string]time.Time {
 	raw, ok := b.Annotations[AnnotationUnhealthySince]
 	if !ok {
 		return nil
@@ -44,18 +44,18 @@ func recordUnhealthy(b *workv1alpha1.ResourceBinding, since map[string]time.Time
 	switch {
 	case len(since) == 0:
 		delete(b.Annotations, AnnotationUnhealthySince)
-	case maps.EqualFunc(since, recordedUnhealthy(b), time.Time.Equal):
+	case maps.EqualFunc(since, RecordedUnhealthy(b), time.Time.Equal):
 	case b.Annotations == nil:
-		b.Annotations = map[string]string{AnnotationUnhealthySince: jsonString(since)}
+		b.Annotations = map[string]string{AnnotationUnhealthySince: JSONString(since)}
 	default:
-		b.Annotations[AnnotationUnhealthySince] = jsonString(since)
+		b.Annotations[AnnotationUnhealthySince] = JSONString(since)
 	}
 }
 
 // unhealthySince is ApplicationEvictions' since for b: what b records,
 // else the loop's memory (a binding written before the record existed).
 func unhealthySince(b *workv1alpha1.ResourceBinding, memory map[string]time.Time) map[string]time.Time {
-	if rec := recordedUnhealthy(b); rec != nil {
+	if rec := RecordedUnhealthy(b); rec != nil {
 		return rec
 	}
 	return memory

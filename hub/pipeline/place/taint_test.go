@@ -1,4 +1,4 @@
-package scheduler
+package place
 
 import (
 	"testing"
@@ -224,7 +224,7 @@ func TestEvictionGraceSurvivesLeaderChange(t *testing.T) {
 		t.Fatalf("drained at t0: tasks %+v, clusters %v; want one task and no target", out.Binding.Spec.GracefulEvictionTasks, names(out.Binding.Spec.Clusters))
 	}
 	for _, at := range []time.Duration{grace / 2, grace} {
-		next := Step(cloneBinding(out.Binding), drained, t0.Add(at), opts)
+		next := Step(CloneBinding(out.Binding), drained, t0.Add(at), opts)
 		if len(next.Binding.Spec.GracefulEvictionTasks) != 1 {
 			t.Errorf("new leader at t0+%s: tasks %+v; want the task kept until t0+%s", at, next.Binding.Spec.GracefulEvictionTasks, grace)
 		}
@@ -232,7 +232,7 @@ func TestEvictionGraceSurvivesLeaderChange(t *testing.T) {
 			t.Errorf("new leader at t0+%s: recheck %v; want %v, the recorded grace's end", at, next.Recheck, want)
 		}
 	}
-	next := Step(cloneBinding(out.Binding), drained, t0.Add(grace+time.Second), opts)
+	next := Step(CloneBinding(out.Binding), drained, t0.Add(grace+time.Second), opts)
 	if len(next.Binding.Spec.GracefulEvictionTasks) != 0 {
 		t.Errorf("new leader at t0+%s: tasks %+v; want the task ended at the recorded grace's end", grace+time.Second, next.Binding.Spec.GracefulEvictionTasks)
 	}

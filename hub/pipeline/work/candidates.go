@@ -1,4 +1,4 @@
-package render
+package work
 
 import (
 	"cmp"
@@ -19,7 +19,7 @@ import (
 func Candidates(obj *unstructured.Unstructured, cops []*policyv1alpha1.ClusterOverridePolicy, ops []*policyv1alpha1.OverridePolicy) ([]policyv1alpha1.ClusterOverridePolicy, []policyv1alpha1.OverridePolicy) {
 	var outC []policyv1alpha1.ClusterOverridePolicy
 	for _, p := range cops {
-		if selects(obj, p.Spec.ResourceSelectors) {
+		if Selects(obj, p.Spec.ResourceSelectors) {
 			outC = append(outC, *p)
 		}
 	}
@@ -27,7 +27,7 @@ func Candidates(obj *unstructured.Unstructured, cops []*policyv1alpha1.ClusterOv
 	var outO []policyv1alpha1.OverridePolicy
 	if ns := obj.GetNamespace(); ns != "" {
 		for _, p := range ops {
-			if p.Namespace == ns && selects(obj, p.Spec.ResourceSelectors) {
+			if p.Namespace == ns && Selects(obj, p.Spec.ResourceSelectors) {
 				outO = append(outO, *p)
 			}
 		}
@@ -36,8 +36,8 @@ func Candidates(obj *unstructured.Unstructured, cops []*policyv1alpha1.ClusterOv
 	return outC, outO
 }
 
-// selects reports whether an override policy with selectors applies to
+// Selects reports whether an override policy with selectors applies to
 // obj: empty selectors match everything.
-func selects(obj *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) bool {
+func Selects(obj *unstructured.Unstructured, selectors []policyv1alpha1.ResourceSelector) bool {
 	return len(selectors) == 0 || overrides.MatchesResource(obj, selectors...)
 }
