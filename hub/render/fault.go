@@ -1,8 +1,6 @@
 package render
 
-import (
-	"context"
-)
+import "context"
 
 // PanicKeyEnv names the environment variable that, in a hub built with
 // -tags renderfault (fault_renderfault.go), names a work key whose every

@@ -1,8 +1,6 @@
 package scheduler
 
-import (
-	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-)
+import workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 
 // maxRounds bounds the reconcile rounds of one processing pass: a round
 // runs again only when it freed room on a cluster that was full.
