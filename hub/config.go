@@ -11,10 +11,10 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/membership"
-	"github.com/tetherproj/tether/hub/scheduler"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/protocol"
@@ -37,12 +37,12 @@ const (
 	// (--failover-unreachable, or its policy's spec.failover.cluster)
 	// tolerates an unreachable cluster when its policy has no toleration
 	// of its own: Karmada's --default-unreachable-toleration-seconds=300.
-	DefaultUnreachableToleration = scheduler.DefaultUnreachableToleration
+	DefaultUnreachableToleration = place.DefaultUnreachableToleration
 	// DefaultGracefulEvictionTimeout is how long an eviction task without
 	// a grace period of its own keeps the old cluster's copy when the
 	// replacement does not become healthy: Karmada's
 	// --graceful-eviction-timeout=10m.
-	DefaultGracefulEvictionTimeout = scheduler.DefaultGracefulEvictionTimeout
+	DefaultGracefulEvictionTimeout = place.DefaultGracefulEvictionTimeout
 	// MinAgentCertLifetime is the shortest agent certificate lifetime: an
 	// agent renews at about 75% of it and must have time to retry.
 	MinAgentCertLifetime = time.Minute
@@ -186,7 +186,7 @@ type Config struct {
 	// SkippedPropagatingNamespaces are regular expressions, each anchored
 	// ^…$, of namespaces whose templates are never propagated and whose
 	// Namespaces are not auto-propagated (--skipped-propagating-namespaces,
-	// Karmada's flag); nil means detector.DefaultSkippedNamespaces
+	// Karmada's flag); nil means bind.DefaultSkippedNamespaces
 	// (kube-.*), empty skips none.
 	SkippedPropagatingNamespaces []string
 	// NoNamespacePropagation turns namespace auto-propagation off
@@ -276,9 +276,9 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("watch stall timeout %s: must be positive", cfg.WatchStallTimeout)
 	}
 	if cfg.SkippedPropagatingNamespaces == nil {
-		cfg.SkippedPropagatingNamespaces = detector.DefaultSkippedNamespaces
+		cfg.SkippedPropagatingNamespaces = bind.DefaultSkippedNamespaces
 	}
-	if _, err := detector.NewFilter(cfg.SkippedPropagatingNamespaces); err != nil {
+	if _, err := bind.NewFilter(cfg.SkippedPropagatingNamespaces); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -300,11 +300,11 @@ func (cfg Config) path(name string) string { return filepath.Join(cfg.DataDir, n
 // namespaceFilter is the detector's filter when namespace auto-propagation
 // is on (for Simulate), nil when it is off. The patterns were checked by
 // withDefaults.
-func (h *Hub) namespaceFilter() *detector.Filter {
+func (h *Hub) namespaceFilter() *bind.Filter {
 	if h.cfg.NoNamespacePropagation {
 		return nil
 	}
-	f, err := detector.NewFilter(h.cfg.SkippedPropagatingNamespaces)
+	f, err := bind.NewFilter(h.cfg.SkippedPropagatingNamespaces)
 	if err != nil {
 		return nil
 	}

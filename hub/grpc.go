@@ -22,9 +22,9 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -84,7 +84,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	}
 	revoked := revocation.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: scheduler.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration, EvictionTimeout: h.cfg.GracefulEvictionTimeout},
 		WatchStall: h.cfg.WatchStallTimeout, OnWatchCut: func() { d.counts.Add("clientapi", clientapi.KindWatchCut) }}, d.st, d.interp, h.logger)
 	if err != nil {

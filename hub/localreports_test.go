@@ -14,7 +14,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -95,7 +95,7 @@ func (r *replica) waitHealthyItem(t *testing.T, ctx context.Context, name string
 	}
 	objects := hubv1.NewObjectServiceClient(dial(t, r.addr, adminTLS))
 	ref := &hubv1.ObjectRef{ApiVersion: workv1alpha1.GroupVersion.String(), Kind: workv1alpha1.KindResourceBinding,
-		Namespace: "default", Name: detector.BindingName("ConfigMap", name)}
+		Namespace: "default", Name: bind.BindingName("ConfigMap", name)}
 	want := `{"observed":"core/ConfigMap/default/` + name + `"}`
 	var last []configv1alpha1.AggregatedStatusItem
 	deadline := time.Now().Add(replicaTimeout / 3)

@@ -8,7 +8,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub"
-	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 )
 
 // A Deployment divided 1:2 over two clusters, with an override for one of
@@ -117,10 +117,10 @@ func TestSimulateIsWhatTheAgentReceives(t *testing.T) {
 			}
 		}
 		opts := up.GetApplyOptions()
-		if got, want := rc.GetApplyStrategy(), render.StrategyName(opts.GetStrategy()); got != want {
+		if got, want := rc.GetApplyStrategy(), work.StrategyName(opts.GetStrategy()); got != want {
 			t.Errorf("Simulate apply strategy for %s = %q; the agent received %q", cluster, got, want)
 		}
-		if got, want := rc.GetConflictResolution(), render.ConflictResolutionName(opts.GetConflictResolution()); got != want {
+		if got, want := rc.GetConflictResolution(), work.ConflictResolutionName(opts.GetConflictResolution()); got != want {
 			t.Errorf("Simulate conflict resolution for %s = %q; the agent received %q", cluster, got, want)
 		}
 	}

@@ -26,8 +26,8 @@ import (
 
 	"github.com/tetherproj/tether/hub"
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/membership"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/gcflags"
 	"github.com/tetherproj/tether/internal/logging"
@@ -194,7 +194,7 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 		"(loopback, link-local, cloud metadata), e.g. 127.0.0.0/8 for a webhook on the hub's host (repeatable)", func(v string) error {
 		return addCIDRs(&cfg.WebhookAllowCIDRs, v)
 	})
-	fs.StringVar(&skippedNamespaces, "skipped-propagating-namespaces", strings.Join(detector.DefaultSkippedNamespaces, ","), "comma-separated regular expressions (each anchored ^…$) of namespaces whose templates are never propagated and whose Namespaces are not propagated to every cluster (Karmada's flag); empty: none")
+	fs.StringVar(&skippedNamespaces, "skipped-propagating-namespaces", strings.Join(bind.DefaultSkippedNamespaces, ","), "comma-separated regular expressions (each anchored ^…$) of namespaces whose templates are never propagated and whose Namespaces are not propagated to every cluster (Karmada's flag); empty: none")
 	fs.BoolVar(&propagateNamespaces, "propagate-namespaces", true, "propagate every Namespace to every cluster unless a ClusterPropagationPolicy places it, it is default, reserved or skipped, or it is labelled namespace.karmada.io/skip-auto-propagation=true; "+
 		"a template in a namespace the hub has no Namespace for gets one created on the hub. false: Namespaces go only where a ClusterPropagationPolicy sends them")
 	fs.DurationVar(&cfg.WatchStallTimeout, "watch-stall-timeout", hub.DefaultWatchStallTimeout, "how long a client's Watch or WatchPlacements whose buffer is full (512 changes or 4 MiB) waits for the client to read before it is cut "+

@@ -12,8 +12,8 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -50,15 +50,15 @@ func readClusters(ctx context.Context, st *store.Store) ([]clusterv1alpha1.Clust
 // the stored taints of a cluster without a lease.
 var notYet = time.Unix(1<<62, 0)
 
-// members is the scheduling loop's view of cs (scheduler.BuildMembers):
+// members is the scheduling loop's view of cs (place.BuildMembers):
 // with live leases, each cluster's liveness taints, capacity and APIs come
 // from its lease, and a cluster without one counts as unreachable from now
 // on (as after the loop's start-up grace). Without leases (Config.Leases
 // nil, or clusters given to Simulate, which no agent reports on) each
 // cluster is taken as stored.
-func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []scheduler.Member {
+func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time) []place.Member {
 	if !live || b.cfg.Leases == nil {
-		return scheduler.BuildMembers(cs, nil, now, scheduler.Liveness{GraceUntil: notYet})
+		return place.BuildMembers(cs, nil, now, place.Liveness{GraceUntil: notYet})
 	}
 	var leases []liveness.Lease
 	for i := range cs {
@@ -66,7 +66,7 @@ func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time
 			leases = append(leases, l)
 		}
 	}
-	return scheduler.BuildMembers(cs, leases, now, scheduler.Liveness{GraceUntil: now})
+	return place.BuildMembers(cs, leases, now, place.Liveness{GraceUntil: now})
 }
 
 // rejectionsOf converts the clusters the scheduler turned down, from its

@@ -55,7 +55,7 @@
 // groups accepted), defaulted, validated, stored under Tether's group — or a
 // resource template of any kind: apiVersion, kind and metadata.name are
 // required, labels must be valid, an apply.tether.io/strategy annotation
-// must name a strategy (render.ApplyStrategyOf; REJECTED at that
+// must name a strategy (work.ApplyStrategyOf; REJECTED at that
 // annotation with the allowed values otherwise), and the namespace follows
 // the kind's scope: built-in Kubernetes kinds are known; a custom resource takes the
 // scope of its CustomResourceDefinition when one is in the input or the
@@ -149,8 +149,8 @@
 // Scheduled condition) and the rejected clusters with their reasons as the
 // scheduling loop recorded them (placement.Rejections). A binding without
 // that record gets them recomputed by running the pure scheduler on the
-// binding's input (scheduler.BuildInput) over the scheduling loop's view of
-// the stored clusters (scheduler.BuildMembers, with this replica's leases:
+// binding's input (place.BuildInput) over the scheduling loop's view of
+// the stored clusters (place.BuildMembers, with this replica's leases:
 // liveness taints, capacity and API enablements; a cluster that reported
 // none serves no kind). GetPlacement, WatchPlacement and WatchPlacements
 // compute a placement with one function (placementOf) of the template and
@@ -174,11 +174,11 @@
 // however many streams are open, never older than either.
 // Simulate runs the controllers' own functions on a template and optional
 // objects laid over the stored ones, storing nothing: the template as Apply
-// would store it; detector.Choose picks the policy, detector.BuildSpec and
-// detector.Merge make the binding (onto the stored one, whose result and
-// permanent ID it keeps); scheduler.Step decides as the scheduling loop
-// (Config.Scheduling); render.Render computes each target's work with
-// render.Candidates' override policies. What it shows for a cluster is the
+// would store it; bind.Wanted decides the policy as the detector does (the
+// stored claim honoured) and builds the spec, bind.Merge makes the binding
+// (onto the stored one, whose result and permanent ID it keeps); place.Step decides as the scheduling loop
+// (Config.Scheduling); work.Render computes each target's work with
+// work.Candidates' override policies. What it shows for a cluster is the
 // manifest that cluster's agent receives, byte for byte, with its apply
 // strategy and conflict resolution (hub/simulate_test.go proves it).
 // Given clusters replace the stored ones and are taken as given (no lease
@@ -216,8 +216,10 @@
 // Not yet: work counts, certificate expiry and pending keys.
 //
 // It imports hub/store, hub/liveness (the lease type), hub/membership,
-// hub/revocation, hub/pki, hub/detector (its pure decisions), hub/scheduler
-// and hub/placement (the scheduling loop), hub/render (the renderer),
-// hub/aggregate/fold (the aggregator's fold), internal/interpreter/ and
-// api/. and api/.
+// hub/revocation, hub/pki, hub/pipeline (the stages Simulate chains),
+// hub/pipeline/bind, hub/pipeline/place, hub/pipeline/work (the stages'
+// values, which the placement queries use too),
+// hub/placement (the scheduling algorithm), hub/aggregate/fold (the
+// aggregator's fold), internal/interpreter/ and api/; never a loop
+// package (hub/detector, hub/scheduler, hub/render, hub/aggregate).
 package clientapi

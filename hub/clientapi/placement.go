@@ -14,9 +14,9 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -84,7 +84,7 @@ func (b *backend) placement(ctx context.Context, key store.ObjectRef, ref *hubv1
 // that they explain the decision actually made, liveness taints included.
 // A binding scheduled before the loop recorded them (or by another
 // scheduler) gets them recomputed: the scheduler runs again, purely, on the
-// binding's input (scheduler.BuildInput) and the scheduling loop's view of
+// binding's input (place.BuildInput) and the scheduling loop's view of
 // the clusters (members) read from clusters.
 func (b *backend) placementOf(ctx context.Context, key store.ObjectRef, tkv store.KV, bkv *store.KV, clusters clusterSource) (*hubv1.Placement, error) {
 	pl := &hubv1.Placement{Template: templateRef(key, tkv.Value), Revision: tkv.Revision}
@@ -140,7 +140,7 @@ func (b *backend) fillFromBinding(ctx context.Context, pl *hubv1.Placement, rb *
 	if err != nil {
 		return err
 	}
-	in := scheduler.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
+	in := place.BuildInput(rb, b.members(cs, true, time.Now()), b.cfg.Scheduling)
 	pl.Rejections = rejections(in, chosen)
 	return nil
 }
@@ -151,7 +151,7 @@ type clusterSource func(context.Context) ([]clusterv1alpha1.Cluster, error)
 
 // policyRef is the policy a binding's claim names, nil for none.
 func policyRef(rb *workv1alpha1.ResourceBinding) *hubv1.ObjectRef {
-	c := detector.ClaimOf(rb)
+	c := bind.ClaimOf(rb)
 	if c == nil {
 		return nil
 	}

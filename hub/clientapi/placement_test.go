@@ -12,7 +12,7 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -39,8 +39,8 @@ func putClusters(t *testing.T, h *hub) {
 const webBinding = `{
   "apiVersion": "work.tether.io/v1alpha1", "kind": "ResourceBinding",
   "metadata": {"name": "web-deployment", "namespace": "default",
-    "labels": {"` + detector.LabelPPPermanentID + `": "7"},
-    "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web",
+    "labels": {"` + bind.LabelPPPermanentID + `": "7"},
+    "annotations": {"` + bind.AnnotationPPNamespace + `": "default", "` + bind.AnnotationPPName + `": "web",
       "` + fold.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2,\"updatedReplicas\":3,\"availableReplicas\":2}"}},
   "spec": {
     "resource": {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "default", "name": "web"},

@@ -13,11 +13,11 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/detector"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/revocation"
-	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/luavm"
@@ -95,12 +95,12 @@ type Config struct {
 	// eviction timeout): Simulate decides with them, and GetPlacement
 	// recomputes rejections with them. Options.Full and UnhealthySince, the
 	// loop's own state, are not known here.
-	Scheduling scheduler.Options
+	Scheduling place.Options
 	// Namespaces, when set, is the detector's filter with namespace
 	// auto-propagation on: Simulate then places a Namespace no
 	// ClusterPropagationPolicy matches as the detector does (every
 	// cluster). Nil: namespace auto-propagation is off.
-	Namespaces *detector.Filter
+	Namespaces *bind.Filter
 }
 
 // Leases is what ClusterService reads of the clusters' leases; the hub's

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,9 +19,9 @@ import (
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/pki"
-	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -60,16 +63,19 @@ func mayRunScripts(id pki.Identity, docs []document) error {
 // env is what a simulation runs against: the stored objects with the given
 // ones applied on top.
 type env struct {
-	pps, cpps []*detector.Policy
-	ops       []*policyv1alpha1.OverridePolicy
-	cops      []*policyv1alpha1.ClusterOverridePolicy
-	clusters  []clusterv1alpha1.Cluster
+	pps, cpps []*bind.Policy
+	// given are the policies of the request: for the bind stage they
+	// changed (bind.Cause), as applying them would.
+	given    map[bind.PolicyRef]bool
+	ops      []*policyv1alpha1.OverridePolicy
+	cops     []*policyv1alpha1.ClusterOverridePolicy
+	clusters []clusterv1alpha1.Cluster
 	// givenClusters is set when clusters are the request's, not the
 	// stored ones: no lease speaks for them.
 	givenClusters bool
 	// binding is the template's stored binding, nil when none: the
 	// scheduling loop decides from its last result, and bindingID is its
-	// permanent ID (render.PermanentID).
+	// permanent ID (work.PermanentID).
 	binding   *workv1alpha1.ResourceBinding
 	bindingID types.UID
 }
@@ -121,8 +127,10 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id p
 
 // storedTemplate is the detector's view of the template as Apply would
 // store it (plan's value: the hub's uid, creationTimestamp and generation
-// included), which is what the controllers read.
-func storedTemplate(it *item, p *plan) (*detector.Template, error) {
+// included), which is what the controllers read. Its revision is the
+// highest there is: Apply writes it after every stored policy (Lazy
+// activation then counts it as changed).
+func storedTemplate(it *item, p *plan) (*bind.Template, error) {
 	if p == nil {
 		return nil, fmt.Errorf("template %s: not planned", describe(it.ref))
 	}
@@ -130,7 +138,7 @@ func storedTemplate(it *item, p *plan) (*detector.Template, error) {
 	if err := u.UnmarshalJSON(p.value); err != nil {
 		return nil, fmt.Errorf("template %s: %w", describe(it.ref), err)
 	}
-	return &detector.Template{Ref: it.key, Obj: u}, nil
+	return &bind.Template{Ref: it.key, Obj: u, Revision: math.MaxInt64}, nil
 }
 
 // environment reads the stored policies, clusters and binding that bear on
@@ -191,15 +199,21 @@ func (b *backend) readBinding(ctx context.Context, key store.ObjectRef, e *env) 
 	if err := json.Unmarshal(kv.Value, e.binding); err != nil {
 		return fmt.Errorf("decode binding %s: %w", kv.Key, err)
 	}
-	e.bindingID = render.PermanentID(e.binding, kv.CreateRevision)
+	e.bindingID = work.PermanentID(e.binding, kv.CreateRevision)
 	return nil
 }
 
-// storedObject is a stored object with its key.
+// storedObject is a stored object with its key, its revision and its
+// create revision (a policy's permanent ID); a given object laid over a
+// stored one keeps the stored create revision, as Apply would; a new one
+// has none.
 type storedObject struct {
-	key   store.ObjectRef
-	value []byte
-	rev   int64
+	key     store.ObjectRef
+	value   []byte
+	rev     int64
+	created int64
+	// given marks an object of the request (a policy Apply would change).
+	given bool
 }
 
 // storedPolicies lists the propagation and override policies that can
@@ -222,7 +236,7 @@ func (b *backend) storedPolicies(ctx context.Context, ns string) ([]storedObject
 		}
 		for _, kv := range kvs {
 			if key, ok := store.ParseObjectKey(kv.Key); ok {
-				out = append(out, storedObject{key: key, value: kv.Value, rev: kv.Revision})
+				out = append(out, storedObject{key: key, value: kv.Value, rev: kv.Revision, created: kv.CreateRevision})
 			}
 		}
 	}
@@ -240,8 +254,9 @@ func overlay(stored []storedObject, given []*item) []storedObject {
 		if err != nil {
 			continue
 		}
-		s := storedObject{key: it.key, value: js}
+		s := storedObject{key: it.key, value: js, given: true}
 		if i, ok := byKey[it.key]; ok {
+			s.created = stored[i].created
 			stored[i] = s
 			continue
 		}
@@ -260,15 +275,15 @@ func (e *env) sortPolicies(objs []storedObject) error {
 			var pp policyv1alpha1.PropagationPolicy
 			if err = json.Unmarshal(o.value, &pp); err == nil {
 				pp.SetDefaults()
-				e.pps = append(e.pps, &detector.Policy{Ref: detector.PolicyRef{Namespace: pp.Namespace, Name: pp.Name},
-					Revision: o.rev, Spec: pp.Spec, Deleting: pp.DeletionTimestamp != nil})
+				e.addPolicy(o, &bind.Policy{Ref: bind.PolicyRef{Namespace: pp.Namespace, Name: pp.Name},
+					Spec: pp.Spec, Deleting: pp.DeletionTimestamp != nil})
 			}
 		case policyv1alpha1.KindClusterPropagationPolicy:
 			var cpp policyv1alpha1.ClusterPropagationPolicy
 			if err = json.Unmarshal(o.value, &cpp); err == nil {
 				cpp.Spec.SetDefaults()
-				e.cpps = append(e.cpps, &detector.Policy{Ref: detector.PolicyRef{Cluster: true, Name: cpp.Name},
-					Revision: o.rev, Spec: cpp.Spec, Deleting: cpp.DeletionTimestamp != nil})
+				e.addPolicy(o, &bind.Policy{Ref: bind.PolicyRef{Cluster: true, Name: cpp.Name},
+					Spec: cpp.Spec, Deleting: cpp.DeletionTimestamp != nil})
 			}
 		case policyv1alpha1.KindOverridePolicy:
 			op := &policyv1alpha1.OverridePolicy{}
@@ -289,4 +304,35 @@ func (e *env) sortPolicies(objs []storedObject) error {
 		}
 	}
 	return nil
+}
+
+// addPolicy puts the decoded (Cluster)PropagationPolicy p of o into e
+// with what the detector reads from its key: its permanent ID (the create
+// revision; none for a policy not stored yet) and its revision.
+func (e *env) addPolicy(o storedObject, p *bind.Policy) {
+	p.Revision = o.rev
+	if o.created != 0 {
+		p.ID = strconv.FormatInt(o.created, 10)
+	}
+	if o.given {
+		if e.given == nil {
+			e.given = map[bind.PolicyRef]bool{}
+		}
+		e.given[p.Ref] = true
+	}
+	if p.Ref.Cluster {
+		e.cpps = append(e.cpps, p)
+		return
+	}
+	e.pps = append(e.pps, p)
+}
+
+// overrideExists reports whether the OverridePolicy namespace/name (or,
+// with namespace empty, the ClusterOverridePolicy name) is in e, as the
+// detector's index answers for dependentOverrides.
+func (e *env) overrideExists(namespace, name string) bool {
+	if namespace == "" {
+		return slices.ContainsFunc(e.cops, func(c *policyv1alpha1.ClusterOverridePolicy) bool { return c.Name == name })
+	}
+	return slices.ContainsFunc(e.ops, func(o *policyv1alpha1.OverridePolicy) bool { return o.Namespace == namespace && o.Name == name })
 }

@@ -7,7 +7,7 @@ import (
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	"github.com/tetherproj/tether/hub/clientapi"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 )
 
 const apiDeployment = `
@@ -127,7 +127,7 @@ func TestSimulateReportsInvalidInputs(t *testing.T) {
 // the detector places it, with no policy named; a skipped one, and any
 // with auto-propagation off, is not.
 func TestSimulateNamespace(t *testing.T) {
-	filter, err := detector.NewFilter(detector.DefaultSkippedNamespaces)
+	filter, err := bind.NewFilter(bind.DefaultSkippedNamespaces)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/overrides"
 )
@@ -32,7 +33,7 @@ const (
 // if any, stay in the index.
 type broken struct {
 	templates map[store.ObjectRef]string
-	policies  map[PolicyRef]string
+	policies  map[bind.PolicyRef]string
 	overrides map[[2]string]string // {namespace, name}; namespace "" for a ClusterOverridePolicy
 	// bindings are the stored bindings that do not decode, by {namespace,
 	// binding name} as a requiredBy snapshot names them.
@@ -40,7 +41,7 @@ type broken struct {
 }
 
 func newBroken() broken {
-	return broken{templates: map[store.ObjectRef]string{}, policies: map[PolicyRef]string{}, overrides: map[[2]string]string{},
+	return broken{templates: map[store.ObjectRef]string{}, policies: map[bind.PolicyRef]string{}, overrides: map[[2]string]string{},
 		bindings: map[[2]string]string{}}
 }
 
@@ -78,7 +79,7 @@ func (d *Detector) decodeFailed(what, key string, err error) {
 // problems lists what does not decode among the inputs of the binding of
 // ref (template t, nil when not known) claimed by claim: the template, the
 // claiming policy, and the override policies that select the template.
-func (x *index) problems(ref store.ObjectRef, t *Template, claim *Claim) []string {
+func (x *index) problems(ref store.ObjectRef, t *bind.Template, claim *bind.Claim) []string {
 	var out []string
 	if msg, ok := x.broken.templates[ref]; ok {
 		out = append(out, fmt.Sprintf("template %s: %s", refString(ref), msg))
@@ -104,7 +105,7 @@ func (x *index) problems(ref store.ObjectRef, t *Template, claim *Claim) []strin
 // overrideMaySelect reports whether the override policy key selected the
 // template by its last good selectors; without any, whether it could
 // (same namespace, or a ClusterOverridePolicy).
-func (x *index) overrideMaySelect(key [2]string, ref store.ObjectRef, t *Template) bool {
+func (x *index) overrideMaySelect(key [2]string, ref store.ObjectRef, t *bind.Template) bool {
 	if key[0] != "" && key[0] != ref.Namespace {
 		return false
 	}

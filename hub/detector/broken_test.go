@@ -11,6 +11,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter/native"
 )
@@ -35,7 +36,7 @@ func decodeMessage(b *workv1alpha1.ResourceBinding) string {
 
 // waitReported waits until ref's binding is claimed by policy and reports
 // an undecodable input whose message contains what; it returns the binding.
-func (e *env) waitReported(ref store.ObjectRef, policy *PolicyRef, what string) *workv1alpha1.ResourceBinding {
+func (e *env) waitReported(ref store.ObjectRef, policy *bind.PolicyRef, what string) *workv1alpha1.ResourceBinding {
 	e.t.Helper()
 	var b *workv1alpha1.ResourceBinding
 	e.waitFor("binding of "+refString(ref)+" reporting "+what, func() bool {
@@ -44,7 +45,7 @@ func (e *env) waitReported(ref store.ObjectRef, policy *PolicyRef, what string) 
 		if !ok {
 			return false
 		}
-		c := ClaimOf(b)
+		c := bind.ClaimOf(b)
 		return c != nil && c.Policy == *policy && strings.Contains(decodeMessage(b), what)
 	})
 	return b
@@ -114,7 +115,7 @@ func TestUndecodablePolicyKeepsClaim(t *testing.T) {
 }
 
 // panicky panics when asked the replicas of a template named api.
-type panicky struct{ Interpreter }
+type panicky struct{ bind.Interpreter }
 
 func (p panicky) GetReplicas(ctx context.Context, obj *unstructured.Unstructured) (int32, *configv1alpha1.ReplicaRequirements, error) {
 	if obj.GetName() == "api" {
@@ -128,7 +129,7 @@ func (p panicky) GetReplicas(ctx context.Context, obj *unstructured.Unstructured
 func TestPanickingTemplateSkipped(t *testing.T) {
 	e := newEnv(t)
 	counts := guard.NewCounts()
-	e.startWith(panicky{WithoutContext(native.New())}, WithCounts(counts))
+	e.startWith(panicky{bind.WithoutContext(native.New())}, WithCounts(counts))
 	e.put(ppObj("prod", "pp", 0, deploys(selAll("apps/v1", "Deployment"))))
 	e.put(deployJSON("prod", "api", 1, `{"app":"api"}`))
 	e.put(deployJSON("prod", "web", 1, `{"app":"web"}`))

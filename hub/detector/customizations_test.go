@@ -11,6 +11,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	"github.com/tetherproj/tether/hub/customizations"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -42,7 +43,7 @@ func TestCustomizationChangeReinterpretsItsKind(t *testing.T) {
 	w := customizations.New(e.st, interp, hclog.NewNullLogger())
 	e.startWith(interp, WithCustomizations(w))
 	e.runWatcher(w)
-	if b := e.waitClaim(widget, &PolicyRef{Namespace: "default", Name: "widgets"}); b.Spec.Replicas != 0 {
+	if b := e.waitClaim(widget, &bind.PolicyRef{Namespace: "default", Name: "widgets"}); b.Spec.Replicas != 0 {
 		t.Fatalf("widget binding without a customization has %d replicas; want 0", b.Spec.Replicas)
 	}
 	e.schedule(widget, "m1")
@@ -85,7 +86,7 @@ func TestNothingDetectedBeforeCustomizationsLoad(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	e.runWatcher(w)
-	b := e.waitClaim(widget, &PolicyRef{Namespace: "default", Name: "widgets"})
+	b := e.waitClaim(widget, &bind.PolicyRef{Namespace: "default", Name: "widgets"})
 	if _, rev, _ := e.binding(widget); b.Spec.Replicas != 3 || rev != e.createRevision(widget) {
 		t.Errorf("first binding has %d replicas (written more than once: %v); want 3, written once", b.Spec.Replicas, rev != e.createRevision(widget))
 	}
@@ -103,7 +104,7 @@ func (e *env) createRevision(ref store.ObjectRef) int64 {
 // TestMarkScopeMarksOnlyItsKind: a customization change marks the
 // templates of its kind and no other.
 func TestMarkScopeMarksOnlyItsKind(t *testing.T) {
-	d := &Detector{idx: newIndex(), dirty: map[store.ObjectRef]Cause{}}
+	d := &Detector{idx: newIndex(), dirty: map[store.ObjectRef]bind.Cause{}}
 	for _, doc := range []string{
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","namespace":"default"}}`,
 		`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"b","namespace":"other"}}`,
@@ -116,7 +117,7 @@ func TestMarkScopeMarksOnlyItsKind(t *testing.T) {
 		}
 		ref := refOf(u)
 		ref.Name += "-" + u.GroupVersionKind().Version // c and a differ only in version
-		d.idx.templates[ref] = &Template{Ref: ref, Obj: u}
+		d.idx.templates[ref] = &bind.Template{Ref: ref, Obj: u}
 	}
 	d.markScope(customizations.TargetScope(configv1alpha1.CustomizationTarget{APIVersion: "example.com/v1", Kind: "Widget"}))
 	var got []string

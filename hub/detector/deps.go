@@ -12,6 +12,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -22,13 +23,13 @@ import (
 // binding its policy released keeps its placement and so its
 // dependencies: unbinding never takes a ConfigMap from under a workload
 // that stays.
-func propagatesDeps(t *Template, b *workv1alpha1.ResourceBinding) bool {
+func propagatesDeps(t *bind.Template, b *workv1alpha1.ResourceBinding) bool {
 	return t != nil && b != nil && t.Ref.Namespace != "" && b.Spec.PropagateDeps
 }
 
 // dependencies asks the interpreter what t depends on; none when the kind
 // has no InterpretDependency hook.
-func dependencies(ctx context.Context, t *Template, interp Interpreter) ([]configv1alpha1.DependentObjectReference, error) {
+func dependencies(ctx context.Context, t *bind.Template, interp bind.Interpreter) ([]configv1alpha1.DependentObjectReference, error) {
 	if !interp.HookEnabled(t.Obj.GroupVersionKind(), configv1alpha1.InterpreterOperationInterpretDependency) {
 		return nil, nil
 	}
@@ -45,7 +46,7 @@ func dependencies(ctx context.Context, t *Template, interp Interpreter) ([]confi
 // A reference without a namespace is in the parent's namespace; the parent
 // itself is never its own dependency. The result is sorted and unique.
 func Resolve(parent store.ObjectRef, deps []configv1alpha1.DependentObjectReference,
-	list func(group, kind, namespace string) []*Template) []store.ObjectRef {
+	list func(group, kind, namespace string) []*bind.Template) []store.ObjectRef {
 	seen := map[store.ObjectRef]bool{}
 	for _, d := range deps {
 		gv, err := schema.ParseGroupVersion(d.APIVersion)
@@ -134,8 +135,8 @@ func parentClusters(p *workv1alpha1.ResourceBinding) []workv1alpha1.TargetCluste
 // no policy claims): the template reference, and the conflict resolution
 // and preservation of the first parent, as Karmada's buildAttachedBinding
 // copies them from the binding that needs it.
-func AttachedSpec(t *Template, parents []*workv1alpha1.ResourceBinding) workv1alpha1.ResourceBindingSpec {
-	spec := workv1alpha1.ResourceBindingSpec{Resource: Reference(t)}
+func AttachedSpec(t *bind.Template, parents []*workv1alpha1.ResourceBinding) workv1alpha1.ResourceBindingSpec {
+	spec := workv1alpha1.ResourceBindingSpec{Resource: bind.Reference(t)}
 	if len(parents) > 0 {
 		first := slices.MinFunc(parents, func(a, b *workv1alpha1.ResourceBinding) int {
 			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)

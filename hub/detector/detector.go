@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/backoff"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -77,13 +78,13 @@ func WithCustomizations(c Customizations) Option { return func(d *Detector) { d.
 // goroutine running Run; call Run once at a time.
 type Detector struct {
 	store      *store.Store
-	interp     Interpreter
+	interp     bind.Interpreter
 	log        hclog.Logger
 	preemption bool
 	// namespaces turns namespace auto-propagation on (namespaces.go).
 	namespaces bool
 	skipped    []string
-	filter     *Filter
+	filter     *bind.Filter
 	filterErr  error
 	counts     *guard.Counts // nil counts nothing
 	// customizations, if set, is subscribed to while Run runs; reinterpreted
@@ -95,11 +96,11 @@ type Detector struct {
 	// marking their templates, since every template is marked afterwards.
 	loading bool
 	idx     *index
-	dirty   map[store.ObjectRef]Cause
+	dirty   map[store.ObjectRef]bind.Cause
 	retries map[store.ObjectRef]retry
 	// pending are the templates whose reconcile waits for a webhook's
 	// answer (interpreter.ErrPending), marked again when one arrives.
-	pending map[store.ObjectRef]Cause
+	pending map[store.ObjectRef]bind.Cause
 	// inflight are the session's binding writes in flight; conflicts
 	// counts the write conflicts of each template whose write finishOne
 	// retries.
@@ -132,23 +133,23 @@ func (d *Detector) markPending() {
 	for ref, cause := range d.pending {
 		d.mark(ref, cause)
 	}
-	d.pending = map[store.ObjectRef]Cause{}
+	d.pending = map[store.ObjectRef]bind.Cause{}
 }
 
 // retry is a template waiting to be reconciled again after a failure.
 type retry struct {
 	at       time.Time
 	failures int
-	cause    Cause
+	cause    bind.Cause
 }
 
 // New returns a detector over st that interprets templates with interp.
-func New(st *store.Store, interp Interpreter, logger hclog.Logger, opts ...Option) *Detector {
-	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, namespaces: true, skipped: DefaultSkippedNamespaces}
+func New(st *store.Store, interp bind.Interpreter, logger hclog.Logger, opts ...Option) *Detector {
+	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, namespaces: true, skipped: bind.DefaultSkippedNamespaces}
 	for _, o := range opts {
 		o(d)
 	}
-	d.filter, d.filterErr = NewFilter(d.skipped)
+	d.filter, d.filterErr = bind.NewFilter(d.skipped)
 	return d
 }
 
@@ -251,10 +252,10 @@ func (d *Detector) batch(ev store.Event, ok bool, objects, bindings <-chan store
 // marks everything for reconciling. It returns the list revisions.
 func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) {
 	d.idx = newIndex()
-	d.dirty = map[store.ObjectRef]Cause{}
+	d.dirty = map[store.ObjectRef]bind.Cause{}
 	d.retries = map[store.ObjectRef]retry{}
 	d.conflicts = map[store.ObjectRef]int{}
-	d.pending = map[store.ObjectRef]Cause{}
+	d.pending = map[store.ObjectRef]bind.Cause{}
 	d.loading = true
 	apply := func(kv store.KV) { d.applyGuarded(store.Event{Type: store.EventPut, KV: kv}) }
 	if objRev, err = d.store.ListEach(ctx, store.ObjectsPrefix, apply); err != nil {
@@ -265,16 +266,16 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 	}
 	d.loading = false
 	for ref := range d.idx.templates {
-		d.mark(ref, Cause{})
+		d.mark(ref, bind.Cause{})
 	}
 	for ref := range d.idx.broken.templates {
-		d.mark(ref, Cause{}) // undecodable since before the start: report it
+		d.mark(ref, bind.Cause{}) // undecodable since before the start: report it
 	}
 	// Resolve every parent's dependencies before reconciling anything, or a
 	// dependency reconciled before its parent would look unneeded.
 	for ref := range d.idx.bindings {
 		if err := d.refreshDeps(ctx, ref); err != nil {
-			d.failed(ref, Cause{}, err)
+			d.failed(ref, bind.Cause{}, err)
 		}
 	}
 	d.log.Debug("index loaded", "templates", len(d.idx.templates), "policies", len(d.idx.policies),
@@ -314,7 +315,7 @@ func (d *Detector) markScope(sc customizations.Scope) {
 	}
 	for ref, t := range d.idx.templates {
 		if sc.Matches(t.Obj.GroupVersionKind()) {
-			d.mark(ref, Cause{})
+			d.mark(ref, bind.Cause{})
 		}
 	}
 }
@@ -330,7 +331,7 @@ func (d *Detector) dueRetries(now time.Time) {
 
 // failed schedules ref for another try: when the webhook answer it waits
 // for arrives, or after a backoff.
-func (d *Detector) failed(ref store.ObjectRef, cause Cause, err error) {
+func (d *Detector) failed(ref store.ObjectRef, cause bind.Cause, err error) {
 	if errors.Is(err, interpreter.ErrPending) {
 		d.pending[ref] = mergeCause(d.pending[ref], cause)
 		return

@@ -7,6 +7,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -15,7 +16,7 @@ var (
 	widgetRef = store.ObjectRef{Group: "example.io", Kind: "Widget", Namespace: "prod", Name: "w"}
 )
 
-func ppRef(ns, name string) *PolicyRef { return &PolicyRef{Namespace: ns, Name: name} }
+func ppRef(ns, name string) *bind.PolicyRef { return &bind.PolicyRef{Namespace: ns, Name: name} }
 
 func TestBindOnPolicyArrival(t *testing.T) {
 	e := newEnv(t)
@@ -88,7 +89,7 @@ func TestPropagationPolicyBeatsClusterPolicy(t *testing.T) {
 	e.put(ppObj("", "cpp", 100, deploys(selAll("apps/v1", "Deployment"),
 		selAll("rbac.authorization.k8s.io/v1", "ClusterRole"))))
 	e.put(deployJSON("prod", "web", 2, `{"app":"web"}`))
-	e.waitClaim(webRef, &PolicyRef{Cluster: true, Name: "cpp"})
+	e.waitClaim(webRef, &bind.PolicyRef{Cluster: true, Name: "cpp"})
 
 	e.put(ppObj("prod", "pp", 0, deploys(selAll("apps/v1", "Deployment"))))
 	e.probe("prod", 1)
@@ -100,7 +101,7 @@ func TestPropagationPolicyBeatsClusterPolicy(t *testing.T) {
 	e.waitClaim(apiRef, ppRef("prod", "pp"))
 
 	roleRef := e.put(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"system:viewer"}}`)
-	b := e.waitClaim(roleRef, &PolicyRef{Cluster: true, Name: "cpp"})
+	b := e.waitClaim(roleRef, &bind.PolicyRef{Cluster: true, Name: "cpp"})
 	if b.Kind != workv1alpha1.KindClusterResourceBinding || b.Name != "system.viewer-clusterrole" || b.Namespace != "" {
 		t.Errorf("binding of a cluster-scoped template = %s %s/%s; want ClusterResourceBinding system.viewer-clusterrole",
 			b.Kind, b.Namespace, b.Name)
@@ -191,7 +192,7 @@ func TestPropagateDeps(t *testing.T) {
 	for _, dep := range []store.ObjectRef{cmRef, secretRef} {
 		e.waitFor("attached binding of "+refString(dep), func() bool {
 			b, _, ok := e.binding(dep)
-			return ok && ClaimOf(b) == nil && len(b.Spec.RequiredBy) == 1 &&
+			return ok && bind.ClaimOf(b) == nil && len(b.Spec.RequiredBy) == 1 &&
 				b.Spec.RequiredBy[0].Name == "web-deployment" && b.Spec.Placement == nil
 		})
 	}
@@ -267,13 +268,13 @@ func TestRestartWritesNothing(t *testing.T) {
 }
 
 // claim is the current claim of ref's binding.
-func (e *env) claim(ref store.ObjectRef) *Claim {
+func (e *env) claim(ref store.ObjectRef) *bind.Claim {
 	e.t.Helper()
 	b, _, ok := e.binding(ref)
 	if !ok {
 		return nil
 	}
-	return ClaimOf(b)
+	return bind.ClaimOf(b)
 }
 
 func TestLazyActivation(t *testing.T) {

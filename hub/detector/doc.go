@@ -25,22 +25,20 @@
 // refused because the binding changed meanwhile is read again and
 // reconciled again (conflictRetries times, then after a backoff).
 //
-// # Choosing the policy (Decide, Choose)
+// # Choosing the policy
 //
-// A template bound to a policy keeps it (the claim) while the policy exists;
-// otherwise the matching PropagationPolicy of its namespace with the highest
-// explicit priority, then implicit priority (name > label selector > all),
-// then the lexicographically smaller name wins; only when no
-// PropagationPolicy matches do ClusterPropagationPolicies compete, with the
-// same order. A template nothing matches waits, and a policy's arrival binds
-// it. A newer higher-priority policy takes a bound template only through
+// Which policy claims a template, and the binding's spec, is the bind
+// stage, hub/pipeline/bind (bind.Wanted): the detector gives it the
+// template, the stored binding's claim and the policies of its index, adds
+// the dependency graph's requiredBy, and writes what bind.Merge returns. A
+// newer higher-priority policy takes a bound template only through
 // preemption (`preemption: Always`, on by default in Tether, see
 // WithPreemption).
 //
 // # Namespaces (namespaces.go)
 //
 // As Karmada's namespace controller, every Namespace template goes to
-// every cluster with no policy: Decide gives verdict AutoPropagate to a
+// every cluster with no policy: bind.Decide gives verdict AutoPropagate to a
 // Namespace that no ClusterPropagationPolicy claims (one that matches it
 // wins, and deleting it gives the Namespace back), and its binding,
 // labelled namespace.tether.io/auto-propagated, places it on every
@@ -114,8 +112,8 @@
 // reconciled again when an answer arrives. Other templates go on being
 // bound while a webhook hangs.
 //
-// It imports hub/store, api/, hub/customizations' Subscription,
-// hub/placement, hub/aggregate/fold, hub/guard, internal/overrides,
+// It imports hub/pipeline/bind (the bind stage), hub/store, api/,
+// hub/customizations' Subscription, hub/placement, hub/aggregate/fold, hub/guard, internal/overrides,
 // internal/backoff, internal/interpreter's ErrPending and Kubernetes API
-// machinery; the interpreter is consumed through the Interpreter interface.
+// machinery; the interpreter is consumed through bind.Interpreter.
 package detector

@@ -16,6 +16,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter/native"
 )
@@ -47,11 +48,11 @@ func newEnv(t testing.TB) *env {
 // detector started has exited.
 func (e *env) start(opts ...Option) (stop func()) {
 	e.t.Helper()
-	return e.startWith(WithoutContext(native.New()), opts...)
+	return e.startWith(bind.WithoutContext(native.New()), opts...)
 }
 
 // startWith is start with another interpreter.
-func (e *env) startWith(interp Interpreter, opts ...Option) (stop func()) {
+func (e *env) startWith(interp bind.Interpreter, opts ...Option) (stop func()) {
 	e.t.Helper()
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -149,7 +150,7 @@ func (e *env) binding(ref store.ObjectRef) (b *workv1alpha1.ResourceBinding, rev
 
 // waitClaim waits until ref's binding is claimed by policy (nil: has no
 // claim) and returns it.
-func (e *env) waitClaim(ref store.ObjectRef, policy *PolicyRef) *workv1alpha1.ResourceBinding {
+func (e *env) waitClaim(ref store.ObjectRef, policy *bind.PolicyRef) *workv1alpha1.ResourceBinding {
 	e.t.Helper()
 	var got *workv1alpha1.ResourceBinding
 	e.waitFor(fmt.Sprintf("binding of %s claimed by %v", refString(ref), policy), func() bool {
@@ -157,7 +158,7 @@ func (e *env) waitClaim(ref store.ObjectRef, policy *PolicyRef) *workv1alpha1.Re
 		if !ok {
 			return false
 		}
-		c := ClaimOf(b)
+		c := bind.ClaimOf(b)
 		got = b
 		return (policy == nil && c == nil) || (policy != nil && c != nil && c.Policy == *policy)
 	})
@@ -180,7 +181,7 @@ func (e *env) probe(ns string, n int) {
 	e.t.Helper()
 	e.put(ppObj(ns, "zz-probe", 0, []policyv1alpha1.ResourceSelector{selAll("zz.example.io/v1", "Probe")}))
 	ref := e.put(fmt.Sprintf(`{"apiVersion":"zz.example.io/v1","kind":"Probe","metadata":{"name":"p%d","namespace":%q}}`, n, ns))
-	e.waitClaim(ref, &PolicyRef{Namespace: ns, Name: "zz-probe"})
+	e.waitClaim(ref, &bind.PolicyRef{Namespace: ns, Name: "zz-probe"})
 }
 
 // ppObj is a PropagationPolicy (ns non-empty) or ClusterPropagationPolicy.
@@ -227,7 +228,7 @@ func (e *env) waitReleased(ref store.ObjectRef) *workv1alpha1.ResourceBinding {
 	e.waitFor("binding of "+refString(ref)+" released (kept, no claim)", func() bool {
 		var ok bool
 		b, _, ok = e.binding(ref)
-		return ok && ClaimOf(b) == nil && b.Spec.Placement != nil
+		return ok && bind.ClaimOf(b) == nil && b.Spec.Placement != nil
 	})
 	return b
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/overrides"
@@ -26,7 +27,7 @@ func (d *Detector) apply(ev store.Event) {
 		d.applyPolicy(ref, ev)
 	case isOverrideKey(ref):
 		d.applyOverride(ref, ev)
-	case ownGroup(ref):
+	case bind.OwnGroup(ref):
 		// customizations, clusters...: not templates.
 	default:
 		d.applyTemplate(ref, ev)
@@ -49,9 +50,9 @@ func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
 			d.idx.templates[ref] = t
 		}
 	}
-	d.mark(ref, Cause{})
+	d.mark(ref, bind.Cause{})
 	for _, p := range d.idx.selectorParents(ref.Namespace) {
-		d.mark(p, Cause{})
+		d.mark(p, bind.Cause{})
 	}
 }
 
@@ -63,13 +64,13 @@ func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
 	pr := policyRefOf(ref)
 	old := d.idx.policies[pr]
 	delete(d.idx.broken.policies, pr)
-	var cur *Policy
+	var cur *bind.Policy
 	if ev.Type == store.EventPut {
 		p, err := decodePolicy(ref, ev.KV)
 		if err != nil {
 			d.decodeFailed("policy", ev.KV.Key, err)
 			d.idx.broken.policies[pr] = err.Error()
-			d.markClaimed(pr, Cause{})
+			d.markClaimed(pr, bind.Cause{})
 			return
 		}
 		cur = p
@@ -82,7 +83,7 @@ func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
 	if d.loading {
 		return
 	}
-	cause := Cause{Policies: map[PolicyRef]bool{pr: true}}
+	cause := bind.Cause{Policies: map[bind.PolicyRef]bool{pr: true}}
 	for _, t := range d.idx.templates {
 		if matches(old, t) || matches(cur, t) {
 			d.mark(t.Ref, cause)
@@ -92,7 +93,7 @@ func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
 }
 
 // markClaimed marks the templates whose bindings pr claims.
-func (d *Detector) markClaimed(pr PolicyRef, cause Cause) {
+func (d *Detector) markClaimed(pr bind.PolicyRef, cause bind.Cause) {
 	if d.loading {
 		return
 	}
@@ -101,7 +102,7 @@ func (d *Detector) markClaimed(pr PolicyRef, cause Cause) {
 	}
 }
 
-func matches(p *Policy, t *Template) bool {
+func matches(p *bind.Policy, t *bind.Template) bool {
 	return p != nil && overrides.MatchesResource(t.Obj, p.Spec.ResourceSelectors...)
 }
 
@@ -137,7 +138,7 @@ func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 		}
 		for _, t := range d.idx.templates {
 			if matches(p, t) {
-				d.mark(t.Ref, Cause{})
+				d.mark(t.Ref, bind.Cause{})
 			}
 		}
 	}
@@ -152,18 +153,18 @@ func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	cur, ok := d.idx.bindings[ref]
 	if ev.Type == store.EventDelete {
-		delete(d.idx.broken.bindings, [2]string{ref.Namespace, BindingName(ref.Kind, ref.Name)})
+		delete(d.idx.broken.bindings, [2]string{ref.Namespace, bind.BindingName(ref.Kind, ref.Name)})
 		if !ok || cur.Revision > ev.KV.Revision {
 			return
 		}
 		delete(d.idx.bindings, ref)
-		d.mark(ref, Cause{})
+		d.mark(ref, bind.Cause{})
 		return
 	}
 	if ok && cur.Revision >= ev.KV.Revision {
 		return
 	}
-	name := [2]string{ref.Namespace, BindingName(ref.Kind, ref.Name)}
+	name := [2]string{ref.Namespace, bind.BindingName(ref.Kind, ref.Name)}
 	b, err := decodeBinding(ev.KV.Value)
 	if err != nil {
 		// The last good copy, if any, stays; a write over it conflicts
@@ -179,7 +180,7 @@ func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 	if ok && placement.AggregateOnly(cur.B, b) {
 		return // the aggregator's status: nothing the detector decides on
 	}
-	d.mark(ref, Cause{})
+	d.mark(ref, bind.Cause{})
 }
 
 // markNamespace marks the templates of namespace ns (every template when
@@ -187,23 +188,23 @@ func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
 func (d *Detector) markNamespace(ns string) {
 	for ref := range d.idx.templates {
 		if ns == "" || ref.Namespace == ns {
-			d.mark(ref, Cause{})
+			d.mark(ref, bind.Cause{})
 		}
 	}
 }
 
 // mark queues ref for reconciling, merging cause with any pending one.
-func (d *Detector) mark(ref store.ObjectRef, cause Cause) {
+func (d *Detector) mark(ref store.ObjectRef, cause bind.Cause) {
 	d.dirty[ref] = mergeCause(d.dirty[ref], cause)
 }
 
-func mergeCause(a, b Cause) Cause {
+func mergeCause(a, b bind.Cause) bind.Cause {
 	if len(b.Policies) == 0 {
 		return a
 	}
-	out := Cause{Policies: maps.Clone(a.Policies)}
+	out := bind.Cause{Policies: maps.Clone(a.Policies)}
 	if out.Policies == nil {
-		out.Policies = map[PolicyRef]bool{}
+		out.Policies = map[bind.PolicyRef]bool{}
 	}
 	maps.Copy(out.Policies, b.Policies)
 	return out
@@ -211,9 +212,9 @@ func mergeCause(a, b Cause) Cause {
 
 // sortedDirty takes the marked templates, in key order so that logs and
 // writes are deterministic.
-func (d *Detector) sortedDirty() ([]store.ObjectRef, map[store.ObjectRef]Cause) {
+func (d *Detector) sortedDirty() ([]store.ObjectRef, map[store.ObjectRef]bind.Cause) {
 	batch := d.dirty
-	d.dirty = map[store.ObjectRef]Cause{}
+	d.dirty = map[store.ObjectRef]bind.Cause{}
 	keys := slices.SortedFunc(maps.Keys(batch), compareRefs)
 	return keys, batch
 }

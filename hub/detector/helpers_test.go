@@ -2,7 +2,6 @@ package detector
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,12 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // tmpl builds a template "apiVersion/Kind ns/name" with labels, at
 // revision rev. A name without "/" is cluster-scoped.
-func tmpl(apiVersion, kind, nsName string, rev int64, labels map[string]string) *Template {
+func tmpl(apiVersion, kind, nsName string, rev int64, labels map[string]string) *bind.Template {
 	ns, name, ok := strings.Cut(nsName, "/")
 	if !ok {
 		ns, name = "", nsName
@@ -29,22 +29,22 @@ func tmpl(apiVersion, kind, nsName string, rev int64, labels map[string]string) 
 	obj.SetLabels(labels)
 	gv, _ := schema.ParseGroupVersion(apiVersion)
 	ref := store.ObjectRef{Group: gv.Group, Kind: kind, Namespace: ns, Name: name}
-	return &Template{Ref: ref, Obj: obj, Revision: rev}
+	return &bind.Template{Ref: ref, Obj: obj, Revision: rev}
 }
 
-func deploy(nsName string, labels map[string]string) *Template {
+func deploy(nsName string, labels map[string]string) *bind.Template {
 	return tmpl("apps/v1", "Deployment", nsName, 10, labels)
 }
 
 // pol builds a policy: "ns/name" is a PropagationPolicy, "name" a
 // ClusterPropagationPolicy. Options tune its spec.
-func pol(nsName string, prio int32, sels []policyv1alpha1.ResourceSelector, opts ...func(*Policy)) *Policy {
+func pol(nsName string, prio int32, sels []policyv1alpha1.ResourceSelector, opts ...func(*bind.Policy)) *bind.Policy {
 	ns, name, ok := strings.Cut(nsName, "/")
-	ref := PolicyRef{Namespace: ns, Name: name}
+	ref := bind.PolicyRef{Namespace: ns, Name: name}
 	if !ok {
-		ref = PolicyRef{Cluster: true, Name: nsName}
+		ref = bind.PolicyRef{Cluster: true, Name: nsName}
 	}
-	p := &Policy{Ref: ref, ID: "id-" + nsName, Revision: 5}
+	p := &bind.Policy{Ref: ref, ID: "id-" + nsName, Revision: 5}
 	p.Spec.Priority = &prio
 	p.Spec.ResourceSelectors = sels
 	for _, o := range opts {
@@ -53,9 +53,9 @@ func pol(nsName string, prio int32, sels []policyv1alpha1.ResourceSelector, opts
 	return p
 }
 
-func always(p *Policy)   { p.Spec.Preemption = policyv1alpha1.PreemptAlways }
-func lazy(p *Policy)     { p.Spec.ActivationPreference = policyv1alpha1.LazyActivation }
-func deleting(p *Policy) { p.Deleting = true }
+func always(p *bind.Policy)   { p.Spec.Preemption = policyv1alpha1.PreemptAlways }
+func lazy(p *bind.Policy)     { p.Spec.ActivationPreference = policyv1alpha1.LazyActivation }
+func deleting(p *bind.Policy) { p.Deleting = true }
 
 func selAll(apiVersion, kind string) policyv1alpha1.ResourceSelector {
 	return policyv1alpha1.ResourceSelector{APIVersion: apiVersion, Kind: kind}
@@ -72,7 +72,7 @@ func selLabels(apiVersion, kind string, labels map[string]string) policyv1alpha1
 
 func deploys(sels ...policyv1alpha1.ResourceSelector) []policyv1alpha1.ResourceSelector { return sels }
 
-func name(p *Policy) string {
+func name(p *bind.Policy) string {
 	if p == nil {
 		return "<nil>"
 	}
@@ -87,8 +87,4 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatalf("marshal %T: %v", v, err)
 	}
 	return data
-}
-
-func (d Decision) String() string {
-	return fmt.Sprintf("%s %s (%s)", d.Verdict, name(d.Policy), d.Reason)
 }

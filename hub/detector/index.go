@@ -5,6 +5,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -29,8 +30,8 @@ type parentState struct {
 // index is the detector's view of the store. It belongs to the goroutine
 // running Run and needs no lock.
 type index struct {
-	templates map[store.ObjectRef]*Template
-	policies  map[PolicyRef]*Policy
+	templates map[store.ObjectRef]*bind.Template
+	policies  map[bind.PolicyRef]*bind.Policy
 	// overrides holds the existing override policies as {namespace, name};
 	// a ClusterOverridePolicy has namespace "".
 	overrides map[[2]string]bool
@@ -47,8 +48,8 @@ type index struct {
 
 func newIndex() *index {
 	return &index{
-		templates:  map[store.ObjectRef]*Template{},
-		policies:   map[PolicyRef]*Policy{},
+		templates:  map[store.ObjectRef]*bind.Template{},
+		policies:   map[bind.PolicyRef]*bind.Policy{},
 		overrides:  map[[2]string]bool{},
 		bindings:   map[store.ObjectRef]storedBinding{},
 		parents:    map[store.ObjectRef]parentState{},
@@ -61,7 +62,7 @@ func newIndex() *index {
 
 // policiesFor returns the PropagationPolicies of namespace ns (none for
 // "") and all ClusterPropagationPolicies.
-func (x *index) policiesFor(ns string) (pps, cpps []*Policy) {
+func (x *index) policiesFor(ns string) (pps, cpps []*bind.Policy) {
 	for _, p := range x.policies {
 		switch {
 		case p.Ref.Cluster:
@@ -78,8 +79,8 @@ func (x *index) overrideExists(namespace, name string) bool {
 }
 
 // templatesOf lists the templates of one group, kind and namespace.
-func (x *index) templatesOf(group, kind, namespace string) []*Template {
-	var out []*Template
+func (x *index) templatesOf(group, kind, namespace string) []*bind.Template {
+	var out []*bind.Template
 	for _, t := range x.templates {
 		if t.Ref.Group == group && t.Ref.Kind == kind && t.Ref.Namespace == namespace {
 			out = append(out, t)
@@ -143,10 +144,10 @@ func (x *index) selectorParents(ns string) []store.ObjectRef {
 }
 
 // claimedBy lists the templates whose bindings are claimed by ref.
-func (x *index) claimedBy(ref PolicyRef) []store.ObjectRef {
+func (x *index) claimedBy(ref bind.PolicyRef) []store.ObjectRef {
 	var out []store.ObjectRef
 	for k, sb := range x.bindings {
-		if c := ClaimOf(sb.B); c != nil && c.Policy == ref {
+		if c := bind.ClaimOf(sb.B); c != nil && c.Policy == ref {
 			out = append(out, k)
 		}
 	}

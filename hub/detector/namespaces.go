@@ -5,37 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 
-	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
-	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// Namespace auto-propagation (Karmada's namespace sync controller): every
-// Namespace template goes to every cluster unless a
-// ClusterPropagationPolicy claims it, its name is reserved, skipped or
-// "default", or it carries an opt-out label.
-const (
-	// LabelAutoPropagated marks a binding that auto-propagation owns (it
-	// has no policy claim).
-	LabelAutoPropagated = "namespace.tether.io/auto-propagated"
-	// LabelAutoCreated marks a Namespace template the detector created on
-	// the hub because templates were applied in a namespace the hub had
-	// no Namespace for.
-	LabelAutoCreated = "namespace.tether.io/auto-created"
-	// namespaceDefault is never propagated (every cluster has it), as in
-	// Karmada.
-	namespaceDefault = "default"
-)
-
-// SkipAutoPropagationLabels opt a Namespace out of auto-propagation with
-// the value "true" (any case): Karmada's label and Tether's spelling.
-var SkipAutoPropagationLabels = []string{"namespace.karmada.io/skip-auto-propagation", "namespace.tether.io/skip-auto-propagation"}
+// LabelAutoCreated marks a Namespace template the detector created on the
+// hub because templates were applied in a namespace the hub had no
+// Namespace for.
+const LabelAutoCreated = "namespace.tether.io/auto-created"
 
 // WithNamespacePropagation turns namespace auto-propagation on (the
 // default, as Karmada's namespace controller) or off (Karmada's
@@ -43,72 +24,9 @@ var SkipAutoPropagationLabels = []string{"namespace.karmada.io/skip-auto-propaga
 // ClusterPropagationPolicy and no Namespace is created on the hub.
 func WithNamespacePropagation(on bool) Option { return func(d *Detector) { d.namespaces = on } }
 
-// PropagatesNamespace reports whether namespace name is auto-propagated
-// by name: not "", "default", reserved or skipped.
-func (f *Filter) PropagatesNamespace(name string) bool {
-	return name != "" && name != namespaceDefault && !f.NamespaceIgnored(name)
-}
-
-// AutoPropagated reports whether t is a Namespace template that
-// auto-propagation places on every cluster when no
-// ClusterPropagationPolicy claims it: propagated by name and not opted
-// out by label.
-func (f *Filter) AutoPropagated(t *Template) bool {
-	if !isNamespace(t.Ref) || !f.PropagatesNamespace(t.Ref.Name) {
-		return false
-	}
-	labels := t.Obj.GetLabels()
-	for _, k := range SkipAutoPropagationLabels {
-		if strings.EqualFold(labels[k], "true") {
-			return false
-		}
-	}
-	return true
-}
-
-func isNamespace(ref store.ObjectRef) bool {
-	return ref.Group == "" && ref.Kind == "Namespace" && ref.Namespace == ""
-}
-
 // namespaceRef is where the Namespace ns is stored.
 func namespaceRef(ns string) store.ObjectRef {
 	return store.ObjectRef{Kind: "Namespace", Name: ns}
-}
-
-// NamespacePolicy is the placement auto-propagation gives a Namespace:
-// every cluster, whatever its taints (Karmada's namespace controller
-// ignores them, so that a workload tolerating a taint finds its
-// namespace), Duplicated, conflictResolution Abort (a namespace a member
-// already has is not taken over), no failover.
-// Its Ref is empty: it claims nothing. Simulations use it as the detector
-// does.
-func NamespacePolicy() *Policy {
-	p := &Policy{Spec: policyv1alpha1.PropagationSpec{Placement: policyv1alpha1.Placement{
-		ClusterTolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-	}}}
-	p.Spec.SetDefaults()
-	return p
-}
-
-// AutoPropagatedOf reports whether auto-propagation owns binding b.
-func AutoPropagatedOf(b *workv1alpha1.ResourceBinding) bool {
-	return b.Labels[LabelAutoPropagated] == "true"
-}
-
-// pinned is the placement of an auto-propagated binding whose Namespace
-// was opted out: the clusters it is on and no other, so that it is never
-// removed from them (as in Karmada, the label keeps existing copies) and
-// no new cluster gets it. ok is false when it is on no cluster.
-func pinned(b *workv1alpha1.ResourceBinding) (*policyv1alpha1.Placement, bool) {
-	if len(b.Spec.Clusters) == 0 || b.Spec.Placement == nil {
-		return nil, false
-	}
-	p := *b.Spec.Placement
-	p.ClusterAffinity = &policyv1alpha1.ClusterAffinity{}
-	for _, c := range b.Spec.Clusters {
-		p.ClusterAffinity.ClusterNames = append(p.ClusterAffinity.ClusterNames, c.Name)
-	}
-	return &p, true
 }
 
 // ensureNamespace creates, on the hub, the Namespace of template t when
@@ -117,7 +35,7 @@ func pinned(b *workv1alpha1.ResourceBinding) (*policyv1alpha1.Placement, bool) {
 // there. It never deletes or changes one: a Namespace the user applied,
 // opted out or deleted while templates remain is theirs (deleted, it is
 // created again as long as templates are in it).
-func (d *Detector) ensureNamespace(ctx context.Context, t *Template) error {
+func (d *Detector) ensureNamespace(ctx context.Context, t *bind.Template) error {
 	ns := t.Ref.Namespace
 	if !d.namespaces || !d.filter.PropagatesNamespace(ns) {
 		return nil
@@ -142,7 +60,7 @@ func (d *Detector) ensureNamespace(ctx context.Context, t *Template) error {
 		return err
 	}
 	d.idx.templates[ref] = created
-	d.mark(ref, Cause{})
+	d.mark(ref, bind.Cause{})
 	d.log.Info("namespace created on the hub for the templates in it", "namespace", ns, "template", refString(t.Ref))
 	return nil
 }

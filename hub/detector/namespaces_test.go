@@ -11,63 +11,9 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
-
-func TestAutoPropagated(t *testing.T) {
-	f, err := NewFilter(DefaultSkippedNamespaces)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := func(name string, labels map[string]string) *Template { return tmpl("v1", "Namespace", name, 3, labels) }
-	tests := []struct {
-		name string
-		t    *Template
-		want bool
-	}{
-		{"plain namespace", ns("shop", nil), true},
-		{"kube-* skipped by default", ns("kube-extra", nil), false},
-		{"default is never propagated", ns("default", nil), false},
-		{"reserved", ns("karmada-system", nil), false},
-		{"execution space", ns("karmada-es-edge-1", nil), false},
-		{"Karmada's opt-out label", ns("private", map[string]string{SkipAutoPropagationLabels[0]: "True"}), false},
-		{"Tether's opt-out label", ns("private", map[string]string{SkipAutoPropagationLabels[1]: "true"}), false},
-		{"opt-out label not true", ns("shop", map[string]string{SkipAutoPropagationLabels[0]: "false"}), true},
-		{"not a Namespace", tmpl("v1", "ConfigMap", "shop/cm", 3, nil), false},
-		{"a Namespace kind of another group", tmpl("example.io/v1", "Namespace", "shop", 3, nil), false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := f.AutoPropagated(tt.t); got != tt.want {
-				t.Errorf("AutoPropagated(%s) = %v; want %v", refString(tt.t.Ref), got, tt.want)
-			}
-		})
-	}
-}
-
-func TestDecideNamespace(t *testing.T) {
-	shop := tmpl("v1", "Namespace", "shop", 10, nil)
-	cpp := pol("namespaces", 0, deploys(selAll("v1", "Namespace")))
-	tests := []struct {
-		name string
-		in   Input
-		want Verdict
-	}{
-		{"no policy: auto-propagated", Input{Template: shop, AutoNamespace: true}, AutoPropagate},
-		{"a matching ClusterPropagationPolicy wins", Input{Template: shop, AutoNamespace: true, CPPs: []*Policy{cpp}}, Bind},
-		{"opted out, never propagated: waits", Input{Template: shop}, Wait},
-		{"opted out after auto-propagation: released", Input{Template: shop, Current: &Current{Auto: true}}, Release},
-		{"policy deleted: back to auto-propagation", Input{Template: shop, AutoNamespace: true,
-			Current: &Current{Claim: &Claim{Policy: cpp.Ref, ID: cpp.ID}}}, AutoPropagate},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Decide(tt.in); got.Verdict != tt.want {
-				t.Errorf("Decide = %s; want %s", got, tt.want)
-			}
-		})
-	}
-}
 
 var (
 	shopNS  = namespaceRef("shop")
@@ -91,7 +37,7 @@ func (e *env) waitAuto(ref store.ObjectRef) *workv1alpha1.ResourceBinding {
 	e.waitFor("binding of "+refString(ref)+" auto-propagated", func() bool {
 		var ok bool
 		b, _, ok = e.binding(ref)
-		return ok && AutoPropagatedOf(b) && ClaimOf(b) == nil
+		return ok && bind.AutoPropagatedOf(b) && bind.ClaimOf(b) == nil
 	})
 	p := b.Spec.Placement
 	if p == nil || p.ClusterAffinity != nil || len(p.ClusterAffinities) > 0 ||
@@ -145,8 +91,8 @@ func TestNamespaceAutoPropagation(t *testing.T) {
 	}
 
 	e.put(ppObj("", "shop-ns", 0, deploys(selName("v1", "Namespace", "", "shop"))))
-	b := e.waitClaim(shopNS, &PolicyRef{Cluster: true, Name: "shop-ns"})
-	if AutoPropagatedOf(b) {
+	b := e.waitClaim(shopNS, &bind.PolicyRef{Cluster: true, Name: "shop-ns"})
+	if bind.AutoPropagatedOf(b) {
 		t.Errorf("binding of %s claimed by a ClusterPropagationPolicy still marked auto-propagated: %v", refString(shopNS), b.Labels)
 	}
 	e.del(store.ObjectRef{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindClusterPropagationPolicy, Name: "shop-ns"})
@@ -169,7 +115,7 @@ func TestNamespaceOptOutKeepsClusters(t *testing.T) {
 	e.waitFor("opted-out namespace pinned to its clusters", func() bool {
 		var ok bool
 		b, _, ok = e.binding(shopNS)
-		return ok && !AutoPropagatedOf(b)
+		return ok && !bind.AutoPropagatedOf(b)
 	})
 	p := b.Spec.Placement
 	if p == nil || p.ClusterAffinity == nil || !slices.Equal(p.ClusterAffinity.ClusterNames, []string{"edge-1", "edge-2"}) {

@@ -8,6 +8,7 @@ import (
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -32,7 +33,7 @@ func (d *Detector) process(ctx context.Context) {
 }
 
 // done records how reconciling ref ended.
-func (d *Detector) done(ctx context.Context, ref store.ObjectRef, cause Cause, err error) {
+func (d *Detector) done(ctx context.Context, ref store.ObjectRef, cause bind.Cause, err error) {
 	if err == nil {
 		delete(d.retries, ref)
 		return
@@ -46,7 +47,7 @@ func (d *Detector) done(ctx context.Context, ref store.ObjectRef, cause Cause, e
 // re-reading the binding and trying again after a write conflict. With
 // its binding write in flight it returns errWriting; finishOne completes
 // it.
-func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause Cause) error {
+func (d *Detector) reconcile(ctx context.Context, ref store.ObjectRef, cause bind.Cause) error {
 	if d.reconciled != nil {
 		d.reconciled(ref)
 	}
@@ -67,7 +68,7 @@ func stale(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrExists) || errors.Is(err, store.ErrNotFound)
 }
 
-func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause Cause) error {
+func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause bind.Cause) error {
 	t := d.idx.templates[ref]
 	if t != nil && d.filter.Ignored(t) {
 		return nil
@@ -83,9 +84,9 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 		if !exists {
 			return nil
 		}
-		t = &Template{Ref: ref}
-		want := Want{Keep: true, RequiredBy: cur.B.Spec.RequiredBy}
-		return d.write(ctx, ref, cause, d.report(ref, nil, Merge(cur.B, t, want)), cur, exists)
+		t = &bind.Template{Ref: ref}
+		want := bind.Want{Keep: true, RequiredBy: cur.B.Spec.RequiredBy}
+		return d.write(ctx, ref, cause, d.report(ref, nil, bind.Merge(cur.B, t, want)), cur, exists)
 	}
 	want, ok, err := d.want(ctx, t, cur, exists, cause)
 	if err != nil {
@@ -93,7 +94,7 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 	}
 	switch {
 	case ok:
-		err = d.write(ctx, ref, cause, d.report(ref, t, Merge(cur.B, t, want)), cur, exists)
+		err = d.write(ctx, ref, cause, d.report(ref, t, bind.Merge(cur.B, t, want)), cur, exists)
 		if errors.Is(err, errWriting) {
 			return err // finishOne refreshes the dependencies once written
 		}
@@ -108,52 +109,42 @@ func (d *Detector) reconcileOnce(ctx context.Context, ref store.ObjectRef, cause
 
 // report sets the binding's InputsDecoded condition from the inputs that
 // do not decode.
-func (d *Detector) report(ref store.ObjectRef, t *Template, b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
-	setDecodeCondition(b, d.idx.problems(ref, t, ClaimOf(b)))
+func (d *Detector) report(ref store.ObjectRef, t *bind.Template, b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	setDecodeCondition(b, d.idx.problems(ref, t, bind.ClaimOf(b)))
 	return b
 }
 
-// want decides ref's binding; ok is false when it should have none.
-func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exists bool, cause Cause) (Want, bool, error) {
+// want decides ref's binding (the bind stage, bind.Wanted, plus the
+// dependency graph's requiredBy); ok is false when it should have none.
+func (d *Detector) want(ctx context.Context, t *bind.Template, cur storedBinding, exists bool, cause bind.Cause) (bind.Want, bool, error) {
 	if t == nil {
-		return Want{}, false, nil
+		return bind.Want{}, false, nil
 	}
-	in := Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption,
-		Undecodable:   func(p PolicyRef) bool { _, ok := d.idx.broken.policies[p]; return ok },
+	in := bind.Input{Template: t, OverrideExists: d.idx.overrideExists, Cause: cause, Preemption: d.preemption,
+		Undecodable:   func(p bind.PolicyRef) bool { _, ok := d.idx.broken.policies[p]; return ok },
 		AutoNamespace: d.namespaces && d.filter.AutoPropagated(t)}
 	if exists {
-		claim, auto := ClaimOf(cur.B), AutoPropagatedOf(cur.B)
-		in.Current = &Current{Claim: claim, ResourceVersion: cur.B.Spec.Resource.ResourceVersion,
-			Released: claim == nil && !auto && cur.B.Spec.Placement != nil, Auto: auto}
+		in.Current = bind.CurrentOf(cur.B)
 	}
 	in.PPs, in.CPPs = d.idx.policiesFor(t.Ref.Namespace)
-	dec := Decide(in)
+	dec, want, err := bind.Wanted(ctx, in, d.interp)
+	if err != nil {
+		return bind.Want{}, false, err
+	}
 	parents := d.idx.parentBindings(t.Ref)
-	want := Want{RequiredBy: RequiredBy(parents)}
+	want.RequiredBy = RequiredBy(parents)
 	if exists {
 		want.RequiredBy = d.idx.keepBrokenParents(want.RequiredBy, cur.B.Spec.RequiredBy)
 	}
 	log := d.log.With("template", refString(t.Ref))
 	switch dec.Verdict {
-	case Bind:
-		spec, err := BuildSpec(ctx, t, dec.Policy, d.interp)
-		if err != nil {
-			return Want{}, false, err
-		}
-		want.Policy, want.Spec = dec.Policy, spec
+	case bind.Bind:
 		log.Trace("bind", "policy", dec.Policy.Ref.String(), "reason", dec.Reason)
-	case Keep:
-		want.Keep = true
+	case bind.Keep:
 		log.Trace("keep", "reason", dec.Reason)
-	case AutoPropagate:
-		spec, err := BuildSpec(ctx, t, NamespacePolicy(), d.interp)
-		if err != nil {
-			return Want{}, false, err
-		}
-		want.Auto, want.Spec = true, spec
+	case bind.AutoPropagate:
 		log.Trace("auto-propagate", "reason", dec.Reason)
-	case Release:
-		want.Release = true
+	case bind.Release:
 		if in.Current.Claim != nil {
 			log.Info("policy no longer applies; binding kept without a claim, its works stay", "policy", in.Current.Claim.Policy.String(), "reason", dec.Reason)
 		}
@@ -163,7 +154,7 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 	default:
 		if len(want.RequiredBy) == 0 {
 			log.Trace("wait", "reason", dec.Reason)
-			return Want{}, false, nil
+			return bind.Want{}, false, nil
 		}
 		if len(parents) == 0 {
 			want.Keep = true // only parents whose binding does not decode need it
@@ -179,8 +170,8 @@ func (d *Detector) want(ctx context.Context, t *Template, cur storedBinding, exi
 // stays on the clusters it is on, managed, and goes to no other (as in
 // Karmada, the opt-out deletes nothing in the members). A binding on no
 // cluster yet is deleted: nothing was placed.
-func (d *Detector) optedOut(cur storedBinding, want Want) (Want, bool, error) {
-	pin, ok := pinned(cur.B)
+func (d *Detector) optedOut(cur storedBinding, want bind.Want) (bind.Want, bool, error) {
+	pin, ok := bind.Pinned(cur.B)
 	if !ok {
 		return want, len(want.RequiredBy) > 0, nil
 	}
@@ -193,7 +184,7 @@ func (d *Detector) optedOut(cur storedBinding, want Want) (Want, bool, error) {
 // write stores b, in the background (errWriting), unless the stored
 // binding is already equal to it; cause is what the template was marked
 // for, kept for a retry.
-func (d *Detector) write(ctx context.Context, ref store.ObjectRef, cause Cause, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
+func (d *Detector) write(ctx context.Context, ref store.ObjectRef, cause bind.Cause, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) error {
 	data, err := encode(b)
 	if err != nil {
 		return fmt.Errorf("encode binding of %s: %w", refString(ref), err)
@@ -219,10 +210,10 @@ func (d *Detector) written(pw *pendingWrite) {
 
 func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding, cur storedBinding, exists bool) {
 	log := d.log.With("template", refString(ref), "binding", b.Namespace+"/"+b.Name)
-	claim := ClaimOf(b)
+	claim := bind.ClaimOf(b)
 	policy := "none (dependency)"
 	switch {
-	case AutoPropagatedOf(b):
+	case bind.AutoPropagatedOf(b):
 		policy = "none (namespace auto-propagation)"
 	case claim != nil:
 		policy = claim.Policy.String()
@@ -232,14 +223,14 @@ func (d *Detector) logWrite(ref store.ObjectRef, b *workv1alpha1.ResourceBinding
 	switch {
 	case !exists:
 		log.Info("binding created", "policy", policy)
-	case !sameClaim(ClaimOf(cur.B), claim):
+	case !sameClaim(bind.ClaimOf(cur.B), claim):
 		log.Info("binding moved", "policy", policy)
 	default:
 		log.Debug("binding updated", "policy", policy)
 	}
 }
 
-func sameClaim(a, b *Claim) bool {
+func sameClaim(a, b *bind.Claim) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
@@ -285,7 +276,7 @@ func (d *Detector) refreshDeps(ctx context.Context, ref store.ObjectRef) error {
 		st = parentState{deps: Resolve(ref, raw, d.idx.templatesOf), bindingRev: sb.Revision, selector: hasSelector(raw)}
 	}
 	for _, dep := range d.idx.setParent(ref, st) {
-		d.mark(dep, Cause{})
+		d.mark(dep, bind.Cause{})
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -37,7 +38,7 @@ type writes struct {
 // pendingWrite is one binding write and, once returned, its outcome.
 type pendingWrite struct {
 	ref    store.ObjectRef
-	cause  Cause
+	cause  bind.Cause
 	b      *workv1alpha1.ResourceBinding
 	cur    storedBinding
 	exists bool

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -46,7 +47,7 @@ func (in *inputs) markTargeting(cluster string, overridden bool) {
 		return
 	}
 	for key, b := range in.bindings {
-		if _, ok := ReplicasFor(b, cluster); !ok {
+		if _, ok := work.ReplicasFor(b, cluster); !ok {
 			continue
 		}
 		if overridden && !in.overridable(key) {

@@ -11,6 +11,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/hub/customizations"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
@@ -147,7 +148,7 @@ func TestMarkScopeMarksOnlyItsKind(t *testing.T) {
 		"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: default}\n",
 	} {
 		obj := object(t, doc)
-		in.templates[KeyOf(obj)] = obj
+		in.templates[work.KeyOf(obj)] = obj
 	}
 	in.markScope(customizations.TargetScope(configv1alpha1.CustomizationTarget{APIVersion: "apps/v1", Kind: "Deployment"}))
 	if len(in.dirty) != 1 || in.dirty[webKey] != nil {

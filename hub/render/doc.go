@@ -125,8 +125,8 @@
 // named by the environment variable PanicKeyEnv panic (fault.go), so
 // that the fault suite can make one key's render panic in a real hub.
 //
-// It imports hub/store, api/, internal/overrides,
-// internal/interpreter/native, internal/backoff, hub/syncstate, hub/guard
-// and hub/customizations' Subscription; the interpreter is consumed through
-// the Interpreter interface.
+// It imports hub/pipeline/work (the render stage), hub/store, api/,
+// internal/overrides, internal/backoff, hub/syncstate, hub/guard and
+// hub/customizations' Subscription; the interpreter is consumed through
+// work.Interpreter.
 package render

@@ -17,6 +17,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/agentapi"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 )
@@ -54,7 +55,7 @@ func (e *env) start() {
 }
 
 // startWith is start with a configuration and an interpreter.
-func (e *env) startWith(cfg Config, interp Interpreter) {
+func (e *env) startWith(cfg Config, interp work.Interpreter) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: testWriter{e.t}})

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -77,7 +78,7 @@ func keysOfWorks[V any](m map[string]V) []string {
 }
 
 // panicky panics when it revises the replicas of a template named api.
-type panicky struct{ Interpreter }
+type panicky struct{ work.Interpreter }
 
 func (p panicky) ReviseReplica(ctx context.Context, obj *unstructured.Unstructured, n int64) (*unstructured.Unstructured, error) {
 	if obj.GetName() == "api" {

@@ -3,17 +3,21 @@ package render
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -79,7 +83,7 @@ func object(t testing.TB, doc string) *unstructured.Unstructured {
 }
 
 // decoded is the single manifest of a work, decoded.
-func decoded(t testing.TB, w *Work) *unstructured.Unstructured {
+func decoded(t testing.TB, w *work.Work) *unstructured.Unstructured {
 	t.Helper()
 	if n := len(w.Upsert.GetManifests()); n != 1 {
 		t.Fatalf("work %s has %d manifests; want 1", w.Upsert.GetWorkKey(), n)
@@ -147,9 +151,9 @@ func regionRegistry(regions ...string) policyv1alpha1.OverridePolicy {
 }
 
 // mustRender renders in with the real interpreter.
-func mustRender(t testing.TB, in Input) *Work {
+func mustRender(t testing.TB, in work.Input) *work.Work {
 	t.Helper()
-	w, err := Render(context.Background(), in, testInterpreter(t))
+	w, err := work.Render(context.Background(), in, testInterpreter(t))
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -163,5 +167,23 @@ func toJSON(t testing.TB, v any) []byte {
 	if err != nil {
 		t.Fatalf("json.Marshal: %v", err)
 	}
+	return b
+}
+
+// failingInterpreter enables ReviseReplica for every kind and fails it.
+type failingInterpreter struct{}
+
+func (failingInterpreter) HookEnabled(schema.GroupVersionKind, configv1alpha1.InterpreterOperation) bool {
+	return true
+}
+
+func (failingInterpreter) ReviseReplica(context.Context, *unstructured.Unstructured, int64) (*unstructured.Unstructured, error) {
+	return nil, errors.New("webhook timed out")
+}
+
+func attached(clusters ...workv1alpha1.TargetCluster) *workv1alpha1.ResourceBinding {
+	b := binding(nil, 0)
+	b.Name = "cfg-configmap"
+	b.Spec.RequiredBy = []workv1alpha1.BindingSnapshot{{Namespace: "default", Name: "web-deployment", Clusters: clusters}}
 	return b
 }

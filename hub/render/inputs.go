@@ -14,6 +14,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/customizations"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -75,7 +76,7 @@ func (in *inputs) apply(ev store.Event) error {
 		return in.applyCluster(strings.TrimPrefix(key, store.ClustersPrefix), ev)
 	case strings.HasPrefix(key, store.BindingsPrefix):
 		if ref, ok := store.ParseObjectKey(key); ok {
-			return in.applyBinding(KeyOfRef(ref), ev)
+			return in.applyBinding(work.KeyOfRef(ref), ev)
 		}
 	case strings.HasPrefix(key, store.ObjectsPrefix):
 		ref, ok := store.ParseObjectKey(key)
@@ -86,7 +87,7 @@ func (in *inputs) apply(ev store.Event) error {
 		case ref.Group != "" && codec.OwnGroup(ref.Group+"/v1alpha1"):
 			// Tether's own objects (propagation policies, customizations...).
 		default:
-			return in.applyTemplate(KeyOfRef(ref), ev)
+			return in.applyTemplate(work.KeyOfRef(ref), ev)
 		}
 	}
 	return nil
@@ -129,7 +130,7 @@ func (in *inputs) applyTemplate(key string, ev store.Event) error {
 	err := obj.UnmarshalJSON(ev.KV.Value)
 	if err != nil {
 		err = fmt.Errorf("decode template %s: %w", key, err)
-	} else if got := KeyOf(obj); got != key {
+	} else if got := work.KeyOf(obj); got != key {
 		err = fmt.Errorf("template stored at %s identifies itself as %s", key, got)
 	}
 	if err != nil {
@@ -156,7 +157,7 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 		return fmt.Errorf("decode binding of %s: %w", key, err)
 	}
 	delete(in.broken, ev.KV.Key)
-	b.UID = PermanentID(b, ev.KV.CreateRevision)
+	b.UID = work.PermanentID(b, ev.KV.CreateRevision)
 	in.bindings[key] = b
 	if old == nil || old.UID != b.UID || old.Name != b.Name || old.Namespace != b.Namespace ||
 		!equality.Semantic.DeepEqual(old.Spec, b.Spec) {
@@ -205,7 +206,7 @@ func (in *inputs) applyOverride(ref store.ObjectRef, ev store.Event) error {
 		if ref.Kind == policyv1alpha1.KindOverridePolicy && t.GetNamespace() != ref.Namespace {
 			continue
 		}
-		if (hadOld && selects(t, oldSel)) || (hasNew && selects(t, newSel)) {
+		if (hadOld && work.Selects(t, oldSel)) || (hasNew && work.Selects(t, newSel)) {
 			in.markAll(key)
 		}
 	}
@@ -273,5 +274,5 @@ func (in *inputs) candidates(obj *unstructured.Unstructured) ([]policyv1alpha1.C
 	for _, p := range ns {
 		ops = append(ops, p)
 	}
-	return Candidates(obj, cops, ops)
+	return work.Candidates(obj, cops, ops)
 }

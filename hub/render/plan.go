@@ -11,6 +11,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/internal/overrides"
 )
 
@@ -45,16 +46,16 @@ func (r *Renderer) preparePlan(key string, only map[string]bool) (*plan, []rende
 		}
 		return r.holdDrops(p), nil
 	}
-	p.exists, p.policy, p.vouch = true, DeletionPolicy(b), map[string]bool{}
+	p.exists, p.policy, p.vouch = true, work.DeletionPolicy(b), map[string]bool{}
 	p.reason, p.evicting = agentv1.DeleteReason_DELETE_REASON_PLACEMENT_CHANGED, map[string]bool{}
 	jobs := r.targetJobs(p, t, b, only)
 	wasEvicting := r.state.evicting(key)
 	for _, c := range placed {
 		switch {
 		case p.vouch[c]:
-		case Evicting(b, c):
+		case work.Evicting(b, c):
 			p.vouch[c], p.evicting[c] = true, true // keeps what it has until the task ends
-		case Suspended(b, c):
+		case work.Suspended(b, c):
 			p.vouch[c] = true // keeps what it has
 		case only == nil || only[c]:
 			p.drop = append(p.drop, c)
@@ -97,7 +98,7 @@ func (r *Renderer) holdDrops(p *plan) *plan {
 
 // renderJob is one render, shared by the clusters of one signature.
 type renderJob struct {
-	in       Input
+	in       work.Input
 	clusters []string
 }
 
@@ -107,20 +108,20 @@ type renderJob struct {
 func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) []renderJob {
 	cops, ops := r.in.candidates(t)
 	rules := ruleTargets(cops, ops)
-	divided := Divided(b)
+	divided := work.Divided(b)
 	var jobs []renderJob
 	bySig := map[string]int{}
-	for _, tc := range Targets(b) {
+	for _, tc := range work.Targets(b) {
 		p.vouch[tc.Name] = true
 		c := r.in.clusters[tc.Name]
-		if (only != nil && !only[tc.Name]) || c == nil || Suspended(b, tc.Name) {
+		if (only != nil && !only[tc.Name]) || c == nil || work.Suspended(b, tc.Name) {
 			continue
 		}
 		sig := signature(divided, tc.Replicas, c, rules)
 		i, ok := bySig[sig]
 		if !ok {
 			i, bySig[sig] = len(jobs), len(jobs)
-			jobs = append(jobs, renderJob{in: Input{Template: t, Binding: b, Cluster: c, ClusterOverrides: cops, Overrides: ops}})
+			jobs = append(jobs, renderJob{in: work.Input{Template: t, Binding: b, Cluster: c, ClusterOverrides: cops, Overrides: ops}})
 		}
 		jobs[i].clusters = append(jobs[i].clusters, tc.Name)
 	}
@@ -135,7 +136,7 @@ func (r *Renderer) runJobs(ctx context.Context, key string, jobs []renderJob) (m
 	failed := false
 	for _, j := range jobs {
 		renderFault(key)
-		w, err := Render(ctx, j.in, r.interp)
+		w, err := work.Render(ctx, j.in, r.interp)
 		if err != nil {
 			r.log.Warn("work not rendered; the clusters keep their current version", "work", key, "clusters", j.clusters, "error", err)
 			failed = true

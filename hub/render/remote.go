@@ -9,6 +9,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 )
 
 // maxRemoteRenders is how many templates whose render calls a webhook
@@ -69,7 +70,7 @@ func (r *Renderer) remote(key string) bool {
 		return false
 	}
 	t, b := r.in.templates[key], r.in.bindings[key]
-	return t != nil && b != nil && Divided(b) && rm.Remote(t.GroupVersionKind(), configv1alpha1.InterpreterOperationReviseReplica)
+	return t != nil && b != nil && work.Divided(b) && rm.Remote(t.GroupVersionKind(), configv1alpha1.InterpreterOperationReviseReplica)
 }
 
 // deferKey records a mark of a key in flight, merged as inputs.dirty

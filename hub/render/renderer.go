@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/guard"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/backoff"
 )
@@ -109,7 +110,7 @@ func (r *Renderer) authoritative() (bool, string) {
 // it; Current, Changes and Gone serve the agent streams (agentapi.Works).
 type Renderer struct {
 	src    Source
-	interp Interpreter
+	interp work.Interpreter
 	cfg    Config
 	log    hclog.Logger
 	state  *state
@@ -140,7 +141,7 @@ type retry struct {
 
 // New returns a renderer of the objects in src, revising replicas with
 // interp. It renders nothing until Run.
-func New(src Source, interp Interpreter, cfg Config, logger hclog.Logger) *Renderer {
+func New(src Source, interp work.Interpreter, cfg Config, logger hclog.Logger) *Renderer {
 	if cfg.RemovedRetention <= 0 {
 		cfg.RemovedRetention = DefaultRemovedRetention
 	}

@@ -14,6 +14,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 )
@@ -33,7 +34,7 @@ func named(t testing.TB, name string) *unstructured.Unstructured {
 
 func manifest(t testing.TB, up *agentv1.WorkUpsert) *unstructured.Unstructured {
 	t.Helper()
-	return decoded(t, &Work{Upsert: up})
+	return decoded(t, &work.Work{Upsert: up})
 }
 
 func replicasOf(t *testing.T, up *agentv1.WorkUpsert) int64 {

@@ -15,6 +15,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -187,7 +188,7 @@ func changeOneAtScale(t *testing.T, e *env, names []string) {
 }
 
 func BenchmarkRenderDeployment(b *testing.B) {
-	in := Input{
+	in := work.Input{
 		Template:  object(b, deploymentYAML),
 		Binding:   binding(divided(), 6, target("eu-1", 2), target("us-1", 4)),
 		Cluster:   cluster("eu-1", "eu"),
@@ -197,7 +198,7 @@ func BenchmarkRenderDeployment(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Render(ctx, in, interp); err != nil {
+		if _, err := work.Render(ctx, in, interp); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -241,8 +242,8 @@ func BenchmarkRenderFanOut100Clusters(b *testing.B) {
 func renderEach(b *testing.B, ctx context.Context, tmpl *unstructured.Unstructured, bnd *workv1alpha1.ResourceBinding,
 	clusters map[string]*clusterv1alpha1.Cluster, names []string, op policyv1alpha1.OverridePolicy) {
 	for _, c := range names {
-		in := Input{Template: tmpl, Binding: bnd, Cluster: clusters[c], Overrides: []policyv1alpha1.OverridePolicy{op}}
-		if _, err := Render(ctx, in, testInterpreter(b)); err != nil {
+		in := work.Input{Template: tmpl, Binding: bnd, Cluster: clusters[c], Overrides: []policyv1alpha1.OverridePolicy{op}}
+		if _, err := work.Render(ctx, in, testInterpreter(b)); err != nil {
 			b.Fatal(err)
 		}
 	}

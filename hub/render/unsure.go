@@ -1,6 +1,10 @@
 package render
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/tetherproj/tether/hub/pipeline/work"
+)
 
 // reach is where a work key that did not render may be held: some
 // clusters, or any cluster when nothing says which (its binding is
@@ -35,7 +39,7 @@ func (r *Renderer) unsureOf(key string, vouch map[string]bool, drop []string) *r
 			set[c] = true
 		}
 	}
-	for _, tc := range Targets(b) {
+	for _, tc := range work.Targets(b) {
 		set[tc.Name] = true
 	}
 	for c := range vouch {

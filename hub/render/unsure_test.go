@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/syncstate"
 )
 
@@ -15,17 +16,17 @@ import (
 // binding left (decidesDrops); a panic leaves nothing of the plan known.
 var broken = []struct {
 	name         string
-	interp       func(t *testing.T) Interpreter
+	interp       func(t *testing.T) work.Interpreter
 	decidesDrops bool
 }{
-	{"panics", func(t *testing.T) Interpreter { return panicky{testInterpreter(t)} }, false},
-	{"fails", func(t *testing.T) Interpreter { return failingInterpreter{} }, true},
+	{"panics", func(t *testing.T) work.Interpreter { return panicky{testInterpreter(t)} }, false},
+	{"fails", func(t *testing.T) work.Interpreter { return failingInterpreter{} }, true},
 }
 
 // restartedRenderer is a renderer with no published state (a hub just
 // restarted) whose inputs hold api, Divided over clusters a and b; c
 // exists and is not a target.
-func restartedRenderer(t *testing.T, interp Interpreter) *Renderer {
+func restartedRenderer(t *testing.T, interp work.Interpreter) *Renderer {
 	r := New(nil, interp, Config{}, hclog.NewNullLogger())
 	r.in = newInputs()
 	r.in.templates[apiKey] = named(t, "api")

@@ -8,6 +8,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
 const appToleration = 60 * time.Second
@@ -38,8 +39,8 @@ func withHealth(b *workv1alpha1.ResourceBinding, h configv1alpha1.ResourceHealth
 
 // appRun steps b at now with the memory since, as the loop does, and
 // returns the outcome.
-func appRun(b *workv1alpha1.ResourceBinding, since map[string]time.Time, now time.Time) Outcome {
-	return Step(b, []Member{ready("m1"), ready("m2")}, now, Options{EvictionTimeout: 10 * time.Minute, UnhealthySince: since})
+func appRun(b *workv1alpha1.ResourceBinding, since map[string]time.Time, now time.Time) place.Outcome {
+	return place.Step(b, []place.Member{ready("m1"), ready("m2")}, now, place.Options{EvictionTimeout: 10 * time.Minute, UnhealthySince: since})
 }
 
 // TestApplicationFailoverAfterToleration: Unhealthy for the toleration
@@ -73,7 +74,7 @@ func TestApplicationFailoverAfterToleration(t *testing.T) {
 		t.Fatalf("tasks = %+v; want one for m1", tasks)
 	}
 	task := tasks[0]
-	if task.FromCluster != "m1" || task.Reason != ApplicationFailureReason || task.Producer != ApplicationFailoverProducer ||
+	if task.FromCluster != "m1" || task.Reason != place.ApplicationFailureReason || task.Producer != place.ApplicationFailoverProducer ||
 		task.PurgeMode != policyv1alpha1.PurgeModeGracefully || task.GracePeriodSeconds == nil || *task.GracePeriodSeconds != 120 ||
 		task.SuppressDeletion != nil || task.Replicas == nil || *task.Replicas != 1 {
 		t.Errorf("task = %+v; want m1, ApplicationFailure, Gracefully, grace 120 s, 1 replica", task)
@@ -202,7 +203,7 @@ func TestApplicationFailoverOutOfContact(t *testing.T) {
 	away := ready("m1")
 	away.State = liveness.StateUnknown
 	b := appBinding(policyv1alpha1.PurgeModeGracefully, configv1alpha1.ResourceUnhealthy)
-	out := Step(b, []Member{away, ready("m2")}, t0.Add(time.Hour), Options{UnhealthySince: map[string]time.Time{"m1": t0}})
+	out := place.Step(b, []place.Member{away, ready("m2")}, t0.Add(time.Hour), place.Options{UnhealthySince: map[string]time.Time{"m1": t0}})
 	if len(out.AppEvicted) != 0 || len(out.Binding.Spec.GracefulEvictionTasks) != 0 {
 		t.Fatalf("m1 out of contact: evicted %v, tasks %+v; want nothing", out.AppEvicted, out.Binding.Spec.GracefulEvictionTasks)
 	}
@@ -244,7 +245,7 @@ func TestLoopApplicationFailover(t *testing.T) {
 		got := names(b.Spec.Clusters)
 		return len(got) == 1 && got[0] == "m2"
 	})
-	if tasks := b.Spec.GracefulEvictionTasks; len(tasks) != 1 || tasks[0].FromCluster != "m1" || tasks[0].Reason != ApplicationFailureReason {
+	if tasks := b.Spec.GracefulEvictionTasks; len(tasks) != 1 || tasks[0].FromCluster != "m1" || tasks[0].Reason != place.ApplicationFailureReason {
 		t.Errorf("tasks = %+v; want m1's ApplicationFailure task", tasks)
 	}
 }
@@ -257,25 +258,25 @@ func TestLoopApplicationFailover(t *testing.T) {
 func TestApplicationFailoverSurvivesLeaderChange(t *testing.T) {
 	b := appBinding(policyv1alpha1.PurgeModeGracefully, configv1alpha1.ResourceUnhealthy)
 	out := appRun(b, nil, t0)
-	if got := recordedUnhealthy(out.Binding)["m1"]; !got.Equal(t0) {
-		t.Fatalf("recorded unhealthy since of m1 = %v (annotation %q); want %v", got, out.Binding.Annotations[AnnotationUnhealthySince], t0)
+	if got := place.RecordedUnhealthy(out.Binding)["m1"]; !got.Equal(t0) {
+		t.Fatalf("recorded unhealthy since of m1 = %v (annotation %q); want %v", got, out.Binding.Annotations[place.AnnotationUnhealthySince], t0)
 	}
 	// The new leader reads the binding as stored (through its encoding),
 	// without the old leader's memory.
-	stored := cloneBinding(out.Binding)
+	stored := place.CloneBinding(out.Binding)
 	next := appRun(stored, nil, t0.Add(appToleration/2))
 	if len(next.AppEvicted) != 0 {
 		t.Fatalf("new leader half way through the toleration: evicted %v; want nothing yet", next.AppEvicted)
 	}
-	next = appRun(cloneBinding(next.Binding), nil, t0.Add(appToleration+time.Second))
+	next = appRun(place.CloneBinding(next.Binding), nil, t0.Add(appToleration+time.Second))
 	if len(next.AppEvicted) != 1 || next.AppEvicted[0] != "m1" {
 		t.Fatalf("new leader just past the recorded toleration: evicted %v; want [m1]", next.AppEvicted)
 	}
-	if _, ok := next.Binding.Annotations[AnnotationUnhealthySince]; ok {
-		t.Errorf("after the eviction the binding still records %q; want it removed", next.Binding.Annotations[AnnotationUnhealthySince])
+	if _, ok := next.Binding.Annotations[place.AnnotationUnhealthySince]; ok {
+		t.Errorf("after the eviction the binding still records %q; want it removed", next.Binding.Annotations[place.AnnotationUnhealthySince])
 	}
-	healthy := withHealth(cloneBinding(out.Binding), configv1alpha1.ResourceHealthy)
-	if h := appRun(healthy, nil, t0.Add(time.Second)); h.Binding.Annotations[AnnotationUnhealthySince] != "" {
-		t.Errorf("Healthy: the binding records %q; want the record removed", h.Binding.Annotations[AnnotationUnhealthySince])
+	healthy := withHealth(place.CloneBinding(out.Binding), configv1alpha1.ResourceHealthy)
+	if h := appRun(healthy, nil, t0.Add(time.Second)); h.Binding.Annotations[place.AnnotationUnhealthySince] != "" {
+		t.Errorf("Healthy: the binding records %q; want the record removed", h.Binding.Annotations[place.AnnotationUnhealthySince])
 	}
 }

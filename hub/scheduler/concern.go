@@ -10,13 +10,14 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
 // change is one cluster that differs between two snapshots; old is nil
 // when it joined, cur when it left.
 type change struct {
-	old, cur *Member
+	old, cur *place.Member
 }
 
 // changes are the clusters that differ between two snapshots, by name.
@@ -29,7 +30,7 @@ type changes map[string]change
 // (memberCache.build) is the same; nil rebuilt compares all. It compares
 // values, not encodings: with 10,000 clusters, encoding both snapshots on
 // every lease change took most of the loop's time.
-func membersDiff(old, cur []Member, rebuilt map[string]bool) (shape, capacity changes) {
+func membersDiff(old, cur []place.Member, rebuilt map[string]bool) (shape, capacity changes) {
 	shape, capacity = changes{}, changes{}
 	i, j := 0, 0
 	for i < len(old) || j < len(cur) {
@@ -89,7 +90,7 @@ func sameResources(a, b corev1.ResourceList) bool {
 
 // withoutCapacity is m without its capacity (placement.Cluster's
 // ResourceSummary and AvailableReplicas).
-func withoutCapacity(m Member) Member {
+func withoutCapacity(m place.Member) place.Member {
 	m.Cluster.ResourceSummary, m.Cluster.AvailableReplicas = nil, nil
 	return m
 }

@@ -257,6 +257,7 @@
 // Tolerations are read from the current placement, not the applied one
 // (a placement change is rescheduled in the same pass anyway).
 //
-// It imports hub/store, hub/liveness, hub/placement, internal/protocol,
-// api/, go-hclog and Kubernetes API machinery.
+// It imports hub/pipeline/place (the place stage), hub/store,
+// hub/liveness, hub/placement, internal/protocol, api/, go-hclog and
+// Kubernetes API machinery.
 package scheduler

@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -128,7 +129,7 @@ func (e *env) settle(l *Loop) {
 
 func (e *env) putCluster(name string, taints ...corev1.Taint) {
 	c := clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{Taints: taints}}
-	if _, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(jsonString(c))); err != nil {
+	if _, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(place.JSONString(c))); err != nil {
 		e.t.Fatalf("put cluster %s: %v", name, err)
 	}
 }
@@ -136,7 +137,7 @@ func (e *env) putCluster(name string, taints ...corev1.Taint) {
 var webRef = store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: "web"}
 
 func (e *env) putBinding(ref store.ObjectRef, b *workv1alpha1.ResourceBinding) {
-	if _, err := e.st.Put(e.ctx, store.BindingKey(ref), []byte(jsonString(b))); err != nil {
+	if _, err := e.st.Put(e.ctx, store.BindingKey(ref), []byte(place.JSONString(b))); err != nil {
 		e.t.Fatalf("put binding: %v", err)
 	}
 }
@@ -158,7 +159,7 @@ func (e *env) updateBinding(ref store.ObjectRef, modify func(*workv1alpha1.Resou
 	for {
 		b, rev := e.getBinding(ref)
 		modify(b)
-		_, err := e.st.Update(e.ctx, store.BindingKey(ref), []byte(jsonString(b)), rev)
+		_, err := e.st.Update(e.ctx, store.BindingKey(ref), []byte(place.JSONString(b)), rev)
 		if err == nil {
 			return
 		}
@@ -178,7 +179,7 @@ func (e *env) waitBinding(ref store.ObjectRef, what string, cond func(*workv1alp
 			return b
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; binding: %s", what, jsonString(b))
+			e.t.Fatalf("timed out waiting for %s; binding: %s", what, place.JSONString(b))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

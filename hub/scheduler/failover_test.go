@@ -8,6 +8,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -93,10 +94,10 @@ func TestLoopFullDisruptionEvictsNothing(t *testing.T) {
 	if l.Disrupted() {
 		t.Errorf("Disrupted = true with only m3 away; want it over")
 	}
-	e.keepAlive(DefaultUnreachableToleration-10*time.Second, "m1", "m2")
+	e.keepAlive(place.DefaultUnreachableToleration-10*time.Second, "m1", "m2")
 	e.settle(l)
 	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 0 {
-		t.Fatalf("m3 evicted %s after the disruption ended; want its toleration counted from then", DefaultUnreachableToleration-10*time.Second)
+		t.Fatalf("m3 evicted %s after the disruption ended; want its toleration counted from then", place.DefaultUnreachableToleration-10*time.Second)
 	}
 	e.keepAlive(20*time.Second, "m1", "m2")
 	b := e.waitBinding(webRef, "m3 evicted", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.GracefulEvictionTasks) == 1 })
@@ -137,14 +138,14 @@ func TestLoopDisruptionEndSurvivesLeaderChange(t *testing.T) {
 	}
 	stop() // the leader changes
 	next, _ := e.start(Config{FailoverUnreachable: true})
-	e.keepAlive(DefaultUnreachableToleration-10*time.Second, "m1", "m2")
+	e.keepAlive(place.DefaultUnreachableToleration-10*time.Second, "m1", "m2")
 	e.settle(next)
 	if kv, err := e.st.Get(e.ctx, store.NoExecuteFloorKey); err != nil || string(kv.Value) != ended.UTC().Format(time.RFC3339Nano) {
 		t.Errorf("stored floor %q (%v); want the disruption's end %v", kv.Value, err, ended)
 	}
 	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 0 || !slices.Contains(names(b.Spec.Clusters), "m3") {
 		t.Fatalf("new leader, %s after the disruption ended: clusters %v, tasks %+v; want m3 kept until its toleration has run from then",
-			DefaultUnreachableToleration-10*time.Second, names(b.Spec.Clusters), b.Spec.GracefulEvictionTasks)
+			place.DefaultUnreachableToleration-10*time.Second, names(b.Spec.Clusters), b.Spec.GracefulEvictionTasks)
 	}
 	e.keepAlive(20*time.Second, "m1", "m2")
 	e.waitBinding(webRef, "m3 evicted", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.GracefulEvictionTasks) == 1 })
@@ -158,7 +159,7 @@ func TestLoopReturningClusterIsBackAtOnce(t *testing.T) {
 	e, l := threeClusters(t, Config{}, failoverCluster)
 	e.keepAlive(40*time.Second, "m1", "m2")
 	e.waitState("Unknown", "m3")
-	e.keepAlive(DefaultUnreachableToleration, "m1", "m2")
+	e.keepAlive(place.DefaultUnreachableToleration, "m1", "m2")
 	b := e.waitBinding(webRef, "m3 evicted", func(b *workv1alpha1.ResourceBinding) bool { return len(b.Spec.GracefulEvictionTasks) == 1 })
 	rej, _ := placement.Rejections(b)
 	if len(rej) != 1 || rej[0].Cluster != "m3" || !strings.Contains(strings.Join(rej[0].Reasons, ","), "in the process of eviction") {
@@ -166,7 +167,7 @@ func TestLoopReturningClusterIsBackAtOnce(t *testing.T) {
 	}
 	// Nobody reports the replacement healthy; the task outlives its
 	// timeout, because m3 is away and keeps its copy.
-	e.keepAlive(DefaultGracefulEvictionTimeout+time.Minute, "m1", "m2")
+	e.keepAlive(place.DefaultGracefulEvictionTimeout+time.Minute, "m1", "m2")
 	e.settle(l)
 	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 1 {
 		t.Fatalf("tasks = %+v after the timeout with m3 away; want the task kept", b.Spec.GracefulEvictionTasks)

@@ -6,9 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
+	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -32,9 +35,9 @@ func scheduled(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
 	if b.Annotations == nil {
 		b.Annotations = map[string]string{}
 	}
-	b.Annotations[placement.AnnotationAppliedPlacement] = jsonString(b.Spec.Placement)
+	b.Annotations[placement.AnnotationAppliedPlacement] = place.JSONString(b.Spec.Placement)
 	b.Status.LastScheduledTime = &metav1.Time{Time: t0}
-	b.Status.Conditions = []metav1.Condition{{Type: placement.ConditionScheduled, Status: metav1.ConditionTrue, Reason: placement.ReasonSuccess, Message: messageScheduled, LastTransitionTime: metav1.Time{Time: t0}}}
+	b.Status.Conditions = []metav1.Condition{{Type: placement.ConditionScheduled, Status: metav1.ConditionTrue, Reason: placement.ReasonSuccess, Message: place.MessageScheduled, LastTransitionTime: metav1.Time{Time: t0}}}
 	return b
 }
 
@@ -60,10 +63,10 @@ func dividedStatic(clusters ...string) *policyv1alpha1.Placement {
 }
 
 // ready is a Ready member serving Deployments.
-func ready(name string, taints ...corev1.Taint) Member {
-	return Member{
+func ready(name string, taints ...corev1.Taint) place.Member {
+	return place.Member{
 		Cluster: placement.Cluster{Name: name, Taints: taints},
-		APIs:    map[string]bool{apiKey("apps/v1", "Deployment"): true},
+		APIs:    map[string]bool{place.APIKey("apps/v1", "Deployment"): true},
 		State:   liveness.StateReady,
 	}
 }
@@ -72,8 +75,8 @@ func noExecute(key string, added time.Time) corev1.Taint {
 	return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute, TimeAdded: &metav1.Time{Time: added}}
 }
 
-func lookupIn(ms []Member) func(string) (*Member, bool) {
-	return func(name string) (*Member, bool) {
+func lookupIn(ms []place.Member) func(string) (*place.Member, bool) {
+	return func(name string) (*place.Member, bool) {
 		for i := range ms {
 			if ms[i].Cluster.Name == name {
 				return &ms[i], true
@@ -93,4 +96,18 @@ func names(ts []workv1alpha1.TargetCluster) []string {
 
 func noExecuteToleration(key string, seconds *int64) corev1.Toleration {
 	return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: seconds}
+}
+
+// ptrTo points to a copy of v.
+func ptrTo[T any](v T) *T { return &v }
+
+func lease(name string, st liveness.State, since time.Time, hb *agentv1.Heartbeat) liveness.Lease {
+	return liveness.Lease{Cluster: name, State: st, Since: since, Heartbeat: hb}
+}
+
+func storedCluster(name string, taints ...corev1.Taint) clusterv1alpha1.Cluster {
+	return clusterv1alpha1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": "prod"}},
+		Spec:       clusterv1alpha1.ClusterSpec{Region: "eu", Taints: taints},
+	}
 }

@@ -16,6 +16,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -42,7 +43,7 @@ func readyLease(name string) liveness.Lease {
 // clusterEvent is the watch event of a stored cluster with labels.
 func clusterEvent(name string, labels map[string]string) store.Event {
 	c := clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	return store.Event{Type: store.EventPut, KV: store.KV{Key: store.ClusterKey(name), Value: []byte(jsonString(c)), Revision: 1}}
+	return store.Event{Type: store.EventPut, KV: store.KV{Key: store.ClusterKey(name), Value: []byte(place.JSONString(c)), Revision: 1}}
 }
 
 // BenchmarkJoinExcluded is the loop's work when one cluster joins and
@@ -73,7 +74,7 @@ func BenchmarkJoinExcluded(b *testing.B) {
 		rb := scheduled(binding(p, 1, targets...))
 		rb.Name = fmt.Sprintf("web-%04d", i)
 		ref := store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: rb.Name}
-		l.applyBinding(store.Event{Type: store.EventPut, KV: store.KV{Key: store.BindingKey(ref), Value: []byte(jsonString(rb)), Revision: 1}})
+		l.applyBinding(store.Event{Type: store.EventPut, KV: store.KV{Key: store.BindingKey(ref), Value: []byte(place.JSONString(rb)), Revision: 1}})
 	}
 	ctx := context.Background()
 	l.refreshMembers()
@@ -107,7 +108,7 @@ func (c fixedClock) At(time.Time) <-chan time.Time { return nil }
 // binding a cluster change concerns.
 func BenchmarkStepDuplicated1000(b *testing.B) {
 	const clusters = 1000
-	members := make([]Member, clusters)
+	members := make([]place.Member, clusters)
 	var targets []workv1alpha1.TargetCluster
 	for i := range members {
 		members[i] = ready(fmt.Sprintf("c-%04d", i))
@@ -120,11 +121,11 @@ func BenchmarkStepDuplicated1000(b *testing.B) {
 			Status: &runtime.RawExtension{Raw: []byte(`{"replicas":1,"readyReplicas":1,"availableReplicas":1,"updatedReplicas":1,"observedGeneration":1}`)},
 		})
 	}
-	index, enc := indexMembers(members), jsonString(rb)
+	index, enc := place.IndexMembers(members), place.JSONString(rb)
 	b.ReportAllocs()
 	for b.Loop() {
-		if out := step(rb, members, index, t0, Options{}); jsonString(out.Binding) != enc {
-			b.Fatalf("binding changed: %s", jsonString(out.Binding))
+		if out := place.StepIndexed(rb, members, index, t0, place.Options{}); place.JSONString(out.Binding) != enc {
+			b.Fatalf("binding changed: %s", place.JSONString(out.Binding))
 		}
 	}
 }

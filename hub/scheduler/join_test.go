@@ -11,13 +11,14 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // putLabelled stores a cluster with labels.
 func (e *env) putLabelled(name string, labels map[string]string) {
 	c := clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	if _, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(jsonString(c))); err != nil {
+	if _, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(place.JSONString(c))); err != nil {
 		e.t.Fatalf("put cluster %s: %v", name, err)
 	}
 }

@@ -6,14 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetherproj/tether/internal/protocol"
-
 	"github.com/hashicorp/go-hclog"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // Tuned intervals.
@@ -108,8 +108,8 @@ type Loop struct {
 	storedList []clusterv1alpha1.Cluster
 	// members is the cluster snapshot (nil until the first one after a
 	// load), index the same by name.
-	members  []Member
-	index    memberIndex
+	members  []place.Member
+	index    place.MemberIndex
 	dirty    map[string]bool      // binding keys to reconcile
 	rechecks map[string]time.Time // binding key → when to reconcile again
 	// unhealthy is the application failover's memory: binding key →
@@ -167,7 +167,7 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 		cfg.Clock = liveness.RealClock{}
 	}
 	if cfg.GracefulEvictionTimeout <= 0 {
-		cfg.GracefulEvictionTimeout = DefaultGracefulEvictionTimeout
+		cfg.GracefulEvictionTimeout = place.DefaultGracefulEvictionTimeout
 	}
 	if cfg.StartupGrace <= 0 {
 		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay

@@ -9,6 +9,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -67,14 +68,14 @@ func TestLoopSchedulesScalesFailsOverAndRestarts(t *testing.T) {
 	if b, _ := e.getBinding(webRef); len(b.Spec.GracefulEvictionTasks) != 0 {
 		t.Fatalf("eviction tasks = %+v as m3 turned Unknown; want none before the toleration runs out", b.Spec.GracefulEvictionTasks)
 	}
-	e.keepAlive(DefaultUnreachableToleration, "m1", "m2")
+	e.keepAlive(place.DefaultUnreachableToleration, "m1", "m2")
 	b = e.waitBinding(webRef, "failover off m3", func(b *workv1alpha1.ResourceBinding) bool {
 		on, sum := replicasOn(b)
 		_, onM3 := on["m3"]
 		return !onM3 && sum == 9
 	})
 	tasks := b.Spec.GracefulEvictionTasks
-	if len(tasks) != 1 || tasks[0].FromCluster != "m3" || tasks[0].Producer != EvictionProducer || tasks[0].Replicas == nil || *tasks[0].Replicas != before["m3"] {
+	if len(tasks) != 1 || tasks[0].FromCluster != "m3" || tasks[0].Producer != place.EvictionProducer || tasks[0].Replicas == nil || *tasks[0].Replicas != before["m3"] {
 		t.Errorf("eviction tasks = %+v; want one for m3 with its %d replicas", tasks, before["m3"])
 	}
 

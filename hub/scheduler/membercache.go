@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
 // memberCache keeps each member as the loop last built it, with what it
@@ -17,7 +18,7 @@ import (
 // the loop's time while agents connected. It builds what BuildMembers
 // builds.
 type memberCache struct {
-	lv      Liveness
+	lv      place.Liveness
 	inGrace bool // now was before lv.GraceUntil
 	by      map[string]cachedMember
 }
@@ -25,7 +26,7 @@ type memberCache struct {
 // cachedMember is one member and what it was built from.
 type cachedMember struct {
 	from memberSource
-	m    Member
+	m    place.Member
 }
 
 // memberSource is what a member is built from besides the Liveness: the
@@ -41,7 +42,7 @@ type memberSource struct {
 // build is BuildMembers(stored, leases, now, lv), with the members whose
 // sources did not change taken from the cache. rebuilt names the members
 // built again; nil when all were.
-func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]uint64, leases []liveness.Lease, now time.Time, lv Liveness) (out []Member, rebuilt map[string]bool) {
+func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]uint64, leases []liveness.Lease, now time.Time, lv place.Liveness) (out []place.Member, rebuilt map[string]bool) {
 	inGrace := now.Before(lv.GraceUntil)
 	all := c.by == nil || inGrace != c.inGrace || !sameLiveness(lv, c.lv)
 	byName := make(map[string]*liveness.Lease, len(leases))
@@ -49,7 +50,7 @@ func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]ui
 		byName[leases[i].Cluster] = &leases[i]
 	}
 	next := make(map[string]cachedMember, len(stored))
-	out = make([]Member, 0, len(stored))
+	out = make([]place.Member, 0, len(stored))
 	rebuilt = map[string]bool{}
 	for i := range stored {
 		s := &stored[i]
@@ -60,13 +61,13 @@ func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]ui
 		}
 		cm, ok := c.by[s.Name]
 		if all || !ok || cm.from != from {
-			cm = cachedMember{from: from, m: member(s, lease, now, lv)}
+			cm = cachedMember{from: from, m: place.MemberOf(s, lease, now, lv)}
 			rebuilt[s.Name] = true
 		}
 		next[s.Name] = cm
 		out = append(out, cm.m)
 	}
-	byClusterName := func(a, b Member) int { return strings.Compare(a.Cluster.Name, b.Cluster.Name) }
+	byClusterName := func(a, b place.Member) int { return strings.Compare(a.Cluster.Name, b.Cluster.Name) }
 	if !slices.IsSortedFunc(out, byClusterName) { // the loop passes stored sorted
 		slices.SortFunc(out, byClusterName)
 	}
@@ -77,6 +78,6 @@ func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]ui
 	return out, rebuilt
 }
 
-func sameLiveness(a, b Liveness) bool {
+func sameLiveness(a, b place.Liveness) bool {
 	return a.Disrupted == b.Disrupted && a.GraceUntil.Equal(b.GraceUntil) && a.NoExecuteFloor.Equal(b.NoExecuteFloor)
 }

@@ -10,6 +10,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
 // The cache builds what BuildMembers builds, rebuilding only the members
@@ -22,13 +23,13 @@ func TestMemberCacheBuildsWhatBuildMembersBuilds(t *testing.T) {
 	stored := []clusterv1alpha1.Cluster{storedCluster("m1"), storedCluster("m2"), storedCluster("m3")}
 	gens := map[string]uint64{"m1": 1, "m2": 2, "m3": 3}
 	leases := []liveness.Lease{lease("m1", liveness.StateReady, t0, beat("10")), lease("m2", liveness.StateReady, t0, beat("20"))}
-	lv := Liveness{GraceUntil: t0.Add(time.Minute)}
+	lv := place.Liveness{GraceUntil: t0.Add(time.Minute)}
 	now := t0
 	var c memberCache
 	step := func(what string, want ...string) {
 		t.Helper()
 		got, rebuilt := c.build(stored, gens, leases, now, lv)
-		if exp := BuildMembers(stored, leases, now, lv); !equality.Semantic.DeepEqual(got, exp) {
+		if exp := place.BuildMembers(stored, leases, now, lv); !equality.Semantic.DeepEqual(got, exp) {
 			t.Errorf("%s: cache built %+v; BuildMembers %+v", what, got, exp)
 		}
 		if want == nil {

@@ -8,6 +8,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
 // BenchmarkRefresh10k is the snapshot work of one lease change with
@@ -25,12 +26,12 @@ func BenchmarkRefresh10k(b *testing.B) {
 			ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}}}
 	}
 	now := time.Now()
-	prev := BuildMembers(stored, leases, now, Liveness{})
+	prev := place.BuildMembers(stored, leases, now, place.Liveness{})
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
 		leases[i%n].Heartbeat.ResourceSummary.Allocated["pods"] = fmt.Sprint(i % 100)
-		cur := BuildMembers(stored, leases, now, Liveness{})
+		cur := place.BuildMembers(stored, leases, now, place.Liveness{})
 		if shape, _ := membersDiff(prev, cur, nil); len(shape) > 0 {
 			b.Fatal("a capacity change reported as a shape change")
 		}
@@ -56,14 +57,14 @@ func BenchmarkRefreshCached10k(b *testing.B) {
 	}
 	now := time.Now()
 	var c memberCache
-	prev, _ := c.build(stored, gens, leases, now, Liveness{})
+	prev, _ := c.build(stored, gens, leases, now, place.Liveness{})
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
 		hb := leases[i%n].Heartbeat
 		leases[i%n].Heartbeat = &agentv1.Heartbeat{ApiEnablements: hb.ApiEnablements, ResourceSummary: &agentv1.ResourceSummary{
 			Allocatable: hb.ResourceSummary.Allocatable, Allocated: map[string]string{"pods": fmt.Sprint(i % 100)}}}
-		cur, rebuilt := c.build(stored, gens, leases, now, Liveness{})
+		cur, rebuilt := c.build(stored, gens, leases, now, place.Liveness{})
 		if shape, _ := membersDiff(prev, cur, rebuilt); len(shape) > 0 {
 			b.Fatal("a capacity change reported as a shape change")
 		}

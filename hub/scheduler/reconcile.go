@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -19,7 +20,7 @@ import (
 type write struct {
 	key string
 	old *entry
-	out Outcome
+	out place.Outcome
 	enc string
 }
 
@@ -34,7 +35,7 @@ func (l *Loop) decide(key string) (write, bool) {
 	}
 	opts := l.options()
 	opts.UnhealthySince = l.unhealthy[key]
-	out := step(e.b, l.members, l.index, l.clock.Now(), opts)
+	out := place.StepIndexed(e.b, l.members, l.index, l.clock.Now(), opts)
 	l.examined.Add(1)
 	l.setRecheck(key, out)
 	l.setUnhealthy(key, out.UnhealthySince)
@@ -43,8 +44,8 @@ func (l *Loop) decide(key string) (write, bool) {
 	}
 	// Encoded here, not at every event: the aggregator's status writes of
 	// a binding of many clusters come far more often than decisions.
-	enc := jsonString(out.Binding)
-	if enc == jsonString(e.b) {
+	enc := place.JSONString(out.Binding)
+	if enc == place.JSONString(e.b) {
 		return write{}, false
 	}
 	l.setEntry(key, &entry{b: out.Binding, rev: e.rev})
@@ -125,7 +126,7 @@ func (l *Loop) setUnhealthy(key string, since map[string]time.Time) {
 }
 
 // setRecheck records when to look at key again.
-func (l *Loop) setRecheck(key string, out Outcome) {
+func (l *Loop) setRecheck(key string, out place.Outcome) {
 	if out.Recheck.IsZero() {
 		delete(l.rechecks, key)
 		return
@@ -153,8 +154,8 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 }
 
 // options are Step's options from the config and the works counts.
-func (l *Loop) options() Options {
-	return Options{
+func (l *Loop) options() place.Options {
+	return place.Options{
 		EvictionTimeout:       l.cfg.GracefulEvictionTimeout,
 		EmptyWorkloads:        l.cfg.EnableEmptyWorkloadPropagation,
 		FailoverUnreachable:   l.cfg.FailoverUnreachable,
@@ -175,7 +176,7 @@ func (l *Loop) retryLater(key string, err error) {
 }
 
 // logWrite says what a write changed.
-func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out Outcome) {
+func (l *Loop) logWrite(key string, old *workv1alpha1.ResourceBinding, out place.Outcome) {
 	log := l.log.With("binding", key)
 	for _, c := range out.Returned {
 		log.Info("eviction called off: the cluster is back and keeps its copy", "cluster", c)

@@ -10,6 +10,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -87,7 +88,7 @@ func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
 
 // readsHealth reports whether Step reads b's aggregated status.
 func readsHealth(b *workv1alpha1.ResourceBinding) bool {
-	return len(b.Spec.GracefulEvictionTasks) > 0 || applicationFailover(b) != nil
+	return len(b.Spec.GracefulEvictionTasks) > 0 || place.ApplicationFailover(b) != nil
 }
 
 // applyCluster updates the stored clusters.
@@ -158,18 +159,18 @@ func (l *Loop) refreshMembers() {
 	now := l.clock.Now()
 	unreachable, total := Census(stored, leases, now, l.graceUntil)
 	l.setDisruption(FullDisruption(unreachable, total), unreachable, total, now)
-	lv := Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
+	lv := place.Liveness{GraceUntil: l.graceUntil, Disrupted: l.disrupted.Load(), NoExecuteFloor: l.noExecuteFloor}
 	members, rebuilt := l.cache.build(stored, l.storedGen, leases, now, lv)
 	l.refreshes.Add(1)
 	if l.members == nil {
-		l.members, l.index = members, indexMembers(members)
+		l.members, l.index = members, place.IndexMembers(members)
 		return
 	}
 	shape, capacity := membersDiff(l.members, members, rebuilt)
 	if len(shape) == 0 && len(capacity) == 0 {
 		return
 	}
-	l.members, l.index = members, indexMembers(members)
+	l.members, l.index = members, place.IndexMembers(members)
 	l.markConcerned(shape, capacity)
 }
 
@@ -177,7 +178,7 @@ func (l *Loop) refreshMembers() {
 // of shape, or a change of capacity when the binding's decision depends
 // on capacity.
 func (l *Loop) markConcerned(shape, capacity changes) {
-	exists := l.index.exists
+	exists := l.index.Exists
 	for key, e := range l.bindings {
 		if l.dirty[key] {
 			continue
@@ -239,7 +240,7 @@ func (l *Loop) arm() {
 		next = l.graceUntil
 	}
 	for _, at := range l.rechecks {
-		next = earliest(next, at)
+		next = place.Earliest(next, at)
 	}
 	if next.Equal(l.armedAt) {
 		return

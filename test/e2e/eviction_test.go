@@ -28,7 +28,7 @@ const readyByRule = "ready-by-rule"
 // holdWindow is how long (wall time, polled) the eviction must be seen
 // held while the rule says Unhealthy: long against the few seconds an
 // agent takes to report a ready replica, short against the hub's default
-// graceful eviction timeout (scheduler.DefaultGracefulEvictionTimeout, 10
+// graceful eviction timeout (place.DefaultGracefulEvictionTimeout, 10
 // min), so that neither explains what is seen.
 const holdWindow = 15 * time.Second
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tetherproj/tether/hub/aggregate/fold"
-	"github.com/tetherproj/tether/hub/detector"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -18,8 +18,8 @@ import (
 const webBinding = `{
   "apiVersion": "work.tether.io/v1alpha1", "kind": "ResourceBinding",
   "metadata": {"name": "web-deployment", "namespace": "default",
-    "labels": {"` + detector.LabelPPPermanentID + `": "7"},
-    "annotations": {"` + detector.AnnotationPPNamespace + `": "default", "` + detector.AnnotationPPName + `": "web",
+    "labels": {"` + bind.LabelPPPermanentID + `": "7"},
+    "annotations": {"` + bind.AnnotationPPNamespace + `": "default", "` + bind.AnnotationPPName + `": "web",
       "` + placement.AnnotationRejections + `": "[{\"cluster\":\"m2\",\"reasons\":[\"cluster affinity: env=dev\"]},{\"cluster\":\"m3\",\"reasons\":[\"untolerated taint {dedicated=gpu:NoSchedule}\"]}]",
       "` + fold.AnnotationTemplateStatus + `": "{\"replicas\":3,\"readyReplicas\":2}"}},
   "spec": {
