@@ -2,152 +2,37 @@ package render
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
-	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
-	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/work"
-	"github.com/tetherproj/tether/internal/interpreter"
+	"github.com/tetherproj/tether/hub/pipeline/work/worktest"
 )
 
-// deploymentYAML is a template as the hub stores it, with the fields a
-// member must not get.
-const deploymentYAML = `
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: default
-  uid: 7d2c
-  resourceVersion: "42"
-  generation: 3
-  creationTimestamp: "2024-01-01T00:00:00Z"
-  labels: {app: web}
-  annotations: {deployment.kubernetes.io/revision: "3", team: blue}
-  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: "1"}]
-  managedFields: [{manager: kubectl}]
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.25
-status:
-  replicas: 6
-`
+// The fixtures shared with hub/pipeline/work (worktest).
+const deploymentYAML = worktest.DeploymentYAML
 
 var (
-	interpOnce sync.Once
-	interpVal  *interpreter.Interpreter
+	testInterpreter = worktest.Interpreter
+	object          = worktest.Object
+	divided         = worktest.Divided
+	duplicated      = worktest.Duplicated
+	binding         = worktest.Binding
+	target          = worktest.Target
+	cluster         = worktest.Cluster
+	regionRegistry  = worktest.RegionRegistry
+	toJSON          = worktest.JSON
 )
-
-// testInterpreter is the real interpreter facade (Lua customizations,
-// built-ins, native), built once.
-func testInterpreter(t testing.TB) *interpreter.Interpreter {
-	t.Helper()
-	interpOnce.Do(func() {
-		i, err := interpreter.New(interpreter.Config{}, hclog.NewNullLogger())
-		if err != nil {
-			t.Fatalf("interpreter.New: %v", err)
-		}
-		interpVal = i
-	})
-	return interpVal
-}
-
-func object(t testing.TB, doc string) *unstructured.Unstructured {
-	t.Helper()
-	js, err := yaml.YAMLToJSON([]byte(doc))
-	if err != nil {
-		t.Fatalf("YAMLToJSON: %v", err)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(js); err != nil {
-		t.Fatalf("UnmarshalJSON: %v", err)
-	}
-	return obj
-}
 
 // decoded is the single manifest of a work, decoded.
 func decoded(t testing.TB, w *work.Work) *unstructured.Unstructured {
 	t.Helper()
-	if n := len(w.Upsert.GetManifests()); n != 1 {
-		t.Fatalf("work %s has %d manifests; want 1", w.Upsert.GetWorkKey(), n)
-	}
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(w.Upsert.GetManifests()[0]); err != nil {
-		t.Fatalf("decode manifest: %v", err)
-	}
-	return obj
-}
-
-// divided and duplicated are placements.
-func divided() *policyv1alpha1.Placement {
-	return &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
-		ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
-}
-
-func duplicated() *policyv1alpha1.Placement { return &policyv1alpha1.Placement{} }
-
-// binding is the binding of default/web placed on clusters.
-func binding(p *policyv1alpha1.Placement, replicas int32, clusters ...workv1alpha1.TargetCluster) *workv1alpha1.ResourceBinding {
-	return &workv1alpha1.ResourceBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: workv1alpha1.GroupVersion.String(), Kind: workv1alpha1.KindResourceBinding},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-deployment", UID: "b-1"},
-		Spec: workv1alpha1.ResourceBindingSpec{
-			Resource:  workv1alpha1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: "web"},
-			Replicas:  replicas,
-			Placement: p,
-			Clusters:  clusters,
-		},
-	}
-}
-
-func target(name string, replicas int32) workv1alpha1.TargetCluster {
-	return workv1alpha1.TargetCluster{Name: name, Replicas: replicas}
-}
-
-func cluster(name, region string) *clusterv1alpha1.Cluster {
-	return &clusterv1alpha1.Cluster{
-		TypeMeta:   metav1.TypeMeta{APIVersion: clusterv1alpha1.GroupVersion.String(), Kind: clusterv1alpha1.KindCluster},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"region": region}},
-		Spec:       clusterv1alpha1.ClusterSpec{Region: region},
-	}
-}
-
-// regionRegistry is an OverridePolicy of namespace default that sets the
-// image registry of every Deployment to <region>.registry.io on the
-// clusters labelled region=<region>, for each region given.
-func regionRegistry(regions ...string) policyv1alpha1.OverridePolicy {
-	p := policyv1alpha1.OverridePolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: policyv1alpha1.GroupVersion.String(), Kind: policyv1alpha1.KindOverridePolicy},
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "registry"},
-		Spec: policyv1alpha1.OverrideSpec{
-			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
-		},
-	}
-	for _, r := range regions {
-		p.Spec.OverrideRules = append(p.Spec.OverrideRules, policyv1alpha1.RuleWithCluster{
-			TargetCluster: &policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": r}}},
-			Overriders: policyv1alpha1.Overriders{ImageOverrider: []policyv1alpha1.ImageOverrider{{
-				Component: policyv1alpha1.Registry, Operator: policyv1alpha1.OverriderOpReplace, Value: r + ".registry.io"}}},
-		})
-	}
-	return p
+	return worktest.Manifest(t, w.Upsert.GetWorkKey(), w.Upsert.GetManifests())
 }
 
 // mustRender renders in with the real interpreter.
@@ -158,16 +43,6 @@ func mustRender(t testing.TB, in work.Input) *work.Work {
 		t.Fatalf("Render: %v", err)
 	}
 	return w
-}
-
-// toJSON encodes v for storing.
-func toJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("json.Marshal: %v", err)
-	}
-	return b
 }
 
 // failingInterpreter enables ReviseReplica for every kind and fails it.
