@@ -73,6 +73,8 @@ func deleteFile(ctx context.Context, s IO, files []string, namespace string) err
 	if resp == nil {
 		return err
 	}
+	// A dry run that rejects some objects still answers for each: every
+	// result with a resolved ref is deleted, as before the typed client.
 	var refs []*hubv1.ObjectRef
 	for _, r := range resp.GetResults() {
 		if r.GetRef().GetName() != "" {
