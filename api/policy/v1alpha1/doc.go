@@ -26,6 +26,6 @@
 // the hub refuses it as an unknown kind until the hub's rollout loop
 // honours it.
 //
-// It imports only Kubernetes API packages, plus robfig/cron to check
-// maintenance windows' schedules.
+// It imports only Kubernetes API packages and github.com/robfig/cron/v3
+// (maintenance windows' schedules, read as Kubernetes CronJobs read them).
 package v1alpha1
