@@ -20,5 +20,12 @@
 // server takes it from the request (or the client's default namespace)
 // before defaulting, and Validate requires it for namespaced kinds.
 //
-// It imports only Kubernetes API packages.
+// RolloutPolicy (how a change of the templates it selects reaches their
+// clusters: OCM's rollout vocabulary, Tether's own kind) has its types,
+// defaults and validation here; it is not yet in api/codec's registry, so
+// the hub refuses it as an unknown kind until the hub's rollout loop
+// honours it.
+//
+// It imports only Kubernetes API packages and github.com/robfig/cron/v3
+// (maintenance windows' schedules, read as Kubernetes CronJobs read them).
 package v1alpha1
