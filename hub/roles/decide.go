@@ -1,0 +1,153 @@
+package roles
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Role is what a user may do, within its namespaces or fleet-wide.
+type Role string
+
+// The roles.
+const (
+	// Admin reads and writes; fleet-wide, it also writes cluster-scoped
+	// objects and administers clusters, tokens and users.
+	Admin Role = "admin"
+	// Editor reads and writes namespaced objects (templates,
+	// PropagationPolicies, OverridePolicies).
+	Editor Role = "editor"
+	// Viewer reads (Secrets without their data) and writes nothing.
+	Viewer Role = "viewer"
+)
+
+// MaxNamespaces bounds the namespaces one grant may name.
+const MaxNamespaces = 256
+
+// Grant is what one user may do: Role in Namespaces, or fleet-wide when
+// Namespaces is empty. The zero Grant allows nothing.
+type Grant struct {
+	Role       Role     `json:"role"`
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// FleetWide reports whether g is not bound to namespaces.
+func (g Grant) FleetWide() bool { return len(g.Namespaces) == 0 }
+
+// In reports whether g covers namespace ns.
+func (g Grant) In(ns string) bool { return g.FleetWide() || slices.Contains(g.Namespaces, ns) }
+
+func (g Grant) String() string {
+	switch {
+	case g.Role == "":
+		return "no role"
+	case g.FleetWide():
+		return "fleet-wide " + string(g.Role)
+	}
+	return fmt.Sprintf("%s of namespace(s) %s", g.Role, strings.Join(g.Namespaces, ", "))
+}
+
+// Validate checks a grant an admin asks for: a known role and at most
+// MaxNamespaces distinct valid namespace names.
+func (g Grant) Validate() error {
+	switch g.Role {
+	case Admin, Editor, Viewer:
+	default:
+		return fmt.Errorf("role %q: want admin, editor or viewer", g.Role)
+	}
+	if len(g.Namespaces) > MaxNamespaces {
+		return fmt.Errorf("%d namespaces: at most %d", len(g.Namespaces), MaxNamespaces)
+	}
+	seen := make(map[string]bool, len(g.Namespaces))
+	for _, ns := range g.Namespaces {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+		if seen[ns] {
+			return fmt.Errorf("namespace %q named twice", ns)
+		}
+		seen[ns] = true
+	}
+	return nil
+}
+
+// Verb is what a call does to its target.
+type Verb int
+
+// The verbs.
+const (
+	Read Verb = iota
+	Write
+)
+
+func (v Verb) String() string {
+	if v == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// AnyNamespace, as a Target's namespace, asks whether the user may use a
+// verb in some namespace: the check a call makes before it knows which
+// objects it touches (each of which it then decides on).
+const AnyNamespace = "*"
+
+// Target is what a call touches: a kind, and the namespace of the object
+// ("" for a cluster-scoped kind or the hub's own records: clusters,
+// tokens, users).
+type Target struct {
+	Kind      string
+	Namespace string
+}
+
+// Kinds of the hub's own records, which are cluster-scoped targets.
+const (
+	KindCluster = "Cluster"
+	KindToken   = "BootstrapToken"
+	KindUser    = "User"
+)
+
+// ErrDenied: the user's grant does not allow the call.
+var ErrDenied = errors.New("roles: permission denied")
+
+// Decide is the hub's one authorization decision: whether user, holding
+// g, may v the target t. It returns nil or an error wrapping ErrDenied
+// that names the namespace or kind refused. Reads of namespaced objects
+// need any role in their namespace; writes need editor or admin there.
+// Cluster-scoped objects are read with a fleet-wide role (cluster records
+// with any role: placements name them) and written by a fleet-wide admin.
+func Decide(user string, g Grant, v Verb, t Target) error {
+	if g.Role == "" {
+		return fmt.Errorf("%w: user %q has no role; an admin grants one (tetherctl user set-role)", ErrDenied, user)
+	}
+	if v == Write && g.Role == Viewer {
+		return fmt.Errorf("%w: user %q is %s; writing %s needs an editor or admin", ErrDenied, user, g, t.Kind)
+	}
+	switch {
+	case t.Namespace == AnyNamespace:
+		return nil
+	case t.Namespace != "" && g.In(t.Namespace):
+		return nil
+	case t.Namespace != "":
+		return fmt.Errorf("%w: user %q is %s; may not %s %s in namespace %q", ErrDenied, user, g, v, t.Kind, t.Namespace)
+	case v == Read && (g.FleetWide() || t.Kind == KindCluster):
+		return nil
+	case v == Write && g.FleetWide() && g.Role == Admin:
+		return nil
+	}
+	need := "a fleet-wide role"
+	if v == Write {
+		need = "a fleet-wide admin"
+	}
+	return fmt.Errorf("%w: user %q is %s; %s %s (cluster-scoped) needs %s", ErrDenied, user, g, verbing(v), t.Kind, need)
+}
+
+func verbing(v Verb) string {
+	if v == Write {
+		return "writing"
+	}
+	return "reading"
+}
