@@ -23,7 +23,7 @@ const relistBackoff = 2 * time.Second
 // Record is one user's stored grant.
 type Record struct {
 	// Name is the user name (the certificates' common name).
-	Name  string `json:"name"`
+	Name string `json:"name"`
 	Grant
 	// At is when it was last set, By the admin who set it.
 	At time.Time `json:"setAt"`
