@@ -38,7 +38,7 @@ func TestViewerSimulateRunsNoUserLua(t *testing.T) {
 	} {
 		_, err := v.placements.Simulate(ctx(t), req)
 		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), `ResourceInterpreterCustomization "web-health"`) ||
-			!strings.Contains(err.Error(), "fleet-wide viewer") {
+			!strings.Contains(err.Error(), "read-only role") {
 			t.Errorf("viewer Simulate with a customization %s = %v; want PermissionDenied naming the customization and the role", name, err)
 		}
 	}

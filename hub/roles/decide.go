@@ -124,7 +124,11 @@ func Decide(user string, g Grant, v Verb, t Target) error {
 		return fmt.Errorf("%w: user %q has no role; an admin grants one (tetherctl user set-role)", ErrDenied, user)
 	}
 	if v == Write && g.Role == Viewer {
-		return fmt.Errorf("%w: user %q is %s; writing %s needs an editor or admin", ErrDenied, user, g, t.Kind)
+		need := "an editor or admin"
+		if t.Namespace == "" {
+			need = "a fleet-wide admin"
+		}
+		return fmt.Errorf("%w: user %q is %s (the read-only role); writing %s needs %s", ErrDenied, user, g, t.Kind, need)
 	}
 	switch {
 	case t.Namespace == AnyNamespace:

@@ -162,14 +162,14 @@ func hostileCases() []hostileCase {
 			_, err := hubv1.NewPlacementServiceClient(e.viewer).Simulate(rpcCtx(t), &hubv1.SimulateRequest{
 				Template: []byte(webYAML), Policies: []byte(customization("viewer", "function GetReplicas(obj)\n  while true do end\nend"))})
 			return err
-		}, codes.PermissionDenied, []string{"fleet-wide viewer", "ResourceInterpreterCustomization"}},
+		}, codes.PermissionDenied, []string{"read-only role", "ResourceInterpreterCustomization"}},
 		// The case: a viewer's simulate whose customization's
 		// top-level code backtracks on 512 bytes.
 		{"viewer Simulate with a backtracking pattern at load", func(t *testing.T, e *hostileEnv) error {
 			_, err := hubv1.NewPlacementServiceClient(e.viewer).Simulate(rpcCtx(t), &hubv1.SimulateRequest{
 				Template: []byte(webYAML), Policies: []byte(customization("vpattern", patternAtLoad))})
 			return err
-		}, codes.PermissionDenied, []string{"fleet-wide viewer", "ResourceInterpreterCustomization"}},
+		}, codes.PermissionDenied, []string{"read-only role", "ResourceInterpreterCustomization"}},
 		{"admin Simulate with a backtracking pattern at load", func(t *testing.T, e *hostileEnv) error {
 			return e.simulate(t, e.admin, webYAML, customization("apattern", patternAtLoad))
 		}, codes.OK, []string{"spec.customizations.replicaResource.luaScript", "Lua limits of one call: 1s"}},
