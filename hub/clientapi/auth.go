@@ -28,6 +28,12 @@ func (c caller) may(v roles.Verb, kind, ns string) error {
 	return nil
 }
 
+// reads reports whether the caller may read an object of kind in
+// namespace ns (roles.Allows): the filter of lists and watches.
+func (c caller) reads(kind, ns string) bool {
+	return roles.Allows(c.grant, roles.Read, roles.Target{Kind: kind, Namespace: ns})
+}
+
 // view is how much of objects the caller sees: the viewer role sees
 // Secrets without their data.
 func (c caller) view() view {

@@ -151,7 +151,7 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, c caller) (*
 			continue
 		}
 		key, ok := store.ParseObjectKey(kv.Key)
-		if !ok || !matches(kv.Value, sel) || c.may(roles.Read, key.Kind, key.Namespace) != nil {
+		if !ok || !matches(kv.Value, sel) || !c.reads(key.Kind, key.Namespace) {
 			continue
 		}
 		if len(resp.Objects) == size {

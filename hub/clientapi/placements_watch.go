@@ -11,7 +11,6 @@ import (
 
 	"github.com/tetherproj/tether/api/codec"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -33,7 +32,7 @@ func (p *Placements) WatchPlacements(req *hubv1.WatchPlacementsRequest, stream h
 	}
 	ctx, current, stop := p.b.follow(ctx, c, check)
 	defer stop()
-	may := func(key store.ObjectRef) bool { return current().may(roles.Read, key.Kind, key.Namespace) == nil }
+	may := func(key store.ObjectRef) bool { return current().reads(key.Kind, key.Namespace) }
 	err = p.b.watchPlacements(ctx, req, may, stream.Send)
 	return grpcStatus(refusedCause(ctx, err))
 }

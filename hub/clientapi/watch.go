@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -82,7 +81,7 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, c caller, 
 func (b *backend) watchEvents(ctx context.Context, req *hubv1.WatchRequest, f *watchFilter, current func() caller, send func(*hubv1.WatchResponse) error) error {
 	readable := func(ev store.Event) bool {
 		key, ok := store.ParseObjectKey(ev.KV.Key)
-		return ok && current().may(roles.Read, key.Kind, key.Namespace) == nil
+		return ok && current().reads(key.Kind, key.Namespace)
 	}
 	keeps := func(ev store.Event) bool { return f.keeps(ev) && readable(ev) }
 	from := req.GetStartRevision()

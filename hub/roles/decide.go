@@ -113,34 +113,63 @@ const (
 // ErrDenied: the user's grant does not allow the call.
 var ErrDenied = errors.New("roles: permission denied")
 
-// Decide is the hub's one authorization decision: whether user, holding
-// g, may v the target t. It returns nil or an error wrapping ErrDenied
-// that names the namespace or kind refused. Reads of namespaced objects
-// need any role in their namespace; writes need editor or admin there.
-// Cluster-scoped objects are read with a fleet-wide role (cluster records
-// with any role: placements name them) and written by a fleet-wide admin.
-func Decide(user string, g Grant, v Verb, t Target) error {
-	if g.Role == "" {
-		return fmt.Errorf("%w: user %q has no role; an admin grants one (tetherctl user set-role)", ErrDenied, user)
+// verdict is the outcome of the decision table.
+type verdict int
+
+const (
+	allowed verdict = iota
+	noRole
+	readOnly
+	otherNamespace
+	clusterScoped
+)
+
+// decide is the decision table: reads of namespaced objects need any role
+// in their namespace; writes need editor or admin there. Cluster-scoped
+// objects are read with a fleet-wide role (cluster records with any role:
+// placements name them) and written by a fleet-wide admin.
+func decide(g Grant, v Verb, t Target) verdict {
+	switch {
+	case g.Role == "":
+		return noRole
+	case v == Write && g.Role == Viewer:
+		return readOnly
+	case t.Namespace == AnyNamespace:
+		return allowed
+	case t.Namespace != "" && g.In(t.Namespace):
+		return allowed
+	case t.Namespace != "":
+		return otherNamespace
+	case v == Read && (g.FleetWide() || t.Kind == KindCluster):
+		return allowed
+	case v == Write && g.FleetWide() && g.Role == Admin:
+		return allowed
 	}
-	if v == Write && g.Role == Viewer {
+	return clusterScoped
+}
+
+// Allows reports whether g may v the target t: Decide without the
+// refusal's words, for the filters of lists and watches, which leave out
+// what it refuses.
+func Allows(g Grant, v Verb, t Target) bool { return decide(g, v, t) == allowed }
+
+// Decide is the hub's one authorization decision: whether user, holding
+// g, may v the target t (the table is decide's). It returns nil or an
+// error wrapping ErrDenied that names the namespace or kind refused.
+func Decide(user string, g Grant, v Verb, t Target) error {
+	switch decide(g, v, t) {
+	case allowed:
+		return nil
+	case noRole:
+		return fmt.Errorf("%w: user %q has no role; an admin grants one (tetherctl user set-role)", ErrDenied, user)
+	case readOnly:
 		need := "an editor or admin"
 		if t.Namespace == "" {
 			need = "a fleet-wide admin"
 		}
 		return fmt.Errorf("%w: user %q is %s (the read-only role); writing %s needs %s", ErrDenied, user, g, t.Kind, need)
-	}
-	switch {
-	case t.Namespace == AnyNamespace:
-		return nil
-	case t.Namespace != "" && g.In(t.Namespace):
-		return nil
-	case t.Namespace != "":
+	case otherNamespace:
 		return fmt.Errorf("%w: user %q is %s; may not %s %s in namespace %q", ErrDenied, user, g, v, t.Kind, t.Namespace)
-	case v == Read && (g.FleetWide() || t.Kind == KindCluster):
-		return nil
-	case v == Write && g.FleetWide() && g.Role == Admin:
-		return nil
 	}
 	need := "a fleet-wide role"
 	if v == Write {

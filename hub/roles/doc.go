@@ -2,7 +2,8 @@
 // admin, editor and viewer, each fleet-wide or bound to a list of
 // namespaces (Grant), the one authorization decision every door calls
 // (Decide), and the users' stored grants, followed on every replica
-// (Book).
+// (Book); Allows is the same decision without the refusal's words, for
+// the filters of lists and watches.
 //
 // A user is the name in a client certificate the hub's CA signed
 // (hub/pki). Its grant is the record stored at store.UserRoleKey(name)
