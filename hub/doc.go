@@ -38,8 +38,8 @@
 //     replica's aggregator; a hub on its embedded etcd, the only replica,
 //     holds them in memory), customizations (stored RICs and webhook
 //     configurations into the interpreter), render, revocation, the gRPC
-//     server, the clusters' resource models, the user revocations, the
-//     store watch, the serving certificate's and admin.conf's renewals
+//     server, the clusters' resource models, the user revocations and
+//     roles (hub/roles), the store watch, the serving certificate's and admin.conf's renewals
 //     (hub/adminconf) and the metrics server, plus the leader election
 //     (hub/leader). While this replica leads, a group of its own runs the
 //     controllers that write decisions: registration, detector, scheduler

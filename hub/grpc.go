@@ -25,6 +25,7 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
@@ -45,6 +46,9 @@ type api struct {
 	// revoked follows the revoked users, refused on every call; its Run
 	// must run on every replica.
 	revoked *revocation.List
+	// roles follows the users' stored roles, which every call is decided
+	// with; its Run must run on every replica.
+	roles *roles.Book
 }
 
 // apiDeps is what the services are built over.
@@ -82,9 +86,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	revoked := revocation.New(d.st, h.logger)
+	revoked, book := revocation.New(d.st, h.logger), roles.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		Namespaces: h.namespaceFilter(), Revocations: revoked, Roles: book, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration, EvictionTimeout: h.cfg.GracefulEvictionTimeout},
 		WatchStall: h.cfg.WatchStallTimeout, OnWatchCut: func() { d.counts.Add("clientapi", clientapi.KindWatchCut) }}, d.st, d.interp, h.logger)
 	if err != nil {
@@ -99,7 +103,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, clientapi.RefuseRevoked(revoked)...)
 	opts = append(opts, m.interceptors()...)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked}
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked, roles: book}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
 	clients.Register(a.server)
 	healthpb.RegisterHealthServer(a.server, a.health)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -25,10 +26,11 @@ type Objects struct {
 
 // Apply validates every object, then stores them all or none.
 func (o *Objects) Apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	c, err := o.b.authorize(ctx)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := o.b.apply(ctx, req)
+	resp, err := o.b.apply(ctx, req, c)
 	return resp, grpcStatus(err)
 }
 
@@ -49,9 +51,12 @@ type plan struct {
 	skipped bool
 }
 
-func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
+func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest, c caller) (*hubv1.ApplyResponse, error) {
 	docs, err := parseManifests(req.GetManifests(), b.cfg.MaxManifestBytes)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayRunScripts(c, docs); err != nil {
 		return nil, err
 	}
 	ns := req.GetDefaultNamespace()
@@ -60,6 +65,9 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	}
 	items, err := b.prepare(ctx, docs, ns, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayAll(c, roles.Write, items); err != nil {
 		return nil, err
 	}
 	now := time.Now()

@@ -34,7 +34,7 @@ func applyOutcomes(t *testing.T, b *backend, manifests string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := b.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests)})
+	resp, err := b.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests)}, fleetAdmin)
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}

@@ -30,7 +30,7 @@ type clusterService struct {
 
 // ListClusters returns the stored clusters with their liveness, by name.
 func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListClustersRequest) (*hubv1.ListClustersResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	sel, err := labels.Parse(req.GetLabelSelector())
@@ -60,7 +60,7 @@ func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListCluster
 
 // GetCluster returns one cluster and the APIs it serves.
 func (s clusterService) GetCluster(ctx context.Context, req *hubv1.GetClusterRequest) (*hubv1.GetClusterResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	c, _, err := s.b.storedCluster(ctx, req.GetName())

@@ -48,6 +48,7 @@ func TestFleet(t *testing.T) {
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
+		{"NamespacedRoles", testNamespacedRoles, false},
 	}
 	demoOK := true
 	for _, st := range steps {
