@@ -47,6 +47,7 @@ func TestFleet(t *testing.T) {
 		{"KarmadaYAMLUnchanged", testKarmadaYAML, false},
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
+		{"OverrideValueFromClusterLabel", testSiteFromClusterLabel, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 	}
 	demoOK := true
