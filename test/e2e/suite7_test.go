@@ -48,6 +48,7 @@ func TestFleet(t *testing.T) {
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
 		{"OverrideValueFromClusterLabel", testSiteFromClusterLabel, false},
+		{"FederatedResourceQuota", testFederatedResourceQuota, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 	}
 	demoOK := true

@@ -1,0 +1,168 @@
+package clientapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/quota"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// checkQuotas rejects, before anything is stored, every template of items
+// whose placement would take its namespace over one of the namespace's
+// FederatedResourceQuotas (the stored ones with the request's laid over
+// them): the template is placed as the loops would place it
+// (pipelineInput) and its usage, against the namespace's stored bindings,
+// is checked with quota.Check. The rejection says which quota and
+// resource, what is used, requested and allowed. Templates in namespaces
+// without a quota cost one store read per namespace.
+func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*item]*plan) error {
+	byNS := map[string][]*policyv1alpha1.FederatedResourceQuota{}
+	for _, it := range items {
+		if it.rejected() || it.typed != nil || it.key.Namespace == "" || plans[it] == nil ||
+			plans[it].outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			continue
+		}
+		qs, ok := byNS[it.key.Namespace]
+		if !ok {
+			var err error
+			if qs, err = b.quotasOf(ctx, it.key.Namespace, items); err != nil {
+				return err
+			}
+			byNS[it.key.Namespace] = qs
+		}
+		if len(qs) == 0 {
+			continue
+		}
+		if err := b.checkTemplateQuota(ctx, it, plans[it], items, qs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// quotasMayApply reports whether a FederatedResourceQuota may bear on
+// items: one of them is a quota, or a template that changes, of a
+// namespace that has one by a local read (store.ListLocal) of every stored quota. Apply's
+// fast path leaves such requests to its quorum path (checkQuotas); a quota
+// created on another replica an instant before may be missed, as any
+// write racing with the template would be.
+func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*item]*plan) (bool, error) {
+	namespaces := map[string]bool{}
+	for _, it := range items {
+		if _, ok := it.typed.(*policyv1alpha1.FederatedResourceQuota); ok {
+			return true, nil
+		}
+		p := plans[it]
+		if it.typed == nil && it.key.Namespace != "" && p != nil && p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			namespaces[it.key.Namespace] = true
+		}
+	}
+	if len(namespaces) == 0 {
+		return false, nil
+	}
+	kvs, err := b.st.ListLocal(ctx, store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, policyv1alpha1.KindFederatedResourceQuota, ""))
+	if err != nil {
+		return false, err
+	}
+	for _, kv := range kvs {
+		if key, ok := store.ParseObjectKey(kv.Key); ok && namespaces[key.Namespace] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// checkTemplateQuota places the template of it and rejects it when its
+// usage does not fit one of qs.
+func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, items []*item,
+	qs []*policyv1alpha1.FederatedResourceQuota) error {
+	given := []*item{it}
+	for _, o := range items {
+		if o != it && !o.rejected() {
+			given = append(given, o)
+		}
+	}
+	e, err := b.environment(ctx, given)
+	if err != nil {
+		return err
+	}
+	t, err := storedTemplate(it, p)
+	if err != nil {
+		return err
+	}
+	used, err := b.namespaceUsage(ctx, it.key.Namespace)
+	if err != nil {
+		return err
+	}
+	res := pipelineTemplate(ctx, b, t, e)
+	next := corev1.ResourceList{}
+	if res.Bound && res.Binding != nil {
+		next = quota.Usage(res.Binding)
+	}
+	old := quota.Usage(e.binding)
+	for _, q := range qs {
+		if err := quota.Check(q, used, old, next); err != nil {
+			it.reject(err.Error(), &hubv1.FieldError{Field: "spec", Type: "Forbidden", Detail: err.Error()})
+			return nil
+		}
+	}
+	return nil
+}
+
+// quotasOf reads the FederatedResourceQuotas of namespace ns, with those of
+// items (not rejected) in place of the stored ones of the same name.
+func (b *backend) quotasOf(ctx context.Context, ns string, items []*item) ([]*policyv1alpha1.FederatedResourceQuota, error) {
+	byName := map[string]*policyv1alpha1.FederatedResourceQuota{}
+	kvs, _, err := b.st.List(ctx, store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, policyv1alpha1.KindFederatedResourceQuota, ns))
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range kvs {
+		q := &policyv1alpha1.FederatedResourceQuota{}
+		if err := json.Unmarshal(kv.Value, q); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", kv.Key, err)
+		}
+		key, _ := store.ParseObjectKey(kv.Key)
+		q.Namespace, q.Name = key.Namespace, key.Name
+		byName[q.Name] = q
+	}
+	for _, it := range items {
+		if q, ok := it.typed.(*policyv1alpha1.FederatedResourceQuota); ok && !it.rejected() && q.Namespace == ns {
+			byName[q.Name] = q
+		}
+	}
+	out := make([]*policyv1alpha1.FederatedResourceQuota, 0, len(byName))
+	for _, q := range byName {
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// namespaceUsage is what the stored bindings of namespace ns use
+// (quota.Usage of each).
+func (b *backend) namespaceUsage(ctx context.Context, ns string) (corev1.ResourceList, error) {
+	kvs, _, err := b.st.List(ctx, store.BindingsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	used := corev1.ResourceList{}
+	for _, kv := range kvs {
+		key, ok := store.ParseObjectKey(kv.Key)
+		if !ok || key.Namespace != ns {
+			continue
+		}
+		rb := &workv1alpha1.ResourceBinding{}
+		if err := json.Unmarshal(kv.Value, rb); err != nil {
+			return nil, fmt.Errorf("decode binding %s: %w", kv.Key, err)
+		}
+		quota.Add(used, quota.Usage(rb))
+	}
+	return used, nil
+}
