@@ -42,6 +42,9 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, v view) (*hubv1
 	if err != nil {
 		return nil, err
 	}
+	if kv, err = b.withQuotaStatus(ctx, key, kv); err != nil {
+		return nil, err
+	}
 	var binding []byte
 	if !kr.own {
 		if bkv, err := b.st.Get(ctx, store.BindingKey(key)); err == nil {

@@ -148,11 +148,24 @@ func (b *backend) quotasOf(ctx context.Context, ns string, items []*item) ([]*po
 // namespaceUsage is what the stored bindings of namespace ns use
 // (quota.Usage of each).
 func (b *backend) namespaceUsage(ctx context.Context, ns string) (corev1.ResourceList, error) {
-	kvs, _, err := b.st.List(ctx, store.BindingsPrefix)
+	rbs, err := b.namespaceBindings(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
 	used := corev1.ResourceList{}
+	for _, rb := range rbs {
+		quota.Add(used, quota.Usage(rb))
+	}
+	return used, nil
+}
+
+// namespaceBindings reads the stored bindings of namespace ns.
+func (b *backend) namespaceBindings(ctx context.Context, ns string) ([]*workv1alpha1.ResourceBinding, error) {
+	kvs, _, err := b.st.List(ctx, store.BindingsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []*workv1alpha1.ResourceBinding
 	for _, kv := range kvs {
 		key, ok := store.ParseObjectKey(kv.Key)
 		if !ok || key.Namespace != ns {
@@ -162,7 +175,29 @@ func (b *backend) namespaceUsage(ctx context.Context, ns string) (corev1.Resourc
 		if err := json.Unmarshal(kv.Value, rb); err != nil {
 			return nil, fmt.Errorf("decode binding %s: %w", kv.Key, err)
 		}
-		quota.Add(used, quota.Usage(rb))
+		out = append(out, rb)
 	}
-	return used, nil
+	return out, nil
+}
+
+// withQuotaStatus sets the status of a FederatedResourceQuota read by Get:
+// quota.Status of the namespace's stored bindings, computed on read (the
+// stored quota never holds one).
+func (b *backend) withQuotaStatus(ctx context.Context, key store.ObjectRef, kv store.KV) (store.KV, error) {
+	if key.Group != policyv1alpha1.GroupName || key.Kind != policyv1alpha1.KindFederatedResourceQuota {
+		return kv, nil
+	}
+	q := &policyv1alpha1.FederatedResourceQuota{}
+	if err := json.Unmarshal(kv.Value, q); err != nil {
+		return kv, fmt.Errorf("decode %s: %w", kv.Key, err)
+	}
+	rbs, err := b.namespaceBindings(ctx, key.Namespace)
+	if err != nil {
+		return kv, err
+	}
+	q.Status = quota.Status(q, rbs)
+	if kv.Value, err = json.Marshal(q); err != nil {
+		return kv, err
+	}
+	return kv, nil
 }

@@ -82,6 +82,10 @@ func TestApplyEnforcesFederatedResourceQuota(t *testing.T) {
 	if _, err := h.st.Put(ctx(t), store.BindingKey(store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "db"}), []byte(other)); err != nil {
 		t.Fatal(err)
 	}
+	got := getObject(t, c, &hubv1.ObjectRef{ApiVersion: "policy.karmada.io/v1alpha1", Kind: "FederatedResourceQuota", Namespace: "team-a", Name: "team-a"})
+	if st := fmt.Sprint(got["status"]); st != "map[aggregatedStatus:[map[clusterName:m1 hard:map[cpu:4] used:map[cpu:2]]] overall:map[cpu:4] overallUsed:map[cpu:2]]" {
+		t.Errorf("get FederatedResourceQuota status = %s; want 2 CPU used, all in m1", st)
+	}
 	r := c.apply(t, []byte(cpuDeployment("api", 3)), false)
 	if r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED ||
 		!strings.Contains(r.GetResults()[0].GetMessage(), "used 2 in the namespace (0 by this template), the template requests 3, allowed 4") {

@@ -134,3 +134,37 @@ func Check(q *policyv1alpha1.FederatedResourceQuota, used, old, next corev1.Reso
 	}
 	return nil
 }
+
+// Status is q's status given the bindings of its namespace: overall is
+// spec.overall, overallUsed the bindings' usage of the resources q limits,
+// and aggregatedStatus, per cluster by name, what they use there of them
+// (hard: spec.overall, the limit a cluster's usage counts against).
+func Status(q *policyv1alpha1.FederatedResourceQuota, bindings []*workv1alpha1.ResourceBinding) policyv1alpha1.FederatedResourceQuotaStatus {
+	used, byCluster := corev1.ResourceList{}, map[string]corev1.ResourceList{}
+	for _, rb := range bindings {
+		for c, rl := range UsageByCluster(rb) {
+			if byCluster[c] == nil {
+				byCluster[c] = corev1.ResourceList{}
+			}
+			Add(byCluster[c], limited(rl, q.Spec.Overall))
+			Add(used, limited(rl, q.Spec.Overall))
+		}
+	}
+	st := policyv1alpha1.FederatedResourceQuotaStatus{Overall: q.Spec.Overall, OverallUsed: used}
+	for _, c := range slices.Sorted(maps.Keys(byCluster)) {
+		st.AggregatedStatus = append(st.AggregatedStatus, policyv1alpha1.ClusterQuotaStatus{ClusterName: c,
+			ResourceQuotaStatus: corev1.ResourceQuotaStatus{Hard: q.Spec.Overall, Used: byCluster[c]}})
+	}
+	return st
+}
+
+// limited is rl's resources that limits names.
+func limited(rl, limits corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for k, v := range rl {
+		if _, ok := limits[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

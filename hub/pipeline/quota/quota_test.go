@@ -124,3 +124,20 @@ func TestCheck(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestStatus(t *testing.T) {
+	q := &policyv1alpha1.FederatedResourceQuota{Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: rl("cpu", "4")}}
+	tc := func(n string, r int32) workv1alpha1.TargetCluster { return workv1alpha1.TargetCluster{Name: n, Replicas: r} }
+	st := Status(q, []*workv1alpha1.ResourceBinding{
+		binding(rl("cpu", "1", "memory", "1Gi"), tc("edge-2", 1), tc("edge-1", 2)),
+		binding(rl("cpu", "500m"), tc("edge-1", 1)),
+	})
+	got := "overall " + str(st.Overall) + "used " + str(st.OverallUsed)
+	for _, c := range st.AggregatedStatus {
+		got += "| " + c.ClusterName + " hard " + str(c.Hard) + "used " + str(c.Used)
+	}
+	want := "overall cpu=4 used cpu=3500m | edge-1 hard cpu=4 used cpu=2500m | edge-2 hard cpu=4 used cpu=1 "
+	if got != want {
+		t.Errorf("Status = %q; want %q", got, want)
+	}
+}
