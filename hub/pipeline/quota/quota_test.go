@@ -127,7 +127,9 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestStatus(t *testing.T) {
 	q := &policyv1alpha1.FederatedResourceQuota{Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: rl("cpu", "4")}}
-	tc := func(n string, r int32) workv1alpha1.TargetCluster { return workv1alpha1.TargetCluster{Name: n, Replicas: r} }
+	tc := func(n string, r int32) workv1alpha1.TargetCluster {
+		return workv1alpha1.TargetCluster{Name: n, Replicas: r}
+	}
 	st := Status(q, []*workv1alpha1.ResourceBinding{
 		binding(rl("cpu", "1", "memory", "1Gi"), tc("edge-2", 1), tc("edge-1", 2)),
 		binding(rl("cpu", "500m"), tc("edge-1", 1)),
