@@ -3,29 +3,36 @@ package clientapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/pipeline/quota"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/internal/overrides"
 )
 
 // checkQuotas rejects, before anything is stored, every template of items
 // whose placement would take its namespace over one of the namespace's
 // FederatedResourceQuotas (the stored ones with the request's laid over
-// them): the template is placed as the loops would place it
+// them), and every PropagationPolicy whose placement of the namespace's
+// templates would: the template is placed as the loops would place it
 // (pipelineInput) and its usage, against the namespace's stored bindings,
 // is checked with quota.Check. The rejection says which quota and
-// resource, what is used, requested and allowed. Templates in namespaces
+// resource, what is used, requested and allowed. Objects in namespaces
 // without a quota cost one store read per namespace.
 func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*item]*plan) error {
 	byNS := map[string][]*policyv1alpha1.FederatedResourceQuota{}
 	for _, it := range items {
-		if it.rejected() || it.typed != nil || it.key.Namespace == "" || plans[it] == nil ||
+		_, policy := it.typed.(*policyv1alpha1.PropagationPolicy)
+		if it.rejected() || (it.typed != nil && !policy) || it.key.Namespace == "" || plans[it] == nil ||
 			plans[it].outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			continue
 		}
@@ -40,6 +47,12 @@ func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*ite
 		if len(qs) == 0 {
 			continue
 		}
+		if _, ok := it.typed.(*policyv1alpha1.PropagationPolicy); ok {
+			if err := b.checkPolicyQuota(ctx, it, items, qs); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := b.checkTemplateQuota(ctx, it, plans[it], items, qs); err != nil {
 			return err
 		}
@@ -48,8 +61,8 @@ func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*ite
 }
 
 // quotasMayApply reports whether a FederatedResourceQuota may bear on
-// items: one of them is a quota, or a template that changes, of a
-// namespace that has one by a local read (store.ListLocal) of every stored quota. Apply's
+// items: one of them is a quota, or a template or PropagationPolicy that
+// changes, of a namespace that has one by a local read (store.ListLocal) of every stored quota. Apply's
 // fast path leaves such requests to its quorum path (checkQuotas); a quota
 // created on another replica an instant before may be missed, as any
 // write racing with the template would be.
@@ -60,7 +73,8 @@ func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*
 			return true, nil
 		}
 		p := plans[it]
-		if it.typed == nil && it.key.Namespace != "" && p != nil && p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+		_, policy := it.typed.(*policyv1alpha1.PropagationPolicy)
+		if (it.typed == nil || policy) && it.key.Namespace != "" && p != nil && p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			namespaces[it.key.Namespace] = true
 		}
 	}
@@ -83,13 +97,7 @@ func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*
 // usage does not fit one of qs.
 func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, items []*item,
 	qs []*policyv1alpha1.FederatedResourceQuota) error {
-	given := []*item{it}
-	for _, o := range items {
-		if o != it && !o.rejected() {
-			given = append(given, o)
-		}
-	}
-	e, err := b.environment(ctx, given)
+	e, err := b.environment(ctx, given(it, items))
 	if err != nil {
 		return err
 	}
@@ -114,6 +122,88 @@ func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, ite
 		}
 	}
 	return nil
+}
+
+// checkPolicyQuota rejects the PropagationPolicy of it when placing the
+// stored templates of its namespace that it selects, with it and the
+// request's other objects applied, would take their usage over one of qs.
+func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item,
+	qs []*policyv1alpha1.FederatedResourceQuota) error {
+	pp := it.typed.(*policyv1alpha1.PropagationPolicy)
+	templates, err := b.selectedTemplates(ctx, pp)
+	if err != nil {
+		return err
+	}
+	used, err := b.namespaceUsage(ctx, pp.Namespace)
+	if err != nil {
+		return err
+	}
+	old, next := corev1.ResourceList{}, corev1.ResourceList{}
+	for _, t := range templates {
+		e, err := b.environment(ctx, append([]*item{{key: t.Ref}}, given(it, items)...))
+		if err != nil {
+			return err
+		}
+		quota.Add(old, quota.Usage(e.binding))
+		if res := pipelineTemplate(ctx, b, t, e); res.Bound && res.Binding != nil {
+			quota.Add(next, quota.Usage(res.Binding))
+		}
+	}
+	for _, q := range qs {
+		if err := quota.Check(q, used, old, next); err != nil {
+			var ee *quota.ExceededError
+			if errors.As(err, &ee) {
+				ee.Subject = "the templates it selects"
+			}
+			msg := fmt.Sprintf("placing the %d templates it selects: %v", len(templates), err)
+			it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
+			return nil
+		}
+	}
+	return nil
+}
+
+// given is it followed by the other items of the request that are not
+// rejected: what a simulation lays over the store.
+func given(it *item, items []*item) []*item {
+	out := []*item{it}
+	for _, o := range items {
+		if o != it && !o.rejected() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// selectedTemplates reads the stored templates of pp's namespace that its
+// resourceSelectors select (overrides.MatchesResource).
+func (b *backend) selectedTemplates(ctx context.Context, pp *policyv1alpha1.PropagationPolicy) ([]*bind.Template, error) {
+	seen := map[string]bool{}
+	var out []*bind.Template
+	for _, rs := range pp.Spec.ResourceSelectors {
+		gv, err := schema.ParseGroupVersion(rs.APIVersion)
+		if err != nil {
+			continue
+		}
+		prefix := store.KindPrefix(store.ObjectsPrefix, gv.Group, rs.Kind, pp.Namespace)
+		if seen[prefix] {
+			continue
+		}
+		seen[prefix] = true
+		kvs, _, err := b.st.List(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range kvs {
+			u := &unstructured.Unstructured{}
+			key, ok := store.ParseObjectKey(kv.Key)
+			if !ok || u.UnmarshalJSON(kv.Value) != nil || !overrides.MatchesResource(u, pp.Spec.ResourceSelectors...) {
+				continue
+			}
+			out = append(out, &bind.Template{Ref: key, Obj: u, Revision: kv.Revision})
+		}
+	}
+	return out, nil
 }
 
 // quotasOf reads the FederatedResourceQuotas of namespace ns, with those of

@@ -58,11 +58,11 @@ func TestApplyEnforcesFederatedResourceQuota(t *testing.T) {
 		message         string
 	}{
 		{"5 CPU refused", cpuDeployment("web", 5), []string{"Deployment team-a/web REJECTED"},
-			"FederatedResourceQuota team-a/team-a exceeded for cpu: used 0 in the namespace (0 by this template), the template requests 5, allowed 4"},
-		{"dry run refused too", cpuDeployment("web", 6), []string{"Deployment team-a/web REJECTED"}, "requests 6, allowed 4"},
+			"FederatedResourceQuota team-a/team-a exceeded for cpu: used 0 in the namespace (0 by this template), this template would use 5, allowed 4"},
+		{"dry run refused too", cpuDeployment("web", 6), []string{"Deployment team-a/web REJECTED"}, "would use 6, allowed 4"},
 		{"3 CPU fits", cpuDeployment("web", 3), []string{"Deployment team-a/web CREATED"}, ""},
 		{"a lowered quota in the same request", strings.Replace(quotaFRQ, "cpu: 4", "cpu: 2", 1) + "---\n" + cpuDeployment("api", 3),
-			[]string{"FederatedResourceQuota team-a/team-a CONFIGURED", "Deployment team-a/api REJECTED"}, "requests 3, allowed 2"},
+			[]string{"FederatedResourceQuota team-a/team-a CONFIGURED", "Deployment team-a/api REJECTED"}, "would use 3, allowed 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := c.apply(t, []byte(tc.manifests), strings.HasPrefix(tc.name, "dry run"))
@@ -88,10 +88,49 @@ func TestApplyEnforcesFederatedResourceQuota(t *testing.T) {
 	}
 	r := c.apply(t, []byte(cpuDeployment("api", 3)), false)
 	if r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED ||
-		!strings.Contains(r.GetResults()[0].GetMessage(), "used 2 in the namespace (0 by this template), the template requests 3, allowed 4") {
+		!strings.Contains(r.GetResults()[0].GetMessage(), "used 2 in the namespace (0 by this template), this template would use 3, allowed 4") {
 		t.Errorf("apply api with 3 CPU beside db's 2 = %v; want refused, used 2", r.GetResults())
 	}
 	if r := c.apply(t, []byte(cpuDeployment("api", 2)), false); r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_CREATED {
 		t.Errorf("apply api with 2 CPU beside db's 2 = %v; want created", r.GetResults())
 	}
+}
+
+// TestApplyPolicyChangeEnforcesQuota: a PropagationPolicy change that would
+// place team-a's templates over its quota (duplicating 3 one-CPU replicas
+// onto two clusters instead of one) is refused at apply, naming the quota;
+// one that stays within it is stored.
+func TestApplyPolicyChangeEnforcesQuota(t *testing.T) {
+	h := clusterHub(t)
+	c := h.dial(t, admin)
+	if r := c.apply(t, []byte(quotaFRQ+"---\n"+quotaPP+"---\n"+cpuDeployment("web", 3)), false); anyRejectedResult(r) {
+		t.Fatalf("apply = %v", r.GetResults())
+	}
+	// The loops are not running here: the binding they would write.
+	bound := `{"apiVersion":"work.tether.io/v1alpha1","kind":"ResourceBinding","metadata":{"name":"web-deployment","namespace":"team-a"},
+"spec":{"resource":{"apiVersion":"apps/v1","kind":"Deployment","namespace":"team-a","name":"web"},"replicas":3,
+"replicaRequirements":{"resourceRequest":{"cpu":"1"}},"clusters":[{"name":"m1","replicas":3}]}}`
+	if _, err := h.st.Put(ctx(t), store.BindingKey(store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "web"}), []byte(bound)); err != nil {
+		t.Fatal(err)
+	}
+	wider := strings.Replace(quotaPP, "placement: {clusterAffinity: {clusterNames: [m1]}}",
+		"placement: {clusterAffinity: {clusterNames: [m1, m2]}, clusterTolerations: [{operator: Exists}]}", 1)
+	r := c.apply(t, []byte(wider), false)
+	if r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED ||
+		!strings.Contains(r.GetResults()[0].GetMessage(), "placing the 1 templates it selects: FederatedResourceQuota team-a/team-a exceeded for cpu: used 3 in the namespace (3 by the templates it selects), the templates it selects would use 6, allowed 4") {
+		t.Errorf("apply a policy duplicating web onto m1 and m2 = %v; want refused over the quota", r.GetResults())
+	}
+	same := strings.Replace(quotaPP, "name: all", "name: all, labels: {changed: \"yes\"}", 1)
+	if r := c.apply(t, []byte(same), false); r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED {
+		t.Errorf("apply the policy with a label = %v; want configured", r.GetResults())
+	}
+}
+
+func anyRejectedResult(r *hubv1.ApplyResponse) bool {
+	for _, res := range r.GetResults() {
+		if res.GetOutcome() == hubv1.ApplyOutcome_APPLY_OUTCOME_REJECTED {
+			return true
+		}
+	}
+	return false
 }

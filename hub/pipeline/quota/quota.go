@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -98,11 +99,14 @@ type ExceededError struct {
 	// Used is the namespace's usage now, Template's share of it included;
 	// Requested the template's new usage; Allowed the quota's overall.
 	Used, Template, Requested, Allowed resource.Quantity
+	// Subject names what changes, "this template" when empty.
+	Subject string
 }
 
 func (e *ExceededError) Error() string {
-	return fmt.Sprintf("FederatedResourceQuota %s exceeded for %s: used %s in the namespace (%s by this template), the template requests %s, allowed %s",
-		e.Quota, e.Resource, e.Used.String(), e.Template.String(), e.Requested.String(), e.Allowed.String())
+	subject := cmp.Or(e.Subject, "this template")
+	return fmt.Sprintf("FederatedResourceQuota %s exceeded for %s: used %s in the namespace (%s by %s), %s would use %s, allowed %s",
+		e.Quota, e.Resource, e.Used.String(), e.Template.String(), subject, subject, e.Requested.String(), e.Allowed.String())
 }
 
 // Check decides, as Karmada's resourcebinding webhook does, whether a
