@@ -29,35 +29,78 @@ import (
 // resource, what is used, requested and allowed. Objects in namespaces
 // without a quota cost one store read per namespace.
 func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*item]*plan) error {
-	byNS := map[string][]*policyv1alpha1.FederatedResourceQuota{}
+	byNS := map[string]*nsQuota{}
 	for _, it := range items {
 		_, policy := it.typed.(*policyv1alpha1.PropagationPolicy)
 		if it.rejected() || (it.typed != nil && !policy) || it.key.Namespace == "" || plans[it] == nil ||
 			plans[it].outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			continue
 		}
-		qs, ok := byNS[it.key.Namespace]
-		if !ok {
-			var err error
-			if qs, err = b.quotasOf(ctx, it.key.Namespace, items); err != nil {
-				return err
-			}
-			byNS[it.key.Namespace] = qs
+		ns, err := b.namespaceQuota(ctx, byNS, it.key.Namespace, items)
+		if err != nil {
+			return err
 		}
-		if len(qs) == 0 {
+		if ns == nil {
 			continue
 		}
-		if _, ok := it.typed.(*policyv1alpha1.PropagationPolicy); ok {
-			if err := b.checkPolicyQuota(ctx, it, items, qs); err != nil {
-				return err
-			}
-			continue
+		if policy {
+			err = b.checkPolicyQuota(ctx, it, items, ns)
+		} else {
+			err = b.checkTemplateQuota(ctx, it, plans[it], items, ns)
 		}
-		if err := b.checkTemplateQuota(ctx, it, plans[it], items, qs); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// nsQuota is what checkQuotas knows of one namespace: its quotas, and its
+// usage: the stored bindings' plus what the request's objects accepted so
+// far add, so that two templates of one request cannot each take the
+// room that is left.
+type nsQuota struct {
+	quotas []*policyv1alpha1.FederatedResourceQuota
+	used   corev1.ResourceList
+}
+
+// admit checks a change of usage from old to next against every quota of
+// ns and, when it fits, counts it.
+func (ns *nsQuota) admit(old, next corev1.ResourceList) error {
+	for _, q := range ns.quotas {
+		if err := quota.Check(q, ns.used, old, next); err != nil {
+			return err
+		}
+	}
+	used := corev1.ResourceList{}
+	quota.Add(used, ns.used)
+	quota.Add(used, next)
+	for k, v := range old {
+		u := used[k]
+		u.Sub(v)
+		used[k] = u
+	}
+	ns.used = used
+	return nil
+}
+
+// namespaceQuota is the nsQuota of namespace name, read once per request
+// (nil when it has no quota).
+func (b *backend) namespaceQuota(ctx context.Context, byNS map[string]*nsQuota, name string, items []*item) (*nsQuota, error) {
+	if ns, ok := byNS[name]; ok {
+		return ns, nil
+	}
+	qs, err := b.quotasOf(ctx, name, items)
+	if err != nil || len(qs) == 0 {
+		byNS[name] = nil
+		return nil, err
+	}
+	used, err := b.namespaceUsage(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	byNS[name] = &nsQuota{quotas: qs, used: used}
+	return byNS[name], nil
 }
 
 // quotasMayApply reports whether a FederatedResourceQuota may bear on
@@ -94,9 +137,8 @@ func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*
 }
 
 // checkTemplateQuota places the template of it and rejects it when its
-// usage does not fit one of qs.
-func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, items []*item,
-	qs []*policyv1alpha1.FederatedResourceQuota) error {
+// usage does not fit ns.
+func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, items []*item, ns *nsQuota) error {
 	e, err := b.environment(ctx, given(it, items))
 	if err != nil {
 		return err
@@ -105,36 +147,23 @@ func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, ite
 	if err != nil {
 		return err
 	}
-	used, err := b.namespaceUsage(ctx, it.key.Namespace)
-	if err != nil {
-		return err
-	}
 	res := pipelineTemplate(ctx, b, t, e)
 	next := corev1.ResourceList{}
 	if res.Bound && res.Binding != nil {
 		next = quota.Usage(res.Binding)
 	}
-	old := quota.Usage(e.binding)
-	for _, q := range qs {
-		if err := quota.Check(q, used, old, next); err != nil {
-			it.reject(err.Error(), &hubv1.FieldError{Field: "spec", Type: "Forbidden", Detail: err.Error()})
-			return nil
-		}
+	if err := ns.admit(quota.Usage(e.binding), next); err != nil {
+		it.reject(err.Error(), &hubv1.FieldError{Field: "spec", Type: "Forbidden", Detail: err.Error()})
 	}
 	return nil
 }
 
 // checkPolicyQuota rejects the PropagationPolicy of it when placing the
 // stored templates of its namespace that it selects, with it and the
-// request's other objects applied, would take their usage over one of qs.
-func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item,
-	qs []*policyv1alpha1.FederatedResourceQuota) error {
+// request's other objects applied, would take their usage over ns.
+func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item, ns *nsQuota) error {
 	pp := it.typed.(*policyv1alpha1.PropagationPolicy)
 	templates, err := b.selectedTemplates(ctx, pp)
-	if err != nil {
-		return err
-	}
-	used, err := b.namespaceUsage(ctx, pp.Namespace)
 	if err != nil {
 		return err
 	}
@@ -149,16 +178,13 @@ func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item,
 			quota.Add(next, quota.Usage(res.Binding))
 		}
 	}
-	for _, q := range qs {
-		if err := quota.Check(q, used, old, next); err != nil {
-			var ee *quota.ExceededError
-			if errors.As(err, &ee) {
-				ee.Subject = "the templates it selects"
-			}
-			msg := fmt.Sprintf("placing the %d templates it selects: %v", len(templates), err)
-			it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
-			return nil
+	if err := ns.admit(old, next); err != nil {
+		var ee *quota.ExceededError
+		if errors.As(err, &ee) {
+			ee.Subject = "the templates it selects"
 		}
+		msg := fmt.Sprintf("placing the %d templates it selects: %v", len(templates), err)
+		it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
 	}
 	return nil
 }

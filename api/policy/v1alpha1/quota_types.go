@@ -17,8 +17,8 @@ type FederatedResourceQuota struct {
 	// Spec is the quota.
 	Spec FederatedResourceQuotaSpec `json:"spec"`
 
-	// Status is the usage the hub observed; it is the hub's to write, and
-	// an applied one is refused.
+	// Status is the usage the hub observed, computed when the quota is
+	// read; an applied one is dropped, as every status is.
 	Status FederatedResourceQuotaStatus `json:"status,omitzero"`
 }
 

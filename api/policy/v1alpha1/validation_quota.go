@@ -21,8 +21,8 @@ func (q *FederatedResourceQuota) SetDefaults() {}
 // within overall and use only its resources), then refuses what Tether
 // does not honour: staticAssignments (not propagated yet), resource names
 // that per-replica requests never count (requests.*, limits.*, count/*,
-// object counts such as pods: Karmada accepts and never enforces them),
-// and a status, which is the hub's to write.
+// object counts such as pods: Karmada accepts and never enforces them).
+// A status is the hub's: the client API drops it from the input.
 func (q *FederatedResourceQuota) Validate() field.ErrorList {
 	errs := ValidateObjectMeta(&q.ObjectMeta, true)
 	if len(q.Name) > validation.DNS1123LabelMaxLength {
@@ -45,9 +45,6 @@ func (q *FederatedResourceQuota) Validate() field.ErrorList {
 	if len(q.Spec.StaticAssignments) > 0 {
 		errs = append(errs, field.Forbidden(spec.Child("staticAssignments"),
 			"not supported by Tether yet (ResourceQuotas propagated to named clusters); remove it: spec.overall is enforced"))
-	}
-	if len(q.Status.Overall)+len(q.Status.OverallUsed)+len(q.Status.AggregatedStatus) > 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("status"), "the status is written by the hub; remove it"))
 	}
 	return errs
 }
