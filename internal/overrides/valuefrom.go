@@ -42,7 +42,7 @@ func ClusterValue(c *clusterv1alpha1.Cluster, s *policyv1alpha1.ClusterValueSour
 // The first source the cluster cannot answer is an error naming the
 // overrider.
 func resolve(o *policyv1alpha1.Overriders, c *clusterv1alpha1.Cluster) (*policyv1alpha1.Overriders, error) {
-	if !UsesValueFrom(o) {
+	if !usesValueFrom(o) {
 		return o, nil
 	}
 	out := *o
@@ -57,9 +57,9 @@ func resolve(o *policyv1alpha1.Overriders, c *clusterv1alpha1.Cluster) (*policyv
 	return &out, nil
 }
 
-// UsesValueFrom reports whether any overrider of o takes a value from the
+// usesValueFrom reports whether any overrider of o takes a value from the
 // cluster, which makes the rule's result differ per cluster.
-func UsesValueFrom(o *policyv1alpha1.Overriders) bool {
+func usesValueFrom(o *policyv1alpha1.Overriders) bool {
 	found := false
 	walkSources(o, func(*policyv1alpha1.ClusterValueSource) { found = true })
 	return found
