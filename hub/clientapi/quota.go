@@ -296,16 +296,16 @@ func (b *backend) namespaceBindings(ctx context.Context, ns string) ([]*workv1al
 	return out, nil
 }
 
-// withQuotaStatus sets the status of a FederatedResourceQuota read by Get:
-// quota.Status of the namespace's stored bindings, computed on read (the
-// stored quota never holds one).
+// withQuotaStatus sets the status of a FederatedResourceQuota being read
+// (Get, List, Watch): quota.Status of the namespace's stored bindings,
+// computed on read (the stored quota never holds one).
 func (b *backend) withQuotaStatus(ctx context.Context, key store.ObjectRef, kv store.KV) (store.KV, error) {
 	if key.Group != policyv1alpha1.GroupName || key.Kind != policyv1alpha1.KindFederatedResourceQuota {
 		return kv, nil
 	}
 	q := &policyv1alpha1.FederatedResourceQuota{}
-	if err := json.Unmarshal(kv.Value, q); err != nil {
-		return kv, fmt.Errorf("decode %s: %w", kv.Key, err)
+	if len(kv.Value) == 0 || json.Unmarshal(kv.Value, q) != nil {
+		return kv, nil // a deletion, or a value the read returns as stored
 	}
 	rbs, err := b.namespaceBindings(ctx, key.Namespace)
 	if err != nil {

@@ -6,7 +6,8 @@ import (
 )
 
 // TestGetFederatedResourceQuota: tetherctl applies a FederatedResourceQuota
-// (Karmada's group), knows it by its short name and shows its status.
+// (Karmada's group), knows it by its short name and plural and shows its status in
+// Get and List.
 // (Refusals over it: hub/clientapi's TestApplyEnforcesFederatedResourceQuota
 // and test/e2e's FederatedResourceQuota step.)
 func TestGetFederatedResourceQuota(t *testing.T) {
@@ -19,10 +20,12 @@ spec: {overall: {cpu: 4}}
 	if out := mustRun(t, h.admin, "apply", "-f", writeManifest(t, t.TempDir(), "frq.yaml", frq)); out != "federatedresourcequota/q created\n" {
 		t.Errorf("apply frq = %q", out)
 	}
-	out := mustRun(t, h.viewer, "get", "frq", "q", "-n", "team-a", "-o", "yaml")
-	for _, want := range []string{"kind: FederatedResourceQuota", "overall:\n    cpu: \"4\"", "status:\n  overall:\n    cpu: \"4\""} {
-		if !strings.Contains(out, want) {
-			t.Errorf("get frq q -o yaml =\n%s\nwant %q", out, want)
+	for _, args := range [][]string{{"get", "frq", "q", "-n", "team-a", "-o", "yaml"}, {"get", "federatedresourcequotas", "-n", "team-a", "-o", "yaml"}} {
+		out := mustRun(t, h.viewer, args...)
+		for _, want := range []string{"kind: FederatedResourceQuota", "cpu: \"4\"", "status:", "overall:"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("tetherctl %v =\n%s\nwant %q", args, out, want)
+			}
 		}
 	}
 }
