@@ -80,6 +80,9 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest, c caller) 
 	if err != nil {
 		return nil, err
 	}
+	if err := b.checkQuotas(ctx, items, plans); err != nil {
+		return nil, err
+	}
 	if req.GetDryRun() || anyRejected(items) {
 		return response(items, plans, notStored, 0), nil
 	}
@@ -105,6 +108,9 @@ func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) 
 	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
 	if err != nil || len(tooLarge) > 0 {
 		return nil, err
+	}
+	if quotas, err := b.quotasMayApply(ctx, items, plans); err != nil || quotas {
+		return nil, err // apply's quorum path checks them
 	}
 	writes := 0
 	for _, p := range plans {

@@ -234,10 +234,21 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
+// # Quotas
+//
+// Apply refuses a template, or a PropagationPolicy, whose placement would
+// take its namespace over a FederatedResourceQuota (quota.go: placed with
+// the pipeline Simulate chains, usage and the decision by
+// hub/pipeline/quota), naming the quota, resource, used, requested and
+// allowed; Get of a FederatedResourceQuota computes its status from the
+// namespace's bindings. Apply's fast path hands requests that a quota may
+// concern to its quorum path.
+//
 // It imports hub/store, hub/liveness (the lease type), hub/membership,
 // hub/revocation, hub/roles, hub/pki, hub/pipeline (the stages Simulate chains),
 // hub/pipeline/bind, hub/pipeline/place, hub/pipeline/work (the stages'
-// values, which the placement queries use too),
+// values, which the placement queries use too), hub/pipeline/quota (the
+// quota decision), internal/overrides (resource selectors),
 // hub/placement (the scheduling algorithm), hub/aggregate/fold (the
 // aggregator's fold), internal/interpreter/ and api/; never a loop
 // package (hub/detector, hub/scheduler, hub/render, hub/aggregate).

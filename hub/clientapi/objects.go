@@ -57,9 +57,14 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, c caller) (*hub
 }
 
 // objectOf renders a stored value for clients: resourceVersion set, for
-// a template with a binding the aggregated status merged in, and what v
-// hides hidden.
+// a template with a binding the aggregated status merged in, for a
+// FederatedResourceQuota its status (withQuotaStatus), and what v hides
+// hidden.
 func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte, v view) (*hubv1.Object, error) {
+	kv, err := b.withQuotaStatus(ctx, key, kv)
+	if err != nil {
+		return nil, err
+	}
 	obj, err := withRevision(kv.Value, kv.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kv.Key, err)

@@ -52,15 +52,17 @@
 // holds one copy per version, shared by every cluster holding it: a
 // template duplicated to 100 clusters without overrides is one rendered
 // work. Rendering itself is shared too: clusters that get the same
-// replicas and are selected by the same override rules are rendered once.
+// replicas, are selected by the same override rules and give their
+// valueFrom sources the same values (overrides.Signature) are rendered
+// once.
 //
 // # What a change re-renders
 //
 // A template or binding spec change: that template's works. An override
 // policy change: the templates its old or new selectors select. A cluster
-// created: the works targeting it; a cluster whose labels, provider,
-// region or zones changed: the works targeting it that some override
-// policy selects; an interpreter customization or webhook configuration
+// created: the works targeting it; a cluster whose labels, annotations,
+// provider, region or zones changed (overrides.SameForOverrides): the
+// works targeting it that some override policy selects; an interpreter customization or webhook configuration
 // created, changed or deleted (Config.Customizations, after the hub's
 // interpreter has it): the templates of the kinds its target or rules
 // name, and no other (with Config.Customizations, nothing is rendered

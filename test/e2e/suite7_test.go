@@ -47,6 +47,8 @@ func TestFleet(t *testing.T) {
 		{"KarmadaYAMLUnchanged", testKarmadaYAML, false},
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
+		{"OverrideValueFromClusterLabel", testSiteFromClusterLabel, false},
+		{"FederatedResourceQuota", testFederatedResourceQuota, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 		{"NamespacedRoles", testNamespacedRoles, false},
 	}

@@ -1,7 +1,9 @@
 // Package v1alpha1 holds the policy.tether.io/v1alpha1 objects users write:
 // PropagationPolicy and ClusterPropagationPolicy (which templates go to which
 // clusters, with how many replicas) and OverridePolicy and
-// ClusterOverridePolicy (how a template is rewritten per cluster).
+// ClusterOverridePolicy (how a template is rewritten per cluster), whose
+// overriders may take a value from the target cluster (ClusterValueSource,
+// a Tether extension: the only field Karmada's types do not have).
 //
 // The Go types have Karmada's policy.karmada.io/v1alpha1 field names and JSON
 // shapes (Karmada v1.18), so that a Karmada policy decodes into them unchanged;
