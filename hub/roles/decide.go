@@ -122,7 +122,13 @@ const (
 	readOnly
 	otherNamespace
 	clusterScoped
+	adminOnly
 )
+
+// AdminKinds are namespaced kinds that only a fleet-wide admin writes: a
+// FederatedResourceQuota bounds its namespace, so the namespace's own
+// editors and admins must not raise it.
+var AdminKinds = map[string]bool{"FederatedResourceQuota": true}
 
 // decide is the decision table: reads of namespaced objects need any role
 // in their namespace; writes need editor or admin there. Cluster-scoped
@@ -134,6 +140,8 @@ func decide(g Grant, v Verb, t Target) verdict {
 		return noRole
 	case v == Write && g.Role == Viewer:
 		return readOnly
+	case v == Write && AdminKinds[t.Kind] && t.Namespace != "" && !(g.FleetWide() && g.Role == Admin):
+		return adminOnly
 	case t.Namespace == AnyNamespace:
 		return allowed
 	case t.Namespace != "" && g.In(t.Namespace):
@@ -170,6 +178,8 @@ func Decide(user string, g Grant, v Verb, t Target) error {
 		return fmt.Errorf("%w: user %q is %s (the read-only role); writing %s needs %s", ErrDenied, user, g, t.Kind, need)
 	case otherNamespace:
 		return fmt.Errorf("%w: user %q is %s; may not %s %s in namespace %q", ErrDenied, user, g, v, t.Kind, t.Namespace)
+	case adminOnly:
+		return fmt.Errorf("%w: user %q is %s; writing %s (it bounds namespace %q) needs a fleet-wide admin", ErrDenied, user, g, t.Kind, t.Namespace)
 	}
 	need := "a fleet-wide role"
 	if v == Write {

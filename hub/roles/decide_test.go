@@ -23,6 +23,7 @@ func TestDecide(t *testing.T) {
 	cluster := Target{Kind: KindCluster}
 	token := Target{Kind: KindToken}
 	anyNS := Target{Kind: "Deployment", Namespace: AnyNamespace}
+	frqA := Target{Kind: "FederatedResourceQuota", Namespace: "team-a"}
 	tests := []struct {
 		name   string
 		g      Grant
@@ -38,6 +39,10 @@ func TestDecide(t *testing.T) {
 		{"fleet editor writes team-b", editor, Write, deployB, ""},
 		{"fleet editor writes cpp", editor, Write, cpp, `writing ClusterPropagationPolicy (cluster-scoped) needs a fleet-wide admin`},
 		{"fleet editor reads cpp", editor, Read, cpp, ""},
+		{"namespace admin raises its quota", adminA, Write, frqA, `writing FederatedResourceQuota (it bounds namespace "team-a") needs a fleet-wide admin`},
+		{"fleet editor writes a quota", editor, Write, frqA, "needs a fleet-wide admin"},
+		{"namespace editor reads its quota", editorA, Read, frqA, ""},
+		{"fleet admin writes a quota", admin, Write, frqA, ""},
 		{"fleet editor cordons", editor, Write, cluster, "writing Cluster"},
 		{"fleet viewer reads team-b", viewer, Read, deployB, ""},
 		{"fleet viewer reads crd", viewer, Read, crd, ""},

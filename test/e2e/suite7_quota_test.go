@@ -33,8 +33,8 @@ spec:
     replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
 `
 
-// teamApp is team-a's Deployment with replicas of one CPU each.
-func teamApp(replicas int) string {
+// quotaApp is team-a's Deployment with replicas of one CPU each.
+func quotaApp(replicas int) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: app, namespace: team-a, labels: {app: app}}
@@ -66,15 +66,15 @@ func (s *suite7) applyRefused(t *testing.T, manifests, want string) {
 func testFederatedResourceQuota(t *testing.T, s *suite7) {
 	s.apply(t, teamQuotaYAML)
 	app := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: quotaNamespace, Name: "app"}
-	s.applyRefused(t, teamApp(5), "FederatedResourceQuota team-a/team-a exceeded for cpu: used 0 in the namespace (0 by this template), this template would use 5, allowed 4")
+	s.applyRefused(t, quotaApp(5), "FederatedResourceQuota team-a/team-a exceeded for cpu: used 0 in the namespace (0 by this template), this template would use 5, allowed 4")
 
-	s.apply(t, teamApp(3))
+	s.apply(t, quotaApp(3))
 	t.Cleanup(func() { s.tetherctl(t, "delete", "deployment", "app", "-n", quotaNamespace) })
 	s.waitPlacement(t, app, "3 replicas", func(p map[string]int32) bool { return sum(p) == 3 })
 	s.waitRolled(t, app, 3)
 
-	s.applyRefused(t, teamApp(6), "this template would use 6, allowed 4")
-	s.applyRefused(t, teamApp(6), "used 3 in the namespace (3 by this template)")
+	s.applyRefused(t, quotaApp(6), "this template would use 6, allowed 4")
+	s.applyRefused(t, quotaApp(6), "used 3 in the namespace (3 by this template)")
 	s.waitRolled(t, app, 3)
 	var running int64
 	for _, c := range []string{edge1, edge2, regional1} {

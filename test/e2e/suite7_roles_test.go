@@ -84,6 +84,9 @@ func testNamespacedRoles(t *testing.T, s *suite7) {
 		_, err := alice.Apply(ctx, []byte(doc))
 		denied(t, "alice applies a "+kind, err, kind)
 	}
+	_, err = alice.Apply(ctx, []byte("apiVersion: policy.karmada.io/v1alpha1\nkind: FederatedResourceQuota\n"+
+		"metadata: {name: more, namespace: team-a}\nspec: {overall: {cpu: '100'}}\n"))
+	denied(t, "alice raises team-a's own quota", err, "FederatedResourceQuota (it bounds namespace \"team-a\") needs a fleet-wide admin")
 	_, err = alice.Cordon(ctx, edge1)
 	denied(t, "alice cordons edge-1", err, "Cluster")
 	_, err = alice.CreateToken(ctx, &hubv1.CreateTokenRequest{})
