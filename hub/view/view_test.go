@@ -14,7 +14,6 @@ import (
 	"github.com/tetherproj/tether/hub/view"
 )
 
-
 const waitTimeout = 20 * time.Second
 
 func bindingKey(name string) string {
