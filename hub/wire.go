@@ -16,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/storewatch"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -37,6 +38,7 @@ type parts struct {
 	// leads (hub/leader).
 	fenced    *store.Store
 	rics      *customizations.Watcher // also tells render and detector which kinds a change concerns
+	view      *view.View              // this replica's one list+watch of the store, decoded once
 	works     *render.Renderer
 	statuses  *aggregate.Aggregator
 	registry  *membership.Registry
@@ -64,7 +66,10 @@ func (h *Hub) wire(b *base) (*parts, error) {
 	fence := &store.Fence{}
 	p.fenced = b.st.Fenced(fence)
 	p.rics = customizations.New(b.st, interp, h.logger)
-	p.works = render.New(b.st, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
+	if p.view, err = view.New(b.st, view.HubPrefixes(), h.logger); err != nil {
+		return nil, err
+	}
+	p.works = render.New(p.view, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
 	var _ agentapi.Readiness = p.works // streams read Hello once it has rendered
 	h.wireControllers(p, fence)
 	if err := h.wireServers(p); err != nil {

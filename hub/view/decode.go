@@ -8,6 +8,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/store"
 )
 
 // Decoder turns the stored bytes of key into the value the view holds.
@@ -45,4 +46,14 @@ func Clusters(key string, value []byte) (any, error) {
 		return nil, fmt.Errorf("decode cluster %s: %w", key, err)
 	}
 	return c, nil
+}
+
+// HubPrefixes are the prefixes each hub replica's view holds, with their
+// decoders and indexes.
+func HubPrefixes() []Prefix {
+	return []Prefix{
+		{Prefix: store.ObjectsPrefix, Decode: Objects, Indexers: KeyIndexers()},
+		{Prefix: store.BindingsPrefix, Decode: Bindings, Indexers: BindingIndexers()},
+		{Prefix: store.ClustersPrefix, Decode: Clusters},
+	}
 }

@@ -41,19 +41,11 @@ func put(t testing.TB, st *store.Store, key string, value []byte) int64 {
 	return rev
 }
 
-func prefixes() []view.Prefix {
-	return []view.Prefix{
-		{Prefix: store.ObjectsPrefix, Decode: view.Objects, Indexers: view.KeyIndexers()},
-		{Prefix: store.BindingsPrefix, Decode: view.Bindings, Indexers: view.BindingIndexers()},
-		{Prefix: store.ClustersPrefix, Decode: view.Clusters},
-	}
-}
-
 // run starts a view of src until the test ends and waits for its first
 // list.
 func run(t *testing.T, src view.Source) *view.View {
 	t.Helper()
-	v, err := view.New(src, prefixes(), hclog.NewNullLogger())
+	v, err := view.New(src, view.HubPrefixes(), hclog.NewNullLogger())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
