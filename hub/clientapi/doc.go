@@ -215,7 +215,7 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports hub/store, hub/liveness (the lease type), hub/membership,
+// It imports hub/store, hub/pipeline/lease (the lease type), hub/membership,
 // hub/revocation, hub/pki, hub/pipeline (the stages Simulate chains),
 // hub/pipeline/bind, hub/pipeline/place, hub/pipeline/work (the stages'
 // values, which the placement queries use too),

@@ -112,6 +112,6 @@
 // the Registry logs as "tokens", the Registrar as "registration", Models as
 // "cluster_models".
 //
-// It imports hub/store, hub/pki, hub/liveness, internal/certs,
+// It imports hub/store, hub/pki, hub/pipeline/lease, internal/certs,
 // api/cluster/v1alpha1 and the generated agent protocol.
 package membership
