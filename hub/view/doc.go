@@ -43,6 +43,6 @@
 // Objects are shared: a reader never changes what an Object's Value
 // points to; it copies first.
 //
-// It imports hub/store, hub/aggregate/fold (the binding decoder), api/
-// and client-go's tools/cache.
+// It imports hub/store, hub/aggregate/fold (the binding decoder), api/,
+// Kubernetes API machinery, k8s.io/client-go/tools/cache and go-hclog.
 package view
