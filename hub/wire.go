@@ -91,7 +91,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 		Replica: replicaName(p.addr()), Local: h.alone()}, h.logger)
 	p.registry = membership.NewRegistry(p.st, p.ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime,
 		NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
-	p.sched = scheduler.New(p.fenced, p.leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	p.sched = scheduler.New(p.fenced, p.view, p.leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, GracefulEvictionTimeout: h.cfg.GracefulEvictionTimeout,
 		MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	p.elector = leader.New(p.st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(p.addr()),

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"context"
 	"strings"
 	"sync"
 )
@@ -134,4 +135,20 @@ func (v *View) changeLocked(key string) Change {
 		return Change{Key: key}
 	}
 	return Change{Key: key, Object: o.(*Object)}
+}
+
+// WaitFull waits for the subscription's next full batch (the first one,
+// or the one after Relist or after the view listed again), dropping the
+// changes before it, which it holds; false when ctx ended first.
+func (s *Subscription) WaitFull(ctx context.Context) (Batch, bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return Batch{}, false
+		case <-s.ready:
+		}
+		if b := s.Take(); b.Full {
+			return b, true
+		}
+	}
 }
