@@ -131,7 +131,7 @@ func (p *parts) newRegistrar() *membership.Registrar {
 // newDetector is a term's detector.
 func (p *parts) newDetector() *detector.Detector {
 	cfg := p.hub.cfg
-	return detector.New(p.fenced, p.detectorHooks, p.hub.logger, detector.WithCounts(p.counts), detector.WithCustomizations(p.rics),
+	return detector.New(p.fenced, p.view, p.detectorHooks, p.hub.logger, detector.WithCounts(p.counts), detector.WithCustomizations(p.rics),
 		detector.WithSkippedNamespaces(cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!cfg.NoNamespacePropagation))
 }
 

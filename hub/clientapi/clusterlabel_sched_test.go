@@ -71,7 +71,7 @@ func TestClusterLabelMovesWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "detector", detector.New(h.st, runView(t, h.st), interp, hclog.NewNullLogger()).Run)
 	runUntilCleanup(t, "scheduler", scheduler.New(h.st, runView(t, h.st), leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 	if resp := c.apply(t, []byte(edgeWeb), false); len(resp.GetResults()) != 2 {
 		t.Fatalf("apply = %v", outcomes(resp))
@@ -207,7 +207,7 @@ func TestResourceModelsSteerTheEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "detector", detector.New(h.st, runView(t, h.st), interp, hclog.NewNullLogger()).Run)
 	runUntilCleanup(t, "scheduler", scheduler.New(h.st, runView(t, h.st), leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 
 	c.apply(t, []byte(dynamicWeb("before")), false)
