@@ -101,7 +101,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 // wireServers builds the gRPC server with its services and the store
 // watch that takes it out of service while the store is lost.
 func (h *Hub) wireServers(p *parts) error {
-	srv, err := h.newAPI(apiDeps{st: p.st, ca: p.ca, addr: p.addr(), identity: p.identity,
+	srv, err := h.newAPI(apiDeps{st: p.st, view: p.view, ca: p.ca, addr: p.addr(), identity: p.identity,
 		interp: p.interp, works: p.works, statuses: p.statuses, leases: p.leases, heartbeats: p.heartbeats, registry: p.registry,
 		authority: p.auth, counts: p.counts, disrupted: func() bool { return p.elector.IsLeader() && p.sched.Disrupted() },
 		leader: p.elector, customizations: p.rics}) // sent to every agent
