@@ -28,6 +28,7 @@ import (
 	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -54,6 +55,7 @@ type api struct {
 // apiDeps is what the services are built over.
 type apiDeps struct {
 	st             *store.Store
+	view           *view.View // the replica's view of st
 	ca             *pki.CA
 	addr, identity string
 	interp         *interpreter.Interpreter
@@ -76,7 +78,7 @@ type apiDeps struct {
 // the hub CA optional: Register comes without one) and registers every
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	models := membership.NewModels(d.st, h.logger)
+	models := membership.NewModels(d.view, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
 		Customizations: d.customizations, ResourceModels: models, HandshakeTimeout: h.cfg.HandshakeTimeout,

@@ -36,6 +36,7 @@ func (p *parts) tasks() []task {
 		{"liveness-follow", p.followLiveness, everyReplica},               // every replica's liveness records → this replica's leases
 		{"reports", p.statuses.Relay, everyReplica},                       // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
 		{"customizations", p.rics.Run, everyReplica},                      // stored RICs and webhooks → interpreter
+		{"view", p.view.Run, everyReplica},                                // the store → this replica's decoded, indexed view
 		{"render", p.works.Run, everyReplica},                             // placements → works, served to agents
 		{"revocation", p.revoke, everyReplica},                            // agent records → revoked streams ended
 		{"grpc", p.srv.serve(p.lis.grpc), everyReplica},                   // agents and clients, one port

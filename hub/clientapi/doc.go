@@ -244,7 +244,7 @@
 // namespace's bindings. Apply's fast path hands requests that a quota may
 // concern to its quorum path.
 //
-// It imports hub/store, hub/liveness (the lease type), hub/membership,
+// It imports hub/store, hub/pipeline/lease (the lease type), hub/membership,
 // hub/revocation, hub/roles, hub/pki, hub/pipeline (the stages Simulate chains),
 // hub/pipeline/bind, hub/pipeline/place, hub/pipeline/work (the stages'
 // values, which the placement queries use too), hub/pipeline/quota (the

@@ -13,9 +13,9 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/roles"
@@ -112,7 +112,7 @@ type Config struct {
 // Leases is what ClusterService reads of the clusters' leases; the hub's
 // *liveness.Leases satisfies it.
 type Leases interface {
-	Get(cluster string) (lease liveness.Lease, ok bool)
+	Get(cluster string) (lease lease.Lease, ok bool)
 }
 
 func (c Config) withDefaults() Config {

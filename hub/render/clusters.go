@@ -1,12 +1,11 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/work"
-	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/overrides"
 )
 
@@ -16,19 +15,21 @@ import (
 // region, zones) changed gets the works that some override
 // policy may treat differently re-rendered; heartbeats that only change
 // status re-render nothing. A deleted cluster loses its works.
-func (in *inputs) applyCluster(name string, ev store.Event) error {
+func (in *inputs) applyCluster(name string, o *view.Object) error {
 	old := in.clusters[name]
-	if ev.Type == store.EventDelete {
+	if o == nil {
 		delete(in.clusters, name)
 		in.dropped = append(in.dropped, name)
 		return nil
 	}
-	c := &clusterv1alpha1.Cluster{}
-	if err := json.Unmarshal(ev.KV.Value, c); err != nil {
-		return fmt.Errorf("decode cluster %s: %w", name, err)
+	if o.Err != nil {
+		return fmt.Errorf("decode cluster %s: %w", name, o.Err)
 	}
+	// A copy of the view's, named by its key, without the status that
+	// heartbeats change and no render reads.
+	stored := o.Value.(*clusterv1alpha1.Cluster)
+	c := &clusterv1alpha1.Cluster{TypeMeta: stored.TypeMeta, ObjectMeta: stored.ObjectMeta, Spec: stored.Spec}
 	c.Name = name
-	c.Status = clusterv1alpha1.ClusterStatus{}
 	in.clusters[name] = c
 	switch {
 	case old == nil:
