@@ -168,6 +168,12 @@ func (b *Book) All(ctx context.Context) ([]Record, error) {
 // until Run has listed once it reads the record from the store.
 func (b *Book) GrantOf(ctx context.Context, id pki.Identity) (Grant, error) {
 	r, ok, err := b.lookup(ctx, id.Name)
+	if err == nil && !ok && id.Kind == pki.KindUser {
+		// A user certificate's role is always stored: one this replica
+		// does not hold yet was just created through another replica, so
+		// ask the store before refusing.
+		r, ok, err = b.read(ctx, id.Name)
+	}
 	if err != nil {
 		return Grant{}, fmt.Errorf("role of user %s: %w", id.Name, err)
 	}
@@ -199,6 +205,11 @@ func (b *Book) lookup(ctx context.Context, name string) (Record, bool, error) {
 	if loaded {
 		return r, ok, nil
 	}
+	return b.read(ctx, name)
+}
+
+// read reads name's record from the store.
+func (b *Book) read(ctx context.Context, name string) (Record, bool, error) {
 	kv, err := b.st.Get(ctx, store.UserRoleKey(name))
 	if errors.Is(err, store.ErrNotFound) {
 		return Record{}, false, nil

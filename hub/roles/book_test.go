@@ -74,3 +74,30 @@ func TestBookFollowsTheStore(t *testing.T) {
 		t.Errorf("All = %+v, %v; want alice (viewer, set by root) and carol (no role)", all, err)
 	}
 }
+
+// TestUserCreatedThroughAnotherReplicaBeforeThisOneFollowed: a replica
+// whose book is loaded but has not yet seen a user created through
+// another replica asks the store for a user certificate's role instead of
+// refusing the user (found by hub's TestUserRevokedThroughOneReplicaIsRefusedByAll,
+// which failed "bob has no role" when replica B lagged).
+func TestUserCreatedThroughAnotherReplicaBeforeThisOneFollowed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, lagging := New(st, hclog.NewNullLogger()), New(st, hclog.NewNullLogger())
+	lagging.replace(map[string]Record{}) // listed before bob existed, watch not yet caught up
+	viewerX := Grant{Role: Viewer, Namespaces: []string{"team-x"}}
+	if _, err := a.Set(ctx, "bob", viewerX, "root"); err != nil {
+		t.Fatal(err)
+	}
+	if g, err := lagging.GrantOf(ctx, pki.Identity{Name: "bob", Kind: pki.KindUser}); err != nil || !cmp.Equal(g, viewerX) {
+		t.Errorf("GrantOf(bob) on the lagging replica = %v, %v; want %v", g, err, viewerX)
+	}
+	if g, err := lagging.GrantOf(ctx, pki.Identity{Name: "nobody", Kind: pki.KindUser}); err != nil || g.Role != "" {
+		t.Errorf("GrantOf(nobody) = %v, %v; want no role", g, err)
+	}
+}
