@@ -1,0 +1,28 @@
+// Package memberproxy owns the hub's side of the member proxy (DESIGN §11,
+// reaching members): each member's Kubernetes API served at Karmada's
+// cluster proxy path (PathPrefix + NAME + "/proxy/..."), forwarded through
+// tunnels that the cluster's agent opens, so that the hub never dials a
+// member.
+//
+//   - Tunnels serves tether.agent.v1 TunnelService: an agent's Listen
+//     stream receives an offer per connection the hub wants (Dial), and
+//     the agent answers each with a Tunnel stream of its own, a byte pipe
+//     (internal/tunnelconn) beside Connect, never inside it.
+//   - Handler is the HTTP side: it authenticates the user by the client
+//     certificate, asks clientapi.Authorize (the client API's one role
+//     check) for the request's Access (classify: a viewer gets get, list and
+//     watch, never a connect subresource such as exec, whatever the HTTP
+//     method), refuses client impersonation headers, bounds sessions and
+//     bytes per user and per cluster (Limits), sets Impersonate-User
+//     "tether:<user>" and Impersonate-Group "tether:users" and
+//     "tether:role:<role>", and forwards the request with apimachinery's
+//     upgrade-aware proxy (exec, attach and port-forward over SPDY or
+//     WebSocket, logs -f and watches flushed at once). One audit line per
+//     request names the user, cluster, verb, resource and path.
+//
+// The member decides: the agent calls its API server as the hub user
+// (agent/memberproxy), so the member's RBAC allows or refuses each request.
+//
+// It imports hub/clientapi (Authorize), hub/agentapi (ClusterOf) and
+// internal/tunnelconn.
+package memberproxy

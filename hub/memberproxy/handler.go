@@ -1,0 +1,220 @@
+package memberproxy
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/proxy"
+
+	"github.com/tetherproj/tether/hub/clientapi"
+	"github.com/tetherproj/tether/hub/pki"
+)
+
+// Identity headers the hub sets on every proxied request, and the prefix
+// of every name it sets in them: the agent accepts no other (its own
+// check, agent/memberproxy), and the member's RBAC decides what
+// "tether:<user>" and the groups "tether:users", "tether:role:<role>" may
+// do.
+const (
+	UserPrefix  = "tether:"
+	UsersGroup  = "tether:users"
+	RoleGroupOf = "tether:role:"
+)
+
+// Revocations says whether a user's certificate was revoked
+// (hub/revocation.List).
+type Revocations interface {
+	Check(ctx context.Context, cert *x509.Certificate) error
+}
+
+// Handler serves every member's API at PathPrefix + NAME + "/proxy/":
+// it authenticates the user by client certificate, applies the hub's role
+// gate (clientapi.Authorize with the request's Access), bounds it, writes
+// one audit line, and forwards it through a tunnel to the cluster's agent,
+// as the user, by impersonation headers.
+type Handler struct {
+	tunnels   *Tunnels
+	revoked   Revocations
+	gate      *gate
+	transport *http.Transport
+	log       hclog.Logger
+}
+
+// NewHandler returns the proxy handler over tunnels.
+func NewHandler(tunnels *Tunnels, revoked Revocations, limits Limits, logger hclog.Logger) *Handler {
+	h := &Handler{tunnels: tunnels, revoked: revoked, gate: newGate(limits.withDefaults()), log: logger.Named("memberproxy")}
+	// One tunnel per request (no keep-alive): a tunnel carries one user's
+	// session, bounded and accounted as that user's.
+	h.transport = &http.Transport{DialContext: h.dial, DisableKeepAlives: true, ForceAttemptHTTP2: false}
+	return h
+}
+
+// sessionKey is the context key of a request's session, for dial.
+type sessionKey struct{}
+
+// dial opens the tunnel of the request's session.
+func (h *Handler) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	s, _ := ctx.Value(sessionKey{}).(*session)
+	if s == nil {
+		return nil, errors.New("memberproxy: dial outside a proxied request")
+	}
+	c, err := h.tunnels.Dial(ctx, s.cluster)
+	if err != nil {
+		return nil, err
+	}
+	return s.wrap(c), nil
+}
+
+// ServeHTTP serves one proxied request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w}
+	a, code, err := h.admit(r)
+	if err != nil {
+		writeStatus(rec, code, err.Error())
+	} else {
+		h.forward(rec, r, a)
+	}
+	h.audit(r, a, rec.code, time.Since(start), err)
+}
+
+// admitted is a request the hub lets through.
+type admitted struct {
+	id         pki.Identity
+	cluster    string
+	memberPath string
+	req        Request
+	s          *session
+}
+
+// admit decides whether the request goes through: the route, the user,
+// the role gate, the bounds. The status code goes with the error.
+func (h *Handler) admit(r *http.Request) (*admitted, int, error) {
+	cluster, memberPath, ok := route(r.URL.Path)
+	if !ok {
+		return nil, http.StatusNotFound, fmt.Errorf("not a member proxy path; use %sNAME/proxy/...", PathPrefix)
+	}
+	a := &admitted{cluster: cluster, memberPath: memberPath}
+	for name := range r.Header {
+		if strings.HasPrefix(http.CanonicalHeaderKey(name), "Impersonate-") {
+			return a, http.StatusForbidden, fmt.Errorf("the member proxy does not forward %s (kubectl --as): the member sees you as %s<your user>", name, UserPrefix)
+		}
+	}
+	member := r.Clone(r.Context())
+	member.URL.Path, member.URL.RawPath = memberPath, ""
+	var err error
+	if a.req, err = classify(member); err != nil {
+		return a, http.StatusBadRequest, err
+	}
+	if a.id, err = h.authorize(r, a.req.Access); err != nil {
+		if errors.Is(err, clientapi.ErrPermissionDenied) {
+			return a, http.StatusForbidden, fmt.Errorf("%v (%s %s on cluster %s is %s access)", err, a.req.Verb, a.req.Resource, cluster, a.req.Access)
+		}
+		return a, http.StatusUnauthorized, err
+	}
+	if a.s, err = h.gate.acquire(a.id.Name, cluster); err != nil {
+		return a, http.StatusTooManyRequests, err
+	}
+	return a, 0, nil
+}
+
+// authorize authenticates the request's client certificate and asks the
+// client API's role check for access; revoked users are refused.
+func (h *Handler) authorize(r *http.Request, access clientapi.Access) (pki.Identity, error) {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		return pki.Identity{}, fmt.Errorf("%w: no verified client certificate; use the kubeconfig `tetherctl kubeconfig` writes", clientapi.ErrUnauthenticated)
+	}
+	ctx := peer.NewContext(r.Context(), &peer.Peer{Addr: tcpAddr(r.RemoteAddr), AuthInfo: credentials.TLSInfo{State: *r.TLS}})
+	id, err := clientapi.Authorize(ctx, access)
+	if err != nil {
+		return id, err
+	}
+	if err := h.revoked.Check(ctx, r.TLS.PeerCertificates[0]); err != nil {
+		return id, fmt.Errorf("%w: %v", clientapi.ErrUnauthenticated, err)
+	}
+	return id, nil
+}
+
+// forward sends the request through a tunnel, as the user.
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
+	defer a.s.release()
+	out := r.Clone(context.WithValue(r.Context(), sessionKey{}, a.s))
+	for name := range out.Header {
+		if k := http.CanonicalHeaderKey(name); k == "Authorization" || strings.HasPrefix(k, "X-Remote-") {
+			out.Header.Del(name)
+		}
+	}
+	out.Header.Set("Impersonate-User", UserPrefix+a.id.Name)
+	out.Header["Impersonate-Group"] = []string{UsersGroup, RoleGroupOf + string(a.id.Kind)}
+	loc := &url.URL{Scheme: "http", Host: a.cluster, Path: a.memberPath}
+	p := proxy.NewUpgradeAwareHandler(loc, h.transport, false, false, responder{})
+	p.UseLocationHost = true
+	p.FlushInterval = 0 // stream at once: logs -f, watch
+	p.ServeHTTP(w, out)
+}
+
+// audit writes the request's one audit line.
+func (h *Handler) audit(r *http.Request, a *admitted, code int, took time.Duration, refused error) {
+	kv := []any{"method", r.Method, "path", r.URL.Path, "code", code, "took", took.Round(time.Millisecond)}
+	if a != nil {
+		kv = append(kv, "cluster", a.cluster, "user", a.id.Name, "role", string(a.id.Kind), "verb", a.req.Verb,
+			"resource", a.req.Resource, "namespace", a.req.Namespace)
+		if a.s != nil {
+			kv = append(kv, "bytes_in", a.s.in.Load(), "bytes_out", a.s.out.Load())
+		}
+	}
+	if refused != nil {
+		kv = append(kv, "refused", refused.Error())
+	}
+	h.log.Info("proxied request", kv...)
+}
+
+// responder writes the proxy's errors (no tunnel, a timeout) as a
+// Kubernetes Status, which kubectl prints.
+type responder struct{}
+
+func (responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
+	code := http.StatusBadGateway
+	switch {
+	case errors.Is(err, ErrNoAgent):
+		code = http.StatusServiceUnavailable
+	case errors.Is(err, ErrOpenTimeout):
+		code = http.StatusGatewayTimeout
+	case errors.Is(err, ErrBusy):
+		code = http.StatusTooManyRequests
+	}
+	writeStatus(w, code, err.Error())
+}
+
+// writeStatus writes a failure as a Kubernetes Status object.
+func writeStatus(w http.ResponseWriter, code int, msg string) {
+	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Message: msg, Code: int32(code), Reason: metav1.StatusReason(strings.ReplaceAll(http.StatusText(code), " ", ""))}
+	w.Header().Set("Content-Type", "application/json")
+	if code == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(st)
+}
+
+// tcpAddr parses a request's RemoteAddr for the peer.
+func tcpAddr(s string) net.Addr {
+	a, err := net.ResolveTCPAddr("tcp", s)
+	if err != nil {
+		return nil
+	}
+	return a
+}
