@@ -10,9 +10,9 @@
 //     (internal/tunnelconn) beside Connect, never inside it.
 //   - Handler is the HTTP side: it authenticates the user by the client
 //     certificate, asks clientapi.Authorize (the client API's one role
-//     check) for the request's Access (classify: a viewer gets get, list and
-//     watch, never a connect subresource such as exec, whatever the HTTP
-//     method), refuses client impersonation headers, bounds sessions and
+//     check) for the request's access (internal/memberreq's Classify: a viewer
+//     gets get, list and watch, never a connect subresource such as exec,
+//     whatever the HTTP method), refuses client impersonation headers, bounds sessions and
 //     bytes per user and per cluster (Limits), sets Impersonate-User
 //     "tether:<user>" and Impersonate-Group "tether:users" and
 //     "tether:role:<role>", and forwards the request with apimachinery's
@@ -23,6 +23,6 @@
 // The member decides: the agent calls its API server as the hub user
 // (agent/memberproxy), so the member's RBAC allows or refuses each request.
 //
-// It imports hub/clientapi (Authorize), hub/agentapi (ClusterOf) and
-// internal/tunnelconn.
+// It imports hub/clientapi (Authorize), hub/agentapi (ClusterOf),
+// internal/memberreq and internal/tunnelconn.
 package memberproxy

@@ -20,17 +20,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/pki"
-)
-
-// Identity headers the hub sets on every proxied request, and the prefix
-// of every name it sets in them: the agent accepts no other (its own
-// check, agent/memberproxy), and the member's RBAC decides what
-// "tether:<user>" and the groups "tether:users", "tether:role:<role>" may
-// do.
-const (
-	UserPrefix  = "tether:"
-	UsersGroup  = "tether:users"
-	RoleGroupOf = "tether:role:"
+	"github.com/tetherproj/tether/internal/memberreq"
 )
 
 // Revocations says whether a user's certificate was revoked
@@ -95,7 +85,7 @@ type admitted struct {
 	id         pki.Identity
 	cluster    string
 	memberPath string
-	req        Request
+	req        memberreq.Info
 	s          *session
 }
 
@@ -109,18 +99,22 @@ func (h *Handler) admit(r *http.Request) (*admitted, int, error) {
 	a := &admitted{cluster: cluster, memberPath: memberPath}
 	for name := range r.Header {
 		if strings.HasPrefix(http.CanonicalHeaderKey(name), "Impersonate-") {
-			return a, http.StatusForbidden, fmt.Errorf("the member proxy does not forward %s (kubectl --as): the member sees you as %s<your user>", name, UserPrefix)
+			return a, http.StatusForbidden, fmt.Errorf("the member proxy does not forward %s (kubectl --as): the member sees you as %s<your user>", name, memberreq.UserPrefix)
 		}
 	}
 	member := r.Clone(r.Context())
 	member.URL.Path, member.URL.RawPath = memberPath, ""
 	var err error
-	if a.req, err = classify(member); err != nil {
+	if a.req, err = memberreq.Classify(member); err != nil {
 		return a, http.StatusBadRequest, err
 	}
-	if a.id, err = h.authorize(r, a.req.Access); err != nil {
+	access := clientapi.Write
+	if a.req.ReadOnly {
+		access = clientapi.Read
+	}
+	if a.id, err = h.authorize(r, access); err != nil {
 		if errors.Is(err, clientapi.ErrPermissionDenied) {
-			return a, http.StatusForbidden, fmt.Errorf("%v (%s %s on cluster %s is %s access)", err, a.req.Verb, a.req.Resource, cluster, a.req.Access)
+			return a, http.StatusForbidden, fmt.Errorf("%v (%s %s on cluster %s is %s access)", err, a.req.Verb, a.req.Resource, cluster, access)
 		}
 		return a, http.StatusUnauthorized, err
 	}
@@ -156,8 +150,8 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 			out.Header.Del(name)
 		}
 	}
-	out.Header.Set("Impersonate-User", UserPrefix+a.id.Name)
-	out.Header["Impersonate-Group"] = []string{UsersGroup, RoleGroupOf + string(a.id.Kind)}
+	out.Header.Set("Impersonate-User", memberreq.UserPrefix+a.id.Name)
+	out.Header["Impersonate-Group"] = []string{memberreq.UsersGroup, memberreq.RoleGroupPrefix + string(a.id.Kind)}
 	loc := &url.URL{Scheme: "http", Host: a.cluster, Path: a.memberPath}
 	p := proxy.NewUpgradeAwareHandler(loc, h.transport, false, false, responder{})
 	p.UseLocationHost = true

@@ -38,7 +38,7 @@ type Conn struct {
 
 	frames chan []byte   // the pump's frames, one ahead of Read at most
 	done   chan struct{} // closed by Close
-	pumped chan struct{} // closed when the pump has exited
+	pumped chan struct{} // closed when the pump has exited: the stream has ended
 	once   sync.Once
 
 	sendMu sync.Mutex // guards stream.Send: one sender at a time
@@ -50,8 +50,9 @@ type Conn struct {
 }
 
 // New returns a Conn over s. end is called once, by the first Close, and
-// must make s's Recv and Send return (cancel a client stream's context;
-// on the hub, let the Tunnel handler return). first is data received
+// must make the stream end without losing what was sent: on the agent, a
+// half-close (CloseSend) after which the hub ends the stream, with a
+// cancel as the fallback; on the hub, letting the Tunnel handler return. first is data received
 // before (the rest of the agent's first frame), or nil.
 func New(s Stream, end func(), local, remote net.Addr, first []byte) *Conn {
 	c := &Conn{stream: s, end: end, local: local, remote: remote, pending: first,
@@ -61,24 +62,27 @@ func New(s Stream, end func(), local, remote net.Addr, first []byte) *Conn {
 	return c
 }
 
-// pump receives frames until the stream ends or the Conn is closed; it
-// hands each to Read and receives the next only when Read took it, so the
-// stream's flow control follows the reader.
+// pump receives frames until the stream ends; it hands each to Read and
+// receives the next only when Read took it, so the stream's flow control
+// follows the reader. Once the Conn is closed it discards what still
+// arrives until the stream's end, which end guarantees: receiving until an
+// error is what releases a gRPC client stream.
 func (c *Conn) pump() {
 	defer close(c.pumped)
 	defer close(c.frames)
+	closed := false
 	for {
 		f, err := c.stream.Recv()
 		if err != nil {
 			return
 		}
-		if len(f.GetData()) == 0 {
+		if closed || len(f.GetData()) == 0 {
 			continue
 		}
 		select {
 		case c.frames <- f.GetData():
 		case <-c.done:
-			return
+			closed = true
 		}
 	}
 }
@@ -140,16 +144,19 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Close ends the stream and waits for the pump to exit. It is safe to call
-// more than once and from any goroutine.
+// Close ends the connection: reads and writes fail with ErrClosed from
+// now on, and end is called (once) to end the stream, which also ends the
+// pump. It is safe to call more than once and from any goroutine.
 func (c *Conn) Close() error {
 	c.once.Do(func() {
 		close(c.done)
 		c.end()
 	})
-	<-c.pumped
 	return nil
 }
+
+// Ended is closed once the stream has ended and the pump has exited.
+func (c *Conn) Ended() <-chan struct{} { return c.pumped }
 
 // Done is closed once Close has been called.
 func (c *Conn) Done() <-chan struct{} { return c.done }

@@ -30,7 +30,7 @@ type half struct {
 }
 
 func newHalf() *half { return &half{ch: make(chan *agentv1.TunnelFrame), done: make(chan struct{})} }
-func (h *half) end()  { h.once.Do(func() { close(h.done) }) }
+func (h *half) end() { h.once.Do(func() { close(h.done) }) }
 
 // end is one side: it sends on out and receives on in.
 type end struct{ in, out *half }
@@ -68,8 +68,7 @@ func pair() (*tunnelconn.Conn, *tunnelconn.Conn) {
 
 func TestConnCarriesBytesBothWays(t *testing.T) {
 	a, b := pair()
-	defer a.Close()
-	defer b.Close()
+	defer closeBoth(a, b)
 	data := make([]byte, 3*tunnelconn.MaxFrame+17)
 	rand.Read(data)
 	errc := make(chan error, 1)
@@ -109,12 +108,13 @@ func TestCloseEndsPeerWithEOFAndUnblocksOwnRead(t *testing.T) {
 		t.Fatal("peer's Read still blocked 5 s after Close")
 	}
 	a.Close()
+	<-a.Ended()
+	<-b.Ended()
 }
 
 func TestReadDeadline(t *testing.T) {
 	a, b := pair()
-	defer a.Close()
-	defer b.Close()
+	defer closeBoth(a, b)
 	a.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("Read past the deadline = %v; want os.ErrDeadlineExceeded", err)
@@ -129,4 +129,12 @@ func TestReadDeadline(t *testing.T) {
 	if _, err := a.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("Read with a past deadline = %v; want os.ErrDeadlineExceeded", err)
 	}
+}
+
+// closeBoth closes a and b and waits for their streams to end.
+func closeBoth(a, b *tunnelconn.Conn) {
+	a.Close()
+	b.Close()
+	<-a.Ended()
+	<-b.Ended()
 }
