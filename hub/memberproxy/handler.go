@@ -3,7 +3,6 @@ package memberproxy
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +14,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/proxy"
 
 	"github.com/tetherproj/tether/hub/clientapi"
@@ -44,7 +42,7 @@ type Handler struct {
 
 // NewHandler returns the proxy handler over tunnels.
 func NewHandler(tunnels *Tunnels, revoked Revocations, limits Limits, logger hclog.Logger) *Handler {
-	h := &Handler{tunnels: tunnels, revoked: revoked, gate: newGate(limits.withDefaults()), log: logger.Named("memberproxy")}
+	h := &Handler{tunnels: tunnels, revoked: revoked, gate: newGate(limits.WithDefaults()), log: logger.Named("memberproxy")}
 	// One tunnel per request (no keep-alive): a tunnel carries one user's
 	// session, bounded and accounted as that user's.
 	h.transport = &http.Transport{DialContext: h.dial, DisableKeepAlives: true, ForceAttemptHTTP2: false}
@@ -70,14 +68,14 @@ func (h *Handler) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 // ServeHTTP serves one proxied request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w}
+	rec := &memberreq.Recorder{ResponseWriter: w}
 	a, code, err := h.admit(r)
 	if err != nil {
-		writeStatus(rec, code, err.Error())
+		memberreq.WriteStatus(rec, code, err.Error())
 	} else {
 		h.forward(rec, r, a)
 	}
-	h.audit(r, a, rec.code, time.Since(start), err)
+	h.audit(r, a, rec.Code, time.Since(start), err)
 }
 
 // admitted is a request the hub lets through.
@@ -189,19 +187,7 @@ func (responder) Error(w http.ResponseWriter, _ *http.Request, err error) {
 	case errors.Is(err, ErrBusy):
 		code = http.StatusTooManyRequests
 	}
-	writeStatus(w, code, err.Error())
-}
-
-// writeStatus writes a failure as a Kubernetes Status object.
-func writeStatus(w http.ResponseWriter, code int, msg string) {
-	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
-		Message: msg, Code: int32(code), Reason: metav1.StatusReason(strings.ReplaceAll(http.StatusText(code), " ", ""))}
-	w.Header().Set("Content-Type", "application/json")
-	if code == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
-	}
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(st)
+	memberreq.WriteStatus(w, code, err.Error())
 }
 
 // tcpAddr parses a request's RemoteAddr for the peer.

@@ -30,8 +30,11 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultSessionsPerUser    = 64
-	DefaultSessionsPerCluster = 256
+	DefaultSessionsPerUser = 32
+	// DefaultSessionsPerCluster stays under the hub's streams per agent
+	// connection (agentapi.DefaultMaxConcurrentStreams, 100): a tunnel
+	// past those would wait for a stream, not be refused.
+	DefaultSessionsPerCluster = 64
 	// DefaultIdleTimeout is longer than kube-apiserver's longest watch
 	// (its --min-request-timeout, 30 min, randomized up to twice), so that
 	// only sessions nobody uses end by it.
@@ -39,7 +42,8 @@ const (
 	DefaultOpenTimeout = 10 * time.Second
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits {
 	if l.SessionsPerUser == 0 {
 		l.SessionsPerUser = DefaultSessionsPerUser
 	}

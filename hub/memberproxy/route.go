@@ -2,12 +2,12 @@ package memberproxy
 
 import (
 	"strings"
+
+	"github.com/tetherproj/tether/internal/memberreq"
 )
 
-// PathPrefix is where the hub serves each member's API: Karmada's cluster
-// proxy path, so that tooling written for Karmada finds it,
-// PathPrefix + NAME + "/proxy/" + the member's path.
-const PathPrefix = "/apis/cluster.karmada.io/v1alpha1/clusters/"
+// PathPrefix is where the hub serves each member's API (see memberreq).
+const PathPrefix = memberreq.PathPrefix
 
 // route splits a proxy URL path into the cluster's name and the member's
 // path ("/" at least); ok is false for any other path.

@@ -2,8 +2,11 @@
 // request to a member's API server through the member proxy (DESIGN §11),
 // so that each decision has one place: Classify (its verb, resource and
 // whether it only reads: the hub's role gate and the agent's read-only
-// mode ask the same question), and the identity the hub impersonates
-// (UserPrefix, UsersGroup, RoleGroupPrefix), which the agent checks.
+// mode ask the same question), the hub's path of each member (PathPrefix,
+// ProxyPath), and the identity the hub impersonates
+// (UserPrefix, UsersGroup, RoleGroupPrefix), which the agent checks; and
+// how both ends answer: Recorder (the status code for their audit lines)
+// and WriteStatus (a refusal as a Kubernetes Status kubectl prints).
 //
 // It imports apimachinery and apiserver's request parsing only.
 package memberreq
@@ -26,6 +29,14 @@ const (
 	UsersGroup      = "tether:users"
 	RoleGroupPrefix = "tether:role:"
 )
+
+// PathPrefix is where the hub serves each member's API: Karmada's cluster
+// proxy path, so that tooling written for Karmada finds it:
+// PathPrefix + NAME + "/proxy/" + the member's path.
+const PathPrefix = "/apis/cluster.karmada.io/v1alpha1/clusters/"
+
+// ProxyPath is the base path of cluster's API on the hub.
+func ProxyPath(cluster string) string { return PathPrefix + cluster + "/proxy" }
 
 // requestInfos parses member paths the way kube-apiserver does.
 var requestInfos = &request.RequestInfoFactory{
