@@ -136,6 +136,7 @@ func checkIdentity(hdr http.Header) (string, error) {
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request) {
 	loc := *h.member
 	loc.Path = strings.TrimSuffix(loc.Path, "/") + r.URL.Path
+	loc.RawQuery = r.URL.RawQuery // the upgrade path takes the query from the location
 	p := proxy.NewUpgradeAwareHandler(&loc, h.rt, false, false, responder{})
 	p.UpgradeTransport = h.upgrade
 	p.UseLocationHost = true

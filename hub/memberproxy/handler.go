@@ -150,7 +150,8 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 	}
 	out.Header.Set("Impersonate-User", memberreq.UserPrefix+a.id.Name)
 	out.Header["Impersonate-Group"] = []string{memberreq.UsersGroup, memberreq.RoleGroupPrefix + string(a.id.Kind)}
-	loc := &url.URL{Scheme: "http", Host: a.cluster, Path: a.memberPath}
+	// The query goes in the location: the upgrade path takes it from there.
+	loc := &url.URL{Scheme: "http", Host: a.cluster, Path: a.memberPath, RawQuery: r.URL.RawQuery}
 	p := proxy.NewUpgradeAwareHandler(loc, h.transport, false, false, responder{})
 	p.UseLocationHost = true
 	p.FlushInterval = 0 // stream at once: logs -f, watch

@@ -30,6 +30,13 @@ type env struct {
 // to every agent.
 func start(t *testing.T, clusters []string, agentArgs ...string) *env {
 	t.Helper()
+	return startWith(t, clusters, false, agentArgs...)
+}
+
+// startWith is start, with kwok serving the kubelet API (logs, exec,
+// port-forward) when kubelet is set.
+func startWith(t *testing.T, clusters []string, kubelet bool, agentArgs ...string) *env {
+	t.Helper()
 	kubectl, err := kit.Kubectl()
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +44,7 @@ func start(t *testing.T, clusters []string, agentArgs ...string) *env {
 	addr := freeAddr(t)
 	var specs []kit.ClusterSpec
 	for _, c := range clusters {
-		specs = append(specs, kit.ClusterSpec{Name: c})
+		specs = append(specs, kit.ClusterSpec{Name: c, KubeletServer: kubelet})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
