@@ -37,6 +37,12 @@ func start(t *testing.T, clusters []string, agentArgs ...string) *env {
 // port-forward) when kubelet is set.
 func startWith(t *testing.T, clusters []string, kubelet bool, agentArgs ...string) *env {
 	t.Helper()
+	return startOpts(t, clusters, kubelet, func(o *fleet.Options) { o.AgentArgs = agentArgs })
+}
+
+// startOpts is startWith, with the fleet's options changed by edit.
+func startOpts(t *testing.T, clusters []string, kubelet bool, edit func(*fleet.Options)) *env {
+	t.Helper()
 	kubectl, err := kit.Kubectl()
 	if err != nil {
 		t.Fatal(err)
@@ -49,8 +55,9 @@ func startWith(t *testing.T, clusters []string, kubelet bool, agentArgs ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	f, err := fleet.Start(ctx, fleet.Options{Clusters: specs, Dir: dir, BinDir: binDir,
-		HubArgs: []string{"--proxy-listen", addr}, AgentArgs: agentArgs})
+	opts := fleet.Options{Clusters: specs, Dir: dir, BinDir: binDir, HubArgs: []string{"--proxy-listen", addr}}
+	edit(&opts)
+	f, err := fleet.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start fleet: %v", err)
 	}

@@ -1,0 +1,162 @@
+package memberproxy_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/client"
+	"github.com/tetherproj/tether/test/fleet"
+	"github.com/tetherproj/tether/test/kit"
+)
+
+// TestAccessDecisions: who decides what through the proxy. The hub's role
+// gate refuses a viewer's exec and writes (a viewer still reads); a member
+// whose agent may not impersonate refuses every proxied request; the
+// agent's owner narrows the proxy to reads (--member-proxy=read-only) or
+// turns it off; the hub writes an audit line for each request.
+func TestAccessDecisions(t *testing.T) {
+	e := startAccess(t)
+	admin := e.kubeconfig(t, "admin", e.admin, "edge-1", "edge-2")
+	viewer := e.kubeconfig(t, "viewer", e.user(t, "vera", hubv1.Role_ROLE_READ_ONLY), "edge-1")
+	e.waitProxy(t, admin)
+	e.must(t, e.member("edge-1"), "create", "clusterrolebinding", "tether-admins", "--clusterrole=cluster-admin", "--group=tether:role:admin")
+	e.must(t, e.member("edge-1"), "create", "clusterrolebinding", "tether-viewers", "--clusterrole=view", "--group=tether:role:viewer")
+	e.runPod(t, admin, "web")
+
+	t.Run("viewer reads", func(t *testing.T) {
+		if out := e.must(t, viewer, "get", "pods"); !strings.Contains(out, "web") {
+			t.Errorf("viewer get pods = %q; want pod web", out)
+		}
+	})
+	t.Run("viewer refused exec and writes at the hub", func(t *testing.T) {
+		for _, args := range [][]string{{"exec", "web", "--", "echo", "x"}, {"delete", "pod", "web"}, {"port-forward", "pod/web", "0:80"}} {
+			msg := e.refused(t, viewer, args...)
+			if !strings.Contains(msg, `user "vera" has the read-only role`) {
+				t.Errorf("viewer kubectl %s: %s; want the hub's read-only refusal", strings.Join(args, " "), msg)
+			}
+		}
+	})
+	t.Run("member refuses an agent without impersonation", func(t *testing.T) {
+		edge2 := e.kubeconfig(t, "admin-edge-2", e.admin, "edge-2")
+		deadline := time.Now().Add(30 * time.Second)
+		pods := []string{"get", "--raw", "/api/v1/namespaces/default/pods"} // raw: kubectl's discovery hides the message
+		msg := e.refused(t, edge2, pods...)
+		for strings.Contains(msg, "offers no proxy") && time.Now().Before(deadline) { // the agent's Listen is not up yet
+			time.Sleep(200 * time.Millisecond)
+			msg = e.refused(t, edge2, pods...)
+		}
+		if !strings.Contains(msg, `User "system:serviceaccount:default:agent" cannot impersonate`) {
+			t.Errorf("get pods on edge-2, whose agent may not impersonate: %s; want the member's refusal to impersonate", msg)
+		}
+	})
+	t.Run("audit", func(t *testing.T) {
+		log, err := os.ReadFile(filepath.Join(e.dir, "hub.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, l := range strings.Split(string(log), "\n") {
+			if strings.Contains(l, "proxied request") && strings.Contains(l, "user=vera") && strings.Contains(l, "verb=connect") &&
+				strings.Contains(l, "code=403") && strings.Contains(l, "cluster=edge-1") && strings.Contains(l, "resource=pods/exec") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("hub log has no audit line of vera's refused exec on edge-1 (user, cluster, verb, resource, code)")
+		}
+	})
+	t.Run("agent read-only", func(t *testing.T) {
+		e.restartAgent(t, "edge-1", "--member-proxy=read-only")
+		e.waitProxy(t, admin)
+		e.must(t, admin, "get", "pods")
+		msg := e.refused(t, admin, "exec", "web", "--", "echo", "x")
+		if !strings.Contains(msg, "--member-proxy=read-only") {
+			t.Errorf("admin exec on a read-only agent: %s; want the agent's refusal naming --member-proxy=read-only", msg)
+		}
+	})
+	t.Run("agent off", func(t *testing.T) {
+		e.restartAgent(t, "edge-1", "--member-proxy=off")
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			msg := e.refused(t, admin, "get", "pods")
+			if strings.Contains(msg, "offers no proxy") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("get pods through an agent with --member-proxy=off: %s; want the hub's 'offers no proxy'", msg)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
+// startAccess starts edge-1 (its agent with the kit's admin credentials)
+// and edge-2, whose agent's credentials allow everything but impersonation.
+func startAccess(t *testing.T) *env {
+	return startOpts(t, []string{"edge-1", "edge-2"}, false, func(o *fleet.Options) {
+		o.AgentKubeconfig = func(c *kit.Cluster) (string, error) {
+			if c.Name != "edge-2" {
+				return c.KubeconfigPath, nil
+			}
+			return noImpersonation(t, c)
+		}
+	})
+}
+
+// noImpersonation makes a service account that may do anything but
+// impersonate, and returns a kubeconfig with its token.
+func noImpersonation(t *testing.T, c *kit.Cluster) (string, error) {
+	kubectl, err := kit.Kubectl()
+	if err != nil {
+		return "", err
+	}
+	e := &env{kubectl: kubectl}
+	e.must(t, c.KubeconfigPath, "create", "serviceaccount", "agent", "-n", "default")
+	e.must(t, c.KubeconfigPath, "create", "clusterrole", "no-impersonation", "--verb=get,list,watch,create,update,patch,delete,deletecollection", "--resource=*.*")
+	e.must(t, c.KubeconfigPath, "create", "clusterrolebinding", "agent", "--clusterrole=no-impersonation", "--serviceaccount=default:agent")
+	token := strings.TrimSpace(e.must(t, c.KubeconfigPath, "create", "token", "agent", "-n", "default", "--duration=2h"))
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["m"] = &clientcmdapi.Cluster{Server: c.Server, CertificateAuthorityData: c.CAData}
+	cfg.AuthInfos["m"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["m"] = &clientcmdapi.Context{Cluster: "m", AuthInfo: "m"}
+	cfg.CurrentContext = "m"
+	path := filepath.Join(c.Dir, "agent-no-impersonation.kubeconfig")
+	return path, clientcmd.WriteToFile(*cfg, path)
+}
+
+// user creates a hub user and returns its credentials.
+func (e *env) user(t *testing.T, name string, role hubv1.Role) client.Config {
+	t.Helper()
+	c, err := e.f.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.CreateUser(ctx, &hubv1.CreateUserRequest{Name: name, Role: role})
+	if err != nil {
+		t.Fatalf("CreateUser %s: %v", name, err)
+	}
+	cfg := e.admin
+	cfg.User, cfg.CertPEM, cfg.KeyPEM = name, resp.GetCertificatePem(), resp.GetPrivateKeyPem()
+	return cfg
+}
+
+// restartAgent restarts cluster's agent with args added.
+func (e *env) restartAgent(t *testing.T, cluster string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.f.RestartWith(ctx, fleet.RoleAgent, cluster, args...); err != nil {
+		t.Fatal(err)
+	}
+}
