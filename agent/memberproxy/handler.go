@@ -68,23 +68,27 @@ func upgradeTransport(cfg *rest.Config) (proxy.UpgradeRequestRoundTripper, error
 	return proxy.NewUpgradeRequestRoundTripper(conn, wrap), nil
 }
 
-// ServeHTTP serves one request the hub sent through a tunnel.
+// ServeHTTP serves one request the hub sent through a tunnel. The slot
+// and the audit line are deferred: the reverse proxy aborts a response cut
+// mid-stream (the hub went away) by panicking with http.ErrAbortHandler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &memberreq.Recorder{ResponseWriter: w}
 	user, info, code, err := h.admit(r)
+	defer func() {
+		kv := []any{"user", user, "verb", info.Verb, "resource", info.Resource, "namespace", info.Namespace,
+			"method", r.Method, "path", r.URL.Path, "code", rec.Code, "took", time.Since(start).Round(time.Millisecond)}
+		if err != nil {
+			kv = append(kv, "refused", err.Error())
+		}
+		h.log.Info("proxied request", kv...)
+	}()
 	if err != nil {
 		memberreq.WriteStatus(rec, code, err.Error())
-	} else {
-		h.forward(rec, r)
-		<-h.sessions
+		return
 	}
-	kv := []any{"user", user, "verb", info.Verb, "resource", info.Resource, "namespace", info.Namespace,
-		"method", r.Method, "path", r.URL.Path, "code", rec.Code, "took", time.Since(start).Round(time.Millisecond)}
-	if err != nil {
-		kv = append(kv, "refused", err.Error())
-	}
-	h.log.Info("proxied request", kv...)
+	defer func() { <-h.sessions }()
+	h.forward(rec, r)
 }
 
 // admit checks the identity, the mode and the bound; on success the

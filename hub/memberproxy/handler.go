@@ -70,12 +70,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &memberreq.Recorder{ResponseWriter: w}
 	a, code, err := h.admit(r)
+	// Deferred: the reverse proxy aborts a response cut mid-stream by
+	// panicking with http.ErrAbortHandler.
+	defer func() { h.audit(r, a, rec.Code, time.Since(start), err) }()
 	if err != nil {
 		memberreq.WriteStatus(rec, code, err.Error())
-	} else {
-		h.forward(rec, r, a)
+		return
 	}
-	h.audit(r, a, rec.Code, time.Since(start), err)
+	h.forward(rec, r, a)
 }
 
 // admitted is a request the hub lets through.
