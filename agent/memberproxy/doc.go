@@ -15,6 +15,6 @@
 // a hub cannot make the agent act as a member's own user or group.
 // Each request gets one audit line with the user, verb, resource and path.
 //
-// It imports internal/tunnelconn, internal/memberreq and the agent
-// protocol's generated code; never hub/.
+// It imports internal/tunnelconn, internal/memberreq, internal/backoff and
+// the generated agent protocol; never hub/.
 package memberproxy

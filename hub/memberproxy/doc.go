@@ -23,6 +23,7 @@
 // The member decides: the agent calls its API server as the hub user
 // (agent/memberproxy), so the member's RBAC allows or refuses each request.
 //
-// It imports hub/clientapi (Authorize), hub/agentapi (ClusterOf),
-// internal/memberreq and internal/tunnelconn.
+// It imports hub/clientapi (Authorize), hub/agentapi (ClusterOf), hub/pki,
+// internal/memberreq, internal/tunnelconn and the generated agent
+// protocol.
 package memberproxy

@@ -8,7 +8,9 @@
 // how both ends answer: Recorder (the status code for their audit lines)
 // and WriteStatus (a refusal as a Kubernetes Status kubectl prints).
 //
-// It imports apimachinery and apiserver's request parsing only.
+// It imports only the kubernetes api machinery and
+// k8s.io/apiserver/pkg/endpoints/request (kube-apiserver's request
+// parsing).
 package memberreq
 
 import (

@@ -9,5 +9,5 @@
 // control per stream: a reader that stops reading stops its own stream and
 // no other. Conn reads one frame ahead at most.
 //
-// It imports only api/gen.
+// It imports only the generated agent protocol.
 package tunnelconn

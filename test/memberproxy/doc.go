@@ -4,6 +4,7 @@
 // stock kubectl (test/kubectlbin, kit.Kubectl) with the kubeconfig that
 // client.Config.Kubeconfig writes, as `tetherctl kubeconfig` does.
 //
-// Start (env.go) brings up such a fleet; the tests then run kubectl
-// through the hub and, for comparison, directly against the member.
+// Each test starts such a fleet, then runs kubectl (or an HTTPS client
+// with a hub user's certificate) through the hub and, for comparison,
+// directly against the member.
 package memberproxy
