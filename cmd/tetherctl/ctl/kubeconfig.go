@@ -1,6 +1,7 @@
 package ctl
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -26,12 +27,7 @@ func newKubeconfig(s IO) *cobra.Command {
 		Example: "  tetherctl kubeconfig --cluster edge-1 > edge-1.kubeconfig\n  KUBECONFIG=edge-1.kubeconfig kubectl get pods -A",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			flag, _ := contextOf(cmd).Value(configKey{}).(string)
-			path, err := client.ConfigPath(flag)
-			if err != nil {
-				return fmt.Errorf("no config: pass --config or set %s (%v)", client.ConfigEnvVar, err)
-			}
-			cfg, err := client.LoadConfig(path)
+			cfg, err := loadConfig(contextOf(cmd))
 			if err != nil {
 				return err
 			}
@@ -51,4 +47,15 @@ func newKubeconfig(s IO) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to this file (mode 0600) instead of stdout")
 	_ = cmd.MarkFlagRequired("cluster")
 	return cmd
+}
+
+// loadConfig reads the client config (--config, $TETHER_CONFIG,
+// ~/.tether/config) without dialing the hub.
+func loadConfig(ctx context.Context) (client.Config, error) {
+	flag, _ := ctx.Value(configKey{}).(string)
+	path, err := client.ConfigPath(flag)
+	if err != nil {
+		return client.Config{}, fmt.Errorf("no config: pass --config or set %s (%v)", client.ConfigEnvVar, err)
+	}
+	return client.LoadConfig(path)
 }
