@@ -173,7 +173,7 @@ func goroutines(t *testing.T, addr string) int {
 }
 
 // httpClient is an HTTPS client with cfg's CA and certificate.
-func httpClient(t *testing.T, cfg client.Config) *http.Client {
+func httpClient(t testing.TB, cfg client.Config) *http.Client {
 	t.Helper()
 	cert, err := tls.X509KeyPair(cfg.CertPEM, cfg.KeyPEM)
 	if err != nil {
@@ -187,7 +187,7 @@ func httpClient(t *testing.T, cfg client.Config) *http.Client {
 }
 
 // get GETs url and returns the response and its body.
-func get(t *testing.T, hc *http.Client, url string) (*http.Response, string) {
+func get(t testing.TB, hc *http.Client, url string) (*http.Response, string) {
 	t.Helper()
 	resp, err := hc.Get(url)
 	if err != nil {
@@ -200,7 +200,7 @@ func get(t *testing.T, hc *http.Client, url string) (*http.Response, string) {
 
 // openWatch starts a streaming GET and returns its body once the response
 // headers arrived (200), and the cancel that ends it.
-func openWatch(t *testing.T, hc *http.Client, url string) (io.Reader, context.CancelFunc) {
+func openWatch(t testing.TB, hc *http.Client, url string) (io.Reader, context.CancelFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -28,20 +28,20 @@ type env struct {
 
 // start starts a fleet of clusters with the member proxy on; agentArgs go
 // to every agent.
-func start(t *testing.T, clusters []string, agentArgs ...string) *env {
+func start(t testing.TB, clusters []string, agentArgs ...string) *env {
 	t.Helper()
 	return startWith(t, clusters, false, agentArgs...)
 }
 
 // startWith is start, with kwok serving the kubelet API (logs, exec,
 // port-forward) when kubelet is set.
-func startWith(t *testing.T, clusters []string, kubelet bool, agentArgs ...string) *env {
+func startWith(t testing.TB, clusters []string, kubelet bool, agentArgs ...string) *env {
 	t.Helper()
 	return startOpts(t, clusters, kubelet, func(o *fleet.Options) { o.AgentArgs = agentArgs })
 }
 
 // startOpts is startWith, with the fleet's options changed by edit.
-func startOpts(t *testing.T, clusters []string, kubelet bool, edit func(*fleet.Options)) *env {
+func startOpts(t testing.TB, clusters []string, kubelet bool, edit func(*fleet.Options)) *env {
 	t.Helper()
 	kubectl, err := kit.Kubectl()
 	if err != nil {
@@ -70,7 +70,7 @@ func startOpts(t *testing.T, clusters []string, kubelet bool, edit func(*fleet.O
 }
 
 // freeAddr returns a 127.0.0.1 address with a port free now.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +82,7 @@ func freeAddr(t *testing.T) string {
 
 // kubeconfig writes the hub kubeconfig of cfg's user for clusters, as
 // `tetherctl kubeconfig` does, and returns its path.
-func (e *env) kubeconfig(t *testing.T, name string, cfg client.Config, clusters ...string) string {
+func (e *env) kubeconfig(t testing.TB, name string, cfg client.Config, clusters ...string) string {
 	t.Helper()
 	data, err := cfg.Kubeconfig(e.proxyAddr, clusters...)
 	if err != nil {
@@ -113,7 +113,7 @@ func (e *env) run(ctx context.Context, kubeconfig string, args ...string) (strin
 }
 
 // must runs kubectl and fails the test on error.
-func (e *env) must(t *testing.T, kubeconfig string, args ...string) string {
+func (e *env) must(t testing.TB, kubeconfig string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -125,7 +125,7 @@ func (e *env) must(t *testing.T, kubeconfig string, args ...string) string {
 }
 
 // refused runs kubectl, expects it to fail, and returns its error text.
-func (e *env) refused(t *testing.T, kubeconfig string, args ...string) string {
+func (e *env) refused(t testing.TB, kubeconfig string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -138,7 +138,7 @@ func (e *env) refused(t *testing.T, kubeconfig string, args ...string) string {
 
 // waitProxy waits until the cluster's agent serves the proxy (its Listen
 // stream is up): /version through the hub answers.
-func (e *env) waitProxy(t *testing.T, kubeconfig string) {
+func (e *env) waitProxy(t testing.TB, kubeconfig string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -34,19 +34,19 @@ func TestLogsExecPortForwardThroughHub(t *testing.T) {
 }
 
 // startStreaming starts a fleet whose clusters serve the kubelet API.
-func startStreaming(t *testing.T, clusters ...string) *env {
+func startStreaming(t testing.TB, clusters ...string) *env {
 	return startWith(t, clusters, true)
 }
 
 // runPod creates a pod and waits until it runs (kwok makes it Running).
-func (e *env) runPod(t *testing.T, kubeconfig, name string) {
+func (e *env) runPod(t testing.TB, kubeconfig, name string) {
 	t.Helper()
 	e.must(t, kubeconfig, "run", name, "--image=nginx", "--restart=Never")
 	e.must(t, kubeconfig, "wait", "--for=condition=Ready", "pod/"+name, "--timeout=60s")
 }
 
 // mustIn runs kubectl with stdin.
-func (e *env) mustIn(t *testing.T, kubeconfig, stdin string, args ...string) string {
+func (e *env) mustIn(t testing.TB, kubeconfig, stdin string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
