@@ -118,18 +118,18 @@ func session(hc *http.Client, base string, watch bool) error {
 }
 
 // settled waits until the process's goroutines are back within 10 of
-// before.
-func settled(t *testing.T, name, pprof string, before int) {
+// before (taken before the sessions).
+func settled(t testing.TB, name, pprof string, before int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		now := goroutines(t, pprof)
 		if now <= before+10 {
-			t.Logf("%s goroutines: %d before 1000 sessions, %d after", name, before, now)
+			t.Logf("%s goroutines: %d before the sessions, %d after", name, before, now)
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s goroutines: %d before 1000 sessions, still %d 30 s after; the proxy's:\n%s", name, before, now, proxyStacks(t, pprof))
+			t.Fatalf("%s goroutines: %d before the sessions, still %d 30 s after; the proxy's:\n%s", name, before, now, proxyStacks(t, pprof))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -137,7 +137,7 @@ func settled(t *testing.T, name, pprof string, before int) {
 
 // proxyStacks returns the stacks of a process's goroutines that run
 // member proxy code, grouped with their counts.
-func proxyStacks(t *testing.T, addr string) string {
+func proxyStacks(t testing.TB, addr string) string {
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		return err.Error()
@@ -154,7 +154,7 @@ func proxyStacks(t *testing.T, addr string) string {
 }
 
 // goroutines reads a process's goroutine count from its pprof endpoint.
-func goroutines(t *testing.T, addr string) int {
+func goroutines(t testing.TB, addr string) int {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
