@@ -35,7 +35,9 @@ func BenchmarkMemberProxy(b *testing.B) {
 	proxied := "https://" + e.proxyAddr + memberreq.ProxyPath("edge-1") + "/api/v1/namespaces/default/pods"
 	direct := memberClient(b, e)
 
-	b.Run("get/direct", func(b *testing.B) { benchGet(b, direct, e.f.Kit.Cluster("edge-1").Server+"/api/v1/namespaces/default/pods") })
+	b.Run("get/direct", func(b *testing.B) {
+		benchGet(b, direct, e.f.Kit.Cluster("edge-1").Server+"/api/v1/namespaces/default/pods")
+	})
 	b.Run("get/proxied", func(b *testing.B) { benchGet(b, hub, proxied) })
 	b.Run("port-forward", func(b *testing.B) { benchPortForward(b, e, admin) })
 	b.Run("hub-memory-per-session", func(b *testing.B) { benchSessionMemory(b, e, hub) })

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"fmt"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -218,4 +218,3 @@ func openWatch(t testing.TB, hc *http.Client, url string) (io.Reader, context.Ca
 	}
 	return resp.Body, func() { cancel(); resp.Body.Close() }
 }
-
