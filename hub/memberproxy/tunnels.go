@@ -160,7 +160,7 @@ func (t *Tunnels) Tunnel(ss agentv1.TunnelService_TunnelServer) error {
 	if err != nil {
 		return status.Error(codes.Unauthenticated, err.Error())
 	}
-	first, err := ss.Recv()
+	first, err := t.firstFrame(ss)
 	if err != nil {
 		return err
 	}
@@ -178,6 +178,29 @@ func (t *Tunnels) Tunnel(ss agentv1.TunnelService_TunnelServer) error {
 		c.Close()
 	}
 	return nil
+}
+
+// firstFrame receives a tunnel's first frame, waiting at most the open
+// timeout: a stream that names no tunnel holds nothing for longer. The
+// receiving goroutine ends with the stream, when the handler returns.
+func (t *Tunnels) firstFrame(ss agentv1.TunnelService_TunnelServer) (*agentv1.TunnelFrame, error) {
+	type recv struct {
+		f   *agentv1.TunnelFrame
+		err error
+	}
+	got := make(chan recv, 1)
+	go func() {
+		f, err := ss.Recv()
+		got <- recv{f, err}
+	}()
+	timer := time.NewTimer(t.openTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-got:
+		return r.f, r.err
+	case <-timer.C:
+		return nil, status.Errorf(codes.DeadlineExceeded, "no tunnel id within %s", t.openTimeout)
+	}
 }
 
 // take removes and returns the pending tunnel id of cluster, or nil.

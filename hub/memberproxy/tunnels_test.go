@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ type server struct {
 	tunnels *memberproxy.Tunnels
 }
 
-func startServer(t *testing.T) *server {
+func startServer(t *testing.T, openTimeout time.Duration) *server {
 	t.Helper()
 	ca, err := pki.LoadOrCreateCA(t.TempDir())
 	if err != nil {
@@ -51,7 +52,7 @@ func startServer(t *testing.T) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{ca: ca, tunnels: memberproxy.NewTunnels(anyCluster{}, 5*time.Second, hclog.NewNullLogger())}
+	s := &server{ca: ca, tunnels: memberproxy.NewTunnels(anyCluster{}, openTimeout, hclog.NewNullLogger())}
 	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(serving)))
 	agentv1.RegisterTunnelServiceServer(gs, s.tunnels)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,7 +86,7 @@ func (s *server) client(t *testing.T, id pki.Identity) agentv1.TunnelServiceClie
 // certificate cannot listen; a cluster without a Listen stream is
 // ErrNoAgent at once; bytes flow both ways through the tunnel a opened.
 func TestTunnelBelongsToItsCluster(t *testing.T) {
-	s := startServer(t)
+	s := startServer(t, 5*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -175,3 +176,18 @@ func waitListening(t *testing.T, ts *memberproxy.Tunnels, cluster string) {
 }
 
 func isNoAgent(err error) bool { return errors.Is(err, memberproxy.ErrNoAgent) }
+
+// TestSilentTunnelEnds: a Tunnel stream that names no tunnel is ended
+// after the open timeout instead of held.
+func TestSilentTunnelEnds(t *testing.T) {
+	s := startServer(t, 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stream, err := s.client(t, pki.Identity{Kind: pki.KindAgent, Name: "a"}).Tunnel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "no tunnel id within") {
+		t.Errorf("a Tunnel stream that never sends = %v; want the hub's DEADLINE_EXCEEDED after the open timeout", err)
+	}
+}
