@@ -3,11 +3,9 @@ package memberproxy_test
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -26,7 +24,8 @@ import (
 //
 //	go test -run '^$' -bench MemberProxy -benchtime 2000x ./test/memberproxy/
 func BenchmarkMemberProxy(b *testing.B) {
-	e := startStreaming(b, "edge-1")
+	hubPprof := freeAddr(b)
+	e := startOpts(b, []string{"edge-1"}, true, func(o *fleet.Options) { o.HubArgs = append(o.HubArgs, "--pprof-addr="+hubPprof) })
 	admin := e.kubeconfig(b, "admin", e.admin, "edge-1")
 	e.waitProxy(b, admin)
 	e.must(b, e.member("edge-1"), "create", "clusterrolebinding", "tether-admins", "--clusterrole=cluster-admin", "--group=tether:role:admin")
@@ -40,7 +39,7 @@ func BenchmarkMemberProxy(b *testing.B) {
 	})
 	b.Run("get/proxied", func(b *testing.B) { benchGet(b, hub, proxied) })
 	b.Run("port-forward", func(b *testing.B) { benchPortForward(b, e, admin) })
-	b.Run("hub-memory-per-session", func(b *testing.B) { benchSessionMemory(b, e, hub) })
+	b.Run("hub-memory-per-session", func(b *testing.B) { benchSessionMemory(b, e, hub, hubPprof) })
 }
 
 // benchGet GETs url b.N times and reports the latency percentiles.
@@ -131,43 +130,42 @@ func dialRetry(b *testing.B, addr string) net.Conn {
 	}
 }
 
-// benchSessionMemory opens b.N watches through the hub (at most the
-// per-user bound) and reports the hub's resident memory per session.
-func benchSessionMemory(b *testing.B, e *env, hc *http.Client) {
+// benchSessionMemory opens watches through the hub (at most the per-user
+// bound) and reports the hub's Go heap in use per open session (resident
+// memory moves in steps far larger than a session's share: not a figure).
+func benchSessionMemory(b *testing.B, e *env, hc *http.Client, pprof string) {
 	n := min(b.N, 30) // under the default 32 sessions per user
 	url := "https://" + e.proxyAddr + memberreq.ProxyPath("edge-1") + "/api/v1/namespaces/default/configmaps?watch=true"
-	before := hubRSS(b, e)
+	heapBefore := heapInuse(b, pprof)
 	var cancels []context.CancelFunc
 	for range n {
 		_, cancel := openWatch(b, hc, url)
 		cancels = append(cancels, cancel)
 	}
 	time.Sleep(time.Second)
-	after := hubRSS(b, e)
+	heapAfter := heapInuse(b, pprof)
 	for _, c := range cancels {
 		c()
 	}
-	b.ReportMetric(float64(after-before)/float64(n)/1024, "KiB/session")
+	b.ReportMetric(float64(heapAfter-heapBefore)/float64(n)/1024, "heap-KiB/session")
 }
 
-// hubRSS is the hub process's resident memory, bytes.
-func hubRSS(b *testing.B, e *env) int64 {
-	for _, p := range e.f.Processes() {
-		if p.Role != fleet.RoleHub {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, l := range strings.Split(string(data), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				return kb * 1024
-			}
+// heapInuse reads a process's HeapInuse (bytes) from its pprof endpoint,
+// after a GC (the gc parameter), so that garbage does not count.
+func heapInuse(b *testing.B, addr string) int64 {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1&gc=1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(l, "# HeapInuse = "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
 		}
 	}
-	b.Fatal("no hub process")
+	b.Fatal("no HeapInuse in the heap profile")
 	return 0
 }
 
