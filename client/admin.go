@@ -34,6 +34,20 @@ func (c *Client) CreateUser(ctx context.Context, req *hubv1.CreateUserRequest) (
 	return resp, c.Explain(err)
 }
 
+// SetUserRole changes what every certificate of a user name may do: role,
+// in namespaces (none for the whole fleet). Open streams of the user
+// follow it.
+func (c *Client) SetUserRole(ctx context.Context, name string, role hubv1.Role, namespaces []string) (*hubv1.UserRole, error) {
+	resp, err := c.users.SetUserRole(ctx, &hubv1.SetUserRoleRequest{Name: name, Role: role, Namespaces: namespaces})
+	return resp.GetUser(), c.Explain(err)
+}
+
+// ListUserRoles returns the users' stored roles, by name.
+func (c *Client) ListUserRoles(ctx context.Context) ([]*hubv1.UserRole, error) {
+	resp, err := c.users.ListUserRoles(ctx, &hubv1.ListUserRolesRequest{})
+	return resp.GetUsers(), c.Explain(err)
+}
+
 // RevokeUser revokes every certificate issued to the user name until then.
 func (c *Client) RevokeUser(ctx context.Context, name string) (*hubv1.RevokedUser, error) {
 	resp, err := c.users.RevokeUser(ctx, &hubv1.RevokeUserRequest{Name: name})

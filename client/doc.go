@@ -22,8 +22,8 @@
 //     carry the clusters the scheduler rejected, with every reason) and
 //     Simulate; ListClusters, GetCluster, Cordon, Uncordon, Taint, Label,
 //     Annotate, SetResourceModels, Approve, RejectKey and RemoveCluster;
-//     CreateToken, ListTokens and DeleteToken; CreateUser, RevokeUser and
-//     ListRevokedUsers. The generated service clients are there too
+//     CreateToken, ListTokens and DeleteToken; CreateUser, SetUserRole,
+//     ListUserRoles, RevokeUser and ListRevokedUsers. The generated service clients are there too
 //     (Client.Objects, Placements, Clusters) for a request the typed calls
 //     do not make;
 //   - the retry policy: Retryable says which errors a watch is resumed

@@ -22,7 +22,9 @@
 //     tether_hub_authoritative 0) until a start with AcceptStoreReset
 //     (--accept-store-reset). open.go does steps 1 and 2.
 //  3. Builds every part over them (wire.go): the interpreter, cluster
-//     leases, the renderer (agentapi.Works) and the aggregator
+//     leases, the replica's view of the store (hub/view: one list+watch,
+//     decoded once, that the renderer reads), the renderer
+//     (agentapi.Works) and the aggregator
 //     (agentapi.Statuses); one gRPC server over TLS (serving certificate
 //     for 127.0.0.1, ::1, localhost, the host name, the listen host and
 //     TLSSANs, valid for ServingCertLifetime and re-issued at about two
@@ -37,9 +39,10 @@
 //     agents' acks and status reports go to etcd and come back to every
 //     replica's aggregator; a hub on its embedded etcd, the only replica,
 //     holds them in memory), customizations (stored RICs and webhook
-//     configurations into the interpreter), render, revocation, the gRPC
-//     server, the clusters' resource models, the user revocations, the
-//     store watch, the serving certificate's and admin.conf's renewals
+//     configurations into the interpreter), the view, render, revocation,
+//     the gRPC server, the clusters' resource models, the user revocations
+//     and roles (hub/roles), the store watch, the serving certificate's and
+//     admin.conf's renewals
 //     (hub/adminconf) and the metrics server, plus the leader election
 //     (hub/leader). While this replica leads, a group of its own runs the
 //     controllers that write decisions: registration, detector, scheduler

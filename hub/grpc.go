@@ -26,8 +26,10 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -46,6 +48,9 @@ type api struct {
 	// revoked follows the revoked users, refused on every call; its Run
 	// must run on every replica.
 	revoked *revocation.List
+	// roles follows the users' stored roles, which every call is decided
+	// with; its Run must run on every replica.
+	roles *roles.Book
 	// proxy is the member proxy's HTTP handler, over the TunnelService
 	// this server serves to agents.
 	proxy *memberproxy.Handler
@@ -54,6 +59,7 @@ type api struct {
 // apiDeps is what the services are built over.
 type apiDeps struct {
 	st             *store.Store
+	view           *view.View // the replica's view of st
 	ca             *pki.CA
 	addr, identity string
 	interp         *interpreter.Interpreter
@@ -76,7 +82,7 @@ type apiDeps struct {
 // the hub CA optional: Register comes without one) and registers every
 // service.
 func (h *Hub) newAPI(d apiDeps) (*api, error) {
-	models := membership.NewModels(d.st, h.logger)
+	models := membership.NewModels(d.view, h.logger)
 	agentCfg := agentapi.Config{HubIdentity: d.identity, HubVersion: h.cfg.Version, LeaseDuration: h.cfg.LeaseDuration,
 		MaxWorks: h.cfg.MaxWorksPerCluster, Registry: d.registry, Authority: d.authority, Counts: d.counts,
 		Customizations: d.customizations, ResourceModels: models, HandshakeTimeout: h.cfg.HandshakeTimeout,
@@ -86,9 +92,9 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	revoked := revocation.New(d.st, h.logger)
+	revoked, book := revocation.New(d.st, h.logger), roles.New(d.st, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
-		Namespaces: h.namespaceFilter(), Revocations: revoked, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
+		Namespaces: h.namespaceFilter(), Revocations: revoked, Roles: book, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration, EvictionTimeout: h.cfg.GracefulEvictionTimeout},
 		WatchStall: h.cfg.WatchStallTimeout, OnWatchCut: func() { d.counts.Add("clientapi", clientapi.KindWatchCut) }}, d.st, d.interp, h.logger)
 	if err != nil {
@@ -105,8 +111,8 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	opts = append(opts, m.interceptors()...)
 	limits := h.cfg.Proxy.WithDefaults()
 	tunnels := memberproxy.NewTunnels(d.registry, limits.OpenTimeout, h.logger)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked,
-		proxy: memberproxy.NewHandler(tunnels, revoked, limits, h.logger)}
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked, roles: book,
+		proxy: memberproxy.NewHandler(tunnels, clients, revoked, limits, h.logger)}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
 	agentv1.RegisterTunnelServiceServer(a.server, tunnels)
 	clients.Register(a.server)

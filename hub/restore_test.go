@@ -24,6 +24,7 @@ import (
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/serving"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -136,8 +137,8 @@ func TestRestoredStoreSendsNoDelete(t *testing.T) {
 // version of the ConfigMap's work on cluster.
 func renderedVersion(t *testing.T, ctx context.Context, st *store.Store, interp *interpreter.Interpreter, cluster string) string {
 	t.Helper()
-	r := render.New(st, interp, render.Config{}, hclog.NewNullLogger())
 	rctx, stop := context.WithCancel(ctx)
+	r := render.New(runView(t, rctx, st), interp, render.Config{}, hclog.NewNullLogger())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(rctx) }()
 	defer func() { stop(); <-done }()
@@ -153,10 +154,10 @@ func renderedVersion(t *testing.T, ctx context.Context, st *store.Store, interp 
 // SyncDone.
 func reconnect(t *testing.T, ctx context.Context, d *storeDir, interp *interpreter.Interpreter, identity string, held ...*agentv1.HeldWork) []*agentv1.HubMessage {
 	t.Helper()
-	works := render.New(d.st, interp, render.Config{Authority: d.auth}, hclog.NewNullLogger())
+	rctx, stop := context.WithCancel(ctx)
+	works := render.New(runView(t, rctx, d.st), interp, render.Config{Authority: d.auth}, hclog.NewNullLogger())
 	leases := liveness.New(liveness.Config{})
 	statuses := aggregate.New(d.st, interp, leases, aggregate.Config{}, hclog.NewNullLogger())
-	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- works.Run(rctx) }()
 	defer func() { stop(); <-done }()
@@ -226,4 +227,22 @@ func reconnect(t *testing.T, ctx context.Context, d *storeDir, interp *interpret
 			return msgs
 		}
 	}
+}
+
+// runView runs the replica's view of st until ctx ends; the test's
+// cleanup waits for it to return.
+func runView(t *testing.T, ctx context.Context, st *store.Store) *view.View {
+	t.Helper()
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("view.New: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	t.Cleanup(func() {
+		if err := <-done; err != nil {
+			t.Errorf("view Run = %v; want nil", err)
+		}
+	})
+	return v
 }

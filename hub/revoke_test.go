@@ -17,9 +17,11 @@ import (
 )
 
 // TestUserRevokedThroughOneReplicaIsRefusedByAll: two replicas on one
-// etcd. A user revoked through replica A is refused by replica B on its
-// next call, and the Watch it had open on B ends with UNAUTHENTICATED
-// naming the revocation; an admin cannot revoke themselves.
+// etcd. A user whose role is narrowed through replica A has his Watch of
+// a namespace on B ended with PERMISSION_DENIED naming it; revoked
+// through A, he is refused by replica B on his next call, and the Watch
+// he had open on B ends with UNAUTHENTICATED naming the revocation; an
+// admin cannot revoke themselves.
 func TestUserRevokedThroughOneReplicaIsRefusedByAll(t *testing.T) {
 	e := etcdtest.Start(t, etcdtest.Options{TLS: true})
 	a := runReplica(t, baseConfig(t, e))
@@ -58,6 +60,22 @@ func TestUserRevokedThroughOneReplicaIsRefusedByAll(t *testing.T) {
 	}
 	if ev, err := watch.Recv(); err != nil || ev.GetObject() == nil {
 		t.Fatalf("bob's Watch on replica B before the revocation: %v, %v; want the applied ConfigMap", ev, err)
+	}
+
+	// A role changed through replica A narrows bob's streams on B: his
+	// Watch of namespace default ends, naming it.
+	inDefault, err := hubv1.NewObjectServiceClient(bobOnB).Watch(ctx, &hubv1.WatchRequest{Kind: "ConfigMap", Namespace: "default", StartRevision: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inDefault.Recv(); err != nil {
+		t.Fatalf("bob's Watch of default on replica B before his role changed: %v", err)
+	}
+	if _, err := users.SetUserRole(ctx, &hubv1.SetUserRoleRequest{Name: "bob", Role: hubv1.Role_ROLE_READ_ONLY, Namespaces: []string{"team-x"}}); err != nil {
+		t.Fatalf("SetUserRole(bob) through replica A: %v", err)
+	}
+	if _, err := inDefault.Recv(); status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), `namespace "default"`) {
+		t.Errorf("bob's Watch of default on replica B after his role lost it: %v; want PermissionDenied naming default", err)
 	}
 
 	if _, err := users.RevokeUser(ctx, &hubv1.RevokeUserRequest{Name: "admin"}); status.Code(err) != codes.InvalidArgument {

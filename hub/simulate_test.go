@@ -12,7 +12,8 @@ import (
 )
 
 // A Deployment divided 1:2 over two clusters, with an override for one of
-// them and an apply strategy of its own.
+// them, a label each cluster takes its own value of (valueFrom) and an
+// apply strategy of its own.
 const (
 	simulateTemplate = `apiVersion: apps/v1
 kind: Deployment
@@ -54,6 +55,8 @@ spec:
   - targetCluster: {clusterNames: [edge-1]}
     overriders:
       imageOverrider: [{component: Registry, operator: replace, value: registry.edge-1.example}]
+  - overriders:
+      labelsOverrider: [{operator: add, valueFrom: {cluster: {clusterName: {}}}}]
 `
 	simulateKey = "apps/Deployment/default/web"
 )
@@ -110,6 +113,9 @@ func TestSimulateIsWhatTheAgentReceives(t *testing.T) {
 		if len(rc.GetObjectsJson()) != len(up.GetManifests()) {
 			t.Errorf("Simulate rendered %d objects for %s; its agent received %d", len(rc.GetObjectsJson()), cluster, len(up.GetManifests()))
 			continue
+		}
+		if want := `"cluster":"` + cluster + `"`; !bytes.Contains(up.GetManifests()[0], []byte(want)) {
+			t.Errorf("%s's agent received %s; want the label valueFrom gives it, %s", cluster, up.GetManifests()[0], want)
 		}
 		for i, m := range up.GetManifests() {
 			if got := rc.GetObjectsJson()[i]; !bytes.Equal(got, m) {

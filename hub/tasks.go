@@ -36,11 +36,13 @@ func (p *parts) tasks() []task {
 		{"liveness-follow", p.followLiveness, everyReplica},               // every replica's liveness records → this replica's leases
 		{"reports", p.statuses.Relay, everyReplica},                       // this replica's agents' acks and reports → /tether/reports/ → every replica's aggregator
 		{"customizations", p.rics.Run, everyReplica},                      // stored RICs and webhooks → interpreter
+		{"view", p.view.Run, everyReplica},                                // the store → this replica's decoded, indexed view
 		{"render", p.works.Run, everyReplica},                             // placements → works, served to agents
 		{"revocation", p.revoke, everyReplica},                            // agent records → revoked streams ended
 		{"grpc", p.srv.serve(p.lis.grpc), everyReplica},                   // agents and clients, one port
 		{"cluster-models", p.srv.models.Run, everyReplica},                // clusters' resource models → their agents' Settings
 		{"user-revocations", p.srv.revoked.Run, everyReplica},             // revoked users → their certificates refused on every call
+		{"user-roles", p.srv.roles.Run, everyReplica},                     // users' stored roles → every call decided with them, open streams narrowed
 		{"store-watch", p.storeLoss.Run, everyReplica},                    // external etcd out of reach → agents sent to other replicas, not ready
 		{"serving", p.srv.cert.Run, everyReplica},                         // serving certificate re-issued before it expires
 		{"admin.conf", p.hub.adminConf(p.ca, p.addr()).Run, everyReplica}, // admin.conf's certificate renewed before it expires

@@ -36,7 +36,7 @@ func TestLeaderOnlyTasks(t *testing.T) {
 	if !slices.Equal(leaderOnlyNames, want) {
 		t.Errorf("leader-only tasks = %v; want %v", leaderOnlyNames, want)
 	}
-	if len(every) != 14 {
-		t.Errorf("tasks on every replica = %v (%d); want 14 (15 with --metrics-listen)", every, len(every))
+	if len(every) != 16 {
+		t.Errorf("tasks on every replica = %v (%d); want 16 (17 with --metrics-listen)", every, len(every))
 	}
 }

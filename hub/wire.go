@@ -16,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/storewatch"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -37,6 +38,7 @@ type parts struct {
 	// leads (hub/leader).
 	fenced    *store.Store
 	rics      *customizations.Watcher // also tells render and detector which kinds a change concerns
+	view      *view.View              // this replica's one list+watch of the store, decoded once
 	works     *render.Renderer
 	statuses  *aggregate.Aggregator
 	registry  *membership.Registry
@@ -64,7 +66,10 @@ func (h *Hub) wire(b *base) (*parts, error) {
 	fence := &store.Fence{}
 	p.fenced = b.st.Fenced(fence)
 	p.rics = customizations.New(b.st, interp, h.logger)
-	p.works = render.New(b.st, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
+	if p.view, err = view.New(b.st, view.HubPrefixes(), h.logger); err != nil {
+		return nil, err
+	}
+	p.works = render.New(p.view, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
 	var _ agentapi.Readiness = p.works // streams read Hello once it has rendered
 	h.wireControllers(p, fence)
 	if err := h.wireServers(p); err != nil {
@@ -86,7 +91,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 		Replica: replicaName(p.addr()), Local: h.alone()}, h.logger)
 	p.registry = membership.NewRegistry(p.st, p.ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime,
 		NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
-	p.sched = scheduler.New(p.fenced, p.leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
+	p.sched = scheduler.New(p.fenced, p.view, p.leases, scheduler.Config{FailoverUnreachable: h.cfg.FailoverUnreachable,
 		UnreachableToleration: h.cfg.UnreachableToleration, GracefulEvictionTimeout: h.cfg.GracefulEvictionTimeout,
 		MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	p.elector = leader.New(p.st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(p.addr()),
@@ -96,7 +101,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 // wireServers builds the gRPC server with its services and the store
 // watch that takes it out of service while the store is lost.
 func (h *Hub) wireServers(p *parts) error {
-	srv, err := h.newAPI(apiDeps{st: p.st, ca: p.ca, addr: p.addr(), identity: p.identity,
+	srv, err := h.newAPI(apiDeps{st: p.st, view: p.view, ca: p.ca, addr: p.addr(), identity: p.identity,
 		interp: p.interp, works: p.works, statuses: p.statuses, leases: p.leases, heartbeats: p.heartbeats, registry: p.registry,
 		authority: p.auth, counts: p.counts, disrupted: func() bool { return p.elector.IsLeader() && p.sched.Disrupted() },
 		leader: p.elector, customizations: p.rics}) // sent to every agent
@@ -126,7 +131,7 @@ func (p *parts) newRegistrar() *membership.Registrar {
 // newDetector is a term's detector.
 func (p *parts) newDetector() *detector.Detector {
 	cfg := p.hub.cfg
-	return detector.New(p.fenced, p.detectorHooks, p.hub.logger, detector.WithCounts(p.counts), detector.WithCustomizations(p.rics),
+	return detector.New(p.fenced, p.view, p.detectorHooks, p.hub.logger, detector.WithCounts(p.counts), detector.WithCustomizations(p.rics),
 		detector.WithSkippedNamespaces(cfg.SkippedPropagatingNamespaces...), detector.WithNamespacePropagation(!cfg.NoNamespacePropagation))
 }
 

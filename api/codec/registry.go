@@ -53,6 +53,8 @@ var groups = []apiGroup{
 			func() Object { return &policyv1alpha1.OverridePolicy{} }},
 		{kind(policyv1alpha1.GroupVersion, policyv1alpha1.KindClusterOverridePolicy), false,
 			func() Object { return &policyv1alpha1.ClusterOverridePolicy{} }},
+		{kind(policyv1alpha1.GroupVersion, policyv1alpha1.KindFederatedResourceQuota), true,
+			func() Object { return &policyv1alpha1.FederatedResourceQuota{} }},
 	}},
 	{configv1alpha1.GroupVersion, configv1alpha1.KarmadaGroupVersion, []KindInfo{
 		{kind(configv1alpha1.GroupVersion, configv1alpha1.KindResourceInterpreterCustomization), false,

@@ -31,6 +31,8 @@ func minimal(apiVersion, kind string) string {
 		return head + "metadata: {name: a}\nwebhooks: [{name: hook.example.com, clientConfig: {url: 'https://hook.example.com/x'}, interpreterContextVersions: [v1alpha1]}]\n"
 	case "Cluster":
 		return head + "metadata: {name: m1}\nspec: {region: eu}\n"
+	case "FederatedResourceQuota":
+		return head + "metadata: {name: a, namespace: default}\nspec: {overall: {cpu: 4}}\n"
 	default:
 		return head + "metadata: {name: a}\nspec: {resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]}\n"
 	}
@@ -103,7 +105,8 @@ func TestKnownAndOwnGroup(t *testing.T) {
 	}{
 		{"policy.tether.io/v1alpha1", "PropagationPolicy", true, true},
 		{"policy.karmada.io/v1alpha1", "OverridePolicy", true, true},
-		{"policy.karmada.io/v1alpha1", "FederatedResourceQuota", false, true},
+		{"policy.karmada.io/v1alpha1", "FederatedResourceQuota", true, true},
+		{"policy.karmada.io/v1alpha1", "ClusterTaintPolicy", false, true},
 		{"config.karmada.io/v1alpha1", "ResourceInterpreterCustomization", true, true},
 		{"work.karmada.io/v1alpha2", "ResourceBinding", true, true},
 		{"work.karmada.io/v1alpha1", "Work", false, true},
@@ -125,7 +128,7 @@ func TestKnownAndOwnGroup(t *testing.T) {
 func TestDecodeUnknownKind(t *testing.T) {
 	tests := []struct{ apiVersion, kind string }{
 		{"apps/v1", "Deployment"},
-		{"policy.karmada.io/v1alpha1", "FederatedResourceQuota"},
+		{"policy.karmada.io/v1alpha1", "ClusterTaintPolicy"},
 	}
 	for _, tt := range tests {
 		doc := "apiVersion: " + tt.apiVersion + "\nkind: " + tt.kind + "\nmetadata: {name: a}\n"

@@ -12,6 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // TestResourceModelsReachTheAgent: Welcome carries the cluster's resource
@@ -33,12 +34,17 @@ func TestResourceModelsReachTheAgent(t *testing.T) {
 		}
 	}
 	put(`[{"grade":0,"ranges":[{"name":"cpu","min":"0","max":"4"}]},{"grade":1,"ranges":[{"name":"cpu","min":"4","max":"64"}]}]`)
-	models := membership.NewModels(st, hclog.NewNullLogger())
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := membership.NewModels(v, hclog.NewNullLogger())
 	_, loaded := models.ResourceModels("edge-1")
 	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(rctx) }()
 	go func() { done <- models.Run(rctx) }()
-	t.Cleanup(func() { stop(); <-done })
+	t.Cleanup(func() { stop(); <-done; <-done })
 	<-loaded
 
 	h := startHub(t, agentapi.Config{ResourceModels: models})

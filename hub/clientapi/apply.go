@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -25,10 +26,11 @@ type Objects struct {
 
 // Apply validates every object, then stores them all or none.
 func (o *Objects) Apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	c, err := o.b.authorize(ctx)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := o.b.apply(ctx, req)
+	resp, err := o.b.apply(ctx, req, c)
 	return resp, grpcStatus(err)
 }
 
@@ -49,9 +51,12 @@ type plan struct {
 	skipped bool
 }
 
-func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.ApplyResponse, error) {
+func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest, c caller) (*hubv1.ApplyResponse, error) {
 	docs, err := parseManifests(req.GetManifests(), b.cfg.MaxManifestBytes)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayRunScripts(c, docs); err != nil {
 		return nil, err
 	}
 	ns := req.GetDefaultNamespace()
@@ -62,6 +67,9 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	if err != nil {
 		return nil, err
 	}
+	if err := mayAll(c, roles.Write, items); err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	if !req.GetDryRun() && !anyRejected(items) {
 		if resp, err := b.applyLocal(ctx, items, now); resp != nil || err != nil {
@@ -70,6 +78,9 @@ func (b *backend) apply(ctx context.Context, req *hubv1.ApplyRequest) (*hubv1.Ap
 	}
 	plans, err := b.plan(ctx, items, now, b.st.GetAll)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.checkQuotas(ctx, items, plans); err != nil {
 		return nil, err
 	}
 	if req.GetDryRun() || anyRejected(items) {
@@ -97,6 +108,9 @@ func (b *backend) applyLocal(ctx context.Context, items []*item, now time.Time) 
 	plans, tooLarge, err := b.planAll(ctx, items, now, b.getLocal)
 	if err != nil || len(tooLarge) > 0 {
 		return nil, err
+	}
+	if quotas, err := b.quotasMayApply(ctx, items, plans); err != nil || quotas {
+		return nil, err // apply's quorum path checks them
 	}
 	writes := 0
 	for _, p := range plans {

@@ -62,7 +62,7 @@ func benchApplyBusy(b *testing.B, be *backend, st *store.Store, manifests func(i
 	defer func() { cancel(); wg.Wait() }()
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := be.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests(i))}); err != nil {
+		if _, err := be.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests(i))}, fleetAdmin); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -34,7 +34,7 @@ func applyOutcomes(t *testing.T, b *backend, manifests string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := b.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests)})
+	resp, err := b.apply(ctx, &hubv1.ApplyRequest{Manifests: []byte(manifests)}, fleetAdmin)
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -65,11 +65,13 @@ func TestApplyNoQuorumRead(t *testing.T) {
 		name, manifests, want string
 		requests              store.Requests
 	}{
-		{"create", fmt.Sprintf(localDeployment, 1), "committed=true CREATED", store.Requests{LocalReads: 1, Writes: 1}},
-		{"configure", fmt.Sprintf(localDeployment, 2), "committed=true CONFIGURED", store.Requests{LocalReads: 1, Writes: 1}},
+		// A template or PropagationPolicy that changes costs a second
+		// local read: the FederatedResourceQuotas (quotasMayApply).
+		{"create", fmt.Sprintf(localDeployment, 1), "committed=true CREATED", store.Requests{LocalReads: 2, Writes: 1}},
+		{"configure", fmt.Sprintf(localDeployment, 2), "committed=true CONFIGURED", store.Requests{LocalReads: 2, Writes: 1}},
 		{"unchanged", fmt.Sprintf(localDeployment, 2), "committed=true UNCHANGED", store.Requests{QuorumReads: 1, LocalReads: 1}},
-		{"unchanged and created", fmt.Sprintf(localDeployment, 2) + policy, "committed=true UNCHANGED,CREATED", store.Requests{QuorumReads: 1, LocalReads: 1, Writes: 1}},
-		{"100 created", many.String(), "committed=true " + strings.Repeat("CREATED,", 99) + "CREATED", store.Requests{QuorumReads: 1, LocalReads: 1, Writes: 100}},
+		{"unchanged and created", fmt.Sprintf(localDeployment, 2) + policy, "committed=true UNCHANGED,CREATED", store.Requests{QuorumReads: 1, LocalReads: 2, Writes: 1}},
+		{"100 created", many.String(), "committed=true " + strings.Repeat("CREATED,", 99) + "CREATED", store.Requests{QuorumReads: 1, LocalReads: 2, Writes: 100}},
 	}
 	for _, s := range steps {
 		before := st.Requests()

@@ -16,6 +16,7 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -70,8 +71,8 @@ func TestClusterLabelMovesWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "detector", detector.New(h.st, runView(t, h.st), interp, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, runView(t, h.st), leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 	if resp := c.apply(t, []byte(edgeWeb), false); len(resp.GetResults()) != 2 {
 		t.Fatalf("apply = %v", outcomes(resp))
 	}
@@ -120,6 +121,17 @@ func waitPlaced(t *testing.T, c *client, beat func(), want ...string) {
 }
 
 // runUntilCleanup runs fn until the test ends, then cancels it and waits.
+// runView runs a replica's view of st until the test ends.
+func runView(t *testing.T, st *store.Store) *view.View {
+	t.Helper()
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntilCleanup(t, "view", v.Run)
+	return v
+}
+
 func runUntilCleanup(t *testing.T, what string, fn func(context.Context) error) {
 	t.Helper()
 	rctx, cancel := context.WithCancel(context.Background())
@@ -195,8 +207,8 @@ func TestResourceModelsSteerTheEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
-	runUntilCleanup(t, "scheduler", scheduler.New(h.st, leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "detector", detector.New(h.st, runView(t, h.st), interp, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "scheduler", scheduler.New(h.st, runView(t, h.st), leases, scheduler.Config{}, hclog.NewNullLogger()).Run)
 
 	c.apply(t, []byte(dynamicWeb("before")), false)
 	waitReplicas(t, c, beat, "before", func(r map[string]int32) bool { return r["m1"] == 5 && r["m2"] == 5 })

@@ -62,7 +62,7 @@ func (s clusterService) Annotate(ctx context.Context, req *hubv1.AnnotateRequest
 // editMeta applies a label or annotation change as an admin and returns
 // the cluster's view afterwards; the error is a gRPC status.
 func (s clusterService) editMeta(ctx context.Context, name string, e metaEdit) (*hubv1.Cluster, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	c, err := s.b.editCluster(ctx, name, e.rev, func(c *clusterv1alpha1.Cluster) (bool, error) {

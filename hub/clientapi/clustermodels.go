@@ -27,7 +27,7 @@ const maxModelRanges = 16
 // nodes and heartbeats the counts; the scheduling loop estimates with
 // both, and reschedules on the record's change like any cluster change.
 func (s clusterService) SetResourceModels(ctx context.Context, req *hubv1.SetResourceModelsRequest) (*hubv1.SetResourceModelsResponse, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	name := req.GetName()

@@ -5,7 +5,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 )
 
 // clusterObject is the JSON of a cluster as a cluster.tether.io/v1alpha1
@@ -19,7 +19,7 @@ func clusterObject(c *clusterv1alpha1.Cluster, hb *agentv1.Heartbeat) []byte {
 	obj := *c
 	obj.APIVersion, obj.Kind = clusterv1alpha1.GroupVersion.String(), clusterv1alpha1.KindCluster
 	if hb != nil {
-		obj.Status = liveness.ClusterStatus(c.Status, hb)
+		obj.Status = lease.ClusterStatus(c.Status, hb)
 	}
 	js, err := json.Marshal(&obj)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
@@ -60,7 +60,7 @@ func (b *backend) members(cs []clusterv1alpha1.Cluster, live bool, now time.Time
 	if !live || b.cfg.Leases == nil {
 		return place.BuildMembers(cs, nil, now, place.Liveness{GraceUntil: notYet})
 	}
-	var leases []liveness.Lease
+	var leases []lease.Lease
 	for i := range cs {
 		if l, ok := b.cfg.Leases.Get(cs[i].Name); ok {
 			leases = append(leases, l)

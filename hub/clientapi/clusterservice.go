@@ -16,7 +16,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -30,7 +30,7 @@ type clusterService struct {
 
 // ListClusters returns the stored clusters with their liveness, by name.
 func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListClustersRequest) (*hubv1.ListClustersResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	sel, err := labels.Parse(req.GetLabelSelector())
@@ -60,7 +60,7 @@ func (s clusterService) ListClusters(ctx context.Context, req *hubv1.ListCluster
 
 // GetCluster returns one cluster and the APIs it serves.
 func (s clusterService) GetCluster(ctx context.Context, req *hubv1.GetClusterRequest) (*hubv1.GetClusterResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	c, _, err := s.b.storedCluster(ctx, req.GetName())
@@ -97,9 +97,9 @@ func (b *backend) storedCluster(ctx context.Context, name string) (*clusterv1alp
 }
 
 // lease is the cluster's lease in this hub replica, if any.
-func (b *backend) lease(name string) (liveness.Lease, bool) {
+func (b *backend) lease(name string) (lease.Lease, bool) {
 	if b.cfg.Leases == nil {
-		return liveness.Lease{}, false
+		return lease.Lease{}, false
 	}
 	return b.cfg.Leases.Get(name)
 }
@@ -144,14 +144,14 @@ func (b *backend) clusterView(c *clusterv1alpha1.Cluster, now time.Time) *hubv1.
 }
 
 // withLease overlays a lease on a cluster's view.
-func withLease(out *hubv1.Cluster, l liveness.Lease, now time.Time) {
+func withLease(out *hubv1.Cluster, l lease.Lease, now time.Time) {
 	switch l.State {
-	case liveness.StateReady:
+	case lease.StateReady:
 		out.State = hubv1.ClusterState_CLUSTER_STATE_READY
-	case liveness.StateNotReady:
+	case lease.StateNotReady:
 		out.State = hubv1.ClusterState_CLUSTER_STATE_NOT_READY
 	}
-	out.Connected = l.State != liveness.StateUnknown
+	out.Connected = l.State != lease.StateUnknown
 	out.LastHeartbeatTime = timestamppb.New(l.LastHeartbeat)
 	out.LeaseAge = durationpb.New(now.Sub(l.LastHeartbeat).Truncate(time.Millisecond))
 	hb := l.Heartbeat

@@ -54,7 +54,7 @@ func (s clusterService) Taint(ctx context.Context, req *hubv1.TaintRequest) (*hu
 // change applies a taint request to the stored cluster as an admin, and
 // returns the cluster's view afterwards; the error is a gRPC status.
 func (s clusterService) change(ctx context.Context, name string, req *hubv1.TaintRequest) (*hubv1.Cluster, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	if _, err := s.b.authorize(ctx); err != nil {
 		return nil, grpcStatus(err)
 	}
 	c, err := s.b.retaint(ctx, name, req)

@@ -5,7 +5,9 @@
 // client. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
-// certificates with the hub CA (users.go), ClusterService's Remove revokes
+// certificates with the hub CA (users.go) and, over hub/roles
+// (Config.Roles), stores their roles (SetUserRole, ListUserRoles in
+// roles.go), ClusterService's Remove revokes
 // a cluster's certificates, Approve binds its name to a new key and
 // RejectKey discards a pending one (clusters_admin.go); both need the
 // pending key's fingerprint, which ListClusters and GetCluster show. Over
@@ -19,17 +21,32 @@
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
 //	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
+//	book := roles.New(st, logger)         // its Run follows /tether/user-roles/
 //	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
-//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
+//	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked, Roles: book}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
 //	api.Register(grpcServer)
 //
 // # Authorization
 //
-// Every RPC reads the caller's verified client certificate (pki.IdentityOf):
-// admins read and write, viewers only read (Get, List, Watch, placements,
-// Simulate), agents and anything else are refused. No certificate is
-// UNAUTHENTICATED, a role that may not is PERMISSION_DENIED. Errors become
-// gRPC codes in one function, grpcStatus.
+// Every RPC reads the caller's verified client certificate (pki.IdentityOf)
+// and the user's grant (Config.Roles' GrantOf: the stored role, or the one
+// the certificate carries), and decides with roles.Decide, the hub's one
+// authorization decision (auth.go): first what the method needs
+// (methodRules, one rule per method of the generated services: a method
+// without one is refused), then, for the methods that touch objects, each
+// object by its kind and namespace (caller.may): Apply and Simulate every
+// input object, Get, Delete and the placement calls their object, List and
+// Watch of a namespace or a cluster-scoped kind that namespace or kind.
+// List, Watch and WatchPlacements of every namespace leave out what the
+// caller may not read. Agents are refused. No certificate is
+// UNAUTHENTICATED, a role that may not is PERMISSION_DENIED naming the
+// namespace or kind. Errors become gRPC codes in one function, grpcStatus.
+//
+// Open streams (Watch, WatchPlacement, WatchPlacements) follow the
+// caller's stored role (follow.go): each object is decided with the role
+// as it is when it is read and when it is sent, and a role that no longer
+// allows what the stream asked for (its namespace, kind or template) ends
+// it PERMISSION_DENIED.
 //
 // A revoked user's certificate (hub/revocation) is refused before any
 // service sees the call: RefuseRevoked's interceptors, installed on the
@@ -42,10 +59,12 @@
 // and Simulate output, every value of a core/v1 Secret's data and
 // stringData is "" (keys kept) and the annotation secret.tether.io/redacted
 // says so; Apply refuses a Secret carrying that annotation, so a viewer's
-// read applied back cannot wipe the data. Viewers may Simulate, but not
+// read applied back cannot wipe the data. Any role may Simulate, but not
 // with ResourceInterpreterCustomizations in the input: checking those runs
-// their Lua on the hub, which only a role that may apply them (admin) may
-// do; the stored customizations, accepted from an admin, run for everyone.
+// their Lua on the hub, which only a role that may apply them (a
+// fleet-wide admin) may do, refused in Apply and Simulate before the
+// check runs (mayRunScripts); the stored customizations, accepted from an
+// admin, run for everyone.
 //
 // # Apply
 //
@@ -215,10 +234,21 @@
 // brought up to the last heartbeat (clusterobject.go).
 // Not yet: work counts, certificate expiry and pending keys.
 //
-// It imports hub/store, hub/liveness (the lease type), hub/membership,
-// hub/revocation, hub/pki, hub/pipeline (the stages Simulate chains),
+// # Quotas
+//
+// Apply refuses a template, or a PropagationPolicy, whose placement would
+// take its namespace over a FederatedResourceQuota (quota.go: placed with
+// the pipeline Simulate chains, usage and the decision by
+// hub/pipeline/quota), naming the quota, resource, used, requested and
+// allowed; Get of a FederatedResourceQuota computes its status from the
+// namespace's bindings. Apply's fast path hands requests that a quota may
+// concern to its quorum path.
+//
+// It imports hub/store, hub/pipeline/lease (the lease type), hub/membership,
+// hub/revocation, hub/roles, hub/pki, hub/pipeline (the stages Simulate chains),
 // hub/pipeline/bind, hub/pipeline/place, hub/pipeline/work (the stages'
-// values, which the placement queries use too),
+// values, which the placement queries use too), hub/pipeline/quota (the
+// quota decision), internal/overrides (resource selectors),
 // hub/placement (the scheduling algorithm), hub/aggregate/fold (the
 // aggregator's fold), internal/interpreter/ and api/; never a loop
 // package (hub/detector, hub/scheduler, hub/render, hub/aggregate).

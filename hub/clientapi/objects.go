@@ -11,27 +11,32 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // Get returns one object; a template comes with its aggregated status.
 func (o *Objects) Get(ctx context.Context, req *hubv1.GetRequest) (*hubv1.GetResponse, error) {
-	id, err := authorize(ctx, read)
+	c, err := o.b.authorize(ctx)
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	obj, err := o.b.get(ctx, req.GetRef(), viewOf(id))
+	obj, err := o.b.get(ctx, req.GetRef(), c)
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
 	return &hubv1.GetResponse{Object: obj}, nil
 }
 
-func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, v view) (*hubv1.Object, error) {
+func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, c caller) (*hubv1.Object, error) {
 	key, kr, err := resolveRef(ref)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.may(roles.Read, key.Kind, key.Namespace); err != nil {
+		return nil, err
+	}
+	v := c.view()
 	if isBindingKind(kr) {
 		return b.getBinding(ctx, key, ref)
 	}
@@ -52,9 +57,14 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, v view) (*hubv1
 }
 
 // objectOf renders a stored value for clients: resourceVersion set, for
-// a template with a binding the aggregated status merged in, and what v
-// hides hidden.
+// a template with a binding the aggregated status merged in, for a
+// FederatedResourceQuota its status (withQuotaStatus), and what v hides
+// hidden.
 func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte, v view) (*hubv1.Object, error) {
+	kv, err := b.withQuotaStatus(ctx, key, kv)
+	if err != nil {
+		return nil, err
+	}
 	obj, err := withRevision(kv.Value, kv.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kv.Key, err)
@@ -93,18 +103,20 @@ func resolveRef(ref *hubv1.ObjectRef) (store.ObjectRef, kindRef, error) {
 
 // List returns one page of the objects of a kind.
 func (o *Objects) List(ctx context.Context, req *hubv1.ListRequest) (*hubv1.ListResponse, error) {
-	id, err := authorize(ctx, read)
+	c, err := o.b.authorize(ctx)
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := o.b.list(ctx, req, viewOf(id))
+	resp, err := o.b.list(ctx, req, c)
 	return resp, grpcStatus(err)
 }
 
 // list reads the kind's objects at one revision and returns those after the
 // page token's key. Each page is a fresh read: a later page may see changes
-// made after the first (the store reads at its newest revision).
-func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, v view) (*hubv1.ListResponse, error) {
+// made after the first (the store reads at its newest revision). A
+// request for a namespace or a cluster-scoped kind the caller may not read
+// is refused; one for every namespace returns those the caller may read.
+func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, c caller) (*hubv1.ListResponse, error) {
 	kr, err := resolveKind(req.GetApiVersion(), req.GetKind())
 	if err != nil {
 		return nil, err
@@ -125,6 +137,11 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, v view) (*hu
 	if kr.scope == scopeCluster {
 		ns = ""
 	}
+	if ns != "" || kr.scope == scopeCluster {
+		if err := c.may(roles.Read, kr.kind, ns); err != nil {
+			return nil, err
+		}
+	}
 	kvs, rev, err := b.st.List(ctx, store.KindPrefix(store.ObjectsPrefix, kr.group, kr.kind, ns))
 	if err != nil {
 		return nil, err
@@ -139,14 +156,14 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, v view) (*hu
 			continue
 		}
 		key, ok := store.ParseObjectKey(kv.Key)
-		if !ok || !matches(kv.Value, sel) {
+		if !ok || !matches(kv.Value, sel) || !c.reads(key.Kind, key.Namespace) {
 			continue
 		}
 		if len(resp.Objects) == size {
 			resp.NextPageToken = encodePageToken(resp.Objects[size-1], kr)
 			break
 		}
-		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)], v)
+		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)], c.view())
 		if err != nil {
 			return nil, err
 		}
@@ -220,16 +237,20 @@ func matches(value []byte, sel labels.Selector) bool {
 
 // Delete removes one object.
 func (o *Objects) Delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.DeleteResponse, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	c, err := o.b.authorize(ctx)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := o.b.delete(ctx, req)
+	resp, err := o.b.delete(ctx, req, c)
 	return resp, grpcStatus(err)
 }
 
-func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.DeleteResponse, error) {
+func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest, c caller) (*hubv1.DeleteResponse, error) {
 	key, _, err := resolveRef(req.GetRef())
 	if err != nil {
+		return nil, err
+	}
+	if err := c.may(roles.Write, key.Kind, key.Namespace); err != nil {
 		return nil, err
 	}
 	kv, err := b.st.Get(ctx, store.ObjectKey(key))
@@ -242,7 +263,7 @@ func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest) (*hubv1.
 	if want := req.GetExpectedRevision(); want > 0 && want != kv.Revision {
 		return nil, fmt.Errorf("%w: %s is at revision %d, not %d", ErrRevisionMismatch, describe(req.GetRef()), kv.Revision, want)
 	}
-	obj, err := b.objectOf(ctx, key, kv, nil, fullView) // admins only
+	obj, err := b.objectOf(ctx, key, kv, nil, c.view())
 	if err != nil {
 		return nil, err
 	}

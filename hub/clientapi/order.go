@@ -25,6 +25,7 @@ var installOrder = []store.ObjectRef{
 	{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindOverridePolicy},
 	{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindClusterPropagationPolicy},
 	{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindPropagationPolicy},
+	{Group: policyv1alpha1.GroupName, Kind: policyv1alpha1.KindFederatedResourceQuota},
 	{Group: "networking.k8s.io", Kind: "NetworkPolicy"},
 	{Group: "", Kind: "ResourceQuota"},
 	{Group: "", Kind: "LimitRange"},

@@ -17,6 +17,7 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -29,11 +30,15 @@ type Placements struct {
 // GetPlacement returns where a template runs and why other clusters were
 // not chosen.
 func (p *Placements) GetPlacement(ctx context.Context, req *hubv1.GetPlacementRequest) (*hubv1.GetPlacementResponse, error) {
-	if _, err := authorize(ctx, read); err != nil {
+	c, err := p.b.authorize(ctx)
+	if err != nil {
 		return nil, grpcStatus(err)
 	}
 	key, err := templateKey(req.GetTemplate())
 	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	if err := c.may(roles.Read, key.Kind, key.Namespace); err != nil {
 		return nil, grpcStatus(err)
 	}
 	pl, err := p.b.placement(ctx, key, req.GetTemplate())

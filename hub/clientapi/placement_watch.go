@@ -14,14 +14,22 @@ import (
 // after each change of the template or its binding.
 func (p *Placements) WatchPlacement(req *hubv1.WatchPlacementRequest, stream hubv1.PlacementService_WatchPlacementServer) error {
 	ctx := stream.Context()
-	if _, err := authorize(ctx, read); err != nil {
+	c, err := p.b.authorize(ctx)
+	if err != nil {
 		return grpcStatus(err)
 	}
 	key, err := templateKey(req.GetTemplate())
 	if err != nil {
 		return grpcStatus(err)
 	}
-	return grpcStatus(p.b.watchPlacement(ctx, key, req, stream.Send))
+	check := mayRead(key.Kind, key.Namespace, key.Namespace == "")
+	if err := check(c); err != nil {
+		return grpcStatus(err)
+	}
+	ctx, _, stop := p.b.follow(ctx, c, check)
+	defer stop()
+	err = p.b.watchPlacement(ctx, key, req, stream.Send)
+	return grpcStatus(refusedCause(ctx, err))
 }
 
 // watchPlacement follows the template's key and its binding's key. A

@@ -25,7 +25,7 @@ func placementsStream(t *testing.T, b *backend) <-chan *hubv1.WatchPlacementsRes
 	out := make(chan *hubv1.WatchPlacementsResponse, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- b.watchPlacements(ctx, &hubv1.WatchPlacementsRequest{ApiVersion: "apps/v1", Kind: "Deployment"},
+		done <- b.watchPlacements(ctx, &hubv1.WatchPlacementsRequest{ApiVersion: "apps/v1", Kind: "Deployment"}, readsAll,
 			func(m *hubv1.WatchPlacementsResponse) error { out <- m; return nil })
 	}()
 	t.Cleanup(func() {

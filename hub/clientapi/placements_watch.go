@@ -1,6 +1,7 @@
 package clientapi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,20 @@ const placementsPage = 500
 
 // WatchPlacements streams the placements of every selected template.
 func (p *Placements) WatchPlacements(req *hubv1.WatchPlacementsRequest, stream hubv1.PlacementService_WatchPlacementsServer) error {
-	if _, err := authorize(stream.Context(), read); err != nil {
+	ctx := stream.Context()
+	c, err := p.b.authorize(ctx)
+	if err != nil {
 		return grpcStatus(err)
 	}
-	return grpcStatus(p.b.watchPlacements(stream.Context(), req, stream.Send))
+	check := mayRead(cmp.Or(req.GetKind(), objectsKind), req.GetNamespace(), false)
+	if err := check(c); err != nil {
+		return grpcStatus(err)
+	}
+	ctx, current, stop := p.b.follow(ctx, c, check)
+	defer stop()
+	may := func(key store.ObjectRef) bool { return current().reads(key.Kind, key.Namespace) }
+	err = p.b.watchPlacements(ctx, req, may, stream.Send)
+	return grpcStatus(refusedCause(ctx, err))
 }
 
 // placementsFilter selects the templates of a WatchPlacements and their
@@ -34,9 +45,11 @@ type placementsFilter struct {
 	objects, bindings string
 	namespace         string // "" for all
 	sel               labels.Selector
+	// may reports whether the caller may read a template now.
+	may func(store.ObjectRef) bool
 }
 
-func newPlacementsFilter(req *hubv1.WatchPlacementsRequest) (*placementsFilter, error) {
+func newPlacementsFilter(req *hubv1.WatchPlacementsRequest, may func(store.ObjectRef) bool) (*placementsFilter, error) {
 	wf, err := newWatchFilter(&hubv1.WatchRequest{ApiVersion: req.GetApiVersion(), Kind: req.GetKind(),
 		Namespace: req.GetNamespace(), LabelSelector: req.GetLabelSelector()})
 	if err != nil {
@@ -48,13 +61,13 @@ func newPlacementsFilter(req *hubv1.WatchPlacementsRequest) (*placementsFilter, 
 		}
 	}
 	return &placementsFilter{objects: wf.prefix, bindings: store.BindingsPrefix + strings.TrimPrefix(wf.prefix, store.ObjectsPrefix),
-		namespace: wf.namespace, sel: wf.sel}, nil
+		namespace: wf.namespace, sel: wf.sel, may: may}, nil
 }
 
 // selects reports whether key names a selected template (its labels
-// aside).
+// aside) that the caller may read.
 func (f *placementsFilter) selects(key store.ObjectRef) bool {
-	return (f.namespace == "" || key.Namespace == f.namespace) && !ownGroup(key.Group)
+	return (f.namespace == "" || key.Namespace == f.namespace) && !ownGroup(key.Group) && f.may(key)
 }
 
 // ownGroup reports whether group is one of Tether's, whose objects are
@@ -99,8 +112,8 @@ func (f *placementsFilter) keeps(ev store.Event) bool {
 // as Watch's do (bounded; a stalled client is cut), and each is turned
 // into a placement only when sent, with the clusters of the backend's
 // clusterCache (clusterView).
-func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacementsRequest, send func(*hubv1.WatchPlacementsResponse) error) error {
-	f, err := newPlacementsFilter(req)
+func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacementsRequest, may func(store.ObjectRef) bool, send func(*hubv1.WatchPlacementsResponse) error) error {
+	f, err := newPlacementsFilter(req, may)
 	if err != nil {
 		return err
 	}
@@ -146,6 +159,9 @@ func (b *backend) watchPlacements(ctx context.Context, req *hubv1.WatchPlacement
 // or does not match the label selector).
 func (b *backend) placementChange(ctx context.Context, f *placementsFilter, clusters clusterSource, ev store.Event) (*hubv1.WatchPlacementsResponse, error) {
 	key, _ := store.ParseObjectKey(ev.KV.Key)
+	if !f.selects(key) { // the caller's grant changed since it was read
+		return nil, nil
+	}
 	rev := ev.KV.Revision
 	var tkv store.KV
 	var bkv *store.KV

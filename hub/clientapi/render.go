@@ -20,17 +20,7 @@ import (
 // the request's laid over them (e). t is the template of ref as the hub
 // would store it.
 func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *bind.Template, e *env) (*hubv1.Placement, []*hubv1.RenderedCluster, error) {
-	now := time.Now()
-	in := pipeline.Input{
-		Bind: bind.Input{Template: t, PPs: e.pps, CPPs: e.cpps, OverrideExists: e.overrideExists,
-			Cause: bind.Cause{Policies: e.given}, Preemption: true,
-			AutoNamespace: b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t),
-			Current:       bind.CurrentOf(e.binding)},
-		Stored: e.binding, StoredID: e.bindingID,
-		Members: b.members(e.clusters, !e.givenClusters, now), Clusters: e.clusters,
-		ClusterOverrides: e.cops, Overrides: e.ops, Now: now, Place: b.cfg.Scheduling,
-	}
-	res := pipeline.Template(ctx, in, b.interp)
+	res := pipelineTemplate(ctx, b, t, e)
 	pl := &hubv1.Placement{Template: ref}
 	if res.Policy != nil {
 		pl.Policy = simulatedPolicyRef(*res.Policy)
@@ -48,6 +38,20 @@ func (b *backend) run(ctx context.Context, ref *hubv1.ObjectRef, t *bind.Templat
 		pl.Scheduled, pl.Message = false, res.RenderErr.Error()
 	}
 	return pl, renderedClusters(res.Works), nil
+}
+
+// pipelineInput is the pipeline's input for template t on e, as the
+// loops would see it at now.
+func (b *backend) pipelineInput(t *bind.Template, e *env, now time.Time) pipeline.Input {
+	return pipeline.Input{
+		Bind: bind.Input{Template: t, PPs: e.pps, CPPs: e.cpps, OverrideExists: e.overrideExists,
+			Cause: bind.Cause{Policies: e.given}, Preemption: true,
+			AutoNamespace: b.cfg.Namespaces != nil && b.cfg.Namespaces.AutoPropagated(t),
+			Current:       bind.CurrentOf(e.binding)},
+		Stored: e.binding, StoredID: e.bindingID,
+		Members: b.members(e.clusters, !e.givenClusters, now), Clusters: e.clusters,
+		ClusterOverrides: e.cops, Overrides: e.ops, Now: now, Place: b.cfg.Scheduling,
+	}
 }
 
 // fillPlacement sets the scheduler's decision on rb: its clusters, its
@@ -86,4 +90,9 @@ func renderedClusters(ws []pipeline.ClusterWork) []*hubv1.RenderedCluster {
 			ConflictResolution: work.ConflictResolutionName(opts.GetConflictResolution())})
 	}
 	return out
+}
+
+// pipelineTemplate runs the pipeline for t on e now.
+func pipelineTemplate(ctx context.Context, b *backend, t *bind.Template, e *env) pipeline.Result {
+	return pipeline.Template(ctx, b.pipelineInput(t, e, time.Now()), b.interp)
 }

@@ -110,7 +110,7 @@ func userCert(ctx context.Context) *x509.Certificate {
 		return nil
 	}
 	id, err := pki.IdentityOf(info.State.PeerCertificates[0])
-	if err != nil || (id.Kind != pki.KindAdmin && id.Kind != pki.KindViewer) {
+	if err != nil || !id.Kind.IsUser() {
 		return nil
 	}
 	return info.State.PeerCertificates[0]

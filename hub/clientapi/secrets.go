@@ -6,17 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 )
 
-// What a caller may see of an object. The read-only role sees Secrets
+// What a caller may see of an object (caller.view). The viewer role sees Secrets
 // without their data: every value of a core/v1 Secret's data and
 // stringData is replaced by "" (the keys stay, so a viewer can still see
 // which keys a Secret holds), and the object is marked with
 // RedactedAnnotation so that nobody mistakes it for an empty Secret. Apply
 // refuses a Secret carrying the annotation: applying a viewer's read back
-// would otherwise wipe the data. Admins see everything.
+// would otherwise wipe the data. Admins and editors see everything.
 
 // RedactedAnnotation marks a Secret whose data values were hidden from the
 // reader.
@@ -34,15 +33,6 @@ const (
 	// redactedView hides Secret data.
 	redactedView
 )
-
-// viewOf is the view of a caller: full for admins, redacted for anyone
-// else the services let read.
-func viewOf(id pki.Identity) view {
-	if id.Kind == pki.KindAdmin {
-		return fullView
-	}
-	return redactedView
-}
 
 // isSecret reports whether an apiVersion and kind name a core/v1 Secret.
 func isSecret(apiVersion, kind string) bool { return apiVersion == "v1" && kind == "Secret" }

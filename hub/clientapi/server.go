@@ -13,11 +13,12 @@ import (
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/interpreter"
 	"github.com/tetherproj/tether/internal/interpreter/luavm"
@@ -86,6 +87,11 @@ type Config struct {
 	// nil answers them UNIMPLEMENTED. The server must also refuse the
 	// revoked certificates (RefuseRevoked) for them to take effect.
 	Revocations *revocation.List
+	// Roles are the users' stored grants (hub/roles), which every call is
+	// decided with and open streams follow; they also serve UserService's
+	// SetUserRole and ListUserRoles. Nil: each certificate has the role it
+	// carries (roles.CertGrant), and those two answer UNIMPLEMENTED.
+	Roles *roles.Book
 	// LuaLimits bound the dry run of ResourceInterpreterCustomizations'
 	// scripts at Apply; zero takes luavm.DefaultLimits, which the hub's
 	// interpreter also uses.
@@ -106,7 +112,7 @@ type Config struct {
 // Leases is what ClusterService reads of the clusters' leases; the hub's
 // *liveness.Leases satisfies it.
 type Leases interface {
-	Get(cluster string) (lease liveness.Lease, ok bool)
+	Get(cluster string) (lease lease.Lease, ok bool)
 }
 
 func (c Config) withDefaults() Config {

@@ -21,40 +21,40 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/pipeline/work"
-	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // Simulate places and renders a template as if it and the given policies
 // were applied, storing nothing.
-// Viewers may simulate, but not with ResourceInterpreterCustomizations of
-// their own: those run their Lua on the hub (see mayRunScripts). Secret
-// data is hidden from them in the output as in reads (secrets.go).
+// Any role may simulate a template of its namespaces, with policies of
+// them, but not with ResourceInterpreterCustomizations of its own: those
+// run their Lua on the hub (see mayRunScripts). Secret data is hidden
+// from viewers in the output as in reads (secrets.go).
 func (p *Placements) Simulate(ctx context.Context, req *hubv1.SimulateRequest) (*hubv1.SimulateResponse, error) {
-	id, err := authorize(ctx, read)
+	c, err := p.b.authorize(ctx)
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	resp, err := p.b.simulate(ctx, req, id)
-	viewOf(id).redactSimulation(resp)
+	resp, err := p.b.simulate(ctx, req, c)
+	c.view().redactSimulation(resp)
 	return resp, grpcStatus(err)
 }
 
 // mayRunScripts refuses the input of a caller who may not apply
 // customizations when it holds a ResourceInterpreterCustomization: the
-// load-time check Simulate makes of it runs its Lua (top-level code and a
-// dry run) on the hub. Customizations already stored were accepted from an
-// admin and run for anyone.
-func mayRunScripts(id pki.Identity, docs []document) error {
-	if id.Kind == pki.KindAdmin {
-		return nil
-	}
+// load-time check Apply and Simulate make of it runs its Lua (top-level
+// code and a dry run) on the hub, so it is refused before that check
+// runs. Customizations already stored were accepted from an admin and run
+// for anyone.
+func mayRunScripts(c caller, docs []document) error {
 	for _, d := range docs {
 		if codec.OwnGroup(d.apiVersion) && d.kind == configv1alpha1.KindResourceInterpreterCustomization {
-			meta, _ := d.obj["metadata"].(map[string]any)
-			name, _ := meta["name"].(string)
-			return fmt.Errorf("%w: user %q has the read-only role; the input holds %s %q, whose Lua scripts Simulate would run on the hub: simulating with customizations needs a role that may apply them (admin)",
-				ErrPermissionDenied, id.Name, d.kind, name)
+			if err := c.may(roles.Write, d.kind, ""); err != nil {
+				meta, _ := d.obj["metadata"].(map[string]any)
+				name, _ := meta["name"].(string)
+				return fmt.Errorf("the input holds %s %q, whose Lua scripts the hub would run to check it: %w", d.kind, name, err)
+			}
 		}
 	}
 	return nil
@@ -80,7 +80,7 @@ type env struct {
 	bindingID types.UID
 }
 
-func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id pki.Identity) (*hubv1.SimulateResponse, error) {
+func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, c caller) (*hubv1.SimulateResponse, error) {
 	docs, err := parseManifests(req.GetTemplate(), b.cfg.MaxManifestBytes)
 	if err != nil {
 		return nil, fmt.Errorf("template: %w", err)
@@ -95,11 +95,14 @@ func (b *backend) simulate(ctx context.Context, req *hubv1.SimulateRequest, id p
 		}
 		docs = append(docs, pdocs...)
 	}
-	if err := mayRunScripts(id, docs); err != nil {
+	if err := mayRunScripts(c, docs); err != nil {
 		return nil, err
 	}
 	items, err := b.prepare(ctx, docs, "default", true)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayAll(c, roles.Read, items); err != nil {
 		return nil, err
 	}
 	if items[0].typed != nil {

@@ -44,7 +44,7 @@ func TestSimulateHonoursStoredClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runUntilCleanup(t, "detector", detector.New(h.st, interp, hclog.NewNullLogger()).Run)
+	runUntilCleanup(t, "detector", detector.New(h.st, runView(t, h.st), interp, hclog.NewNullLogger()).Run)
 	c.apply(t, []byte(claimPolicy("first", "m1", "0")+"---\n"+apiDeployment), false)
 	waitClaim(t, h, "first")
 	c.apply(t, []byte(claimPolicy("second", "m2", "10")), false)

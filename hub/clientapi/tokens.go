@@ -74,7 +74,7 @@ func tokenView(t membership.Token) *hubv1.Token {
 // registry authorizes an admin call of method and returns the registry,
 // or ErrUnimplemented when the hub runs without one.
 func (b *backend) registry(ctx context.Context, method string) (*membership.Registry, error) {
-	if _, err := authorize(ctx, write); err != nil {
+	if _, err := b.authorize(ctx); err != nil {
 		return nil, err
 	}
 	if b.cfg.Registry == nil {

@@ -25,23 +25,31 @@ const (
 )
 
 // userService implements hubv1.UserServiceServer: admins issue client
-// certificates for users, signed by the hub's CA, and revoke users. The
-// role is in the certificate (pki.Identity); the hub stores nothing about
-// users but their revocations (hub/revocation).
+// certificates for users, signed by the hub's CA, set their roles
+// (hub/roles) and revoke them (hub/revocation).
 type userService struct {
 	hubv1.UnimplementedUserServiceServer
 	b *backend
 }
 
-// CreateUser signs the caller's CSR (or a new key's, returned with the
-// certificate) as name with role.
+// CreateUser stores name's role (with stored roles) and signs the
+// caller's CSR (or a new key's, returned with the certificate) as name.
+// Without stored roles the certificate carries the role, which then can
+// only be fleet-wide admin or read-only.
 func (s userService) CreateUser(ctx context.Context, req *hubv1.CreateUserRequest) (*hubv1.CreateUserResponse, error) {
+	caller, err := s.b.authorize(ctx)
+	if err != nil {
+		return nil, grpcStatus(err)
+	}
 	reg, err := s.b.registry(ctx, "UserService.CreateUser")
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
 	id, lifetime, err := userRequest(req)
 	if err != nil {
+		return nil, grpcStatus(err)
+	}
+	if id, err = s.b.storeRole(ctx, caller, id, req.GetRole(), req.GetNamespaces()); err != nil {
 		return nil, grpcStatus(err)
 	}
 	ca := reg.CA()
@@ -54,7 +62,7 @@ func (s userService) CreateUser(ctx context.Context, req *hubv1.CreateUserReques
 	if err != nil {
 		return nil, grpcStatus(fmt.Errorf("%w: %v", ErrInvalid, err))
 	}
-	s.b.log.Info("user certificate issued", "user", id.Name, "role", id.Kind, "not_after", issued.Cert.NotAfter)
+	s.b.log.Info("user certificate issued", "user", id.Name, "kind", id.Kind, "not_after", issued.Cert.NotAfter)
 	return &hubv1.CreateUserResponse{
 		CertificatePem: issued.CertPEM, PrivateKeyPem: issued.KeyPEM, CaBundlePem: ca.CertPEM,
 		NotAfter: timestamppb.New(issued.Cert.NotAfter),
@@ -65,13 +73,8 @@ func (s userService) CreateUser(ctx context.Context, req *hubv1.CreateUserReques
 // lifetime to issue.
 func userRequest(req *hubv1.CreateUserRequest) (pki.Identity, time.Duration, error) {
 	id := pki.Identity{Name: req.GetName()}
-	switch req.GetRole() {
-	case hubv1.Role_ROLE_ADMIN:
-		id.Kind = pki.KindAdmin
-	case hubv1.Role_ROLE_READ_ONLY:
-		id.Kind = pki.KindViewer
-	default:
-		return id, 0, fmt.Errorf("%w: role %s: want admin or read-only", ErrInvalid, req.GetRole())
+	if _, err := grantOf(req.GetRole(), req.GetNamespaces()); err != nil {
+		return id, 0, err
 	}
 	if errs := validation.IsDNS1123Subdomain(id.Name); len(errs) > 0 {
 		return id, 0, fmt.Errorf("%w: user name %q: %s", ErrInvalid, id.Name, strings.Join(errs, "; "))
@@ -129,10 +132,11 @@ func (s userService) ListRevokedUsers(ctx context.Context, _ *hubv1.ListRevokedU
 // revocations authorizes an admin call of method and returns the caller
 // and the revocations, or ErrUnimplemented when the hub runs without them.
 func (b *backend) revocations(ctx context.Context, method string) (pki.Identity, *revocation.List, error) {
-	id, err := authorize(ctx, write)
+	c, err := b.authorize(ctx)
 	if err != nil {
-		return id, nil, err
+		return c.id, nil, err
 	}
+	id := c.id
 	if b.cfg.Revocations == nil {
 		return id, nil, fmt.Errorf("%w: %s is not served: this hub runs without user revocations", ErrUnimplemented, method)
 	}

@@ -1,6 +1,7 @@
 package clientapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -12,11 +13,11 @@ import (
 
 // Watch streams the changes of the selected objects after a revision.
 func (o *Objects) Watch(req *hubv1.WatchRequest, stream hubv1.ObjectService_WatchServer) error {
-	id, err := authorize(stream.Context(), read)
+	c, err := o.b.authorize(stream.Context())
 	if err != nil {
 		return grpcStatus(err)
 	}
-	return grpcStatus(o.b.watch(stream.Context(), req, viewOf(id), stream.Send))
+	return grpcStatus(o.b.watch(stream.Context(), req, c, stream.Send))
 }
 
 // watchFilter selects the events of a Watch.
@@ -24,6 +25,10 @@ type watchFilter struct {
 	prefix    string
 	namespace string // "" for all
 	sel       labels.Selector
+	// kind is the kind asked for ("" for all), and clusterScoped whether
+	// it is cluster-scoped.
+	kind          string
+	clusterScoped bool
 }
 
 func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
@@ -41,6 +46,7 @@ func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
 		if kr.scope == scopeCluster {
 			ns, f.namespace = "", ""
 		}
+		f.kind, f.clusterScoped = kr.kind, kr.scope == scopeCluster
 		f.prefix = store.KindPrefix(store.ObjectsPrefix, kr.group, kr.kind, ns)
 	}
 	return f, nil
@@ -52,12 +58,32 @@ func newWatchFilter(req *hubv1.WatchRequest) (*watchFilter, error) {
 // produces no event (the stored history does not say whether it matched
 // before), so watch without a selector to see objects leave a selection.
 // Events wait for the client in a lagQueue, which bounds what a slow
-// client costs the hub.
-func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, send func(*hubv1.WatchResponse) error) error {
+// client costs the hub. Events of objects the caller may not read are not
+// sent, decided with the caller's grant as it is when they are read and
+// again when they are sent; a grant that no longer allows what the
+// request asked for ends the watch (follow).
+func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, c caller, send func(*hubv1.WatchResponse) error) error {
 	f, err := newWatchFilter(req)
 	if err != nil {
 		return err
 	}
+	check := mayRead(cmp.Or(f.kind, objectsKind), f.namespace, f.clusterScoped)
+	if err := check(c); err != nil {
+		return err
+	}
+	ctx, current, stop := b.follow(ctx, c, check)
+	defer stop()
+	err = b.watchEvents(ctx, req, f, current, send)
+	return refusedCause(ctx, err)
+}
+
+// watchEvents is watch's loop, from its start revision.
+func (b *backend) watchEvents(ctx context.Context, req *hubv1.WatchRequest, f *watchFilter, current func() caller, send func(*hubv1.WatchResponse) error) error {
+	readable := func(ev store.Event) bool {
+		key, ok := store.ParseObjectKey(ev.KV.Key)
+		return ok && current().reads(key.Kind, key.Namespace)
+	}
+	keeps := func(ev store.Event) bool { return f.keeps(ev) && readable(ev) }
 	from := req.GetStartRevision()
 	if from < 0 {
 		return fmt.Errorf("%w: start_revision %d: a revision is 0 (from now) or positive", ErrInvalid, from)
@@ -70,7 +96,7 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, se
 	filled := make(chan struct{})
 	go func() {
 		defer close(filled)
-		fillWatch(ctx, q, prefixSource(b.st, f.prefix), from, f.keeps, b.cfg.OnWatchCut)
+		fillWatch(ctx, q, prefixSource(b.st, f.prefix), from, keeps, b.cfg.OnWatchCut)
 	}()
 	defer func() { cancel(); <-filled }()
 	for {
@@ -78,7 +104,10 @@ func (b *backend) watch(ctx context.Context, req *hubv1.WatchRequest, v view, se
 		if err != nil {
 			return err
 		}
-		resp, err := b.watchEvent(ctx, ev, v)
+		if !readable(ev) {
+			continue
+		}
+		resp, err := b.watchEvent(ctx, ev, current().view())
 		if err != nil {
 			return err
 		}

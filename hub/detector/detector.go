@@ -3,6 +3,8 @@ package detector
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -11,17 +13,13 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/backoff"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
 // Tuned intervals.
 const (
-	// relistBackoff is how long Run waits before listing again after a
-	// session failed for another reason than compaction (etcd unreachable,
-	// say). No jitter: one detector runs at a time, the leader's (hub.Run
-	// starts it for each term of leadership, hub/leader).
-	relistBackoff = 2 * time.Second
 	// retryBase is the first retry delay of a template whose reconcile
 	// failed (interpreter or store error); it doubles per failure up to
 	// retryMax.
@@ -32,14 +30,16 @@ const (
 	// and tries again after an optimistic-write conflict before it is
 	// retried later like any failure.
 	conflictRetries = 5
-	// maxBatch is how many watch events are applied to the index before
-	// the dirty templates are reconciled, so that a burst (a policy and its
-	// templates applied together) is decided once.
-	maxBatch = 512
 )
 
-// errWatchClosed ends a session whose watch channel closed without error.
-var errWatchClosed = errors.New("detector: watch closed")
+// errRelisted ends a session whose view listed again: the next session
+// loads the view's next full batch.
+var errRelisted = errors.New("detector: the view listed again")
+
+// Source is the replica's view of the store (*view.View).
+type Source interface {
+	Subscribe(prefixes ...string) *view.Subscription
+}
 
 // Option configures a Detector.
 type Option func(*Detector)
@@ -77,7 +77,8 @@ func WithCustomizations(c Customizations) Option { return func(d *Detector) { d.
 // Detector writes bindings for templates. Its state belongs to the
 // goroutine running Run; call Run once at a time.
 type Detector struct {
-	store      *store.Store
+	store      *store.Store // writes (fenced) and reads of dependencies
+	view       Source       // templates, policies and bindings, decoded once
 	interp     bind.Interpreter
 	log        hclog.Logger
 	preemption bool
@@ -143,9 +144,10 @@ type retry struct {
 	cause    bind.Cause
 }
 
-// New returns a detector over st that interprets templates with interp.
-func New(st *store.Store, interp bind.Interpreter, logger hclog.Logger, opts ...Option) *Detector {
-	d := &Detector{store: st, interp: interp, log: logger.Named("detector"), preemption: true, namespaces: true, skipped: bind.DefaultSkippedNamespaces}
+// New returns a detector that reads v, writes st and interprets templates
+// with interp.
+func New(st *store.Store, v Source, interp bind.Interpreter, logger hclog.Logger, opts ...Option) *Detector {
+	d := &Detector{store: st, view: v, interp: interp, log: logger.Named("detector"), preemption: true, namespaces: true, skipped: bind.DefaultSkippedNamespaces}
 	for _, o := range opts {
 		o(d)
 	}
@@ -153,10 +155,10 @@ func New(st *store.Store, interp bind.Interpreter, logger hclog.Logger, opts ...
 	return d
 }
 
-// Run lists and watches the store and keeps bindings in line with templates
-// and policies until ctx ends, then returns nil. A compacted watch lists
-// again; other store failures list again after relistBackoff. It returns an
-// error only for a bad configuration.
+// Run follows the replica's view of the store and keeps bindings in line
+// with templates and policies until ctx ends, then returns nil. Each full
+// batch of the view (its first list, a list after its watch failed) loads
+// the index anew. It returns an error only for a bad configuration.
 func (d *Detector) Run(ctx context.Context) error {
 	if d.filterErr != nil {
 		return d.filterErr
@@ -173,29 +175,37 @@ func (d *Detector) Run(ctx context.Context) error {
 			return nil
 		}
 	}
-	return store.Follow(ctx, d.log, relistBackoff, d.session)
+	sub := d.view.Subscribe(store.ObjectsPrefix, store.BindingsPrefix)
+	defer sub.Close()
+	for {
+		err := d.session(ctx, sub)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errRelisted) {
+			continue
+		}
+		d.log.Warn("session ended, listing again", "error", err, "backoff", view.RelistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(view.RelistBackoff):
+		}
+		sub.Relist()
+	}
 }
 
-// session loads the index, then applies watch events and reconciles until
-// ctx ends or a watch fails. The watches' goroutines (in the store) have
-// exited when it returns.
-func (d *Detector) session(ctx context.Context) error {
-	objRev, bindRev, err := d.load(ctx)
-	if err != nil {
-		return err
+// session loads the index from the view's next full batch, then applies
+// its changes and reconciles until ctx ends or the view lists again. The
+// session's binding writes have finished when it returns.
+func (d *Detector) session(ctx context.Context, sub *view.Subscription) error {
+	b, ok := sub.WaitFull(ctx)
+	if !ok {
+		return ctx.Err()
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	objects := d.store.Watch(wctx, store.ObjectsPrefix, objRev+1, store.DeletesWithoutValue)
-	bindings := d.store.Watch(wctx, store.BindingsPrefix, bindRev+1, store.DeletesWithoutValue)
+	d.load(ctx, b)
 	d.inflight = newWrites()
-	defer func() {
-		cancel()
-		for range objects {
-		}
-		for range bindings {
-		}
-		d.inflight.wg.Wait() // what they wrote, the next session lists
-	}()
+	defer d.inflight.wg.Wait() // what they wrote, the next session sees
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -204,13 +214,14 @@ func (d *Detector) session(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case ev, ok := <-objects:
-			if err := d.batch(ev, ok, objects, bindings); err != nil {
-				return err
+		case <-sub.Ready():
+			b := sub.Take()
+			if b.Full {
+				sub.Relist() // for the next session, once these writes end
+				return errRelisted
 			}
-		case ev, ok := <-bindings:
-			if err := d.batch(ev, ok, objects, bindings); err != nil {
-				return err
+			for _, c := range b.Changes {
+				d.applyGuarded(c, b.Revision)
 			}
 		case <-timer.C:
 			d.dueRetries(time.Now())
@@ -225,44 +236,22 @@ func (d *Detector) session(ctx context.Context) error {
 	}
 }
 
-// batch applies ev and then whatever other events are already waiting, up
-// to maxBatch.
-func (d *Detector) batch(ev store.Event, ok bool, objects, bindings <-chan store.Event) error {
-	for i := 0; ; i++ {
-		if !ok {
-			return errWatchClosed
-		}
-		if ev.Err != nil {
-			return ev.Err
-		}
-		d.applyGuarded(ev)
-		if i == maxBatch {
-			return nil
-		}
-		select {
-		case ev, ok = <-objects:
-		case ev, ok = <-bindings:
-		default:
-			return nil
-		}
-	}
-}
-
-// load replaces the index with a fresh list of objects and bindings and
-// marks everything for reconciling. It returns the list revisions.
-func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) {
+// load replaces the index with a full batch of the view (objects, then
+// bindings, each in key order) and marks everything for reconciling.
+func (d *Detector) load(ctx context.Context, b view.Batch) {
 	d.idx = newIndex()
 	d.dirty = map[store.ObjectRef]bind.Cause{}
 	d.retries = map[store.ObjectRef]retry{}
 	d.conflicts = map[store.ObjectRef]int{}
 	d.pending = map[store.ObjectRef]bind.Cause{}
 	d.loading = true
-	apply := func(kv store.KV) { d.applyGuarded(store.Event{Type: store.EventPut, KV: kv}) }
-	if objRev, err = d.store.ListEach(ctx, store.ObjectsPrefix, apply); err != nil {
-		return 0, 0, err
-	}
-	if bindRev, err = d.store.ListEach(ctx, store.BindingsPrefix, apply); err != nil {
-		return 0, 0, err
+	slices.SortFunc(b.Changes, func(x, y view.Change) int { return strings.Compare(x.Key, y.Key) })
+	for _, prefix := range []string{store.ObjectsPrefix, store.BindingsPrefix} {
+		for _, c := range b.Changes {
+			if strings.HasPrefix(c.Key, prefix) {
+				d.applyGuarded(c, b.Revision)
+			}
+		}
 	}
 	d.loading = false
 	for ref := range d.idx.templates {
@@ -279,15 +268,15 @@ func (d *Detector) load(ctx context.Context) (objRev, bindRev int64, err error) 
 		}
 	}
 	d.log.Debug("index loaded", "templates", len(d.idx.templates), "policies", len(d.idx.policies),
-		"bindings", len(d.idx.bindings), "revision", objRev)
-	return objRev, bindRev, nil
+		"bindings", len(d.idx.bindings), "revision", b.Revision)
 }
 
-// applyGuarded applies one event; a panic on it is logged, counted and the
-// event skipped (the index keeps what it had for that key).
-func (d *Detector) applyGuarded(ev store.Event) {
-	_ = guard.Do(d.log, d.counts, "detector", ev.KV.Key, func() error {
-		d.apply(ev)
+// applyGuarded applies one change of the view, as of revision rev; a
+// panic on it is logged, counted and the change skipped (the index keeps
+// what it had for that key).
+func (d *Detector) applyGuarded(c view.Change, rev int64) {
+	_ = guard.Do(d.log, d.counts, "detector", c.Key, func() error {
+		d.apply(c, rev)
 		return nil
 	})
 }

@@ -7,8 +7,13 @@
 //
 // # Usage
 //
-//	d := detector.New(st, interp, logger, detector.WithPreemption(true))
-//	err := d.Run(ctx) // lists, then watches /tether/objects/ and /tether/bindings/
+//	d := detector.New(st, v, interp, logger, detector.WithPreemption(true)) // v: the replica's *view.View
+//	err := d.Run(ctx) // follows /tether/objects/ and /tether/bindings/ in the view
+//
+// It reads templates, policies and bindings from the replica's view of the
+// store (hub/view), decoded once there and shared (read only: bind.Merge
+// copies what it changes, the interpreter gets copies); it writes
+// bindings through st.
 //
 // Run keeps an in-memory index of templates, policies, override policies and
 // bindings, and reconciles a template whenever something it depends on
@@ -112,7 +117,7 @@
 // reconciled again when an answer arrives. Other templates go on being
 // bound while a webhook hangs.
 //
-// It imports hub/pipeline/bind (the bind stage), hub/store, api/,
+// It imports hub/pipeline/bind (the bind stage), hub/store, hub/view, api/,
 // hub/customizations' Subscription, hub/placement, hub/aggregate/fold, hub/guard, internal/overrides,
 // internal/backoff, internal/interpreter's ErrPending and Kubernetes API
 // machinery; the interpreter is consumed through bind.Interpreter.

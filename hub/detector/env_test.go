@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter/native"
 )
 
@@ -57,8 +58,14 @@ func (e *env) startWith(interp bind.Interpreter, opts ...Option) (stop func()) {
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}})
-	d := New(e.st, interp, logger, opts...)
-	done := make(chan error, 1)
+	v, err := view.New(e.st, view.HubPrefixes(), logger)
+	if err != nil {
+		e.t.Fatalf("view.New: %v", err)
+	}
+	done := make(chan error, 2)
+	go func() { done <- v.Run(ctx) }()
+	e.waitView(v) // the replica's view holds the store before its leader's detector starts
+	d := New(e.st, v, interp, logger, opts...)
 	go func() { done <- d.Run(ctx) }()
 	stopped := false
 	stop = func() {
@@ -67,13 +74,25 @@ func (e *env) startWith(interp bind.Interpreter, opts ...Option) (stop func()) {
 		}
 		stopped = true
 		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("Run = %v; want nil after cancel", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				e.t.Errorf("Run = %v; want nil after cancel", err)
+			}
 		}
 		e.waitFor("detector goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 	}
 	e.t.Cleanup(stop)
 	return stop
+}
+
+// waitView waits until v holds the store as it is now.
+func (e *env) waitView(v *view.View) {
+	e.t.Helper()
+	rev, err := e.st.Revision(e.ctx)
+	if err != nil {
+		e.t.Fatalf("store revision: %v", err)
+	}
+	e.waitFor("the view to hold the store", func() bool { return v.Revision() >= rev })
 }
 
 type testWriter struct{ t testing.TB }

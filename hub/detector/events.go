@@ -5,46 +5,48 @@ import (
 	"slices"
 	"strings"
 
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/overrides"
 )
 
-// apply updates the index with one stored change and marks the templates
-// it may concern.
-func (d *Detector) apply(ev store.Event) {
-	ref, ok := store.ParseObjectKey(ev.KV.Key)
+// apply updates the index with one change of the view, as of revision
+// rev, and marks the templates it may concern.
+func (d *Detector) apply(c view.Change, rev int64) {
+	ref, ok := store.ParseObjectKey(c.Key)
 	if !ok {
 		return
 	}
-	if strings.HasPrefix(ev.KV.Key, store.BindingsPrefix) {
-		d.applyBinding(ref, ev)
+	if strings.HasPrefix(c.Key, store.BindingsPrefix) {
+		d.applyBinding(ref, c, rev)
 		return
 	}
 	switch {
 	case isPolicyKey(ref):
-		d.applyPolicy(ref, ev)
+		d.applyPolicy(ref, c.Object)
 	case isOverrideKey(ref):
-		d.applyOverride(ref, ev)
+		d.applyOverride(ref, c.Object)
 	case bind.OwnGroup(ref):
 		// customizations, clusters...: not templates.
 	default:
-		d.applyTemplate(ref, ev)
+		d.applyTemplate(ref, c.Object)
 	}
 }
 
 // applyTemplate keeps the index's template. One that does not decode keeps
 // its last good value (none after a restart: its binding is then kept as
 // it is) and is reported on its binding.
-func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
+func (d *Detector) applyTemplate(ref store.ObjectRef, o *view.Object) {
 	delete(d.idx.broken.templates, ref)
-	if ev.Type == store.EventDelete {
+	if o == nil {
 		delete(d.idx.templates, ref)
 	} else {
-		t, err := decodeTemplate(ref, ev.KV)
+		t, err := templateOf(ref, o)
 		if err != nil {
-			d.decodeFailed("template", ev.KV.Key, err)
+			d.decodeFailed("template", o.Key, err)
 			d.idx.broken.templates[ref] = err.Error()
 		} else {
 			d.idx.templates[ref] = t
@@ -60,15 +62,15 @@ func (d *Detector) applyTemplate(ref store.ObjectRef, ev store.Event) {
 // those it claims, with the policy as the cause. A policy that does not
 // decode keeps its last good value (or, after a restart, keeps the
 // bindings it claims as they are) and is reported on those bindings.
-func (d *Detector) applyPolicy(ref store.ObjectRef, ev store.Event) {
+func (d *Detector) applyPolicy(ref store.ObjectRef, o *view.Object) {
 	pr := policyRefOf(ref)
 	old := d.idx.policies[pr]
 	delete(d.idx.broken.policies, pr)
 	var cur *bind.Policy
-	if ev.Type == store.EventPut {
-		p, err := decodePolicy(ref, ev.KV)
+	if o != nil {
+		p, err := policyOf(ref, o)
 		if err != nil {
-			d.decodeFailed("policy", ev.KV.Key, err)
+			d.decodeFailed("policy", o.Key, err)
 			d.idx.broken.policies[pr] = err.Error()
 			d.markClaimed(pr, bind.Cause{})
 			return
@@ -110,17 +112,17 @@ func matches(p *bind.Policy, t *bind.Template) bool {
 // templates of policies that wait for dependent overrides.
 // An override policy that does not decode still exists; it is reported on
 // the bindings of the templates its last good selectors select.
-func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
+func (d *Detector) applyOverride(ref store.ObjectRef, o *view.Object) {
 	key := [2]string{ref.Namespace, ref.Name}
 	_, wasBroken := d.idx.broken.overrides[key]
 	delete(d.idx.broken.overrides, key)
-	if ev.Type == store.EventDelete {
+	if o == nil {
 		delete(d.idx.overrides, key)
 		delete(d.idx.overrideSelectors, key)
 	} else {
 		d.idx.overrides[key] = true
-		if sel, err := decodeOverrideSelectors(ev.KV.Value); err != nil {
-			d.decodeFailed("override policy", ev.KV.Key, err)
+		if sel, err := overrideSelectorsOf(o); err != nil {
+			d.decodeFailed("override policy", o.Key, err)
 			d.idx.broken.overrides[key] = err.Error()
 		} else {
 			d.idx.overrideSelectors[key] = sel
@@ -150,33 +152,38 @@ func (d *Detector) applyOverride(ref store.ObjectRef, ev store.Event) {
 // deleting a binding) marks the template, except hub/aggregate's writes of
 // the binding's aggregated status (placement.AggregateOnly), several per
 // binding while its replicas get ready, which change nothing it decides.
-func (d *Detector) applyBinding(ref store.ObjectRef, ev store.Event) {
+// A binding absent from the view as of rev is gone, unless the index holds
+// a newer one (the detector's own write, which the view has not seen yet).
+// The view's binding is kept as it is, shared: bind.Merge copies what it
+// changes.
+func (d *Detector) applyBinding(ref store.ObjectRef, c view.Change, rev int64) {
 	cur, ok := d.idx.bindings[ref]
-	if ev.Type == store.EventDelete {
+	o := c.Object
+	if o == nil {
 		delete(d.idx.broken.bindings, [2]string{ref.Namespace, bind.BindingName(ref.Kind, ref.Name)})
-		if !ok || cur.Revision > ev.KV.Revision {
+		if !ok || cur.Revision > rev {
 			return
 		}
 		delete(d.idx.bindings, ref)
 		d.mark(ref, bind.Cause{})
 		return
 	}
-	if ok && cur.Revision >= ev.KV.Revision {
+	if ok && cur.Revision >= o.Revision {
 		return
 	}
 	name := [2]string{ref.Namespace, bind.BindingName(ref.Kind, ref.Name)}
-	b, err := decodeBinding(ev.KV.Value)
-	if err != nil {
+	if err := o.Err; err != nil {
 		// The last good copy, if any, stays; a write over it conflicts
 		// and is retried, so the undecodable value is never overwritten
 		// nor taken as absent. Its dependencies keep it in their
 		// requiredBy (keepBrokenParents).
-		d.decodeFailed("binding", ev.KV.Key, err)
+		d.decodeFailed("binding", o.Key, err)
 		d.idx.broken.bindings[name] = err.Error()
 		return
 	}
+	b := o.Value.(*workv1alpha1.ResourceBinding)
 	delete(d.idx.broken.bindings, name)
-	d.idx.bindings[ref] = storedBinding{Revision: ev.KV.Revision, B: b}
+	d.idx.bindings[ref] = storedBinding{Revision: o.Revision, B: b}
 	if ok && placement.AggregateOnly(cur.B, b) {
 		return // the aggregator's status: nothing the detector decides on
 	}

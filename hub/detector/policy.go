@@ -11,6 +11,7 @@ import (
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // isPolicyKey reports whether ref is where a (Cluster)PropagationPolicy is
@@ -74,4 +75,42 @@ func decodeTemplate(ref store.ObjectRef, kv store.KV) (*bind.Template, error) {
 		return nil, fmt.Errorf("decode %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
 	}
 	return &bind.Template{Ref: ref, Obj: obj, Revision: kv.Revision}, nil
+}
+
+// templateOf is the template the view holds at ref (shared: read only;
+// the interpreter is given copies).
+func templateOf(ref store.ObjectRef, o *view.Object) (*bind.Template, error) {
+	if o.Err != nil {
+		return nil, fmt.Errorf("decode %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, o.Err)
+	}
+	return &bind.Template{Ref: ref, Obj: o.Value.(*unstructured.Unstructured), Revision: o.Revision}, nil
+}
+
+// policyOf is the policy the view holds at ref, decoded as decodePolicy
+// decodes stored bytes.
+func policyOf(ref store.ObjectRef, o *view.Object) (*bind.Policy, error) {
+	data, err := objectJSON(o)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", policyRefOf(ref), err)
+	}
+	return decodePolicy(ref, store.KV{Key: o.Key, Value: data, Revision: o.Revision, CreateRevision: o.CreateRevision})
+}
+
+// overrideSelectorsOf is decodeOverrideSelectors of the override policy
+// the view holds.
+func overrideSelectorsOf(o *view.Object) ([]policyv1alpha1.ResourceSelector, error) {
+	data, err := objectJSON(o)
+	if err != nil {
+		return nil, err
+	}
+	return decodeOverrideSelectors(data)
+}
+
+// objectJSON is the JSON of the object the view holds, or why it has
+// none.
+func objectJSON(o *view.Object) ([]byte, error) {
+	if o.Err != nil {
+		return nil, o.Err
+	}
+	return o.Value.(*unstructured.Unstructured).MarshalJSON()
 }

@@ -99,12 +99,13 @@
 // above, and nothing is deleted because of it. Persisting the last
 // capacity under /tether/clusters/<name> is hub/membership's business.
 //
-// What a heartbeat says of a cluster becomes the cluster's status in one
-// place, ClusterStatus (status.go): the client API shows it, the scheduler
-// places by it, and hub/membership records API enablements with
-// APIEnablements.
+// Lease and State are hub/pipeline/lease's, named here too. What a
+// heartbeat says of a cluster becomes the cluster's status in one place,
+// hub/pipeline/lease's ClusterStatus: the client API shows it, the
+// scheduler places by it, and hub/membership records API enablements with
+// its APIEnablements.
 //
-// It imports the generated agent protocol, api/cluster/v1alpha1
-// (ClusterStatus), hub/store, internal/protocol, the etcd client, protobuf,
-// Kubernetes API machinery, go-hclog and the standard library.
+// It imports the generated agent protocol, hub/pipeline/lease, hub/store,
+// internal/protocol, the etcd client, protobuf, go-hclog and the standard
+// library.
 package liveness

@@ -18,8 +18,16 @@ import (
 
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/pki"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/internal/memberreq"
 )
+
+// Authorizer is the client API's decision for the hub's doors
+// (clientapi.Server.AuthorizeDoor): the caller's identity and grant, and
+// whether it may v target.
+type Authorizer interface {
+	AuthorizeDoor(ctx context.Context, v roles.Verb, target roles.Target) (pki.Identity, roles.Grant, error)
+}
 
 // Revocations says whether a user's certificate was revoked
 // (hub/revocation.List).
@@ -29,11 +37,12 @@ type Revocations interface {
 
 // Handler serves every member's API at PathPrefix + NAME + "/proxy/":
 // it authenticates the user by client certificate, applies the hub's role
-// gate (clientapi.Authorize with the request's Access), bounds it, writes
-// one audit line, and forwards it through a tunnel to the cluster's agent,
-// as the user, by impersonation headers.
+// gate (Authorizer: roles.Decide on the request's verb and namespace),
+// bounds it, writes one audit line, and forwards it through a tunnel to
+// the cluster's agent, as the user, by impersonation headers.
 type Handler struct {
 	tunnels   *Tunnels
+	auth      Authorizer
 	revoked   Revocations
 	gate      *gate
 	transport *http.Transport
@@ -41,8 +50,8 @@ type Handler struct {
 }
 
 // NewHandler returns the proxy handler over tunnels.
-func NewHandler(tunnels *Tunnels, revoked Revocations, limits Limits, logger hclog.Logger) *Handler {
-	h := &Handler{tunnels: tunnels, revoked: revoked, gate: newGate(limits.WithDefaults()), log: logger.Named("memberproxy")}
+func NewHandler(tunnels *Tunnels, auth Authorizer, revoked Revocations, limits Limits, logger hclog.Logger) *Handler {
+	h := &Handler{tunnels: tunnels, auth: auth, revoked: revoked, gate: newGate(limits.WithDefaults()), log: logger.Named("memberproxy")}
 	// One tunnel per request (no keep-alive): a tunnel carries one user's
 	// session, bounded and accounted as that user's.
 	h.transport = &http.Transport{DialContext: h.dial, DisableKeepAlives: true, ForceAttemptHTTP2: false}
@@ -83,6 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // admitted is a request the hub lets through.
 type admitted struct {
 	id         pki.Identity
+	grant      roles.Grant
 	cluster    string
 	memberPath string
 	req        memberreq.Info
@@ -108,13 +118,9 @@ func (h *Handler) admit(r *http.Request) (*admitted, int, error) {
 	if a.req, err = memberreq.Classify(member); err != nil {
 		return a, http.StatusBadRequest, err
 	}
-	access := clientapi.Write
-	if a.req.ReadOnly {
-		access = clientapi.Read
-	}
-	if a.id, err = h.authorize(r, access); err != nil {
+	if a.id, a.grant, err = h.authorize(member, a.req); err != nil {
 		if errors.Is(err, clientapi.ErrPermissionDenied) {
-			return a, http.StatusForbidden, fmt.Errorf("%v (%s %s on cluster %s is %s access)", err, a.req.Verb, a.req.Resource, cluster, access)
+			return a, http.StatusForbidden, fmt.Errorf("%v (%s %s on cluster %s)", err, a.req.Verb, a.req.Resource, cluster)
 		}
 		return a, http.StatusUnauthorized, err
 	}
@@ -125,20 +131,31 @@ func (h *Handler) admit(r *http.Request) (*admitted, int, error) {
 }
 
 // authorize authenticates the request's client certificate and asks the
-// client API's role check for access; revoked users are refused.
-func (h *Handler) authorize(r *http.Request, access clientapi.Access) (pki.Identity, error) {
+// client API's decision (roles.Decide) whether the user may read or write
+// (memberreq's ReadOnly) in the request's namespace: reads of a namespace
+// need a role there, writes (exec, port-forward, ...) an editor or admin
+// there; cluster-scoped and all-namespaces requests a fleet-wide role
+// (a fleet-wide admin to write); discovery and /version any role.
+// Revoked users are refused.
+func (h *Handler) authorize(r *http.Request, req memberreq.Info) (pki.Identity, roles.Grant, error) {
 	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-		return pki.Identity{}, fmt.Errorf("%w: no verified client certificate; use the kubeconfig `tetherctl kubeconfig` writes", clientapi.ErrUnauthenticated)
+		return pki.Identity{}, roles.Grant{}, fmt.Errorf("%w: no verified client certificate; use the kubeconfig `tetherctl kubeconfig` writes", clientapi.ErrUnauthenticated)
 	}
 	ctx := peer.NewContext(r.Context(), &peer.Peer{Addr: tcpAddr(r.RemoteAddr), AuthInfo: credentials.TLSInfo{State: *r.TLS}})
-	id, err := clientapi.Authorize(ctx, access)
-	if err != nil {
-		return id, err
-	}
 	if err := h.revoked.Check(ctx, r.TLS.PeerCertificates[0]); err != nil {
-		return id, fmt.Errorf("%w: %v", clientapi.ErrUnauthenticated, err)
+		return pki.Identity{}, roles.Grant{}, fmt.Errorf("%w: %v", clientapi.ErrUnauthenticated, err)
 	}
-	return id, nil
+	v, target := roles.Write, roles.Target{Kind: req.Resource, Namespace: req.Namespace}
+	if req.ReadOnly {
+		v = roles.Read
+	}
+	if req.Resource == "" { // discovery, /version, /openapi: any role reads them
+		target.Kind = r.URL.Path
+		if req.ReadOnly {
+			target.Namespace = roles.AnyNamespace
+		}
+	}
+	return h.auth.AuthorizeDoor(ctx, v, target)
 }
 
 // forward sends the request through a tunnel, as the user.
@@ -151,7 +168,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 		}
 	}
 	out.Header.Set("Impersonate-User", memberreq.UserPrefix+a.id.Name)
-	out.Header["Impersonate-Group"] = []string{memberreq.UsersGroup, memberreq.RoleGroupPrefix + string(a.id.Kind)}
+	out.Header["Impersonate-Group"] = []string{memberreq.UsersGroup, memberreq.RoleGroupPrefix + string(a.grant.Role)}
 	// The query goes in the location: the upgrade path takes it from there.
 	loc := &url.URL{Scheme: "http", Host: a.cluster, Path: a.memberPath, RawQuery: r.URL.RawQuery}
 	p := proxy.NewUpgradeAwareHandler(loc, h.transport, false, false, responder{})
@@ -164,7 +181,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 func (h *Handler) audit(r *http.Request, a *admitted, code int, took time.Duration, refused error) {
 	kv := []any{"method", r.Method, "path", r.URL.Path, "code", code, "took", took.Round(time.Millisecond)}
 	if a != nil {
-		kv = append(kv, "cluster", a.cluster, "user", a.id.Name, "role", string(a.id.Kind), "verb", a.req.Verb,
+		kv = append(kv, "cluster", a.cluster, "user", a.id.Name, "role", a.grant.String(), "verb", a.req.Verb,
 			"resource", a.req.Resource, "namespace", a.req.Namespace)
 		if a.s != nil {
 			kv = append(kv, "bytes_in", a.s.in.Load(), "bytes_out", a.s.out.Load())

@@ -35,9 +35,9 @@ var (
 // from its Listen stream; one more is ErrBusy at once.
 const maxOffers = 64
 
-// Authorizer says whether an agent certificate may still speak for its
+// ClusterAuthorizer says whether an agent certificate may still speak for its
 // cluster (membership.Registry: not removed, the key bound to the name).
-type Authorizer interface {
+type ClusterAuthorizer interface {
 	Authorize(ctx context.Context, cluster string, cert *x509.Certificate) error
 }
 
@@ -45,7 +45,7 @@ type Authorizer interface {
 // members for the proxy handler (Dial).
 type Tunnels struct {
 	agentv1.UnimplementedTunnelServiceServer
-	auth        Authorizer
+	auth        ClusterAuthorizer
 	openTimeout time.Duration
 	log         hclog.Logger
 
@@ -69,7 +69,7 @@ type pending struct {
 
 // NewTunnels returns the tunnel service; openTimeout bounds how long Dial
 // waits for an agent to open a tunnel.
-func NewTunnels(auth Authorizer, openTimeout time.Duration, logger hclog.Logger) *Tunnels {
+func NewTunnels(auth ClusterAuthorizer, openTimeout time.Duration, logger hclog.Logger) *Tunnels {
 	return &Tunnels{auth: auth, openTimeout: openTimeout, log: logger.Named("tunnels"),
 		listeners: map[string]*listener{}, pending: map[string]*pending{}}
 }

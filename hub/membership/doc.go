@@ -104,14 +104,14 @@
 // agent streams of its replica (hub/agentapi sends them in Settings); it
 // runs on every replica, not only the leader:
 //
-//	m := membership.NewModels(st, logger)
-//	err := m.Run(ctx) // lists and watches /tether/clusters/
+//	m := membership.NewModels(v, logger) // v: the replica's *view.View
+//	err := m.Run(ctx) // follows /tether/clusters/ in the view
 //	models, changed := m.ResourceModels("edge-1")
 //
 // Log components keep the names of the packages this one was merged from:
 // the Registry logs as "tokens", the Registrar as "registration", Models as
 // "cluster_models".
 //
-// It imports hub/store, hub/pki, hub/liveness, internal/certs,
+// It imports hub/store, hub/view, hub/pki, hub/pipeline/lease, internal/certs,
 // api/cluster/v1alpha1 and the generated agent protocol.
 package membership

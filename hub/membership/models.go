@@ -2,12 +2,9 @@ package membership
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
@@ -15,11 +12,13 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
-// modelsRelistBackoff is how long Models waits before listing the cluster
-// records again after a store failure other than a compaction.
-const modelsRelistBackoff = 2 * time.Second
+// Source is the replica's view of the store (*view.View).
+type Source interface {
+	Subscribe(prefixes ...string) *view.Subscription
+}
 
 // Models follows the resource models (spec.resourceModels) of every
 // cluster record, for the agent streams: an agent grades its nodes by its
@@ -28,8 +27,8 @@ const modelsRelistBackoff = 2 * time.Second
 // with the models, as Karmada's does. Every hub replica runs one, since
 // any replica may hold a cluster's stream.
 type Models struct {
-	store *store.Store
-	log   hclog.Logger
+	view Source
+	log  hclog.Logger
 
 	mu sync.Mutex // guards the fields below
 	// models holds each cluster's models, sorted by grade; absent: none.
@@ -39,9 +38,9 @@ type Models struct {
 	changed chan struct{}
 }
 
-// NewModels returns a follower of the cluster records in st.
-func NewModels(st *store.Store, logger hclog.Logger) *Models {
-	return &Models{store: st, log: logger.Named("cluster_models"), models: map[string][]*agentv1.ResourceModel{}, changed: make(chan struct{})}
+// NewModels returns a follower of the cluster records in v.
+func NewModels(v Source, logger hclog.Logger) *Models {
+	return &Models{view: v, log: logger.Named("cluster_models"), models: map[string][]*agentv1.ResourceModel{}, changed: make(chan struct{})}
 }
 
 // ResourceModels returns cluster's models (nil for none, or before the
@@ -52,50 +51,44 @@ func (m *Models) ResourceModels(cluster string) ([]*agentv1.ResourceModel, <-cha
 	return m.models[cluster], m.changed
 }
 
-// Run lists and watches the cluster records until ctx ends, then returns
-// nil; it lists again after a compaction or a store failure.
+// Run follows the cluster records in the view until ctx ends, then
+// returns nil: a full batch (the view's first list, or a list after its
+// watch failed) replaces every cluster's models.
 func (m *Models) Run(ctx context.Context) error {
-	return store.Follow(ctx, m.log, modelsRelistBackoff, m.session)
+	sub := m.view.Subscribe(store.ClustersPrefix)
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.Ready():
+		}
+		b := sub.Take()
+		if b.Full {
+			all := make(map[string][]*agentv1.ResourceModel, len(b.Changes))
+			for _, c := range b.Changes {
+				all[strings.TrimPrefix(c.Key, store.ClustersPrefix)] = m.modelsOf(c.Object)
+			}
+			m.replace(all)
+			continue
+		}
+		for _, c := range b.Changes {
+			m.set(strings.TrimPrefix(c.Key, store.ClustersPrefix), m.modelsOf(c.Object))
+		}
+	}
 }
 
-func (m *Models) session(ctx context.Context) error {
-	kvs, rev, err := m.store.List(ctx, store.ClustersPrefix)
-	if err != nil {
-		return err
-	}
-	all := make(map[string][]*agentv1.ResourceModel, len(kvs))
-	for _, kv := range kvs {
-		all[strings.TrimPrefix(kv.Key, store.ClustersPrefix)] = m.decode(kv)
-	}
-	m.replace(all)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for ev := range m.store.Watch(wctx, store.ClustersPrefix, rev+1) {
-		if ev.Err != nil {
-			return ev.Err
-		}
-		name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
-		var models []*agentv1.ResourceModel
-		if ev.Type == store.EventPut {
-			models = m.decode(ev.KV)
-		}
-		m.set(name, models)
-	}
-	if ctx.Err() != nil {
+// modelsOf reads a record's models (none when deleted); an unreadable
+// record has none (and is logged: the scheduler cannot read it either).
+func (m *Models) modelsOf(o *view.Object) []*agentv1.ResourceModel {
+	if o == nil {
 		return nil
 	}
-	return fmt.Errorf("watch %s: closed", store.ClustersPrefix)
-}
-
-// decode reads a record's models; an unreadable record has none (and is
-// logged: the scheduler cannot read it either).
-func (m *Models) decode(kv store.KV) []*agentv1.ResourceModel {
-	var c clusterv1alpha1.Cluster
-	if err := json.Unmarshal(kv.Value, &c); err != nil {
-		m.log.Warn("cluster record unreadable; its agent is sent no resource models", "key", kv.Key, "error", err)
+	if o.Err != nil {
+		m.log.Warn("cluster record unreadable; its agent is sent no resource models", "key", o.Key, "error", o.Err)
 		return nil
 	}
-	return ToAgent(c.Spec.ResourceModels)
+	return ToAgent(o.Value.(*clusterv1alpha1.Cluster).Spec.ResourceModels)
 }
 
 // replace sets every cluster's models at once and wakes every follower.

@@ -9,6 +9,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // TestModelsFollowRecords: Models serves each cluster's resource models,
@@ -30,15 +31,22 @@ func TestModelsFollowRecords(t *testing.T) {
 	}
 	put(`{"metadata":{"name":"edge-1"},"spec":{"resourceModels":[
 	  {"grade":1,"ranges":[{"name":"cpu","min":"4","max":"64"}]},{"grade":0,"ranges":[{"name":"cpu","min":"0","max":"4"}]}]}}`)
-	m := NewModels(st, hclog.NewNullLogger())
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewModels(v, hclog.NewNullLogger())
 	_, loaded := m.ResourceModels("edge-1")
 	rctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(rctx) }()
 	go func() { done <- m.Run(rctx) }()
 	defer func() {
 		stop()
-		if err := <-done; err != nil {
-			t.Errorf("Models.Run = %v; want nil", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("Run = %v; want nil", err)
+			}
 		}
 	}()
 	wait := func(ch <-chan struct{}, what string) {

@@ -18,7 +18,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -48,7 +48,7 @@ const TaintCordoned = "node.tether.io/cordoned"
 
 // Leases is what the registrar reads of hub/liveness.
 type Leases interface {
-	List() ([]liveness.Lease, uint64)
+	List() ([]lease.Lease, uint64)
 	Wait(ctx context.Context, after uint64) (uint64, error)
 }
 
@@ -117,14 +117,14 @@ func (r *Registrar) Run(ctx context.Context) error {
 func (r *Registrar) sync(ctx context.Context) error {
 	leases, _ := r.leases.List()
 	r.waiting = false
-	var fresh []liveness.Lease
+	var fresh []lease.Lease
 	for _, l := range leases {
 		switch {
 		case r.known[l.Cluster]:
 		case l.LastHeartbeat.After(r.since):
 			fresh = append(fresh, l)
 		default:
-			r.waiting = r.waiting || l.State != liveness.StateUnknown // not met yet: its next heartbeat registers it
+			r.waiting = r.waiting || l.State != lease.StateUnknown // not met yet: its next heartbeat registers it
 		}
 	}
 	failed := r.createAll(ctx, fresh)
@@ -146,7 +146,7 @@ func (r *Registrar) sync(ctx context.Context) error {
 // marks them known; it returns why each that failed did. A record created
 // here holds the lease's API enablements, which refreshAPIs then need not
 // read back.
-func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[string]error {
+func (r *Registrar) createAll(ctx context.Context, leases []lease.Lease) map[string]error {
 	type result struct {
 		created bool
 		err     error
@@ -173,7 +173,7 @@ func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[
 		r.known[l.Cluster] = true
 		if results[i].created {
 			r.log.Info("cluster registered", "cluster", l.Cluster)
-			if apis := liveness.APIEnablements(l.Heartbeat); len(apis) > 0 {
+			if apis := lease.APIEnablements(l.Heartbeat); len(apis) > 0 {
 				if want, err := json.Marshal(apis); err == nil {
 					r.apis[l.Cluster] = string(want)
 				}
@@ -192,8 +192,8 @@ func (r *Registrar) createAll(ctx context.Context, leases []liveness.Lease) map[
 // the scheduler then falls back to it. Only status.apiEnablements is
 // touched; the rest of the record (an admin's labels and taints) is kept
 // byte for byte through optimistic concurrency.
-func (r *Registrar) refreshAPIs(ctx context.Context, l liveness.Lease) error {
-	apis := liveness.APIEnablements(l.Heartbeat)
+func (r *Registrar) refreshAPIs(ctx context.Context, l lease.Lease) error {
+	apis := lease.APIEnablements(l.Heartbeat)
 	if len(apis) == 0 {
 		return nil
 	}
@@ -264,7 +264,7 @@ func withAPIs(record, apis []byte) ([]byte, bool, error) {
 // warning: an agent registered with a token had them checked at Register,
 // and tether-agent checks its own; this is a certificate minted outside
 // registration with an agent that did not.
-func (r *Registrar) create(ctx context.Context, l liveness.Lease) (bool, error) {
+func (r *Registrar) create(ctx context.Context, l lease.Lease) (bool, error) {
 	rec := Record(l, r.cordoned)
 	if err := ValidateLabels(rec.Labels); err != nil {
 		r.log.Warn("cluster's reported labels left out of its new record", "cluster", l.Cluster, "error", err)
@@ -306,11 +306,11 @@ func NewRecord(name string, created time.Time, topo *agentv1.Topology, cordoned 
 
 // Record is the Cluster first stored for a lease: its name, and the
 // topology and Kubernetes version of its first heartbeat.
-func Record(l liveness.Lease, cordoned bool) *clusterv1alpha1.Cluster {
+func Record(l lease.Lease, cordoned bool) *clusterv1alpha1.Cluster {
 	hb := l.Heartbeat
 	c := NewRecord(l.Cluster, l.LastHeartbeat, hb.GetTopology(), cordoned)
 	c.Status.KubernetesVersion = hb.GetKubernetesVersion()
-	if apis := liveness.APIEnablements(hb); len(apis) > 0 {
+	if apis := lease.APIEnablements(hb); len(apis) > 0 {
 		c.Status.APIEnablements = apis
 	}
 	return c

@@ -21,9 +21,16 @@ const (
 	KindAgent  Kind = "agent"
 	KindAdmin  Kind = "admin"
 	KindViewer Kind = "viewer"
+	// KindUser is a user whose role the hub stores (hub/roles), not the
+	// certificate.
+	KindUser Kind = "user"
 )
 
 const orgPrefix = "tether:"
+
+// IsUser reports whether k is a user's (admin, viewer or user), not an
+// agent's.
+func (k Kind) IsUser() bool { return k == KindAdmin || k == KindViewer || k == KindUser }
 
 // Identity is who a client certificate speaks for.
 type Identity struct {
@@ -83,7 +90,7 @@ func (ca *CA) clientTemplate(id Identity, lifetime time.Duration) (*x509.Certifi
 		return nil, fmt.Errorf("pki: identity without a name")
 	}
 	switch id.Kind {
-	case KindAgent, KindAdmin, KindViewer:
+	case KindAgent, KindAdmin, KindViewer, KindUser:
 	default:
 		return nil, fmt.Errorf("pki: identity %q: unknown kind %q", id.Name, id.Kind)
 	}
@@ -103,7 +110,7 @@ func IdentityOf(cert *x509.Certificate) (Identity, error) {
 		return Identity{}, fmt.Errorf("pki: certificate %q (organization %q) is not a Tether identity", cert.Subject.CommonName, cert.Subject.Organization[0])
 	}
 	switch id.Kind {
-	case KindAgent, KindAdmin, KindViewer:
+	case KindAgent, KindAdmin, KindViewer, KindUser:
 		return id, nil
 	}
 	return Identity{}, fmt.Errorf("pki: certificate %q: unknown kind %q", id.Name, id.Kind)

@@ -1,39 +1,40 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/work"
-	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
+	"github.com/tetherproj/tether/internal/overrides"
 )
 
 // applyCluster keeps a stored Cluster. A new cluster gets every work that
-// targets it; a cluster whose override-relevant properties (labels,
-// provider, region, zones) changed gets the works that some override
+// targets it; a cluster whose override-relevant properties
+// (overrides.SameForOverrides: name, labels, annotations, provider,
+// region, zones) changed gets the works that some override
 // policy may treat differently re-rendered; heartbeats that only change
 // status re-render nothing. A deleted cluster loses its works.
-func (in *inputs) applyCluster(name string, ev store.Event) error {
+func (in *inputs) applyCluster(name string, o *view.Object) error {
 	old := in.clusters[name]
-	if ev.Type == store.EventDelete {
+	if o == nil {
 		delete(in.clusters, name)
 		in.dropped = append(in.dropped, name)
 		return nil
 	}
-	c := &clusterv1alpha1.Cluster{}
-	if err := json.Unmarshal(ev.KV.Value, c); err != nil {
-		return fmt.Errorf("decode cluster %s: %w", name, err)
+	if o.Err != nil {
+		return fmt.Errorf("decode cluster %s: %w", name, o.Err)
 	}
+	// A copy of the view's, named by its key, without the status that
+	// heartbeats change and no render reads.
+	stored := o.Value.(*clusterv1alpha1.Cluster)
+	c := &clusterv1alpha1.Cluster{TypeMeta: stored.TypeMeta, ObjectMeta: stored.ObjectMeta, Spec: stored.Spec}
 	c.Name = name
-	c.Status = clusterv1alpha1.ClusterStatus{}
 	in.clusters[name] = c
 	switch {
 	case old == nil:
 		in.markTargeting(name, false)
-	case !sameForOverrides(old, c):
+	case !overrides.SameForOverrides(old, c):
 		in.markTargeting(name, true)
 	}
 	return nil
@@ -66,12 +67,4 @@ func (in *inputs) overridable(key string) bool {
 	}
 	cops, ops := in.candidates(t)
 	return len(cops)+len(ops) > 0
-}
-
-// sameForOverrides reports whether override rules see a and b alike
-// (overrides.MatchesCluster reads the name, labels, provider, region and
-// zones).
-func sameForOverrides(a, b *clusterv1alpha1.Cluster) bool {
-	return a.Name == b.Name && maps.Equal(a.Labels, b.Labels) && a.Spec.Provider == b.Spec.Provider &&
-		a.Spec.Region == b.Spec.Region && a.Spec.Zone == b.Spec.Zone && slices.Equal(a.Spec.Zones, b.Spec.Zones)
 }

@@ -13,16 +13,19 @@
 //
 // # Usage
 //
-//	r := render.New(st, interp, render.Config{}, logger) // st: *store.Store
+//	r := render.New(v, interp, render.Config{}, logger) // v: the replica's *view.View
 //	srv, err := agentapi.New(cfg, r, statuses, leases, logger) // r is agentapi.Works
-//	err = r.Run(ctx) // one of the hub's workers: lists and watches /tether/
-//	                 // until ctx ends; Current, Changes and Gone wait for
-//	                 // its first publication
+//	err = r.Run(ctx) // one of the hub's workers: follows the view until ctx
+//	                 // ends; Current, Changes and Gone wait for its first
+//	                 // publication
 //
 // # What it reads
 //
-// Everything under /tether/ in one watch (so events come in one revision
-// order): templates (any object under /tether/objects/ outside Tether's own
+// The replica's view of the store (hub/view), one subscription, so that
+// changes come in one revision order and each batch is consistent as of
+// its revision; a full batch (the view's first list, or a list after its
+// watch failed) is loaded as a fresh list. It decodes nothing itself:
+// templates (any object under /tether/objects/ outside Tether's own
 // groups), their bindings (/tether/bindings/, same suffix),
 // ClusterOverridePolicies and OverridePolicies
 // (/tether/objects/policy.tether.io/...) and Clusters (/tether/clusters/<name>, JSON of api/cluster/v1alpha1.Cluster).
@@ -52,15 +55,17 @@
 // holds one copy per version, shared by every cluster holding it: a
 // template duplicated to 100 clusters without overrides is one rendered
 // work. Rendering itself is shared too: clusters that get the same
-// replicas and are selected by the same override rules are rendered once.
+// replicas, are selected by the same override rules and give their
+// valueFrom sources the same values (overrides.Signature) are rendered
+// once.
 //
 // # What a change re-renders
 //
 // A template or binding spec change: that template's works. An override
 // policy change: the templates its old or new selectors select. A cluster
-// created: the works targeting it; a cluster whose labels, provider,
-// region or zones changed: the works targeting it that some override
-// policy selects; an interpreter customization or webhook configuration
+// created: the works targeting it; a cluster whose labels, annotations,
+// provider, region or zones changed (overrides.SameForOverrides): the
+// works targeting it that some override policy selects; an interpreter customization or webhook configuration
 // created, changed or deleted (Config.Customizations, after the hub's
 // interpreter has it): the templates of the kinds its target or rules
 // name, and no other (with Config.Customizations, nothing is rendered
@@ -125,7 +130,7 @@
 // named by the environment variable PanicKeyEnv panic (fault.go), so
 // that the fault suite can make one key's render panic in a real hub.
 //
-// It imports hub/pipeline/work (the render stage), hub/store, api/,
+// It imports hub/pipeline/work (the render stage), hub/view, hub/store, api/,
 // internal/overrides, internal/backoff, hub/syncstate, hub/guard and
 // hub/customizations' Subscription; the interpreter is consumed through
 // work.Interpreter.

@@ -20,6 +20,7 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 var _ agentapi.Works = (*Renderer)(nil)
@@ -59,26 +60,35 @@ func (e *env) startWith(cfg Config, interp work.Interpreter) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: testWriter{e.t}})
-	e.r = New(e.st, interp, cfg, logger)
-	done := make(chan error, 1)
+	v, err := view.New(e.st, view.HubPrefixes(), logger)
+	if err != nil {
+		e.t.Fatalf("view.New: %v", err)
+	}
+	e.r = New(v, interp, cfg, logger)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(ctx) }()
 	go func() { done <- e.r.Run(ctx) }()
 	e.t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("Run = %v; want nil after cancel", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				e.t.Errorf("Run = %v; want nil after cancel", err)
+			}
 		}
 		e.waitFor("the renderer's goroutines to exit", func() bool { return ownedGoroutines() == "" })
 	})
 }
 
 // ownedGoroutines returns the stacks of the goroutines that Run owns (its
-// loop and the store watch it started), empty when none is left. The etcd
-// client's and server's own goroutines live as long as the store.
+// loop, the view's and the store watch it started), empty when none is
+// left. The etcd client's and server's own goroutines live as long as the
+// store.
 func ownedGoroutines() string {
 	buf := make([]byte, 8<<20)
 	var out []string
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-		if strings.Contains(g, "hub/render.(*Renderer)") || strings.Contains(g, "hub/store.(*Store).Watch") {
+		if strings.Contains(g, "hub/render.(*Renderer)") || strings.Contains(g, "hub/view.(*View)") ||
+			strings.Contains(g, "hub/store.(*Store).Watch") {
 			out = append(out, g)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
@@ -16,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // inputs are the renderer's copy of everything works derive from, keyed by
@@ -66,28 +66,28 @@ func (in *inputs) markCluster(key, cluster string) {
 	set[cluster] = true
 }
 
-// apply records one stored change and marks the works it affects. A value
-// that does not decode is never treated as absent: the last good one is
-// kept and the error returned for the caller to log and count.
-func (in *inputs) apply(ev store.Event) error {
-	key := ev.KV.Key
+// apply records one change of the view and marks the works it affects. A
+// value that does not decode is never treated as absent: the last good one
+// is kept and the error returned for the caller to log and count.
+func (in *inputs) apply(c view.Change) error {
+	key := c.Key
 	switch {
 	case strings.HasPrefix(key, store.ClustersPrefix):
-		return in.applyCluster(strings.TrimPrefix(key, store.ClustersPrefix), ev)
+		return in.applyCluster(strings.TrimPrefix(key, store.ClustersPrefix), c.Object)
 	case strings.HasPrefix(key, store.BindingsPrefix):
 		if ref, ok := store.ParseObjectKey(key); ok {
-			return in.applyBinding(work.KeyOfRef(ref), ev)
+			return in.applyBinding(work.KeyOfRef(ref), c)
 		}
 	case strings.HasPrefix(key, store.ObjectsPrefix):
 		ref, ok := store.ParseObjectKey(key)
 		switch {
 		case !ok:
 		case isOverrideKey(ref):
-			return in.applyOverride(ref, ev)
+			return in.applyOverride(ref, c.Object)
 		case ref.Group != "" && codec.OwnGroup(ref.Group+"/v1alpha1"):
 			// Tether's own objects (propagation policies, customizations...).
 		default:
-			return in.applyTemplate(work.KeyOfRef(ref), ev)
+			return in.applyTemplate(work.KeyOfRef(ref), c)
 		}
 	}
 	return nil
@@ -119,45 +119,45 @@ func isOverrideKey(ref store.ObjectRef) bool {
 	return ref.Kind == policyv1alpha1.KindOverridePolicy || ref.Kind == policyv1alpha1.KindClusterOverridePolicy
 }
 
-func (in *inputs) applyTemplate(key string, ev store.Event) error {
+func (in *inputs) applyTemplate(key string, c view.Change) error {
 	in.markAll(key)
-	delete(in.broken, ev.KV.Key)
-	if ev.Type == store.EventDelete {
+	delete(in.broken, c.Key)
+	if c.Object == nil {
 		delete(in.templates, key)
 		return nil
 	}
-	obj := &unstructured.Unstructured{}
-	err := obj.UnmarshalJSON(ev.KV.Value)
-	if err != nil {
-		err = fmt.Errorf("decode template %s: %w", key, err)
+	var err error
+	obj, _ := c.Object.Value.(*unstructured.Unstructured)
+	if c.Object.Err != nil {
+		err = fmt.Errorf("decode template %s: %w", key, c.Object.Err)
 	} else if got := work.KeyOf(obj); got != key {
 		err = fmt.Errorf("template stored at %s identifies itself as %s", key, got)
 	}
 	if err != nil {
-		in.broken[ev.KV.Key] = true
+		in.broken[c.Key] = true
 		return err
 	}
-	in.templates[key] = obj
+	in.templates[key] = obj // shared with the view: read only
 	return nil
 }
 
 // applyBinding keeps the binding and marks its works when its spec or
 // identity changed; status-only writes (the aggregator's) change no work.
-func (in *inputs) applyBinding(key string, ev store.Event) error {
+func (in *inputs) applyBinding(key string, c view.Change) error {
 	old := in.bindings[key]
-	if ev.Type == store.EventDelete {
+	if c.Object == nil {
 		delete(in.bindings, key)
-		delete(in.broken, ev.KV.Key)
+		delete(in.broken, c.Key)
 		in.markAll(key)
 		return nil
 	}
-	b, err := decodeWithoutStatus(ev.KV.Value)
-	if err != nil {
-		in.broken[ev.KV.Key] = true
-		return fmt.Errorf("decode binding of %s: %w", key, err)
+	if c.Object.Err != nil {
+		in.broken[c.Key] = true
+		return fmt.Errorf("decode binding of %s: %w", key, c.Object.Err)
 	}
-	delete(in.broken, ev.KV.Key)
-	b.UID = work.PermanentID(b, ev.KV.CreateRevision)
+	delete(in.broken, c.Key)
+	b := withoutStatus(c.Object.Value.(*workv1alpha1.ResourceBinding))
+	b.UID = work.PermanentID(b, c.Object.CreateRevision)
 	in.bindings[key] = b
 	if old == nil || old.UID != b.UID || old.Name != b.Name || old.Namespace != b.Namespace ||
 		!equality.Semantic.DeepEqual(old.Spec, b.Spec) {
@@ -166,32 +166,21 @@ func (in *inputs) applyBinding(key string, ev store.Event) error {
 	return nil
 }
 
-// decodeWithoutStatus decodes a stored binding but its status, which
-// renders nothing: the aggregator rewrites it as agents report, and for a
-// binding of many clusters it is most of the bytes (the JSON decoder only
-// scans past it).
-func decodeWithoutStatus(data []byte) (*workv1alpha1.ResourceBinding, error) {
-	var spec struct {
-		metav1.TypeMeta   `json:",inline"`
-		metav1.ObjectMeta `json:"metadata,omitempty"`
-		Spec              workv1alpha1.ResourceBindingSpec `json:"spec"`
-	}
-	if err := json.Unmarshal(data, &spec); err != nil {
-		return nil, err
-	}
-	b := &workv1alpha1.ResourceBinding{TypeMeta: spec.TypeMeta, ObjectMeta: spec.ObjectMeta, Spec: spec.Spec}
-	b.InternNames()
-	return b, nil
+// withoutStatus is a shallow copy of the view's binding b without its
+// status, which renders nothing (the aggregator rewrites it as agents
+// report): the renderer sets the copy's UID, never the shared one's.
+func withoutStatus(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	return &workv1alpha1.ResourceBinding{TypeMeta: b.TypeMeta, ObjectMeta: b.ObjectMeta, Spec: b.Spec}
 }
 
 // applyOverride keeps the policy and marks the templates the old or the
 // new version selects.
 // One that does not decode keeps its last good value.
-func (in *inputs) applyOverride(ref store.ObjectRef, ev store.Event) error {
+func (in *inputs) applyOverride(ref store.ObjectRef, o *view.Object) error {
 	oldSel, hadOld := in.overrideSelectors(ref)
 	var err error
-	if ev.Type == store.EventPut {
-		err = in.putOverride(ref, ev.KV.Value)
+	if o != nil {
+		err = in.putOverride(ref, o)
 	} else {
 		in.deleteOverride(ref)
 	}
@@ -213,7 +202,16 @@ func (in *inputs) applyOverride(ref store.ObjectRef, ev store.Event) error {
 	return err
 }
 
-func (in *inputs) putOverride(ref store.ObjectRef, value []byte) error {
+// putOverride keeps the typed policy of o, decoded from the view's
+// unstructured value as the stored bytes would be.
+func (in *inputs) putOverride(ref store.ObjectRef, o *view.Object) error {
+	if o.Err != nil {
+		return fmt.Errorf("decode %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, o.Err)
+	}
+	value, err := o.Value.(*unstructured.Unstructured).MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("encode %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
+	}
 	if ref.Kind == policyv1alpha1.KindClusterOverridePolicy {
 		p := &policyv1alpha1.ClusterOverridePolicy{}
 		if err := json.Unmarshal(value, p); err != nil {

@@ -107,7 +107,6 @@ type renderJob struct {
 // dispatching is suspended, keeps what it has.
 func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) []renderJob {
 	cops, ops := r.in.candidates(t)
-	rules := ruleTargets(cops, ops)
 	divided := work.Divided(b)
 	var jobs []renderJob
 	bySig := map[string]int{}
@@ -117,7 +116,7 @@ func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1al
 		if (only != nil && !only[tc.Name]) || c == nil || work.Suspended(b, tc.Name) {
 			continue
 		}
-		sig := signature(divided, tc.Replicas, c, rules)
+		sig := signature(divided, tc.Replicas, c, cops, ops)
 		i, ok := bySig[sig]
 		if !ok {
 			i, bySig[sig] = len(jobs), len(jobs)
@@ -149,42 +148,16 @@ func (r *Renderer) runJobs(ctx context.Context, key string, jobs []renderJob) (m
 	return set, failed
 }
 
-// ruleTargets lists the cluster filters of every override rule of the
-// candidate policies (nil: the rule targets every cluster).
-func ruleTargets(cops []policyv1alpha1.ClusterOverridePolicy, ops []policyv1alpha1.OverridePolicy) []*policyv1alpha1.ClusterAffinity {
-	var out []*policyv1alpha1.ClusterAffinity
-	add := func(spec *policyv1alpha1.OverrideSpec) {
-		if len(spec.OverrideRules) == 0 {
-			out = append(out, spec.TargetCluster)
-			return
-		}
-		for i := range spec.OverrideRules {
-			out = append(out, spec.OverrideRules[i].TargetCluster)
-		}
-	}
-	for i := range cops {
-		add(&cops[i].Spec)
-	}
-	for i := range ops {
-		add(&ops[i].Spec)
-	}
-	return out
-}
-
 // signature identifies a cluster's render input for one template: its
-// replicas when they are divided, and which override rules select it.
-func signature(divided bool, replicas int32, c *clusterv1alpha1.Cluster, rules []*policyv1alpha1.ClusterAffinity) string {
+// replicas when they are divided, and what the override rules read of it
+// (overrides.Signature).
+func signature(divided bool, replicas int32, c *clusterv1alpha1.Cluster,
+	cops []policyv1alpha1.ClusterOverridePolicy, ops []policyv1alpha1.OverridePolicy) string {
 	var sb strings.Builder
 	if divided {
 		sb.WriteString(strconv.FormatInt(int64(replicas), 10))
 	}
 	sb.WriteByte(':')
-	for _, a := range rules {
-		if a == nil || overrides.MatchesCluster(c, *a) {
-			sb.WriteByte('1')
-		} else {
-			sb.WriteByte('0')
-		}
-	}
+	sb.WriteString(overrides.Signature(c, cops, ops))
 	return sb.String()
 }

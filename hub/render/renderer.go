@@ -13,6 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/backoff"
 )
 
@@ -33,24 +34,19 @@ const (
 
 // Tuned constants of the loop.
 const (
-	// relistBackoff is the wait before listing again after a store failure
-	// other than compaction.
-	relistBackoff = 2 * time.Second
 	// retryMin and retryMax bound the wait before rendering again a work
 	// whose render failed (doubling from retryMin, no jitter: one loop).
 	retryMin = time.Second
 	retryMax = time.Minute
-	// maxBatch is the most store events applied before rendering; a burst
-	// of changes to one template renders it once.
-	maxBatch = 1000
 )
 
-// Source is what the renderer reads from the store; *store.Store
-// satisfies it.
+// Source is the replica's view of the store; *view.View satisfies it.
 type Source interface {
-	ListEach(ctx context.Context, prefix string, each func(store.KV)) (int64, error)
-	Watch(ctx context.Context, prefix string, fromRev int64, opts ...store.WatchOption) <-chan store.Event
+	Subscribe(prefixes ...string) *view.Subscription
 }
+
+// prefixes are the view's prefixes the renderer reads.
+var prefixes = []string{store.ObjectsPrefix, store.BindingsPrefix, store.ClustersPrefix}
 
 // Config configures a Renderer; the zero value uses the defaults.
 type Config struct {
@@ -156,70 +152,94 @@ func New(src Source, interp work.Interpreter, cfg Config, logger hclog.Logger) *
 		remotes: newRemoteRenders()}
 }
 
-// Run lists and watches the store and keeps the works current until ctx
-// ends, then returns nil once the store watch and the renders it started
-// off the loop have stopped. A compacted watch lists again at once,
-// another failure after relistBackoff; the published works stay as they
-// are meanwhile, and a new list publishes only what differs.
+// Run follows the view and keeps the works current until ctx ends, then
+// returns nil once the renders it started off the loop have stopped. Each
+// full batch of the view (its first list, a list after its watch failed)
+// is loaded as a fresh list: published only once it is complete and the
+// store verified; a list that cannot be verified is tried again after
+// view.RelistBackoff, the published works staying as they are meanwhile.
 func (r *Renderer) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer r.remotes.wait()
 	defer cancel()
+	sub := r.src.Subscribe(prefixes...)
+	defer sub.Close()
 	if c := r.cfg.Customizations; c != nil {
 		// Subscribed before the first list: a change the list's render
 		// did not see yet is handed over after it.
-		sub := c.Subscribe()
-		defer sub.Close()
-		r.reinterpreted = sub
+		cs := c.Subscribe()
+		defer cs.Close()
+		r.reinterpreted = cs
 		select {
 		case <-c.Synced():
 		case <-ctx.Done():
 			return nil
 		}
 	}
-	return store.Follow(ctx, r.log, relistBackoff, r.session)
+	return r.follow(ctx, sub)
 }
 
-// session lists everything, publishes it, then follows the watch until
-// ctx ends or the watch fails. The watch goroutine (in the store) has
-// exited when it returns.
-func (r *Renderer) session(ctx context.Context) error {
-	holdFault(ctx)
-	rev, err := r.load(ctx)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	events := r.src.Watch(wctx, store.Root, rev+1, store.DeletesWithoutValue)
-	defer func() {
-		cancel()
-		for range events {
-		}
-	}()
+// follow loads the view's full batches, applies its other batches and
+// renders, until ctx ends. Until a full batch has loaded, nothing else is
+// done: no render is retried or committed over inputs not yet published.
+func (r *Renderer) follow(ctx context.Context, sub *view.Subscription) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var last int64
+	var relist <-chan time.Time // a failed load lists again when it fires
+	loaded := false
 	for {
-		r.armRetry(timer)
+		var retries <-chan time.Time
+		var reinterpreted <-chan struct{}
+		var results chan *plan
+		if loaded {
+			r.armRetry(timer)
+			retries, reinterpreted, results = timer.C, r.reinterpreted.Ready(), r.remotes.results
+		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-events:
+			return nil
+		case <-relist:
+			relist = nil
+			sub.Relist()
+			continue
+		case <-sub.Ready():
 			holdFault(ctx)
-			if err := r.batch(ev, ok, events, &last); err != nil {
-				return err
+			b := sub.Take()
+			if b.Full {
+				if loaded = r.loaded(ctx, b); !loaded {
+					relist = time.After(view.RelistBackoff)
+				}
+				continue
 			}
-		case <-timer.C:
+			if !loaded {
+				continue // the next full batch has them
+			}
+			for _, c := range b.Changes {
+				r.apply(c)
+			}
+			last = b.Revision
+		case <-retries:
 			r.dueRetries()
-		case <-r.reinterpreted.Ready():
+		case <-reinterpreted:
 			r.in.markScope(r.reinterpreted.Take())
-		case p := <-r.remotes.results:
+		case p := <-results:
 			r.remoteDone(ctx, p)
 		}
 		r.state.stamp = max(r.state.stamp, last)
 		r.flush(ctx)
 		r.published(last)
 	}
+}
+
+// loaded loads b and reports whether it did; a load that failed is
+// logged, to be listed again after view.RelistBackoff.
+func (r *Renderer) loaded(ctx context.Context, b view.Batch) bool {
+	err := r.load(ctx, b)
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("list not published, listing again", "error", err, "backoff", view.RelistBackoff)
+	}
+	return err == nil
 }
 
 // published records that every store change up to rev is published.
@@ -229,25 +249,22 @@ func (r *Renderer) published(rev int64) {
 	}
 }
 
-// load replaces the inputs with a fresh list, marks every work (those
-// published before included, so that what is gone is removed) and
-// publishes. It returns the list revision.
-func (r *Renderer) load(ctx context.Context) (int64, error) {
+// load replaces the inputs with a full batch of the view, marks every
+// work (those published before included, so that what is gone is
+// removed) and publishes.
+func (r *Renderer) load(ctx context.Context, b view.Batch) error {
 	r.in = newInputs()
 	r.bad = map[string]bool{}
 	r.in.loading = true
-	rev, err := r.src.ListEach(ctx, store.Root, func(kv store.KV) {
-		r.apply(store.Event{Type: store.EventPut, KV: kv})
-	})
-	if err != nil {
-		return 0, err
+	for _, c := range b.Changes {
+		r.apply(c)
 	}
 	if v, ok := r.cfg.Authority.(verifier); ok {
 		// A list may come from a store replaced or restored under the
 		// running hub: check before its smaller contents remove works
 		// (publishing them, below).
 		if err := v.Verify(ctx); err != nil {
-			return 0, fmt.Errorf("verify the store before publishing its list: %w", err)
+			return fmt.Errorf("verify the store before publishing its list: %w", err)
 		}
 	}
 	r.in.loading = false
@@ -261,11 +278,11 @@ func (r *Renderer) load(ctx context.Context) (int64, error) {
 		r.in.markAll(key)
 	}
 	r.dropUnknownClusters()
-	r.state.stamp = max(r.state.stamp, rev)
+	r.state.stamp = max(r.state.stamp, b.Revision)
 	r.flush(ctx)
-	r.published(rev)
-	r.log.Debug("loaded", "revision", rev, "templates", len(r.in.templates), "bindings", len(r.in.bindings), "clusters", len(r.in.clusters))
-	return rev, nil
+	r.published(b.Revision)
+	r.log.Debug("loaded", "revision", b.Revision, "templates", len(r.in.templates), "bindings", len(r.in.bindings), "clusters", len(r.in.clusters))
+	return nil
 }
 
 // dropUnknownClusters drops the published clusters with works that a new
@@ -281,50 +298,27 @@ func (r *Renderer) dropUnknownClusters() {
 	}
 }
 
-// batch applies ev and the events already waiting, up to maxBatch, and
-// sets last to the revision of the last one applied.
-func (r *Renderer) batch(ev store.Event, ok bool, events <-chan store.Event, last *int64) error {
-	for i := 0; ; i++ {
-		if !ok {
-			return errors.New("render: store watch closed")
-		}
-		if ev.Err != nil {
-			return ev.Err
-		}
-		r.apply(ev)
-		*last = ev.KV.Revision
-		if i == maxBatch {
-			return nil
-		}
-		select {
-		case ev, ok = <-events:
-		default:
-			return nil
-		}
-	}
-}
-
 // apply records one stored change. An object that does not decode, or
 // whose apply panicked, is unknown: it keeps its last good value (none,
 // during a list), its works keep what they have (inputs.broken: keepPlan)
 // and the renderer is not authoritative (bad) until it applies cleanly.
 // Both are logged and counted.
-func (r *Renderer) apply(ev store.Event) {
-	err := guard.Do(r.log, r.cfg.Counts, "render", ev.KV.Key, func() error {
-		applyFault(ev.KV.Key)
-		return r.in.apply(ev)
+func (r *Renderer) apply(c view.Change) {
+	err := guard.Do(r.log, r.cfg.Counts, "render", c.Key, func() error {
+		applyFault(c.Key)
+		return r.in.apply(c)
 	})
 	switch {
 	case err == nil:
-		delete(r.bad, ev.KV.Key)
+		delete(r.bad, c.Key)
 	case errors.Is(err, guard.ErrPanicked):
-		r.log.Error("applying a stored object panicked; it is unknown: its works keep what they have and agents are told the hub's view is not authoritative", "key", ev.KV.Key)
-		r.in.broken[ev.KV.Key] = true
-		r.bad[ev.KV.Key] = true
+		r.log.Error("applying a stored object panicked; it is unknown: its works keep what they have and agents are told the hub's view is not authoritative", "key", c.Key)
+		r.in.broken[c.Key] = true
+		r.bad[c.Key] = true
 	default:
 		r.cfg.Counts.Add("render", guard.KindDecode)
-		r.log.Error("stored object does not decode; its last good value is kept and agents are told the hub's view is not authoritative", "key", ev.KV.Key, "error", err)
-		r.bad[ev.KV.Key] = true
+		r.log.Error("stored object does not decode; its last good value is kept and agents are told the hub's view is not authoritative", "key", c.Key, "error", err)
+		r.bad[c.Key] = true
 	}
 	r.undecodable.Store(int64(len(r.bad)))
 }

@@ -2,10 +2,10 @@
 // every hub replica, so that a user revoked through one replica is refused
 // by all of them (issue 14).
 //
-// The hub stores nothing about users: a user is the name and role in a
-// client certificate its CA signed (hub/pki). Revoking a user name stores
+// A user is the name in a client certificate the hub's CA signed
+// (hub/pki); its role is stored apart (hub/roles). Revoking a user name stores
 // store.RevokedUserKey(name) with the time of the revocation; from then
-// on every certificate of that name (admin or viewer) issued up to that
+// on every certificate of that name (admin, viewer or user) issued up to that
 // time (pki.IssuedAt) is refused, and one issued afterwards (`tetherctl
 // user create` again) is accepted. Certificates carry whole seconds, so
 // one issued in the same second as the revocation is refused too. Agent

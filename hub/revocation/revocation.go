@@ -175,7 +175,7 @@ func (l *List) All(ctx context.Context) ([]Revoked, error) {
 // authorization refuses those).
 func (l *List) Check(ctx context.Context, cert *x509.Certificate) error {
 	id, err := pki.IdentityOf(cert)
-	if err != nil || (id.Kind != pki.KindAdmin && id.Kind != pki.KindViewer) {
+	if err != nil || !id.Kind.IsUser() {
 		return nil
 	}
 	r, ok, err := l.lookup(ctx, id.Name)

@@ -1,6 +1,6 @@
 // Package scheduler is the hub's scheduling loop, the task hub.Run names
-// "scheduler": it watches bindings, registered clusters and cluster
-// leases, decides which bindings need (re)scheduling, runs the pure
+// "scheduler": it follows bindings and registered clusters in the
+// replica's view of the store (hub/view) and cluster leases, decides which bindings need (re)scheduling, runs the pure
 // hub/placement.Schedule on them, and writes the result back to the
 // binding with optimistic concurrency. It also plays
 // Karmada's taint manager (NoExecute failover) and graceful eviction
@@ -12,8 +12,15 @@
 // # Usage
 //
 //	leases := liveness.New(liveness.Config{})
-//	loop := scheduler.New(st, leases, scheduler.Config{}, logger)
-//	err := loop.Run(ctx) // returns nil when ctx ends; relists on store failures
+//	loop := scheduler.New(st, v, leases, scheduler.Config{}, logger) // v: the replica's *view.View
+//	err := loop.Run(ctx) // returns nil when ctx ends; loads anew on each full batch of the view
+//
+// It caches the view's bindings as they are (shared, without their
+// aggregated status items) and reads a binding whole from the store only
+// when Step reads its items (graceful eviction tasks, application
+// failover); a write of a binding decided without them puts back the
+// items stored at the revision it updates, so that it never drops what
+// hub/aggregate wrote.
 //
 // Its logger is named "schedloop", the package's former name, kept so that
 // log queries written for earlier releases still match.
@@ -257,7 +264,7 @@
 // Tolerations are read from the current placement, not the applied one
 // (a placement change is rescheduled in the same pass anyway).
 //
-// It imports hub/pipeline/place (the place stage), hub/store,
+// It imports hub/pipeline/place (the place stage), hub/store, hub/view,
 // hub/liveness, hub/placement, internal/protocol, api/, go-hclog and
 // Kubernetes API machinery.
 package scheduler

@@ -21,6 +21,7 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/leakcheck"
 	"github.com/tetherproj/tether/internal/runtest"
 )
@@ -30,7 +31,7 @@ const waitTimeout = 20 * time.Second
 
 func TestMain(m *testing.M) {
 	os.Exit(leakcheck.Main(m, leakcheck.Filter{Only: []string{
-		"tether/hub/scheduler.", "tether/hub/store.(*Store).Watch", "tether/hub/liveness.(*Leases)",
+		"tether/hub/scheduler.", "tether/hub/store.(*Store).Watch", "tether/hub/liveness.(*Leases)", "tether/hub/view.",
 	}}))
 }
 
@@ -39,6 +40,7 @@ type env struct {
 	t      testing.TB
 	ctx    context.Context
 	st     *store.Store
+	view   *view.View // the replica's view of st, running
 	clock  *livenesstest.Clock
 	leases *liveness.Leases
 }
@@ -51,8 +53,13 @@ func newEnv(t testing.TB, leaseDuration time.Duration) *env {
 	clock := livenesstest.NewClock(t0)
 	// The fake clock moves in jumps: no pause check (hub/liveness tests it).
 	leases := liveness.New(liveness.Config{LeaseDuration: leaseDuration, Clock: clock, PauseThreshold: -1})
-	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: leases}
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatalf("view.New: %v", err)
+	}
+	e := &env{t: t, ctx: ctx, st: st, view: v, clock: clock, leases: leases}
 	e.goRun("leases", leases.Run)
+	e.goRun("view", v.Run)
 	return e
 }
 
@@ -63,8 +70,9 @@ func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
 
 // start runs a loop and returns it with its stop function.
 func (e *env) start(cfg Config) (*Loop, func()) {
+	e.waitView()
 	cfg.Clock = e.clock
-	l := New(e.st, e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
+	l := New(e.st, e.view, e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
 	return l, e.goRun("scheduler", l.Run)
 }
 
@@ -112,16 +120,31 @@ func (e *env) waitState(state liveness.State, names ...string) {
 	}
 }
 
-// settle waits until the loop has processed the leases as they are now
-// and has no timer due on the clock as it is now.
+// settle waits until the loop has processed the leases and the store as
+// they are now and has no timer due on the clock as it is now.
 func (e *env) settle(l *Loop) {
 	e.t.Helper()
 	_, rev := e.leases.List()
+	storeRev := e.revision()
 	now := e.clock.Now().UnixNano()
 	deadline := time.Now().Add(waitTimeout)
-	for l.settled.Load() < rev || (l.armed.Load() != 0 && l.armed.Load() <= now) {
+	for l.settled.Load() < rev || l.viewSettled.Load() < storeRev || (l.armed.Load() != 0 && l.armed.Load() <= now) {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("loop processed lease revision %d; want %d", l.settled.Load(), rev)
+			e.t.Fatalf("loop processed lease revision %d, store revision %d; want %d, %d", l.settled.Load(), l.viewSettled.Load(), rev, storeRev)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitView waits until the view holds the store as it is now, as a
+// replica's controllers start on a synced view.
+func (e *env) waitView() {
+	e.t.Helper()
+	rev := e.revision()
+	deadline := time.Now().Add(waitTimeout)
+	for e.view.Revision() < rev {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("view at revision %d; want %d", e.view.Revision(), rev)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -2,31 +2,24 @@ package scheduler
 
 import (
 	"context"
-	"runtime"
+	"strings"
 	"time"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // inputs are what a session waits on besides its context and timer.
 type inputs struct {
-	bindings, clusters <-chan store.Event
-	leases             <-chan struct{}
-}
-
-// input is one thing the loop takes in.
-type input struct {
-	kind inputKind
-	ev   store.Event
-	open bool // the watch channel was still open
+	view   *view.Subscription
+	leases <-chan struct{}
 }
 
 type inputKind int
 
 const (
 	inputDone inputKind = iota
-	inputBinding
-	inputCluster
+	inputView
 	inputLease
 	inputTimer
 )
@@ -41,7 +34,7 @@ func (l *Loop) takeBatch(ctx context.Context, in inputs) error {
 		if !ok {
 			break
 		}
-		changed, err := l.take(ctx, next)
+		changed, err := l.take(ctx, in, next)
 		if err != nil {
 			return err
 		}
@@ -55,55 +48,51 @@ func (l *Loop) takeBatch(ctx context.Context, in inputs) error {
 
 // next returns the next input, waiting for it when wait is set; without
 // wait, ok is false when none is waiting.
-func (l *Loop) next(ctx context.Context, in inputs, wait bool) (next input, ok bool) {
+func (l *Loop) next(ctx context.Context, in inputs, wait bool) (next inputKind, ok bool) {
 	if !wait {
-		// The store's watch channels are unbuffered: yielding lets their
-		// goroutines hand over what etcd has delivered already.
-		runtime.Gosched()
 		select {
-		case ev, open := <-in.bindings:
-			return input{kind: inputBinding, ev: ev, open: open}, true
-		case ev, open := <-in.clusters:
-			return input{kind: inputCluster, ev: ev, open: open}, true
+		case <-in.view.Ready():
+			return inputView, true
 		case <-in.leases:
-			return input{kind: inputLease}, true
+			return inputLease, true
 		default:
-			return input{}, false
+			return 0, false
 		}
 	}
 	select {
 	case <-ctx.Done():
-		return input{kind: inputDone}, true
-	case ev, open := <-in.bindings:
-		return input{kind: inputBinding, ev: ev, open: open}, true
-	case ev, open := <-in.clusters:
-		return input{kind: inputCluster, ev: ev, open: open}, true
+		return inputDone, true
+	case <-in.view.Ready():
+		return inputView, true
 	case <-in.leases:
-		return input{kind: inputLease}, true
+		return inputLease, true
 	case <-l.timer:
-		return input{kind: inputTimer}, true
+		return inputTimer, true
 	}
 }
 
 // take applies one input; refresh reports that the members may have
-// changed (a cluster event, a lease change, or the timer: the start-up
-// grace may have ended).
-func (l *Loop) take(ctx context.Context, in input) (refresh bool, err error) {
-	switch in.kind {
+// changed (a cluster changed, a lease changed, or the timer: the start-up
+// grace may have ended). A full batch of the view loads the loop anew.
+func (l *Loop) take(ctx context.Context, in inputs, kind inputKind) (refresh bool, err error) {
+	switch kind {
 	case inputDone:
 		return false, ctx.Err()
-	case inputBinding:
-		if err := eventErr(in.ev, in.open); err != nil {
-			return false, err
+	case inputView:
+		b := in.view.Take()
+		l.taken = b.Revision
+		if b.Full {
+			return false, l.load(ctx, b)
 		}
-		l.applyBinding(in.ev)
-		return false, nil
-	case inputCluster:
-		if err := eventErr(in.ev, in.open); err != nil {
-			return false, err
+		for _, c := range b.Changes {
+			if strings.HasPrefix(c.Key, store.ClustersPrefix) {
+				l.applyCluster(c)
+				refresh = true
+			} else {
+				l.applyBinding(c)
+			}
 		}
-		l.applyCluster(in.ev)
-		return true, nil
+		return refresh, nil
 	case inputTimer:
 		l.timer, l.armedAt = nil, time.Time{}
 		l.dueRechecks()

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // staticLeases is a fixed lease list (Leases) for benchmarks that drive
@@ -40,10 +42,21 @@ func readyLease(name string) liveness.Lease {
 	}}
 }
 
-// clusterEvent is the watch event of a stored cluster with labels.
-func clusterEvent(name string, labels map[string]string) store.Event {
+// clusterEvent is the view's change of a stored cluster with labels.
+func clusterEvent(name string, labels map[string]string) view.Change {
 	c := clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	return store.Event{Type: store.EventPut, KV: store.KV{Key: store.ClusterKey(name), Value: []byte(place.JSONString(c)), Revision: 1}}
+	return decoded(store.ClusterKey(name), []byte(place.JSONString(c)), 1)
+}
+
+// decoded is the view's change of key stored as data at rev, decoded as
+// the view decodes it.
+func decoded(key string, data []byte, rev int64) view.Change {
+	decode := view.Bindings
+	if strings.HasPrefix(key, store.ClustersPrefix) {
+		decode = view.Clusters
+	}
+	v, err := decode(key, data)
+	return view.Change{Key: key, Object: &view.Object{Key: key, Revision: rev, CreateRevision: 1, Value: v, Err: err}}
 }
 
 // BenchmarkJoinExcluded is the loop's work when one cluster joins and
@@ -58,7 +71,7 @@ func BenchmarkJoinExcluded(b *testing.B) {
 	prod := map[string]string{"env": "prod"}
 	leases := &staticLeases{}
 	var targets []workv1alpha1.TargetCluster
-	l := New(nil, leases, Config{Clock: fixedClock{t0}}, hclog.NewNullLogger())
+	l := New(nil, nil, leases, Config{Clock: fixedClock{t0}}, hclog.NewNullLogger())
 	l.graceUntil = t0
 	l.stored, l.bindings, l.works, l.full = map[string]clusterv1alpha1.Cluster{}, map[string]*entry{}, map[string]int{}, map[string]bool{}
 	l.dirty, l.rechecks, l.storedGen = map[string]bool{}, map[string]time.Time{}, map[string]uint64{}
@@ -74,7 +87,7 @@ func BenchmarkJoinExcluded(b *testing.B) {
 		rb := scheduled(binding(p, 1, targets...))
 		rb.Name = fmt.Sprintf("web-%04d", i)
 		ref := store.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "prod", Name: rb.Name}
-		l.applyBinding(store.Event{Type: store.EventPut, KV: store.KV{Key: store.BindingKey(ref), Value: []byte(place.JSONString(rb)), Revision: 1}})
+		l.applyBinding(decoded(store.BindingKey(ref), []byte(place.JSONString(rb)), 1))
 	}
 	ctx := context.Background()
 	l.refreshMembers()
@@ -82,7 +95,7 @@ func BenchmarkJoinExcluded(b *testing.B) {
 	if w := l.writes.Load(); w != 0 {
 		b.Fatalf("%d bindings written settling; want the prepared decisions to stand", w)
 	}
-	join, leave := clusterEvent("dev", map[string]string{"env": "dev"}), store.Event{Type: store.EventDelete, KV: store.KV{Key: store.ClusterKey("dev")}}
+	join, leave := clusterEvent("dev", map[string]string{"env": "dev"}), view.Change{Key: store.ClusterKey("dev")}
 	examined := l.examined.Load()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -16,11 +16,13 @@ import (
 )
 
 // putLabelled stores a cluster with labels.
-func (e *env) putLabelled(name string, labels map[string]string) {
+func (e *env) putLabelled(name string, labels map[string]string) int64 {
 	c := clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
-	if _, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(place.JSONString(c))); err != nil {
+	rev, err := e.st.Put(e.ctx, store.ClusterKey(name), []byte(place.JSONString(c)))
+	if err != nil {
 		e.t.Fatalf("put cluster %s: %v", name, err)
 	}
+	return rev
 }
 
 // A cluster joining is looked at only by the bindings it concerns: those
@@ -84,21 +86,35 @@ func TestJoinExaminesOnlyConcernedBindings(t *testing.T) {
 	}
 }
 
-// Clusters whose events wait together are taken in together: one member
-// refresh (and so one processing pass) for all of them, not one each.
+// Clusters whose changes wait together are taken in together (one batch
+// of the view): one member refresh (and so one processing pass) for all
+// of them, not one each.
 func TestJoinsWaitingTogetherRefreshOnce(t *testing.T) {
 	e := newEnv(t, time.Hour)
-	l := New(e.st, e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
-	if _, _, err := l.load(e.ctx); err != nil {
+	l := New(e.st, e.view, e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	sub := e.view.Subscribe(store.BindingsPrefix, store.ClustersPrefix)
+	defer sub.Close()
+	full, ok := sub.WaitFull(e.ctx)
+	if !ok {
+		t.Fatal("no full batch")
+	}
+	if err := l.load(e.ctx, full); err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	const joining = 50
-	clusters := make(chan store.Event, joining)
+	var last int64
 	for i := range joining {
-		clusters <- clusterEvent(fmt.Sprintf("c-%02d", i), nil)
+		last = e.putLabelled(fmt.Sprintf("c-%02d", i), nil)
+	}
+	deadline := time.Now().Add(waitTimeout)
+	for e.view.Revision() < last {
+		if time.Now().After(deadline) {
+			t.Fatalf("view at revision %d; want %d", e.view.Revision(), last)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	refreshes := l.refreshes.Load()
-	if err := l.takeBatch(e.ctx, inputs{clusters: clusters}); err != nil {
+	if err := l.takeBatch(e.ctx, inputs{view: sub}); err != nil {
 		t.Fatalf("take: %v", err)
 	}
 	if got := l.refreshes.Load() - refreshes; got != 1 || len(l.members) != joining {

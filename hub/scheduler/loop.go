@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 	"time"
 
@@ -13,16 +12,12 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/protocol"
 )
 
 // Tuned intervals.
 const (
-	// relistBackoff is how long Run waits before listing again after a
-	// session failed for another reason than compaction (etcd unreachable,
-	// say). No jitter: one loop runs at a time, the leader's (hub.Run starts
-	// it for each term of leadership, hub/leader), so no peers retry with it.
-	relistBackoff = 2 * time.Second
 	// retryAfter is when a binding whose write failed (not a conflict) is
 	// tried again, on the loop's clock.
 	retryAfter = 2 * time.Second
@@ -41,8 +36,10 @@ const (
 	maxInFlight = 16
 )
 
-// errWatchClosed ends a session whose watch channel closed without error.
-var errWatchClosed = errors.New("scheduler: watch closed")
+// Source is the replica's view of the store (*view.View).
+type Source interface {
+	Subscribe(prefixes ...string) *view.Subscription
+}
 
 // Leases is what the loop needs from hub/liveness.Leases.
 type Leases interface {
@@ -89,7 +86,8 @@ type Config struct {
 // Loop schedules bindings. Its state belongs to the goroutine running Run;
 // call Run once at a time.
 type Loop struct {
-	store  *store.Store
+	store  *store.Store // writes (fenced), re-reads and the NoExecute floor
+	view   Source       // bindings and clusters, decoded once
 	leases Leases
 	cfg    Config
 	clock  liveness.Clock
@@ -139,6 +137,10 @@ type Loop struct {
 	leaseRev uint64
 	settled  atomic.Uint64
 	armed    atomic.Int64
+	// taken is the view revision of the last batch taken in, and
+	// viewSettled the one the last processing pass reflected, for tests.
+	taken       int64
+	viewSettled atomic.Int64
 
 	passes    atomic.Uint64 // processing passes done, for tests
 	refreshes atomic.Uint64 // member snapshots built, for tests
@@ -146,11 +148,15 @@ type Loop struct {
 	writes    atomic.Uint64 // bindings written, for tests and logs
 }
 
-// entry is one cached binding.
+// entry is one cached binding: the view's (shared: never changed in
+// place), without its aggregated status items, or one the loop read or
+// decided (items: with the stored items, which Step reads only when
+// readsHealth).
 type entry struct {
-	b   *workv1alpha1.ResourceBinding
-	rev int64
-	in  *interest // interestOf(b), once asked
+	b     *workv1alpha1.ResourceBinding
+	rev   int64
+	in    *interest // interestOf(b), once asked
+	items bool      // b holds the binding's stored aggregated status items
 }
 
 // interest is interestOf(e.b), derived on first use.
@@ -161,8 +167,8 @@ func (e *entry) interest() *interest {
 	return e.in
 }
 
-// New returns a loop over st and leases.
-func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop {
+// New returns a loop that reads v, writes st and follows leases.
+func New(st *store.Store, v Source, leases Leases, cfg Config, logger hclog.Logger) *Loop {
 	if cfg.Clock == nil {
 		cfg.Clock = liveness.RealClock{}
 	}
@@ -172,52 +178,51 @@ func New(st *store.Store, leases Leases, cfg Config, logger hclog.Logger) *Loop 
 	if cfg.StartupGrace <= 0 {
 		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
 	}
-	return &Loop{store: st, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop"),
+	return &Loop{store: st, view: v, leases: leases, cfg: cfg, clock: cfg.Clock, log: logger.Named("schedloop"),
 		unhealthy: map[string]map[string]time.Time{}}
 }
 
-// Run schedules bindings until ctx ends, then returns nil. A compacted
-// watch lists again; other store failures list again after relistBackoff.
-// Its goroutines (one following the leases, the store's watches) have
-// exited when it returns.
+// Run schedules bindings until ctx ends, then returns nil. Each full
+// batch of the view loads the loop anew; a load that fails (the
+// NoExecute floor not read) is tried again after view.RelistBackoff. Its
+// goroutine following the leases has exited when it returns.
 func (l *Loop) Run(ctx context.Context) error {
 	l.graceUntil = l.clock.Now().Add(l.cfg.StartupGrace)
 	leaseCh, stop := liveness.Changed(ctx, l.leases)
 	defer stop()
-	return store.Follow(ctx, l.log, relistBackoff, func(ctx context.Context) error {
-		return l.session(ctx, leaseCh)
-	})
+	sub := l.view.Subscribe(store.BindingsPrefix, store.ClustersPrefix)
+	defer sub.Close()
+	for {
+		err := l.session(ctx, sub, leaseCh)
+		if ctx.Err() != nil {
+			return nil
+		}
+		l.log.Warn("session ended, listing again", "error", err, "backoff", view.RelistBackoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(view.RelistBackoff):
+		}
+		sub.Relist()
+	}
 }
 
-// session lists clusters and bindings, then reconciles on every watch
-// event, lease change and due recheck until ctx ends or a watch fails.
-func (l *Loop) session(ctx context.Context, leaseCh <-chan struct{}) error {
-	bindRev, clusterRev, err := l.load(ctx)
-	if err != nil {
+// session loads the view's next full batch, then reconciles on every
+// change of the view, lease change and due recheck until ctx ends or a
+// load fails.
+func (l *Loop) session(ctx context.Context, sub *view.Subscription, leaseCh <-chan struct{}) error {
+	b, ok := sub.WaitFull(ctx)
+	if !ok {
+		return ctx.Err()
+	}
+	if err := l.load(ctx, b); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	bindings := l.store.Watch(wctx, store.BindingsPrefix, bindRev+1, store.DeletesWithoutValue)
-	clusterEvents := l.store.Watch(wctx, store.ClustersPrefix, clusterRev+1, store.DeletesWithoutValue)
-	defer func() {
-		cancel()
-		for range bindings {
-		}
-		for range clusterEvents {
-		}
-	}()
-	in := inputs{bindings: bindings, clusters: clusterEvents, leases: leaseCh}
+	in := inputs{view: sub, leases: leaseCh}
 	for {
 		l.process(ctx)
 		if err := l.takeBatch(ctx, in); err != nil {
 			return err
 		}
 	}
-}
-
-func eventErr(ev store.Event, ok bool) error {
-	if !ok {
-		return errWatchClosed
-	}
-	return ev.Err
 }

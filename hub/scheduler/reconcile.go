@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sync/errgroup"
 
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
@@ -22,6 +24,21 @@ type write struct {
 	old *entry
 	out place.Outcome
 	enc string
+}
+
+// withItems makes sure the cached binding of key holds its aggregated
+// status items when Step reads them (readsHealth), reading it from the
+// store; false when it could not (retried later).
+func (l *Loop) withItems(ctx context.Context, key string) bool {
+	e, ok := l.bindings[key]
+	if !ok || e.items || !readsHealth(e.b) {
+		return true
+	}
+	if l.reread(ctx, key) {
+		return true
+	}
+	l.retryLater(key, errors.New("binding not read with its aggregated status"))
+	return false
 }
 
 // decide runs Step on one cached binding and returns the write its
@@ -48,7 +65,7 @@ func (l *Loop) decide(key string) (write, bool) {
 	if enc == place.JSONString(e.b) {
 		return write{}, false
 	}
-	l.setEntry(key, &entry{b: out.Binding, rev: e.rev})
+	l.setEntry(key, &entry{b: out.Binding, rev: e.rev, items: e.items})
 	return write{key: key, old: e, out: out, enc: enc}, true
 }
 
@@ -65,7 +82,7 @@ func (l *Loop) writeAll(ctx context.Context, writes []write) {
 	g.SetLimit(maxInFlight)
 	for i, w := range writes {
 		g.Go(func() error {
-			revs[i], errs[i] = l.store.Update(ctx, w.key, []byte(w.enc), w.old.rev)
+			revs[i], errs[i] = l.update(ctx, w)
 			return nil // each write keeps its own outcome
 		})
 	}
@@ -104,7 +121,7 @@ func (l *Loop) reconcile(ctx context.Context, key string) {
 		if !ok {
 			return
 		}
-		rev, err := l.store.Update(ctx, key, []byte(w.enc), w.old.rev)
+		rev, err := l.update(ctx, w)
 		if l.wrote(w, rev, err) {
 			return
 		}
@@ -149,7 +166,7 @@ func (l *Loop) reread(ctx context.Context, key string) bool {
 	if err != nil {
 		return false
 	}
-	l.setEntry(key, &entry{b: b, rev: kv.Revision})
+	l.setEntry(key, &entry{b: b, rev: kv.Revision, items: true})
 	return true
 }
 
@@ -213,4 +230,44 @@ func targetNames(b *workv1alpha1.ResourceBinding) []string {
 		out = append(out, fmt.Sprintf("(and %d more)", more))
 	}
 	return out
+}
+
+// update stores w's binding over revision w.old.rev. A binding decided
+// without its aggregated status items (the view's) gets the items stored
+// at that revision put back, so that a write of the scheduler's never
+// drops what hub/aggregate wrote; if the binding moved since, it is a
+// conflict.
+func (l *Loop) update(ctx context.Context, w write) (int64, error) {
+	enc := w.enc
+	if !w.old.items {
+		kv, err := l.store.Get(ctx, w.key)
+		if err != nil {
+			return 0, err
+		}
+		if kv.Revision != w.old.rev {
+			return 0, fmt.Errorf("binding %s moved before its write: %w", w.key, store.ErrConflict)
+		}
+		items, err := storedItems(kv.Value)
+		if err != nil {
+			return 0, fmt.Errorf("binding %s: %w", w.key, err)
+		}
+		b := *w.out.Binding // a shallow copy: the cached binding keeps no items
+		b.Status.AggregatedStatus = items
+		enc = place.JSONString(&b)
+	}
+	return l.store.Update(ctx, w.key, []byte(enc), w.old.rev)
+}
+
+// storedItems decodes only the aggregated status items of a stored
+// binding.
+func storedItems(data []byte) ([]configv1alpha1.AggregatedStatusItem, error) {
+	var doc struct {
+		Status struct {
+			AggregatedStatus []configv1alpha1.AggregatedStatusItem `json:"aggregatedStatus"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("decode aggregated status: %w", err)
+	}
+	return doc.Status.AggregatedStatus, nil
 }

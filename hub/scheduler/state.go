@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -13,64 +12,64 @@ import (
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
-// load replaces the cache with a fresh list of clusters and bindings and
-// marks every binding dirty. It returns the list revisions.
-func (l *Loop) load(ctx context.Context) (bindRev, clusterRev int64, err error) {
+// load replaces the cache with a full batch of the view (clusters first)
+// and marks every binding dirty.
+func (l *Loop) load(ctx context.Context, b view.Batch) error {
 	if err := l.loadFloor(ctx); err != nil {
-		return 0, 0, err
+		return err
 	}
-	cs, clusterRev, err := l.store.List(ctx, store.ClustersPrefix)
-	if err != nil {
-		return 0, 0, err
-	}
-	l.stored = make(map[string]clusterv1alpha1.Cluster, len(cs))
-	l.storedGen, l.cache, l.order = make(map[string]uint64, len(cs)), memberCache{}, nil
+	l.stored = make(map[string]clusterv1alpha1.Cluster)
+	l.storedGen, l.cache, l.order = make(map[string]uint64), memberCache{}, nil
 	l.storedList = nil
 	l.bindings = make(map[string]*entry)
 	l.works, l.full = make(map[string]int), make(map[string]bool)
 	l.dirty = make(map[string]bool)
 	l.rechecks = make(map[string]time.Time)
-	for _, kv := range cs {
-		l.applyCluster(store.Event{Type: store.EventPut, KV: kv})
+	for _, c := range b.Changes {
+		if strings.HasPrefix(c.Key, store.ClustersPrefix) {
+			l.applyCluster(c)
+		}
 	}
-	bindRev, err = l.store.ListEach(ctx, store.BindingsPrefix, func(kv store.KV) {
-		l.applyBinding(store.Event{Type: store.EventPut, KV: kv})
-	})
-	if err != nil {
-		return 0, 0, err
+	for _, c := range b.Changes {
+		if strings.HasPrefix(c.Key, store.BindingsPrefix) {
+			l.applyBinding(c)
+		}
 	}
 	l.members = nil
 	l.refreshMembers()
-	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", bindRev)
-	return bindRev, clusterRev, nil
+	l.taken = b.Revision
+	l.log.Debug("loaded", "clusters", len(l.stored), "bindings", len(l.bindings), "revision", b.Revision)
+	return nil
 }
 
 // applyBinding updates the cache and marks the binding dirty, unless only
 // its aggregated status changed and Step does not read it (healthOnly).
 // The echo of the loop's own write (a revision it already holds) is
-// skipped.
-func (l *Loop) applyBinding(ev store.Event) {
-	key := ev.KV.Key
-	if ev.Type == store.EventDelete {
+// skipped. The view's binding is cached as it is, shared: Step copies
+// what it changes (place.CloneBinding).
+func (l *Loop) applyBinding(c view.Change) {
+	key := c.Key
+	if c.Object == nil {
 		l.setEntry(key, nil)
 		delete(l.rechecks, key)
 		delete(l.unhealthy, key)
 		delete(l.dirty, key)
 		return
 	}
-	if cur, ok := l.bindings[key]; ok && cur.rev >= ev.KV.Revision {
+	if cur, ok := l.bindings[key]; ok && cur.rev >= c.Object.Revision {
 		return
 	}
-	b, err := workv1alpha1.Decode(ev.KV.Value)
-	if err != nil {
-		l.log.Warn("binding not decodable, skipped", "key", key, "error", err)
+	if c.Object.Err != nil {
+		l.log.Warn("binding not decodable, skipped", "key", key, "error", c.Object.Err)
 		l.setEntry(key, nil)
 		return
 	}
+	b := c.Object.Value.(*workv1alpha1.ResourceBinding)
 	old := l.bindings[key]
-	l.setEntry(key, &entry{b: b, rev: ev.KV.Revision})
+	l.setEntry(key, &entry{b: b, rev: c.Object.Revision})
 	if old != nil && healthOnly(old.b, b) {
 		return
 	}
@@ -92,18 +91,18 @@ func readsHealth(b *workv1alpha1.ResourceBinding) bool {
 }
 
 // applyCluster updates the stored clusters.
-func (l *Loop) applyCluster(ev store.Event) {
-	name := strings.TrimPrefix(ev.KV.Key, store.ClustersPrefix)
-	if ev.Type == store.EventDelete {
+func (l *Loop) applyCluster(ch view.Change) {
+	name := strings.TrimPrefix(ch.Key, store.ClustersPrefix)
+	if ch.Object == nil {
 		l.dropCluster(name)
 		return
 	}
-	c := clusterv1alpha1.Cluster{}
-	if err := json.Unmarshal(ev.KV.Value, &c); err != nil {
-		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", err)
+	if ch.Object.Err != nil {
+		l.log.Warn("cluster not decodable, skipped", "cluster", name, "error", ch.Object.Err)
 		l.dropCluster(name)
 		return
 	}
+	c := *ch.Object.Value.(*clusterv1alpha1.Cluster) // a copy: the view's is shared
 	c.Name = name
 	if _, ok := l.stored[name]; !ok {
 		l.order = nil
@@ -217,6 +216,9 @@ func (l *Loop) process(ctx context.Context) {
 		var writes []write
 		for _, key := range keys {
 			delete(l.dirty, key)
+			if !l.withItems(ctx, key) {
+				continue
+			}
 			if w, ok := l.decide(key); ok {
 				writes = append(writes, w)
 			}
@@ -229,6 +231,7 @@ func (l *Loop) process(ctx context.Context) {
 		l.armed.Store(l.armedAt.UnixNano())
 	}
 	l.settled.Store(l.leaseRev)
+	l.viewSettled.Store(l.taken)
 	l.passes.Add(1)
 }
 

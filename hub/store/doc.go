@@ -50,6 +50,7 @@
 //	/tether/tokens/<id>                                   bootstrap tokens (hashed)
 //	/tether/agents/<name>                                 the key a cluster's agent registered, pending replacement, removal
 //	/tether/revoked-users/<name>                          a revoked user: certificates of that name issued until then are refused
+//	/tether/user-roles/<name>                             a user's role (admin, editor, viewer) and the namespaces it is bound to (hub/roles)
 //	/tether/liveness/beat/<name>                          a cluster's renewal, by the replica holding its stream (etcd lease)
 //	/tether/liveness/hb/<name>                            that cluster's last heartbeat, written when its content changes
 //	/tether/reports/<cluster>/<work key>                  a work's last ack and status report in a cluster, relayed by any replica (hub/aggregate)

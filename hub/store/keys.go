@@ -18,6 +18,9 @@ const (
 	// RevokedUsersPrefix holds the revoked user names (hub/revocation):
 	// RevokedUserKey.
 	RevokedUsersPrefix = Root + "revoked-users/"
+	// UserRolesPrefix holds each user's role and namespaces (hub/roles):
+	// UserRoleKey.
+	UserRolesPrefix = Root + "user-roles/"
 	// LivenessPrefix holds two records per cluster whose agent is streaming
 	// to some replica (hub/liveness), attached to that replica's etcd lease:
 	// a small renewal (LivenessKey) and the last heartbeat (HeartbeatKey).
@@ -132,6 +135,9 @@ func AgentKey(name string) string { return AgentsPrefix + name }
 
 // RevokedUserKey is where the revocation of user name is stored.
 func RevokedUserKey(name string) string { return RevokedUsersPrefix + name }
+
+// UserRoleKey is where the role of user name is stored.
+func UserRoleKey(name string) string { return UserRolesPrefix + name }
 
 // ParseObjectKey is the inverse of ObjectKey and BindingKey.
 func ParseObjectKey(key string) (ObjectRef, bool) {

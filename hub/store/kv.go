@@ -131,8 +131,14 @@ const listPageKeys = 64
 // revision compacted before the last page is read fails it with
 // ErrCompacted, as a watch from it would.
 func (s *Store) ListEach(ctx context.Context, prefix string, each func(KV)) (int64, error) {
+	return s.ListEachAt(ctx, prefix, 0, each)
+}
+
+// ListEachAt is ListEach as of revision rev (0: the newest), so that
+// several prefixes can be listed as of one revision (hub/view).
+func (s *Store) ListEachAt(ctx context.Context, prefix string, rev int64, each func(KV)) (int64, error) {
 	end := clientv3.GetPrefixRangeEnd(prefix)
-	from, rev := prefix, int64(0)
+	from := prefix
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(listPageKeys)}
 		if rev != 0 {

@@ -123,7 +123,8 @@ func rules(spec *policyv1alpha1.OverrideSpec) ([]policyv1alpha1.RuleWithCluster,
 }
 
 // applyPolicies applies the rules of ps that target cluster to obj, in
-// place, and lists them.
+// place, and lists them as written (valueFrom unresolved). Values taken
+// from the cluster are resolved first (resolve).
 func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, ps []policy) ([]Applied, error) {
 	var applied []Applied
 	for _, p := range ps {
@@ -132,7 +133,11 @@ func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Clus
 			if rs[i].TargetCluster != nil && !MatchesCluster(cluster, *rs[i].TargetCluster) {
 				continue
 			}
-			if err := applyOverriders(obj, &rs[i].Overriders); err != nil {
+			o, err := resolve(&rs[i].Overriders, cluster)
+			if err == nil {
+				err = applyOverriders(obj, o)
+			}
+			if err != nil {
 				return nil, newError(p, i, legacy, err)
 			}
 			applied = append(applied, Applied{PolicyName: p.name, Overriders: rs[i].Overriders})

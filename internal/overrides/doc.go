@@ -14,6 +14,14 @@
 //	}
 //	annotations, err := res.Annotations() // the applied-overrides records
 //
+// An overrider's valueFrom (a Tether extension) takes its value from the
+// target cluster: its name, a label or an annotation (ClusterValue). Apply
+// resolves it per cluster before the overriders run, and a cluster that
+// cannot answer fails with an *Error naming the overrider and the key.
+// Signature and SameForOverrides say what the rules read of a cluster, so
+// that the renderer shares a render only among clusters that get the same
+// object and re-renders a cluster whose labels or annotations changed.
+//
 // The matching helpers SelectorPriority, ResourcePriority, MatchesResource
 // and MatchesCluster are exported for the scheduler, the renderer and the
 // policy detector, which select resources and clusters with the same rules:

@@ -78,7 +78,8 @@ func imagePatch(obj *unstructured.Unstructured, o *policyv1alpha1.ImageOverrider
 	return ops, nil
 }
 
-// imageOp rewrites image per o and returns the replace op for path.
+// imageOp rewrites image per o and returns the replace op for path. A
+// value taken from the cluster (resolve) must leave a parsable image.
 func imageOp(path, image string, o *policyv1alpha1.ImageOverrider) (patchOp, error) {
 	if !strings.HasPrefix(path, "/") {
 		return patchOp{}, fmt.Errorf("imagePath should be start with / character")
@@ -89,6 +90,11 @@ func imageOp(path, image string, o *policyv1alpha1.ImageOverrider) (patchOp, err
 	}
 	if err := overrideImage(&img, o); err != nil {
 		return patchOp{}, err
+	}
+	if o.ValueFrom != nil {
+		if _, err := ParseImage(img.String()); err != nil {
+			return patchOp{}, fmt.Errorf("valueFrom: the cluster's value %q makes image %q: %v", o.Value, img.String(), err)
+		}
 	}
 	return patchOp{Op: opReplace, Path: path, Value: img.String()}, nil
 }

@@ -11,6 +11,10 @@ import (
 // Karmada does: RFC 6901 JSON pointers (as go-openapi/jsonpointer does, for
 // fieldOverrider) and the ad-hoc walk of the image overrider's predicate path.
 
+// errPointer ends the errors of a JSON pointer that does not resolve, as
+// go-openapi/jsonpointer's ErrPointer does in Karmada's messages.
+var errPointer = errors.New("JSON pointer error")
+
 // pointerTokens splits an RFC 6901 pointer into unescaped tokens. The empty
 // pointer is the whole document.
 func pointerTokens(p string) ([]string, error) {
@@ -38,7 +42,7 @@ func childOf(node any, token string) (any, error) {
 	case map[string]any:
 		v, ok := n[token]
 		if !ok {
-			return nil, fmt.Errorf("object has no key %q", token)
+			return nil, fmt.Errorf("object has no key %q: %w", token, errPointer)
 		}
 		return v, nil
 	case []any:
@@ -50,7 +54,7 @@ func childOf(node any, token string) (any, error) {
 	case nil:
 		return nil, fmt.Errorf("nil value has not field %q", token)
 	}
-	return nil, fmt.Errorf("invalid token reference %q", token)
+	return nil, fmt.Errorf("invalid token reference %q: %w", token, errPointer)
 }
 
 // sliceIndex parses token as an index into a slice of length n.
@@ -60,7 +64,7 @@ func sliceIndex(token string, n int) (int, error) {
 		return 0, fmt.Errorf("token reference %q is not a number", token)
 	}
 	if i < 0 || i >= n {
-		return 0, fmt.Errorf("index out of bounds array[0,%d] index '%d'", n-1, i)
+		return 0, fmt.Errorf("index out of bounds array[0,%d] index '%d': %w", n-1, i, errPointer)
 	}
 	return i, nil
 }
@@ -106,7 +110,7 @@ func setPointer(doc any, p string, value any) error {
 		n[i] = value
 		return nil
 	}
-	return fmt.Errorf("invalid token reference %q", last)
+	return fmt.Errorf("invalid token reference %q: %w", last, errPointer)
 }
 
 // predicateString returns the string at an image overrider's predicate path,

@@ -47,7 +47,10 @@ func TestFleet(t *testing.T) {
 		{"KarmadaYAMLUnchanged", testKarmadaYAML, false},
 		{"NewNamespaceWithoutPolicy", testNewNamespace, false},
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
+		{"OverrideValueFromClusterLabel", testSiteFromClusterLabel, false},
+		{"FederatedResourceQuota", testFederatedResourceQuota, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
+		{"NamespacedRoles", testNamespacedRoles, false},
 	}
 	demoOK := true
 	for _, st := range steps {

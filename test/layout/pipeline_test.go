@@ -6,11 +6,11 @@ import (
 )
 
 // loops are the hub's pipeline controllers: each lists and watches the
-// store, runs goroutines and writes, calling one stage of hub/pipeline.
-// hub/liveness (the lease table every replica keeps) is not listed: the
-// client API reads leases from it, and place.BuildMembers takes its
-// Lease; its pure part has no home of its own yet.
-var loops = []string{"/hub/detector", "/hub/scheduler", "/hub/render", "/hub/aggregate"}
+// store, runs goroutines and writes, calling one stage of hub/pipeline;
+// hub/liveness keeps the lease table every replica runs (its pure part,
+// Lease and the heartbeat's conversion into a status, is
+// hub/pipeline/lease).
+var loops = []string{"/hub/detector", "/hub/scheduler", "/hub/render", "/hub/aggregate", "/hub/liveness"}
 
 // TestClientAPIImportsNoLoop: the client API runs the pipeline's stages
 // (hub/pipeline) and never a loop package, directly or through another

@@ -29,6 +29,7 @@ func TestAccessDecisions(t *testing.T) {
 	e.waitProxy(t, admin)
 	e.must(t, e.member("edge-1"), "create", "clusterrolebinding", "tether-admins", "--clusterrole=cluster-admin", "--group=tether:role:admin")
 	e.must(t, e.member("edge-1"), "create", "clusterrolebinding", "tether-viewers", "--clusterrole=view", "--group=tether:role:viewer")
+	e.must(t, e.member("edge-1"), "create", "clusterrolebinding", "tether-editors", "--clusterrole=edit", "--group=tether:role:editor")
 	e.runPod(t, admin, "web")
 
 	t.Run("viewer reads", func(t *testing.T) {
@@ -39,8 +40,20 @@ func TestAccessDecisions(t *testing.T) {
 	t.Run("viewer refused exec and writes at the hub", func(t *testing.T) {
 		for _, args := range [][]string{{"exec", "web", "--", "echo", "x"}, {"delete", "pod", "web"}, {"port-forward", "pod/web", "0:80"}} {
 			msg := e.refused(t, viewer, args...)
-			if !strings.Contains(msg, `user "vera" has the read-only role`) {
+			if !strings.Contains(msg, `user "vera"`) || !strings.Contains(msg, "(the read-only role)") {
 				t.Errorf("viewer kubectl %s: %s; want the hub's read-only refusal", strings.Join(args, " "), msg)
+			}
+		}
+	})
+	t.Run("namespaced editor", func(t *testing.T) {
+		ed := e.kubeconfig(t, "editor", e.userIn(t, "ed", hubv1.Role_ROLE_EDITOR, "default"), "edge-1")
+		if out := e.must(t, ed, "exec", "web", "--", "echo", "in default"); strings.TrimSpace(out) != "in default" {
+			t.Errorf("editor of default: exec in default = %q", out)
+		}
+		for _, args := range [][]string{{"get", "pods", "-n", "kube-system"}, {"get", "pods", "-A"}} {
+			msg := e.refused(t, ed, args...)
+			if !strings.Contains(msg, `user "ed"`) {
+				t.Errorf("editor of default: kubectl %s: %s; want the hub's refusal naming ed", strings.Join(args, " "), msg)
 			}
 		}
 	})
@@ -101,7 +114,7 @@ func TestAccessDecisions(t *testing.T) {
 // startAccess starts edge-1 (its agent with the kit's admin credentials)
 // and edge-2, whose agent's credentials allow everything but impersonation.
 func startAccess(t *testing.T) *env {
-	return startOpts(t, []string{"edge-1", "edge-2"}, false, func(o *fleet.Options) {
+	return startOpts(t, []string{"edge-1", "edge-2"}, true, func(o *fleet.Options) {
 		o.AgentKubeconfig = func(c *kit.Cluster) (string, error) {
 			if c.Name != "edge-2" {
 				return c.KubeconfigPath, nil
@@ -132,8 +145,15 @@ func noImpersonation(t *testing.T, c *kit.Cluster) (string, error) {
 	return path, clientcmd.WriteToFile(*cfg, path)
 }
 
-// user creates a hub user and returns its credentials.
+// user creates a fleet-wide hub user and returns its credentials.
 func (e *env) user(t *testing.T, name string, role hubv1.Role) client.Config {
+	t.Helper()
+	return e.userIn(t, name, role)
+}
+
+// userIn creates a hub user with role in namespaces (none: fleet-wide)
+// and returns its credentials.
+func (e *env) userIn(t *testing.T, name string, role hubv1.Role, namespaces ...string) client.Config {
 	t.Helper()
 	c, err := e.f.Client()
 	if err != nil {
@@ -142,7 +162,7 @@ func (e *env) user(t *testing.T, name string, role hubv1.Role) client.Config {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := c.CreateUser(ctx, &hubv1.CreateUserRequest{Name: name, Role: role})
+	resp, err := c.CreateUser(ctx, &hubv1.CreateUserRequest{Name: name, Role: role, Namespaces: namespaces})
 	if err != nil {
 		t.Fatalf("CreateUser %s: %v", name, err)
 	}

@@ -1,7 +1,9 @@
 // Package v1alpha1 holds the policy.tether.io/v1alpha1 objects users write:
 // PropagationPolicy and ClusterPropagationPolicy (which templates go to which
 // clusters, with how many replicas) and OverridePolicy and
-// ClusterOverridePolicy (how a template is rewritten per cluster).
+// ClusterOverridePolicy (how a template is rewritten per cluster), whose
+// overriders may take a value from the target cluster (ClusterValueSource,
+// a Tether extension: the only field Karmada's types do not have).
 //
 // The Go types have Karmada's policy.karmada.io/v1alpha1 field names and JSON
 // shapes (Karmada v1.18), so that a Karmada policy decodes into them unchanged;
@@ -20,5 +22,12 @@
 // server takes it from the request (or the client's default namespace)
 // before defaulting, and Validate requires it for namespaced kinds.
 //
-// It imports only Kubernetes API packages.
+// RolloutPolicy (how a change of the templates it selects reaches their
+// clusters: OCM's rollout vocabulary, Tether's own kind) has its types,
+// defaults and validation here; it is not yet in api/codec's registry, so
+// the hub refuses it as an unknown kind until the hub's rollout loop
+// honours it.
+//
+// It imports only Kubernetes API packages and github.com/robfig/cron/v3
+// (maintenance windows' schedules, read as Kubernetes CronJobs read them).
 package v1alpha1

@@ -99,6 +99,10 @@ type PlaintextOverrider struct {
 
 	// Value is any JSON value, kept verbatim; empty for remove.
 	Value json.RawMessage `json:"value,omitempty"`
+
+	// ValueFrom takes the value, a JSON string, from the target cluster
+	// instead (Tether extension); add and replace only, not with Value.
+	ValueFrom *ClusterValueSource `json:"valueFrom,omitempty"`
 }
 
 // ImageComponent is a part of an image reference
@@ -126,6 +130,11 @@ type ImageOverrider struct {
 
 	// Value is the new or added text; ignored for remove.
 	Value string `json:"value,omitempty"`
+
+	// ValueFrom takes the value from the target cluster instead (Tether
+	// extension); add and replace only, not with Value. The resulting
+	// image must parse, and a Tag value must be a valid tag or digest.
+	ValueFrom *ClusterValueSource `json:"valueFrom,omitempty"`
 }
 
 // ImagePredicate picks one image field.
@@ -144,6 +153,10 @@ type CommandArgsOverrider struct {
 	Operator OverriderOperator `json:"operator"`
 
 	Value []string `json:"value,omitempty"`
+
+	// ValueFrom are more values taken from the target cluster (Tether
+	// extension), one item each, after Value's.
+	ValueFrom []ClusterValueSource `json:"valueFrom,omitempty"`
 }
 
 // LabelAnnotationOverrider changes labels or annotations.
@@ -153,6 +166,10 @@ type LabelAnnotationOverrider struct {
 
 	// Value holds the keys (and, for add and replace, values).
 	Value map[string]string `json:"value,omitempty"`
+
+	// ValueFrom holds more keys whose values come from the target cluster
+	// (Tether extension); add and replace only, no key also in Value.
+	ValueFrom map[string]ClusterValueSource `json:"valueFrom,omitempty"`
 }
 
 // FieldOverrider patches a JSON or YAML document held in a string field,
@@ -175,6 +192,10 @@ type JSONPatchOperation struct {
 
 	// Value is any JSON value, kept verbatim.
 	Value json.RawMessage `json:"value,omitempty"`
+
+	// ValueFrom takes the value, a string, from the target cluster instead
+	// (Tether extension); add and replace only, not with Value.
+	ValueFrom *ClusterValueSource `json:"valueFrom,omitempty"`
 }
 
 // YAMLPatchOperation is one patch operation on a YAML document.
@@ -187,4 +208,8 @@ type YAMLPatchOperation struct {
 
 	// Value is any JSON value, kept verbatim.
 	Value json.RawMessage `json:"value,omitempty"`
+
+	// ValueFrom takes the value, a string, from the target cluster instead
+	// (Tether extension); add and replace only, not with Value.
+	ValueFrom *ClusterValueSource `json:"valueFrom,omitempty"`
 }

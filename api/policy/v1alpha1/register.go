@@ -26,4 +26,5 @@ const (
 	KindClusterPropagationPolicy = "ClusterPropagationPolicy"
 	KindOverridePolicy           = "OverridePolicy"
 	KindClusterOverridePolicy    = "ClusterOverridePolicy"
+	KindFederatedResourceQuota   = "FederatedResourceQuota"
 )

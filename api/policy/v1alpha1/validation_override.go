@@ -21,7 +21,8 @@ func (p *ClusterOverridePolicy) Validate() field.ErrorList {
 
 // ValidateOverrideSpec checks an OverrideSpec: overrideRules exclude the
 // deprecated targetCluster and overriders, cluster filters are well formed,
-// and every overrider has its required fields and a supported operator.
+// and every overrider has its required fields and a supported operator,
+// and uses valueFrom where it can apply (validateValueFrom).
 // namespace is the policy's namespace, empty for a ClusterOverridePolicy.
 func ValidateOverrideSpec(s *OverrideSpec, namespace string, path *field.Path) field.ErrorList {
 	errs := ValidateResourceSelectors(s.ResourceSelectors, namespace, path.Child("resourceSelectors"))
@@ -69,7 +70,7 @@ func ValidateOverriders(o *Overriders, path *field.Path) field.ErrorList {
 	for i := range o.FieldOverrider {
 		errs = append(errs, validateFieldOverrider(&o.FieldOverrider[i], path.Child("fieldOverrider").Index(i))...)
 	}
-	return errs
+	return append(errs, validateValueFrom(o, path)...)
 }
 
 func validateImageOverrider(io *ImageOverrider, p *field.Path) field.ErrorList {

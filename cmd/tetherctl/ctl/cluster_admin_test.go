@@ -12,6 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -26,15 +27,17 @@ func startAdminHub(t *testing.T) *adminHub {
 	t.Helper()
 	h := &adminHub{onlineHub: newOnlineHub(t)}
 	h.reg = membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
-	revoked := revocation.New(h.st, hclog.NewNullLogger())
+	revoked, book := revocation.New(h.st, hclog.NewNullLogger()), roles.New(h.st, hclog.NewNullLogger())
 	runCtx, stop := context.WithCancel(context.Background())
-	followed := make(chan error, 1)
+	followed := make(chan error, 2)
 	go func() { followed <- revoked.Run(runCtx) }()
+	go func() { followed <- book.Run(runCtx) }()
 	t.Cleanup(func() { // after the server stops, before the store closes
 		stop()
 		<-followed
+		<-followed
 	})
-	h.serve(t, clientapi.Config{Registry: h.reg, Revocations: revoked}, clientapi.RefuseRevoked(revoked)...)
+	h.serve(t, clientapi.Config{Registry: h.reg, Revocations: revoked, Roles: book}, clientapi.RefuseRevoked(revoked)...)
 	return h
 }
 

@@ -329,6 +329,7 @@ var builtinKindSpecs = []struct {
 var ownShortNames = map[string][]string{
 	"PropagationPolicy": {"pp"}, "ClusterPropagationPolicy": {"cpp"},
 	"OverridePolicy": {"op"}, "ClusterOverridePolicy": {"cop"},
+	"FederatedResourceQuota":                  {"frq"},
 	"ResourceInterpreterCustomization":        {"ric"},
 	"ResourceInterpreterWebhookConfiguration": {"riwc"},
 	"ResourceBinding":                         {"rb"}, "ClusterResourceBinding": {"crb"},

@@ -21,7 +21,8 @@ hub's override engine.
 
 FILE (JSON or YAML, "-" for standard input) is the "input" of an override
 conformance case: object (or objectYAML, the object as a YAML string),
-cluster (name, labels, provider, region, zone, zones),
+cluster (name, labels, annotations, provider, region, zone, zones; an
+overrider's valueFrom reads the name, labels and annotations),
 clusterOverridePolicies and overridePolicies (full policy objects, Tether's
 or Karmada's apiVersion; decoded strictly, defaulted and validated as the
 hub does on apply).
@@ -81,12 +82,13 @@ type overrideFile struct {
 	Object     json.RawMessage `json:"object"`
 	ObjectYAML string          `json:"objectYAML"`
 	Cluster    struct {
-		Name     string            `json:"name"`
-		Labels   map[string]string `json:"labels"`
-		Provider string            `json:"provider"`
-		Region   string            `json:"region"`
-		Zone     string            `json:"zone"`
-		Zones    []string          `json:"zones"`
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels"`
+		Annotations map[string]string `json:"annotations"`
+		Provider    string            `json:"provider"`
+		Region      string            `json:"region"`
+		Zone        string            `json:"zone"`
+		Zones       []string          `json:"zones"`
 	} `json:"cluster"`
 	ClusterOverridePolicies []json.RawMessage `json:"clusterOverridePolicies"`
 	OverridePolicies        []json.RawMessage `json:"overridePolicies"`
@@ -103,7 +105,7 @@ func DecodeOverrideInput(js []byte) (*OverrideInput, error) {
 		return nil, fmt.Errorf("decode override input: %w", err)
 	}
 	in := &OverrideInput{Cluster: &clusterv1alpha1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: f.Cluster.Name, Labels: f.Cluster.Labels},
+		ObjectMeta: metav1.ObjectMeta{Name: f.Cluster.Name, Labels: f.Cluster.Labels, Annotations: f.Cluster.Annotations},
 		Spec:       clusterv1alpha1.ClusterSpec{Provider: f.Cluster.Provider, Region: f.Cluster.Region, Zone: f.Cluster.Zone, Zones: f.Cluster.Zones},
 	}}
 	var err error

@@ -215,3 +215,37 @@ func TestOverridesSimulateInvalidPolicy(t *testing.T) {
 		t.Errorf("overrides simulate with an invalid policy = %d, %q, %q; want 1 and an error naming the policy and field", code, out, errOut)
 	}
 }
+
+// TestOverridesSimulateValueFrom: the offline simulation resolves valueFrom
+// from the input cluster's name, labels and annotations, and reports the
+// cluster that cannot answer.
+func TestOverridesSimulateValueFrom(t *testing.T) {
+	input := func(annotations string) string {
+		return `{"object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}},
+"cluster": {"name": "edge-1", "labels": {"site": "paris"}, "annotations": ` + annotations + `},
+"overridePolicies": [{"apiVersion": "policy.karmada.io/v1alpha1", "kind": "OverridePolicy",
+  "metadata": {"name": "p", "namespace": "default"},
+  "spec": {"overrideRules": [{"overriders": {"labelsOverrider": [{"operator": "add", "valueFrom": {
+    "site": {"clusterLabel": {"key": "site"}}, "cluster": {"clusterName": {}}}}],
+    "plaintext": [{"path": "/data", "operator": "add", "valueFrom": {"clusterAnnotation": {"key": "example.com/endpoint"}}}]}}]}}]}`
+	}
+	out := strings.TrimSpace(mustRunCtl(t, "overrides", "simulate", "-o", "json", "-f", writeTemp(t, "in.json", []byte(input(`{"example.com/endpoint": "e1:443"}`)))))
+	want := `{"object":{"apiVersion":"v1","data":"e1:443","kind":"ConfigMap","metadata":{"labels":{"cluster":"edge-1","site":"paris"},"name":"a","namespace":"default"}}}`
+	if strings.Join(strings.Fields(out), "") != want {
+		t.Errorf("overrides simulate with valueFrom = %s; want %s", out, want)
+	}
+	out = mustRunCtl(t, "overrides", "simulate", "-o", "json", "-f", writeTemp(t, "in2.json", []byte(input(`{}`))))
+	if !strings.Contains(out, `cluster edge-1 has no annotation \"example.com/endpoint\"`) {
+		t.Errorf("overrides simulate without the annotation = %s; want the error naming cluster and annotation", out)
+	}
+}
+
+// mustRunCtl runs an offline tetherctl command that must succeed.
+func mustRunCtl(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := runCtl(t, args...)
+	if code != 0 {
+		t.Fatalf("tetherctl %v = %d, stderr %q; want 0", args, code, errOut)
+	}
+	return out
+}

@@ -23,7 +23,16 @@ const userCreateLong = `Issues a client certificate for a user and writes a conf
 (the format of admin.conf): the hub's address from your own config, the hub
 CA, the certificate and its key. The key is made here and never leaves this
 machine: the hub signs a certificate request. --role viewer may read
-(get, list, watch, placements, simulate); admin may do everything.
+(get, list, watch, placements, simulate; Secrets without their data);
+editor also applies and deletes templates, PropagationPolicies and
+OverridePolicies; admin may do everything. --namespace (repeatable, or a
+comma list) binds the role to those namespaces: the user then reads and
+writes nothing elsewhere, and nothing cluster-scoped (cluster records
+aside, which any role reads). Without it the role is fleet-wide; only a
+fleet-wide admin writes cluster-scoped objects (ClusterPropagationPolicy,
+ClusterOverridePolicy, customizations, CRDs, Namespaces) and administers
+clusters, tokens and users. The role is stored on the hub for NAME:
+tetherctl user set-role changes it, for connections already open too.
 
 The file is written with mode 0600 and never overwrites an existing one.
 --pem DIR also (or instead) writes the same credentials as PEM files for
@@ -42,27 +51,37 @@ the same second as the revocation is refused too. You cannot revoke the
 user you are connected as.`
 
 // userRoles maps --role to the API's roles.
-var userRoles = map[string]hubv1.Role{"viewer": hubv1.Role_ROLE_READ_ONLY, "admin": hubv1.Role_ROLE_ADMIN}
+var userRoles = map[string]hubv1.Role{"viewer": hubv1.Role_ROLE_READ_ONLY, "editor": hubv1.Role_ROLE_EDITOR, "admin": hubv1.Role_ROLE_ADMIN}
+
+// roleFlag reads --role.
+func roleFlag(name string) (hubv1.Role, error) {
+	role, ok := userRoles[name]
+	if !ok {
+		return role, fmt.Errorf("--role %q: want viewer, editor or admin", name)
+	}
+	return role, nil
+}
 
 func newUser(s IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "user",
 		Short: "issue and revoke credentials for users",
 	}
-	cmd.AddCommand(newUserCreate(s), newUserRevoke(s), newUserRevoked(s))
+	cmd.AddCommand(newUserCreate(s), newUserSetRole(s), newUserRoles(s), newUserRevoke(s), newUserRevoked(s))
 	return cmd
 }
 
 // userCreateFlags are the options of user create.
 type userCreateFlags struct {
 	role, out, pem string
+	namespaces     []string
 	ttl            time.Duration
 }
 
 func newUserCreate(s IO) *cobra.Command {
 	var f userCreateFlags
 	cmd := &cobra.Command{
-		Use:   "create NAME --role viewer|admin -o FILE [--pem DIR]",
+		Use:   "create NAME --role viewer|editor|admin [--namespace NS]... -o FILE [--pem DIR]",
 		Short: "issue a user's client certificate and write their config file",
 		Long:  userCreateLong,
 		Args:  cobra.ExactArgs(1),
@@ -70,7 +89,8 @@ func newUserCreate(s IO) *cobra.Command {
 			return runUserCreate(contextOf(cmd), s, args[0], f)
 		},
 	}
-	cmd.Flags().StringVar(&f.role, "role", "", "viewer (read-only) or admin (required)")
+	cmd.Flags().StringVar(&f.role, "role", "", "viewer (read-only), editor or admin (required)")
+	cmd.Flags().StringSliceVar(&f.namespaces, "namespace", nil, "bind the role to this namespace (repeatable, or a comma list); none: fleet-wide")
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "the config file to write (required)")
 	cmd.Flags().StringVar(&f.pem, "pem", "", "also write DIR/ca.pem, DIR/cert.pem and DIR/key.pem, for other gRPC clients")
 	cmd.Flags().DurationVar(&f.ttl, "ttl", 0, "how long the certificate is valid (default: the hub's, a year)")
@@ -78,9 +98,9 @@ func newUserCreate(s IO) *cobra.Command {
 }
 
 func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) error {
-	role, ok := userRoles[f.role]
-	if !ok {
-		return fmt.Errorf("--role %q: want viewer or admin", f.role)
+	role, err := roleFlag(f.role)
+	if err != nil {
+		return err
 	}
 	if f.out == "" && f.pem == "" {
 		return errors.New("-o FILE (or --pem DIR): required: where to write the user's credentials")
@@ -97,7 +117,7 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 		return err
 	}
 	defer c.Close()
-	req := &hubv1.CreateUserRequest{Name: name, Role: role, CsrPem: csrPEM}
+	req := &hubv1.CreateUserRequest{Name: name, Role: role, CsrPem: csrPEM, Namespaces: f.namespaces}
 	if f.ttl > 0 {
 		req.Ttl = durationpb.New(f.ttl)
 	}
@@ -123,7 +143,7 @@ func runUserCreate(ctx context.Context, s IO, name string, f userCreateFlags) er
 		written = append(written, pemPaths(f.pem)...)
 	}
 	fmt.Fprintf(s.Out, "user/%s (%s) written to %s; certificate valid until %s\n",
-		name, f.role, strings.Join(written, ", "), resp.GetNotAfter().AsTime().UTC().Format(time.RFC3339))
+		name, roleText(f.role, f.namespaces), strings.Join(written, ", "), resp.GetNotAfter().AsTime().UTC().Format(time.RFC3339))
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,39 @@ func TestUserCreatePEM(t *testing.T) {
 	code, _, errOut := runWith(t, h.admin, "", "user", "create", "bob", "--role", "viewer", "--pem", dir)
 	if code == 0 || !strings.Contains(errOut, "exists") {
 		t.Errorf("user create --pem into the same directory = %d, %q; want refused, naming the existing file", code, errOut)
+	}
+}
+
+// TestUserRoles: user create --role editor --namespace stores the role
+// bound to the namespaces (a comma list or repeated), user roles lists it,
+// user set-role changes it, and an unknown role is refused before the hub
+// is asked.
+func TestUserRoles(t *testing.T) {
+	h := startAdminHub(t)
+	conf := filepath.Join(t.TempDir(), "carol.conf")
+	out := mustRun(t, h.admin, "user", "create", "carol", "--role", "editor", "--namespace", "team-a,team-b", "--namespace", "team-c", "-o", conf)
+	if !strings.Contains(out, "(editor of team-a, team-b, team-c)") {
+		t.Errorf("user create = %q; want it to say editor of team-a, team-b, team-c", out)
+	}
+	if out := mustRun(t, h.admin, "user", "roles"); !regexp.MustCompile(`carol\s+editor\s+team-a,team-b,team-c\s`).MatchString(out) {
+		t.Errorf("user roles = %q; want carol, editor of team-a,team-b,team-c", out)
+	}
+	if out := mustRun(t, h.admin, "user", "set-role", "carol", "--role", "viewer"); !strings.Contains(out, "user/carol is fleet-wide viewer") {
+		t.Errorf("user set-role = %q; want carol a fleet-wide viewer", out)
+	}
+	if out := mustRun(t, h.admin, "user", "roles"); !regexp.MustCompile(`carol\s+viewer\s+\*\s`).MatchString(out) {
+		t.Errorf("user roles after set-role = %q; want carol, viewer of every namespace", out)
+	}
+	code, _, errOut := runWith(t, h.admin, "", "user", "set-role", "carol", "--role", "owner")
+	if code == 0 || !strings.Contains(errOut, "want viewer, editor or admin") {
+		t.Errorf("user set-role --role owner = %d, %q; want refused naming the roles", code, errOut)
+	}
+	code, _, errOut = runWith(t, h.admin, "", "user", "set-role", "alice", "--role", "viewer") // the admin connected
+	if code == 0 || !strings.Contains(errOut, "you are connected as user \"alice\"") {
+		t.Errorf("user set-role of the admin connected = %d, %q; want refused", code, errOut)
+	}
+	code, _, errOut = runWith(t, h.admin, "", "user", "set-role", "carol", "--role", "editor", "--namespace", "Team_A")
+	if code == 0 || !strings.Contains(errOut, `namespace "Team_A"`) {
+		t.Errorf("user set-role --namespace Team_A = %d, %q; want refused naming the namespace", code, errOut)
 	}
 }

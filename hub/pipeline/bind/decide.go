@@ -197,12 +197,14 @@ func Choose(t *Template, pps, cpps []*Policy) *Policy {
 
 // best is the highest matching policy of list by explicit priority,
 // implicit priority, then smaller name; with named, only policies with
-// `preemption: Always` whose selectors name t count.
+// `preemption: Always` whose selectors name t count. A PropagationPolicy
+// selects only templates of its own namespace, whatever its selectors
+// say (as in Karmada), so that no namespace places another's templates.
 func best(t *Template, list []*Policy, named bool) *Policy {
 	var top *Policy
 	var topImplicit overrides.Priority
 	for _, p := range list {
-		if p.Deleting {
+		if p.Deleting || (!p.Ref.Cluster && p.Ref.Namespace != t.Obj.GetNamespace()) {
 			continue
 		}
 		implicit := overrides.ResourcePriority(t.Obj, p.Spec.ResourceSelectors...)

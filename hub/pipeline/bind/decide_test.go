@@ -124,6 +124,8 @@ func TestChoose(t *testing.T) {
 	}{
 		{"none", nil, nil, "<nil>"},
 		{"PP of another namespace is not given", nil, []*Policy{pol("c", 0, all)}, "ClusterPropagationPolicy c"},
+		{"PP of another namespace naming the template is ignored (as in Karmada)", []*Policy{pol("dev/x", 100, deploys(selName("apps/v1", "Deployment", "prod", "web")))},
+			[]*Policy{pol("c", 0, all)}, "ClusterPropagationPolicy c"},
 		{"name tie-break", []*Policy{pol("prod/zeta", 0, all), pol("prod/alpha", 0, all)}, nil, "PropagationPolicy prod/alpha"},
 		{"all deleting", []*Policy{pol("prod/x", 0, all, deleting)}, []*Policy{pol("c", 0, all, deleting)}, "<nil>"},
 	}

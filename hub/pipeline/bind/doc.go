@@ -16,7 +16,8 @@
 //
 // A template bound to a policy keeps it (the claim, read from the stored
 // binding by ClaimOf) while the policy exists; otherwise the matching
-// PropagationPolicy of its namespace with the highest explicit priority,
+// PropagationPolicy of its namespace (one of another namespace never
+// counts, even given in Input.PPs) with the highest explicit priority,
 // then implicit priority (name > label selector > all), then the
 // lexicographically smaller name wins; only when no PropagationPolicy
 // matches do ClusterPropagationPolicies compete, with the same order

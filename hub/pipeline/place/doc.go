@@ -15,6 +15,6 @@
 //	out := place.Step(binding, members, now, place.Options{})
 //	// out.Binding: what to store; out.Evicted, out.Recheck: what happened, when to look again
 //
-// It imports hub/placement, hub/liveness (its Lease and State values),
+// It imports hub/placement, hub/pipeline/lease (its Lease and State values),
 // api/ and Kubernetes API machinery; it does no I/O.
 package place

@@ -9,7 +9,7 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -115,7 +115,7 @@ func Returned(b *workv1alpha1.ResourceBinding, member func(name string) (*Member
 	kept := b.Spec.GracefulEvictionTasks[:0:0]
 	for _, t := range b.Spec.GracefulEvictionTasks {
 		m, ok := member(t.FromCluster)
-		if t.Producer != EvictionProducer || !ok || m.State != liveness.StateReady || m.Cluster.Deleting {
+		if t.Producer != EvictionProducer || !ok || m.State != lease.StateReady || m.Cluster.Deleting {
 			kept = append(kept, t)
 			continue
 		}
@@ -172,7 +172,7 @@ func restore(s *workv1alpha1.ResourceBindingSpec, t workv1alpha1.GracefulEvictio
 }
 
 // notReady: the cluster's lease is not Ready (Unknown, NotReady, or none).
-func notReady(m *Member) bool { return m.State != liveness.StateReady }
+func notReady(m *Member) bool { return m.State != lease.StateReady }
 
 // pruneEvictionRejections drops the "in the process of eviction" reason
 // from the recorded rejections of the clusters whose task has ended since

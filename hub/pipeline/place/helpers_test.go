@@ -8,7 +8,7 @@ import (
 
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -64,7 +64,7 @@ func ready(name string, taints ...corev1.Taint) Member {
 	return Member{
 		Cluster: placement.Cluster{Name: name, Taints: taints},
 		APIs:    map[string]bool{APIKey("apps/v1", "Deployment"): true},
-		State:   liveness.StateReady,
+		State:   lease.StateReady,
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -23,7 +23,7 @@ type Member struct {
 	// APIs holds the served kinds as APIKey(groupVersion, kind).
 	APIs map[string]bool
 	// State is the lease state; "" when this hub has no lease for it.
-	State liveness.State
+	State lease.State
 }
 
 // Liveness says how leases turn into taints.
@@ -47,8 +47,8 @@ type Liveness struct {
 // Cluster (an agent whose cluster is not registered, or not yet seen by the
 // loop) is ignored, so that a cluster never gets work before the admin's
 // labels and taints on it are known.
-func BuildMembers(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now time.Time, lv Liveness) []Member {
-	byName := make(map[string]*liveness.Lease, len(leases))
+func BuildMembers(stored []clusterv1alpha1.Cluster, leases []lease.Lease, now time.Time, lv Liveness) []Member {
+	byName := make(map[string]*lease.Lease, len(leases))
 	for i := range leases {
 		byName[leases[i].Cluster] = &leases[i]
 	}
@@ -60,8 +60,8 @@ func BuildMembers(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now
 	return out
 }
 
-// MemberOf builds one Member; lease is nil when there is none.
-func MemberOf(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, lv Liveness) Member {
+// MemberOf builds one Member; l is nil when there is no lease.
+func MemberOf(c *clusterv1alpha1.Cluster, l *lease.Lease, now time.Time, lv Liveness) Member {
 	sc := placement.Cluster{
 		Name:           c.Name,
 		Labels:         c.Labels,
@@ -74,14 +74,14 @@ func MemberOf(c *clusterv1alpha1.Cluster, lease *liveness.Lease, now time.Time, 
 	}
 	m := Member{Cluster: sc, State: ""}
 	st := c.Status
-	if lease != nil {
-		m.State = lease.State
-		st = liveness.ClusterStatus(st, lease.Heartbeat)
-		topology(&m.Cluster, lease.Heartbeat.GetTopology())
+	if l != nil {
+		m.State = l.State
+		st = lease.ClusterStatus(st, l.Heartbeat)
+		topology(&m.Cluster, l.Heartbeat.GetTopology())
 	}
 	m.Cluster.ResourceSummary = st.ResourceSummary
 	m.APIs = apiSet(st.APIEnablements)
-	m.Cluster.Taints = taints(c.Spec.Taints, lease, now, lv)
+	m.Cluster.Taints = taints(c.Spec.Taints, l, now, lv)
 	return m
 }
 
@@ -100,10 +100,10 @@ func topology(c *placement.Cluster, t *agentv1.Topology) {
 }
 
 // taints are the admin's taints with the liveness taints replaced by the
-// ones the lease implies, like Karmada's cluster controller (Ready=False:
-// not-ready; Ready=Unknown: unreachable).
-func taints(admin []corev1.Taint, lease *liveness.Lease, now time.Time, lv Liveness) []corev1.Taint {
-	if lease == nil && now.Before(lv.GraceUntil) {
+// ones the lease l implies, like Karmada's cluster controller
+// (Ready=False: not-ready; Ready=Unknown: unreachable).
+func taints(admin []corev1.Taint, l *lease.Lease, now time.Time, lv Liveness) []corev1.Taint {
+	if l == nil && now.Before(lv.GraceUntil) {
 		return admin
 	}
 	out := make([]corev1.Taint, 0, len(admin)+2)
@@ -113,12 +113,12 @@ func taints(admin []corev1.Taint, lease *liveness.Lease, now time.Time, lv Liven
 		}
 	}
 	switch {
-	case lease == nil:
+	case l == nil:
 		out = append(out, unreachable(lv.GraceUntil, lv)...)
-	case lease.State == liveness.StateNotReady:
-		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: lease.Since}})
-	case lease.State == liveness.StateUnknown:
-		out = append(out, unreachable(lease.Since, lv)...)
+	case l.State == lease.StateNotReady:
+		out = append(out, corev1.Taint{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: l.Since}})
+	case l.State == lease.StateUnknown:
+		out = append(out, unreachable(l.Since, lv)...)
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 )
 
 func storedCluster(name string, taints ...corev1.Taint) clusterv1alpha1.Cluster {
@@ -21,8 +21,8 @@ func storedCluster(name string, taints ...corev1.Taint) clusterv1alpha1.Cluster 
 	}
 }
 
-func lease(name string, st liveness.State, since time.Time, hb *agentv1.Heartbeat) liveness.Lease {
-	return liveness.Lease{Cluster: name, State: st, Since: since, Heartbeat: hb}
+func leaseOf(name string, st lease.State, since time.Time, hb *agentv1.Heartbeat) lease.Lease {
+	return lease.Lease{Cluster: name, State: st, Since: since, Heartbeat: hb}
 }
 
 func TestBuildMembersTaints(t *testing.T) {
@@ -35,20 +35,20 @@ func TestBuildMembersTaints(t *testing.T) {
 	graceEnd := t0.Add(-time.Minute)
 	tests := []struct {
 		name  string
-		lease *liveness.Lease
+		lease *lease.Lease
 		lv    Liveness
 		admin []corev1.Taint
 		want  []corev1.Taint
 	}{
-		{"Ready: admin taints only, stale liveness taint dropped", ptr(lease("m1", liveness.StateReady, since, nil)), Liveness{},
+		{"Ready: admin taints only, stale liveness taint dropped", ptr(leaseOf("m1", lease.StateReady, since, nil)), Liveness{},
 			[]corev1.Taint{cordon, oldUnreachable}, []corev1.Taint{cordon}},
-		{"NotReady: not-ready NoSchedule", ptr(lease("m1", liveness.StateNotReady, since, nil)), Liveness{}, nil,
+		{"NotReady: not-ready NoSchedule", ptr(leaseOf("m1", lease.StateNotReady, since, nil)), Liveness{}, nil,
 			[]corev1.Taint{{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: at(since)}}},
-		{"Unknown: unreachable NoSchedule and NoExecute", ptr(lease("m1", liveness.StateUnknown, since, nil)), Liveness{},
+		{"Unknown: unreachable NoSchedule and NoExecute", ptr(leaseOf("m1", lease.StateUnknown, since, nil)), Liveness{},
 			[]corev1.Taint{cordon}, []corev1.Taint{cordon, unreachableNS, unreachableNE}},
-		{"Unknown in full disruption: NoSchedule only", ptr(lease("m1", liveness.StateUnknown, since, nil)), Liveness{Disrupted: true}, nil,
+		{"Unknown in full disruption: NoSchedule only", ptr(leaseOf("m1", lease.StateUnknown, since, nil)), Liveness{Disrupted: true}, nil,
 			[]corev1.Taint{unreachableNS}},
-		{"Unknown after a disruption: NoExecute counts from its end", ptr(lease("m1", liveness.StateUnknown, since, nil)), Liveness{NoExecuteFloor: t0},
+		{"Unknown after a disruption: NoExecute counts from its end", ptr(leaseOf("m1", lease.StateUnknown, since, nil)), Liveness{NoExecuteFloor: t0},
 			nil, []corev1.Taint{unreachableNS, {Key: clusterv1alpha1.TaintClusterUnreachable, Effect: corev1.TaintEffectNoExecute, TimeAdded: at(t0)}}},
 		{"no lease within the start-up grace: stored taints as they are", nil, Liveness{GraceUntil: t0.Add(time.Second)},
 			[]corev1.Taint{cordon, oldUnreachable}, []corev1.Taint{cordon, oldUnreachable}},
@@ -57,7 +57,7 @@ func TestBuildMembersTaints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var leases []liveness.Lease
+			var leases []lease.Lease
 			if tt.lease != nil {
 				leases = append(leases, *tt.lease)
 			}
@@ -84,7 +84,7 @@ func TestBuildMembersCapacityAPIsTopology(t *testing.T) {
 	deleting := storedCluster("m0")
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	ms := BuildMembers([]clusterv1alpha1.Cluster{stored, deleting},
-		[]liveness.Lease{lease("m1", liveness.StateReady, t0, hb), lease("edge", liveness.StateReady, t0, hb)}, t0, Liveness{})
+		[]lease.Lease{leaseOf("m1", lease.StateReady, t0, hb), leaseOf("edge", lease.StateReady, t0, hb)}, t0, Liveness{})
 	if got := names3(ms); got != "m0,m1" {
 		t.Fatalf("members = %s; want m0,m1 (sorted, lease-only cluster left out)", got)
 	}

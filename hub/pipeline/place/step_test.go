@@ -13,7 +13,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/placement"
 )
 
@@ -178,7 +178,7 @@ func TestStepUnreachableKeepsWithoutFailover(t *testing.T) {
 			noExecute(clusterUnreachable, t0.Add(-time.Hour)),
 		}},
 		APIs:  map[string]bool{APIKey("apps/v1", "Deployment"): true},
-		State: liveness.StateUnknown,
+		State: lease.StateUnknown,
 	}}
 	for name, b := range map[string]*workv1alpha1.ResourceBinding{
 		"Divided":    scheduled(binding(dividedStatic("m1", "m2", "m3"), 3, tc("m1", 1), tc("m2", 1), tc("m3", 1))),
@@ -207,9 +207,9 @@ func TestStepReturnedClusterKeepsItsCopy(t *testing.T) {
 		return b
 	}
 	away := ready("m3", noExecute(clusterUnreachable, t0.Add(-time.Hour)))
-	away.State = liveness.StateUnknown
+	away.State = lease.StateUnknown
 	notReady := ready("m3")
-	notReady.State = liveness.StateNotReady
+	notReady.State = lease.StateNotReady
 	tests := []struct {
 		name         string
 		m3           Member
@@ -266,7 +266,7 @@ func TestStepEndedEvictionLeavesNoStaleRejection(t *testing.T) {
 		{Cluster: "m4", Reasons: []string{placement.ReasonEviction}},
 	})
 	away := ready("m3", noExecute(clusterUnreachable, t0))
-	away.State = liveness.StateUnknown
+	away.State = lease.StateUnknown
 	out := Step(b, []Member{ready("m1"), ready("m2"), away, ready("m4", noExecute("drain", t0))}, t0, Options{EvictionTimeout: time.Hour})
 	if len(out.Binding.Spec.GracefulEvictionTasks) != 0 {
 		t.Fatalf("tasks = %+v; want both ended (replacement healthy)", out.Binding.Spec.GracefulEvictionTasks)

@@ -40,7 +40,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // ClusterService shows and administers member clusters. ListClusters and
-// GetCluster need the read-only role, everything else the admin role.
+// GetCluster need any role, everything else a fleet-wide admin.
 // Clusters join through AgentService.Register with a token from
 // TokenService. A call naming a cluster that is not registered is
 // NOT_FOUND; an invalid name, label, annotation, taint or resource model is
@@ -212,7 +212,7 @@ func (c *clusterServiceClient) SetResourceModels(ctx context.Context, in *SetRes
 // for forward compatibility.
 //
 // ClusterService shows and administers member clusters. ListClusters and
-// GetCluster need the read-only role, everything else the admin role.
+// GetCluster need any role, everything else a fleet-wide admin.
 // Clusters join through AgentService.Register with a token from
 // TokenService. A call naming a cluster that is not registered is
 // NOT_FOUND; an invalid name, label, annotation, taint or resource model is

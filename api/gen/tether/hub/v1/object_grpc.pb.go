@@ -77,9 +77,14 @@ const (
 //
 // ObjectService reads and writes the objects users apply. Karmada's API
 // groups (policy.karmada.io, config.karmada.io) are accepted as aliases of
-// Tether's. Apply and Delete need the admin role; Get, List and Watch the
-// read-only role. A request naming a kind the hub cannot resolve, or an
-// object without a name, fails with INVALID_ARGUMENT.
+// Tether's. Apply and Delete need the editor or admin role in the
+// objects' namespace, and a fleet-wide admin for cluster-scoped objects;
+// Get, List and Watch any role there (a fleet-wide one for cluster-scoped
+// objects): PERMISSION_DENIED names the namespace or kind refused. List
+// and Watch of every namespace return only the namespaces the user may
+// read (UserService describes the roles). A request naming a kind the hub
+// cannot resolve, or an object without a name, fails with
+// INVALID_ARGUMENT.
 type ObjectServiceClient interface {
 	// Apply creates or updates one or many objects. Every object is
 	// validated first, and nothing is stored if any is rejected. Input that
@@ -186,9 +191,14 @@ type ObjectService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 //
 // ObjectService reads and writes the objects users apply. Karmada's API
 // groups (policy.karmada.io, config.karmada.io) are accepted as aliases of
-// Tether's. Apply and Delete need the admin role; Get, List and Watch the
-// read-only role. A request naming a kind the hub cannot resolve, or an
-// object without a name, fails with INVALID_ARGUMENT.
+// Tether's. Apply and Delete need the editor or admin role in the
+// objects' namespace, and a fleet-wide admin for cluster-scoped objects;
+// Get, List and Watch any role there (a fleet-wide one for cluster-scoped
+// objects): PERMISSION_DENIED names the namespace or kind refused. List
+// and Watch of every namespace return only the namespaces the user may
+// read (UserService describes the roles). A request naming a kind the hub
+// cannot resolve, or an object without a name, fails with
+// INVALID_ARGUMENT.
 type ObjectServiceServer interface {
 	// Apply creates or updates one or many objects. Every object is
 	// validated first, and nothing is stored if any is rejected. Input that

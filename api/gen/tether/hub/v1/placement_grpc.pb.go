@@ -33,8 +33,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// PlacementService answers placement queries. Every call needs the
-// read-only role (admins may call them too). A template reference whose kind
+// PlacementService answers placement queries. Every call needs a role
+// that may read the template's namespace (and Simulate, the namespaces of
+// the policies given); WatchPlacements sends only the templates the user
+// may read. A template reference whose kind
 // the hub cannot resolve, that is not a resource template, or without a
 // name, is INVALID_ARGUMENT.
 type PlacementServiceClient interface {
@@ -169,8 +171,10 @@ func (c *placementServiceClient) Simulate(ctx context.Context, in *SimulateReque
 // All implementations must embed UnimplementedPlacementServiceServer
 // for forward compatibility.
 //
-// PlacementService answers placement queries. Every call needs the
-// read-only role (admins may call them too). A template reference whose kind
+// PlacementService answers placement queries. Every call needs a role
+// that may read the template's namespace (and Simulate, the namespaces of
+// the policies given); WatchPlacements sends only the templates the user
+// may read. A template reference whose kind
 // the hub cannot resolve, that is not a resource template, or without a
 // name, is INVALID_ARGUMENT.
 type PlacementServiceServer interface {

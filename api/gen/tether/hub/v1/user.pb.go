@@ -31,10 +31,14 @@ type Role int32
 const (
 	// Not set; refused.
 	Role_ROLE_UNSPECIFIED Role = 0
-	// Everything: writes, cluster administration, tokens, users.
+	// Everything: writes, cluster administration, tokens, users. Bound to
+	// namespaces, an admin is an editor there.
 	Role_ROLE_ADMIN Role = 1
-	// Reads and watches only.
+	// Reads and watches only (the viewer role): Secrets without their data.
 	Role_ROLE_READ_ONLY Role = 2
+	// Reads and writes namespaced objects: resource templates,
+	// PropagationPolicies and OverridePolicies.
+	Role_ROLE_EDITOR Role = 3
 )
 
 // Enum value maps for Role.
@@ -43,11 +47,13 @@ var (
 		0: "ROLE_UNSPECIFIED",
 		1: "ROLE_ADMIN",
 		2: "ROLE_READ_ONLY",
+		3: "ROLE_EDITOR",
 	}
 	Role_value = map[string]int32{
 		"ROLE_UNSPECIFIED": 0,
 		"ROLE_ADMIN":       1,
 		"ROLE_READ_ONLY":   2,
+		"ROLE_EDITOR":      3,
 	}
 )
 
@@ -83,13 +89,16 @@ type CreateUserRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The user name; it becomes the certificate's identity.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The role.
+	// The role, in namespaces.
 	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=tether.hub.v1.Role" json:"role,omitempty"`
 	// How long the certificate is valid; unset for the hub's default (1 year).
 	Ttl *durationpb.Duration `protobuf:"bytes,3,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// A PEM-encoded CSR for a key the caller keeps; when empty, the hub
 	// generates the key and returns it.
-	CsrPem        []byte `protobuf:"bytes,4,opt,name=csr_pem,json=csrPem,proto3" json:"csr_pem,omitempty"`
+	CsrPem []byte `protobuf:"bytes,4,opt,name=csr_pem,json=csrPem,proto3" json:"csr_pem,omitempty"`
+	// The namespaces the role is bound to; empty for the whole fleet. At
+	// most 256, each a valid namespace name.
+	Namespaces    []string `protobuf:"bytes,5,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -148,6 +157,13 @@ func (x *CreateUserRequest) GetTtl() *durationpb.Duration {
 func (x *CreateUserRequest) GetCsrPem() []byte {
 	if x != nil {
 		return x.CsrPem
+	}
+	return nil
+}
+
+func (x *CreateUserRequest) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
 	}
 	return nil
 }
@@ -466,16 +482,295 @@ func (x *ListRevokedUsersResponse) GetRevoked() []*RevokedUser {
 	return nil
 }
 
+// SetUserRoleRequest names the user and its new role.
+type SetUserRoleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user name (the certificates' common name).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The role, in namespaces.
+	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=tether.hub.v1.Role" json:"role,omitempty"`
+	// The namespaces the role is bound to; empty for the whole fleet.
+	Namespaces    []string `protobuf:"bytes,3,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserRoleRequest) Reset() {
+	*x = SetUserRoleRequest{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserRoleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserRoleRequest) ProtoMessage() {}
+
+func (x *SetUserRoleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserRoleRequest.ProtoReflect.Descriptor instead.
+func (*SetUserRoleRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *SetUserRoleRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetUserRoleRequest) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *SetUserRoleRequest) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+// SetUserRoleResponse is the role as stored.
+type SetUserRoleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored role.
+	User          *UserRole `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserRoleResponse) Reset() {
+	*x = SetUserRoleResponse{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserRoleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserRoleResponse) ProtoMessage() {}
+
+func (x *SetUserRoleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserRoleResponse.ProtoReflect.Descriptor instead.
+func (*SetUserRoleResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SetUserRoleResponse) GetUser() *UserRole {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// UserRole is one user's stored role.
+type UserRole struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The user name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The role; unspecified when the stored record is unreadable (the user
+	// may do nothing until it is set again).
+	Role Role `protobuf:"varint,2,opt,name=role,proto3,enum=tether.hub.v1.Role" json:"role,omitempty"`
+	// The namespaces the role is bound to; empty for the whole fleet.
+	Namespaces []string `protobuf:"bytes,3,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	// When it was set.
+	SetTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=set_time,json=setTime,proto3" json:"set_time,omitempty"`
+	// The admin who set it.
+	SetBy         string `protobuf:"bytes,5,opt,name=set_by,json=setBy,proto3" json:"set_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserRole) Reset() {
+	*x = UserRole{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserRole) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserRole) ProtoMessage() {}
+
+func (x *UserRole) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserRole.ProtoReflect.Descriptor instead.
+func (*UserRole) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UserRole) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UserRole) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_UNSPECIFIED
+}
+
+func (x *UserRole) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+func (x *UserRole) GetSetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SetTime
+	}
+	return nil
+}
+
+func (x *UserRole) GetSetBy() string {
+	if x != nil {
+		return x.SetBy
+	}
+	return ""
+}
+
+// ListUserRolesRequest asks for every stored role.
+type ListUserRolesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserRolesRequest) Reset() {
+	*x = ListUserRolesRequest{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserRolesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserRolesRequest) ProtoMessage() {}
+
+func (x *ListUserRolesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserRolesRequest.ProtoReflect.Descriptor instead.
+func (*ListUserRolesRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{10}
+}
+
+// ListUserRolesResponse lists the stored roles.
+type ListUserRolesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The roles, ordered by name.
+	Users         []*UserRole `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListUserRolesResponse) Reset() {
+	*x = ListUserRolesResponse{}
+	mi := &file_tether_hub_v1_user_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListUserRolesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListUserRolesResponse) ProtoMessage() {}
+
+func (x *ListUserRolesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_user_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListUserRolesResponse.ProtoReflect.Descriptor instead.
+func (*ListUserRolesResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_user_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListUserRolesResponse) GetUsers() []*UserRole {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
 var File_tether_hub_v1_user_proto protoreflect.FileDescriptor
 
 const file_tether_hub_v1_user_proto_rawDesc = "" +
 	"\n" +
-	"\x18tether/hub/v1/user.proto\x12\rtether.hub.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x96\x01\n" +
+	"\x18tether/hub/v1/user.proto\x12\rtether.hub.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb6\x01\n" +
 	"\x11CreateUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x13.tether.hub.v1.RoleR\x04role\x12+\n" +
 	"\x03ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12\x17\n" +
-	"\acsr_pem\x18\x04 \x01(\fR\x06csrPem\"\xc2\x01\n" +
+	"\acsr_pem\x18\x04 \x01(\fR\x06csrPem\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x05 \x03(\tR\n" +
+	"namespaces\"\xc2\x01\n" +
 	"\x12CreateUserResponse\x12'\n" +
 	"\x0fcertificate_pem\x18\x01 \x01(\fR\x0ecertificatePem\x12&\n" +
 	"\x0fprivate_key_pem\x18\x02 \x01(\fR\rprivateKeyPem\x12\"\n" +
@@ -493,15 +788,37 @@ const file_tether_hub_v1_user_proto_rawDesc = "" +
 	"revoked_by\x18\x03 \x01(\tR\trevokedBy\"\x19\n" +
 	"\x17ListRevokedUsersRequest\"P\n" +
 	"\x18ListRevokedUsersResponse\x124\n" +
-	"\arevoked\x18\x01 \x03(\v2\x1a.tether.hub.v1.RevokedUserR\arevoked*@\n" +
+	"\arevoked\x18\x01 \x03(\v2\x1a.tether.hub.v1.RevokedUserR\arevoked\"q\n" +
+	"\x12SetUserRoleRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x13.tether.hub.v1.RoleR\x04role\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x03 \x03(\tR\n" +
+	"namespaces\"B\n" +
+	"\x13SetUserRoleResponse\x12+\n" +
+	"\x04user\x18\x01 \x01(\v2\x17.tether.hub.v1.UserRoleR\x04user\"\xb5\x01\n" +
+	"\bUserRole\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x13.tether.hub.v1.RoleR\x04role\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\x03 \x03(\tR\n" +
+	"namespaces\x125\n" +
+	"\bset_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\asetTime\x12\x15\n" +
+	"\x06set_by\x18\x05 \x01(\tR\x05setBy\"\x16\n" +
+	"\x14ListUserRolesRequest\"F\n" +
+	"\x15ListUserRolesResponse\x12-\n" +
+	"\x05users\x18\x01 \x03(\v2\x17.tether.hub.v1.UserRoleR\x05users*Q\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
 	"ROLE_ADMIN\x10\x01\x12\x12\n" +
-	"\x0eROLE_READ_ONLY\x10\x022\x98\x02\n" +
+	"\x0eROLE_READ_ONLY\x10\x02\x12\x0f\n" +
+	"\vROLE_EDITOR\x10\x032\xca\x03\n" +
 	"\vUserService\x12Q\n" +
 	"\n" +
-	"CreateUser\x12 .tether.hub.v1.CreateUserRequest\x1a!.tether.hub.v1.CreateUserResponse\x12Q\n" +
+	"CreateUser\x12 .tether.hub.v1.CreateUserRequest\x1a!.tether.hub.v1.CreateUserResponse\x12T\n" +
+	"\vSetUserRole\x12!.tether.hub.v1.SetUserRoleRequest\x1a\".tether.hub.v1.SetUserRoleResponse\x12Z\n" +
+	"\rListUserRoles\x12#.tether.hub.v1.ListUserRolesRequest\x1a$.tether.hub.v1.ListUserRolesResponse\x12Q\n" +
 	"\n" +
 	"RevokeUser\x12 .tether.hub.v1.RevokeUserRequest\x1a!.tether.hub.v1.RevokeUserResponse\x12c\n" +
 	"\x10ListRevokedUsers\x12&.tether.hub.v1.ListRevokedUsersRequest\x1a'.tether.hub.v1.ListRevokedUsersResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
@@ -519,7 +836,7 @@ func file_tether_hub_v1_user_proto_rawDescGZIP() []byte {
 }
 
 var file_tether_hub_v1_user_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_tether_hub_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_tether_hub_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_tether_hub_v1_user_proto_goTypes = []any{
 	(Role)(0),                        // 0: tether.hub.v1.Role
 	(*CreateUserRequest)(nil),        // 1: tether.hub.v1.CreateUserRequest
@@ -529,27 +846,41 @@ var file_tether_hub_v1_user_proto_goTypes = []any{
 	(*RevokedUser)(nil),              // 5: tether.hub.v1.RevokedUser
 	(*ListRevokedUsersRequest)(nil),  // 6: tether.hub.v1.ListRevokedUsersRequest
 	(*ListRevokedUsersResponse)(nil), // 7: tether.hub.v1.ListRevokedUsersResponse
-	(*durationpb.Duration)(nil),      // 8: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),    // 9: google.protobuf.Timestamp
+	(*SetUserRoleRequest)(nil),       // 8: tether.hub.v1.SetUserRoleRequest
+	(*SetUserRoleResponse)(nil),      // 9: tether.hub.v1.SetUserRoleResponse
+	(*UserRole)(nil),                 // 10: tether.hub.v1.UserRole
+	(*ListUserRolesRequest)(nil),     // 11: tether.hub.v1.ListUserRolesRequest
+	(*ListUserRolesResponse)(nil),    // 12: tether.hub.v1.ListUserRolesResponse
+	(*durationpb.Duration)(nil),      // 13: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),    // 14: google.protobuf.Timestamp
 }
 var file_tether_hub_v1_user_proto_depIdxs = []int32{
-	0, // 0: tether.hub.v1.CreateUserRequest.role:type_name -> tether.hub.v1.Role
-	8, // 1: tether.hub.v1.CreateUserRequest.ttl:type_name -> google.protobuf.Duration
-	9, // 2: tether.hub.v1.CreateUserResponse.not_after:type_name -> google.protobuf.Timestamp
-	5, // 3: tether.hub.v1.RevokeUserResponse.revoked:type_name -> tether.hub.v1.RevokedUser
-	9, // 4: tether.hub.v1.RevokedUser.revoke_time:type_name -> google.protobuf.Timestamp
-	5, // 5: tether.hub.v1.ListRevokedUsersResponse.revoked:type_name -> tether.hub.v1.RevokedUser
-	1, // 6: tether.hub.v1.UserService.CreateUser:input_type -> tether.hub.v1.CreateUserRequest
-	3, // 7: tether.hub.v1.UserService.RevokeUser:input_type -> tether.hub.v1.RevokeUserRequest
-	6, // 8: tether.hub.v1.UserService.ListRevokedUsers:input_type -> tether.hub.v1.ListRevokedUsersRequest
-	2, // 9: tether.hub.v1.UserService.CreateUser:output_type -> tether.hub.v1.CreateUserResponse
-	4, // 10: tether.hub.v1.UserService.RevokeUser:output_type -> tether.hub.v1.RevokeUserResponse
-	7, // 11: tether.hub.v1.UserService.ListRevokedUsers:output_type -> tether.hub.v1.ListRevokedUsersResponse
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	0,  // 0: tether.hub.v1.CreateUserRequest.role:type_name -> tether.hub.v1.Role
+	13, // 1: tether.hub.v1.CreateUserRequest.ttl:type_name -> google.protobuf.Duration
+	14, // 2: tether.hub.v1.CreateUserResponse.not_after:type_name -> google.protobuf.Timestamp
+	5,  // 3: tether.hub.v1.RevokeUserResponse.revoked:type_name -> tether.hub.v1.RevokedUser
+	14, // 4: tether.hub.v1.RevokedUser.revoke_time:type_name -> google.protobuf.Timestamp
+	5,  // 5: tether.hub.v1.ListRevokedUsersResponse.revoked:type_name -> tether.hub.v1.RevokedUser
+	0,  // 6: tether.hub.v1.SetUserRoleRequest.role:type_name -> tether.hub.v1.Role
+	10, // 7: tether.hub.v1.SetUserRoleResponse.user:type_name -> tether.hub.v1.UserRole
+	0,  // 8: tether.hub.v1.UserRole.role:type_name -> tether.hub.v1.Role
+	14, // 9: tether.hub.v1.UserRole.set_time:type_name -> google.protobuf.Timestamp
+	10, // 10: tether.hub.v1.ListUserRolesResponse.users:type_name -> tether.hub.v1.UserRole
+	1,  // 11: tether.hub.v1.UserService.CreateUser:input_type -> tether.hub.v1.CreateUserRequest
+	8,  // 12: tether.hub.v1.UserService.SetUserRole:input_type -> tether.hub.v1.SetUserRoleRequest
+	11, // 13: tether.hub.v1.UserService.ListUserRoles:input_type -> tether.hub.v1.ListUserRolesRequest
+	3,  // 14: tether.hub.v1.UserService.RevokeUser:input_type -> tether.hub.v1.RevokeUserRequest
+	6,  // 15: tether.hub.v1.UserService.ListRevokedUsers:input_type -> tether.hub.v1.ListRevokedUsersRequest
+	2,  // 16: tether.hub.v1.UserService.CreateUser:output_type -> tether.hub.v1.CreateUserResponse
+	9,  // 17: tether.hub.v1.UserService.SetUserRole:output_type -> tether.hub.v1.SetUserRoleResponse
+	12, // 18: tether.hub.v1.UserService.ListUserRoles:output_type -> tether.hub.v1.ListUserRolesResponse
+	4,  // 19: tether.hub.v1.UserService.RevokeUser:output_type -> tether.hub.v1.RevokeUserResponse
+	7,  // 20: tether.hub.v1.UserService.ListRevokedUsers:output_type -> tether.hub.v1.ListRevokedUsersResponse
+	16, // [16:21] is the sub-list for method output_type
+	11, // [11:16] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_user_proto_init() }
@@ -563,7 +894,7 @@ func file_tether_hub_v1_user_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_user_proto_rawDesc), len(file_tether_hub_v1_user_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,8 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	UserService_CreateUser_FullMethodName       = "/tether.hub.v1.UserService/CreateUser"
+	UserService_SetUserRole_FullMethodName      = "/tether.hub.v1.UserService/SetUserRole"
+	UserService_ListUserRoles_FullMethodName    = "/tether.hub.v1.UserService/ListUserRoles"
 	UserService_RevokeUser_FullMethodName       = "/tether.hub.v1.UserService/RevokeUser"
 	UserService_ListRevokedUsers_FullMethodName = "/tether.hub.v1.UserService/ListRevokedUsers"
 )
@@ -30,16 +32,31 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// UserService issues user credentials. Users authenticate with client
-// certificates whose identity is the user name and whose role the
-// certificate carries (the hub keeps no list of users, only of
-// revocations). Every call needs the admin role.
+// UserService issues user credentials and sets users' roles. Users
+// authenticate with client certificates whose identity is the user name;
+// what a user may do is the role and namespaces the hub stores for that
+// name (CreateUser, SetUserRole), or, for a name with none stored, the
+// admin or read-only role its certificate carries (certificates issued
+// before roles were stored, and the hub's admin.conf). Every call needs a
+// fleet-wide admin.
 type UserServiceClient interface {
-	// CreateUser issues a client certificate for a user. INVALID_ARGUMENT for
-	// an invalid name, an unset role, a ttl out of range or a CSR that cannot
-	// be signed. Issuing again for a name (with either role) is allowed: each
-	// certificate is valid until it expires or the name is revoked.
+	// CreateUser stores the user's role and namespaces, as SetUserRole does,
+	// and issues a client certificate for the user. INVALID_ARGUMENT for an
+	// invalid name, an unset role, an invalid namespace, a ttl out of range
+	// or a CSR that cannot be signed. Issuing again for a name is allowed:
+	// each certificate is valid until it expires or the name is revoked,
+	// and every certificate of the name has the role stored last.
 	CreateUser(ctx context.Context, in *CreateUserRequest, opts ...grpc.CallOption) (*CreateUserResponse, error)
+	// SetUserRole changes what every certificate of a user name may do, on
+	// every hub replica sharing the store, connections already open
+	// included: a call in flight is decided with the role it started with;
+	// an open stream stops sending what the new role may not read, and ends
+	// with PERMISSION_DENIED when what it asked for (a namespace, a kind, a
+	// template) is no longer allowed. INVALID_ARGUMENT for the caller's own
+	// name.
+	SetUserRole(ctx context.Context, in *SetUserRoleRequest, opts ...grpc.CallOption) (*SetUserRoleResponse, error)
+	// ListUserRoles returns the stored roles, ordered by name.
+	ListUserRoles(ctx context.Context, in *ListUserRolesRequest, opts ...grpc.CallOption) (*ListUserRolesResponse, error)
 	// RevokeUser refuses every certificate issued to a user name up to now,
 	// on every hub replica sharing the store: calls are refused
 	// (UNAUTHENTICATED) and open streams end with that status. A certificate
@@ -62,6 +79,26 @@ func (c *userServiceClient) CreateUser(ctx context.Context, in *CreateUserReques
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateUserResponse)
 	err := c.cc.Invoke(ctx, UserService_CreateUser_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *userServiceClient) SetUserRole(ctx context.Context, in *SetUserRoleRequest, opts ...grpc.CallOption) (*SetUserRoleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetUserRoleResponse)
+	err := c.cc.Invoke(ctx, UserService_SetUserRole_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *userServiceClient) ListUserRoles(ctx context.Context, in *ListUserRolesRequest, opts ...grpc.CallOption) (*ListUserRolesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListUserRolesResponse)
+	err := c.cc.Invoke(ctx, UserService_ListUserRoles_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,16 +129,31 @@ func (c *userServiceClient) ListRevokedUsers(ctx context.Context, in *ListRevoke
 // All implementations must embed UnimplementedUserServiceServer
 // for forward compatibility.
 //
-// UserService issues user credentials. Users authenticate with client
-// certificates whose identity is the user name and whose role the
-// certificate carries (the hub keeps no list of users, only of
-// revocations). Every call needs the admin role.
+// UserService issues user credentials and sets users' roles. Users
+// authenticate with client certificates whose identity is the user name;
+// what a user may do is the role and namespaces the hub stores for that
+// name (CreateUser, SetUserRole), or, for a name with none stored, the
+// admin or read-only role its certificate carries (certificates issued
+// before roles were stored, and the hub's admin.conf). Every call needs a
+// fleet-wide admin.
 type UserServiceServer interface {
-	// CreateUser issues a client certificate for a user. INVALID_ARGUMENT for
-	// an invalid name, an unset role, a ttl out of range or a CSR that cannot
-	// be signed. Issuing again for a name (with either role) is allowed: each
-	// certificate is valid until it expires or the name is revoked.
+	// CreateUser stores the user's role and namespaces, as SetUserRole does,
+	// and issues a client certificate for the user. INVALID_ARGUMENT for an
+	// invalid name, an unset role, an invalid namespace, a ttl out of range
+	// or a CSR that cannot be signed. Issuing again for a name is allowed:
+	// each certificate is valid until it expires or the name is revoked,
+	// and every certificate of the name has the role stored last.
 	CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error)
+	// SetUserRole changes what every certificate of a user name may do, on
+	// every hub replica sharing the store, connections already open
+	// included: a call in flight is decided with the role it started with;
+	// an open stream stops sending what the new role may not read, and ends
+	// with PERMISSION_DENIED when what it asked for (a namespace, a kind, a
+	// template) is no longer allowed. INVALID_ARGUMENT for the caller's own
+	// name.
+	SetUserRole(context.Context, *SetUserRoleRequest) (*SetUserRoleResponse, error)
+	// ListUserRoles returns the stored roles, ordered by name.
+	ListUserRoles(context.Context, *ListUserRolesRequest) (*ListUserRolesResponse, error)
 	// RevokeUser refuses every certificate issued to a user name up to now,
 	// on every hub replica sharing the store: calls are refused
 	// (UNAUTHENTICATED) and open streams end with that status. A certificate
@@ -122,6 +174,12 @@ type UnimplementedUserServiceServer struct{}
 
 func (UnimplementedUserServiceServer) CreateUser(context.Context, *CreateUserRequest) (*CreateUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateUser not implemented")
+}
+func (UnimplementedUserServiceServer) SetUserRole(context.Context, *SetUserRoleRequest) (*SetUserRoleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetUserRole not implemented")
+}
+func (UnimplementedUserServiceServer) ListUserRoles(context.Context, *ListUserRolesRequest) (*ListUserRolesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListUserRoles not implemented")
 }
 func (UnimplementedUserServiceServer) RevokeUser(context.Context, *RevokeUserRequest) (*RevokeUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeUser not implemented")
@@ -164,6 +222,42 @@ func _UserService_CreateUser_Handler(srv interface{}, ctx context.Context, dec f
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(UserServiceServer).CreateUser(ctx, req.(*CreateUserRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _UserService_SetUserRole_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetUserRoleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UserServiceServer).SetUserRole(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UserService_SetUserRole_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UserServiceServer).SetUserRole(ctx, req.(*SetUserRoleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _UserService_ListUserRoles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListUserRolesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UserServiceServer).ListUserRoles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: UserService_ListUserRoles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UserServiceServer).ListUserRoles(ctx, req.(*ListUserRolesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -214,6 +308,14 @@ var UserService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateUser",
 			Handler:    _UserService_CreateUser_Handler,
+		},
+		{
+			MethodName: "SetUserRole",
+			Handler:    _UserService_SetUserRole_Handler,
+		},
+		{
+			MethodName: "ListUserRoles",
+			Handler:    _UserService_ListUserRoles_Handler,
 		},
 		{
 			MethodName: "RevokeUser",

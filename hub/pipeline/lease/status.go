@@ -1,4 +1,4 @@
-package liveness
+package lease
 
 import (
 	corev1 "k8s.io/api/core/v1"

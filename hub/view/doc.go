@@ -1,0 +1,63 @@
+// Package view is each replica's one view of the store: one paged list
+// per held prefix and one watch, every stored value decoded once into an
+// immutable Object shared by every reader, indexed (client-go's
+// tools/cache ThreadSafeStore and Indexers), with coalesced subscriptions
+// and snapshots at a revision. The relist/backoff policy of its readers is
+// this package's (RelistBackoff, through store.Follow).
+//
+// # Usage
+//
+//	v, err := view.New(st, []view.Prefix{
+//		{Prefix: store.ObjectsPrefix, Decode: view.Objects, Indexers: view.KeyIndexers()},
+//		{Prefix: store.BindingsPrefix, Decode: view.Bindings, Indexers: view.BindingIndexers()},
+//		{Prefix: store.ClustersPrefix, Decode: view.Clusters},
+//	}, logger)
+//	go v.Run(ctx) // one of the hub's tasks
+//	sub := v.Subscribe(store.BindingsPrefix)
+//	defer sub.Close()
+//	for range sub.Ready() {
+//		b := sub.Take() // b.Full: replace what you hold; else apply b.Changes
+//	}
+//
+// # What it guarantees
+//
+// Run lists every prefix as of one revision R (ListEachAt, paged) and
+// publishes the list whole, then follows one watch of everything under
+// store.Root from R+1, so that changes come in one revision order and the
+// view's Revision advances with every change to the store, held prefix or
+// not. A watch that fails (compaction, an etcd outage) lists again; the
+// readers keep the previous view until the new list is complete, then get
+// a Full batch. Synced is closed after the first list; Relists counts the
+// lists published.
+//
+// A Batch is consistent as of its Revision: every change up to it is in
+// that batch or an earlier one. A reader that is slow holds one pending
+// mark per changed key (coalesced: it reads each key's object as it is
+// when it takes it), never a backlog, and never holds the view up.
+//
+// Stored bytes that do not decode are never treated as absent: the Object
+// keeps the last value that decoded (none after a list of a restarted
+// hub) and carries the error, so that each reader can hold the key as
+// unknown (hub/render's rule: unknown means keep).
+//
+// Objects are shared: a reader never changes what an Object's Value
+// points to; it copies first.
+//
+// # Readers
+//
+// The renderer (hub/render), the scheduling loop (hub/scheduler), the
+// detector (hub/detector) and the clusters' resource models
+// (hub/membership's Models) read the view and open no store watch of
+// their own. Still on their own list and watch, each for a reason: the
+// aggregator (hub/aggregate), which writes the per-cluster status items
+// the view leaves out and folds from the items stored; its relay and
+// pruning of agents' reports, under /tether/reports/, which the view does
+// not hold; hub/customizations, which hands agents the stored bytes of
+// each customization as they are; the liveness records' follower
+// (hub/liveness), the revoked users (hub/revocation) and the agent
+// records' watch of hub/membership's Registry, under prefixes the view
+// does not hold.
+//
+// It imports hub/store, hub/aggregate/fold (the binding decoder), api/,
+// Kubernetes API machinery, k8s.io/client-go/tools/cache and go-hclog.
+package view
