@@ -46,12 +46,15 @@ type Handler struct {
 	revoked   Revocations
 	gate      *gate
 	transport *http.Transport
+	recheck   time.Duration
 	log       hclog.Logger
 }
 
 // NewHandler returns the proxy handler over tunnels.
 func NewHandler(tunnels *Tunnels, auth Authorizer, revoked Revocations, limits Limits, logger hclog.Logger) *Handler {
-	h := &Handler{tunnels: tunnels, auth: auth, revoked: revoked, gate: newGate(limits.WithDefaults()), log: logger.Named("memberproxy")}
+	limits = limits.WithDefaults()
+	h := &Handler{tunnels: tunnels, auth: auth, revoked: revoked, gate: newGate(limits), recheck: limits.RecheckInterval,
+		log: logger.Named("memberproxy")}
 	// One tunnel per request (no keep-alive): a tunnel carries one user's
 	// session, bounded and accounted as that user's.
 	h.transport = &http.Transport{DialContext: h.dial, DisableKeepAlives: true, ForceAttemptHTTP2: false}
@@ -161,6 +164,9 @@ func (h *Handler) authorize(r *http.Request, req memberreq.Info) (pki.Identity, 
 // forward sends the request through a tunnel, as the user.
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 	defer a.s.release()
+	done := make(chan struct{})
+	defer close(done)
+	go h.follow(r, a, done)
 	out := r.Clone(context.WithValue(r.Context(), sessionKey{}, a.s))
 	for name := range out.Header {
 		if k := http.CanonicalHeaderKey(name); k == "Authorization" || strings.HasPrefix(k, "X-Remote-") {
@@ -175,6 +181,30 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, a *admitted) {
 	p.UseLocationHost = true
 	p.FlushInterval = 0 // stream at once: logs -f, watch
 	p.ServeHTTP(w, out)
+}
+
+// follow decides again, every RecheckInterval while the session lasts,
+// whether its user may still do what it does, and ends the session when a
+// revocation or a role change no longer allows it: an exec, a log follow
+// or a watch does not outlive the user's right to open it.
+func (h *Handler) follow(r *http.Request, a *admitted, done <-chan struct{}) {
+	t := time.NewTicker(h.recheck)
+	defer t.Stop()
+	member := r.Clone(r.Context())
+	member.URL.Path, member.URL.RawPath = a.memberPath, ""
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if _, _, err := h.authorize(member, a.req); err != nil {
+			h.log.Info("proxied session ended: its user may no longer do it", "cluster", a.cluster, "user", a.id.Name,
+				"verb", a.req.Verb, "resource", a.req.Resource, "namespace", a.req.Namespace, "reason", err)
+			a.s.end()
+			return
+		}
+	}
 }
 
 // audit writes the request's one audit line.

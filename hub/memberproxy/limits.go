@@ -26,6 +26,10 @@ type Limits struct {
 	IdleTimeout time.Duration
 	// OpenTimeout bounds the wait for an agent to open a tunnel.
 	OpenTimeout time.Duration
+	// RecheckInterval is how often an open session's user is authorized
+	// again (a revoked user, or a role that no longer allows the session,
+	// ends it).
+	RecheckInterval time.Duration
 }
 
 // Defaults of Limits.
@@ -40,6 +44,9 @@ const (
 	// only sessions nobody uses end by it.
 	DefaultIdleTimeout = time.Hour
 	DefaultOpenTimeout = 10 * time.Second
+	// DefaultRecheckInterval: a session ends at most this long after its
+	// user lost the right to it.
+	DefaultRecheckInterval = 2 * time.Second
 )
 
 // WithDefaults returns l with its zero fields set to the defaults.
@@ -55,6 +62,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.OpenTimeout == 0 {
 		l.OpenTimeout = DefaultOpenTimeout
+	}
+	if l.RecheckInterval == 0 {
+		l.RecheckInterval = DefaultRecheckInterval
 	}
 	return l
 }
@@ -165,6 +175,21 @@ type session struct {
 	idle          time.Duration
 	once          sync.Once
 	in, out       atomic.Int64 // bytes from and to the member
+
+	mu    sync.Mutex // guards the fields below
+	conns []net.Conn // the session's tunnels, for end
+	ended bool
+}
+
+// end closes the session's tunnels, and any it opens after: the member
+// side sees its connection go, the client its stream end.
+func (s *session) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	for _, c := range s.conns {
+		c.Close()
+	}
 }
 
 func (s *session) release() { s.once.Do(func() { s.gate.release(s.user, s.cluster) }) }
@@ -174,6 +199,13 @@ func (s *session) wrap(c net.Conn) net.Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &sessionConn{Conn: c, s: s, ctx: ctx, cancel: cancel}
 	sc.idle = time.AfterFunc(s.idle, func() { sc.Close() })
+	s.mu.Lock()
+	s.conns = append(s.conns, sc)
+	ended := s.ended
+	s.mu.Unlock()
+	if ended {
+		sc.Close()
+	}
 	return sc
 }
 

@@ -1,8 +1,11 @@
 package memberproxy_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,6 +59,16 @@ func TestAccessDecisions(t *testing.T) {
 				t.Errorf("editor of default: kubectl %s: %s; want the hub's refusal naming ed", strings.Join(args, " "), msg)
 			}
 		}
+	})
+	t.Run("session ends when its user loses the right to it", func(t *testing.T) {
+		rita := e.kubeconfig(t, "rita", e.userIn(t, "rita", hubv1.Role_ROLE_EDITOR, "default"), "edge-1")
+		watch := e.startWatch(t, rita)
+		e.setRole(t, "rita", hubv1.Role_ROLE_EDITOR, "team-x")
+		watch.wantEnded(t, "rita's role narrowed to team-x")
+		rex := e.kubeconfig(t, "rex", e.userIn(t, "rex", hubv1.Role_ROLE_READ_ONLY), "edge-1")
+		watch = e.startWatch(t, rex)
+		e.tetherctl(t, "user", "revoke", "rex")
+		watch.wantEnded(t, "rex revoked")
 	})
 	t.Run("member refuses an agent without impersonation", func(t *testing.T) {
 		edge2 := e.kubeconfig(t, "admin-edge-2", e.admin, "edge-2")
@@ -178,5 +191,71 @@ func (e *env) restartAgent(t *testing.T, cluster string, args ...string) {
 	defer cancel()
 	if err := e.f.RestartWith(ctx, fleet.RoleAgent, cluster, args...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// proxiedWatch is a kubectl get pods -w running through the hub.
+type proxiedWatch struct {
+	done  chan error
+	start time.Time
+}
+
+// startWatch starts kubectl get pods -w in default through the hub and
+// waits for its first row (the session is open).
+func (e *env) startWatch(t *testing.T, kubeconfig string) *proxiedWatch {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, e.kubectl, "--kubeconfig", kubeconfig, "get", "pods", "-w", "-n", "default")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		first <- line
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case line := <-first:
+		if !strings.Contains(line, "NAME") && !strings.Contains(line, "web") {
+			t.Fatalf("kubectl get pods -w: first line %q; want the table", line)
+		}
+	case <-ctx.Done():
+		t.Fatal("kubectl get pods -w through the hub printed nothing")
+	}
+	w := &proxiedWatch{done: make(chan error, 1), start: time.Now()}
+	go func() { w.done <- cmd.Wait() }()
+	return w
+}
+
+// wantEnded waits for the watch to end: within the proxy's recheck
+// interval (2 s) and some slack, long before its idle timeout (an hour).
+func (w *proxiedWatch) wantEnded(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case <-w.done:
+		t.Logf("%s: the watch through the hub ended %s after", why, time.Since(w.start).Round(100*time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: kubectl get pods -w through the hub still runs 20 s later; want the hub to end the session", why)
+	}
+}
+
+// setRole sets a user's role through the hub's API.
+func (e *env) setRole(t *testing.T, name string, role hubv1.Role, namespaces ...string) {
+	t.Helper()
+	c, err := e.f.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.SetUserRole(ctx, name, role, namespaces); err != nil {
+		t.Fatalf("SetUserRole %s: %v", name, err)
 	}
 }
