@@ -56,7 +56,7 @@ TEST_PARALLEL ?= 4
 TEST_FLAGS    ?=
 # go test starts packages in the order it is given them: the slowest first
 # (most wait for processes they start), so that no long one starts last.
-TEST_FIRST    := test/e2e test/integration test/security hub test/kit hub/clientapi test/bench test/load hub/store
+TEST_FIRST    := test/e2e test/integration test/security hub test/memberproxy test/kit hub/clientapi test/bench test/load hub/store
 # The images test (deploy/images) builds with `make build`'s flags, so after it
 # only links: seconds. Outside make it is left out (see its file).
 TEST_TAGS := imagestest

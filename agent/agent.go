@@ -173,6 +173,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	for _, r := range a.member.Runners {
 		g.run(r.Run) // member side: applied objects watched, drift repaired; their status → reports → the stream
 	}
+	if proxy, err := a.memberProxy(); err != nil {
+		g.cancel()
+		return errors.Join(g.wait(), err)
+	} else if proxy != nil {
+		g.run(proxy) // hub's offers → tunnels on a connection of their own → member API server, as the hub user
+	}
 	a.log.Info("agent started", "version", version.Version)
 	return g.wait()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/tetherproj/tether/agent/customizations"
 	"github.com/tetherproj/tether/agent/hubclient"
+	"github.com/tetherproj/tether/agent/memberproxy"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/internal/hubaddr"
 )
@@ -111,6 +113,11 @@ type Config struct {
 	Member *Member
 	// Backoff overrides the reconnect backoff (tests); nil is the default.
 	Backoff func(attempt int) time.Duration
+	// MemberProxy is what the hub's users may do in the member through
+	// the hub's member proxy (--member-proxy, agent/memberproxy): "off",
+	// "read-only" or "full" (empty). The member's RBAC decides on top of
+	// it, for the impersonated "tether:" identities.
+	MemberProxy string
 }
 
 // Member is the member-cluster side of an agent: what the hub client
@@ -131,6 +138,9 @@ type Member struct {
 	// Ping asks the member API server whether it is ready, for the agent's
 	// /readyz; nil counts the member as always reachable.
 	Ping func(context.Context) error
+	// Proxy serves the hub's member proxy requests (agent/memberproxy's
+	// Handler); nil serves none.
+	Proxy http.Handler
 }
 
 // Settings are the hub's parameters for the agent (agentv1.Settings).
@@ -179,6 +189,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.validateLua(); err != nil {
+		return err
+	}
+	if _, err := memberproxy.ParseMode(c.MemberProxy); err != nil {
 		return err
 	}
 	if c.MemberCheckEvery < 0 {

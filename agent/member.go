@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"github.com/tetherproj/tether/agent/capacity"
 	"github.com/tetherproj/tether/agent/customizations"
 	"github.com/tetherproj/tether/agent/kube"
+	"github.com/tetherproj/tether/agent/memberproxy"
 	"github.com/tetherproj/tether/agent/state"
 	"github.com/tetherproj/tether/agent/state/secret"
 	"github.com/tetherproj/tether/agent/status"
@@ -46,7 +48,12 @@ func kubeMember(cfg Config, reg prometheus.Registerer, requests *kube.Requests, 
 	if err != nil {
 		return nil, err
 	}
+	proxy, err := proxyHandler(cfg, restCfg, logger)
+	if err != nil {
+		return nil, err
+	}
 	return &Member{
+		Proxy:          proxy,
 		Ping:           ping,
 		Applier:        applier,
 		Status:         reporter,
@@ -55,6 +62,16 @@ func kubeMember(cfg Config, reg prometheus.Registerer, requests *kube.Requests, 
 		OnSettings:     func(s *Settings) { reporter.SetMinInterval(s.GetStatusMinInterval().AsDuration()) },
 		Customizations: refreshing{customizations.New(interp, cfg.Webhooks, logger), reporter},
 	}, nil
+}
+
+// proxyHandler serves the hub's member proxy requests to the member of
+// restCfg, unless --member-proxy is off.
+func proxyHandler(cfg Config, restCfg *rest.Config, logger hclog.Logger) (http.Handler, error) {
+	mode, err := memberproxy.ParseMode(cfg.MemberProxy)
+	if err != nil || mode == memberproxy.Off {
+		return nil, err
+	}
+	return memberproxy.NewHandler(restCfg, mode, 0, logger)
 }
 
 // readyzPing asks the API server of restCfg for its /readyz.

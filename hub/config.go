@@ -12,6 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/leader"
+	"github.com/tetherproj/tether/hub/memberproxy"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/pipeline/place"
@@ -111,6 +112,13 @@ type Config struct {
 	// MetricsListen, when set, serves /healthz, /readyz and /metrics over
 	// plain HTTP on this address.
 	MetricsListen string
+	// ProxyListen, when set, serves the member proxy (hub/memberproxy)
+	// over HTTPS on this address, with the serving certificate of the
+	// gRPC port and users' client certificates (--proxy-listen).
+	ProxyListen string
+	// Proxy bounds the member proxy per user and per cluster; zero fields
+	// are memberproxy's defaults.
+	Proxy memberproxy.Limits
 	// Version is the hub's version, sent to agents in Welcome.
 	Version string
 	// AgentCertLifetime is the lifetime of the certificates agents get by

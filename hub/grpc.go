@@ -21,6 +21,7 @@ import (
 	"github.com/tetherproj/tether/hub/clientapi"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/memberproxy"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/pki"
@@ -50,6 +51,9 @@ type api struct {
 	// roles follows the users' stored roles, which every call is decided
 	// with; its Run must run on every replica.
 	roles *roles.Book
+	// proxy is the member proxy's HTTP handler, over the TunnelService
+	// this server serves to agents.
+	proxy *memberproxy.Handler
 }
 
 // apiDeps is what the services are built over.
@@ -105,8 +109,12 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	opts = append(opts, recoverPanics(h.logger, d.counts)...)
 	opts = append(opts, clientapi.RefuseRevoked(revoked)...)
 	opts = append(opts, m.interceptors()...)
-	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked, roles: book}
+	limits := h.cfg.Proxy.WithDefaults()
+	tunnels := memberproxy.NewTunnels(d.registry, limits.OpenTimeout, h.logger)
+	a := &api{server: grpc.NewServer(opts...), health: health.NewServer(), agents: agents, metrics: m, cert: cert, models: models, revoked: revoked, roles: book,
+		proxy: memberproxy.NewHandler(tunnels, clients, revoked, limits, h.logger)}
 	agentv1.RegisterAgentServiceServer(a.server, agents)
+	agentv1.RegisterTunnelServiceServer(a.server, tunnels)
 	clients.Register(a.server)
 	healthpb.RegisterHealthServer(a.server, a.health)
 	reflection.Register(a.server)

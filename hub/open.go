@@ -10,6 +10,7 @@ import (
 	"github.com/tetherproj/tether/hub/adminconf"
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/cabootstrap"
+	"github.com/tetherproj/tether/hub/memberproxy"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/durable"
@@ -92,12 +93,15 @@ func (h *Hub) openStore(ctx context.Context) (*store.Store, string, error) {
 type listeners struct {
 	grpc    net.Listener
 	metrics net.Listener // nil without --metrics-listen
+	proxy   net.Listener // nil without --proxy-listen
 }
 
 func (l *listeners) close() {
 	l.grpc.Close()
-	if l.metrics != nil {
-		l.metrics.Close()
+	for _, o := range []net.Listener{l.metrics, l.proxy} {
+		if o != nil {
+			o.Close()
+		}
 	}
 }
 
@@ -119,6 +123,13 @@ func (h *Hub) listen(ctx context.Context, st *store.Store) (*pki.CA, *listeners,
 			return nil, nil, fmt.Errorf("metrics listen: %w", err)
 		}
 		h.logger.Info("serving metrics", "address", lis.metrics.Addr().String())
+	}
+	if h.cfg.ProxyListen != "" {
+		if lis.proxy, err = net.Listen("tcp", h.cfg.ProxyListen); err != nil {
+			lis.close()
+			return nil, nil, fmt.Errorf("proxy listen: %w", err)
+		}
+		h.logger.Info("serving the member proxy", "address", lis.proxy.Addr().String(), "path", memberproxy.PathPrefix+"NAME/proxy/")
 	}
 	return ca, lis, nil
 }

@@ -56,6 +56,9 @@ func (p *parts) tasks() []task {
 	if p.lis.metrics != nil {
 		t = append(t, task{"metrics", p.srv.metrics.serveHTTP(p.lis.metrics), everyReplica}) // /healthz, /readyz, /metrics
 	}
+	if p.lis.proxy != nil {
+		t = append(t, task{"member-proxy", p.srv.serveProxy(p.lis.proxy, p.ca), everyReplica}) // users' HTTPS → tunnels → members' API servers
+	}
 	return t
 }
 

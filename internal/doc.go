@@ -17,6 +17,8 @@
 //     verified for its own host
 //   - interpreter: the resource interpreter (native, Lua, third-party and
 //     webhook customizations behind one facade)
+//   - memberreq: what both ends of the member proxy decide about a
+//     request (its verb and whether it only reads; the tether: identity)
 //   - leakcheck: a test binary fails when its tests leave goroutines behind
 //   - logging: the go-hclog loggers the processes hand to their parts
 //   - overrides: override policies applied to a template, and the
@@ -25,6 +27,8 @@
 //   - pprofserve: Go's profiles on the commands' --pprof-addr
 //   - protocol: the timing contract of the agent protocol (heartbeat,
 //     lease, keepalive, reconnect delay)
+//   - tunnelconn: a net.Conn over one gRPC stream of the member proxy's
+//     tunnels, and an in-process listener of them
 //   - runtest: a component's Run(ctx) error run in a test as its owner
 //     would, stopped and waited for at the test's end
 //   - version: the build's version

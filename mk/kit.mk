@@ -45,9 +45,21 @@ KIT_GO := CGO_ENABLED=0 GOFLAGS=-trimpath go
 KIT_NAMES    := etcd kube-apiserver kube-controller-manager kube-scheduler kwok
 KIT_BINARIES := $(addprefix $(KIT_BIN)/,$(KIT_NAMES))
 
-.PHONY: kit-bins kit-up
+.PHONY: kit-bins kit-up kubectl
 
-kit-bins: $(KIT_BINARIES)
+kit-bins: $(KIT_BINARIES) $(KIT_BIN)/kubectl
+
+# kubectl, stock, at the kit's Kubernetes version (test/kubectlbin, its own
+# module: k8s.io/kubectl needs no replace directives), for the tests that
+# run unmodified kubectl through the hub's member proxy.
+KUBECTLBIN_DIR := $(KIT_ROOT)/test/kubectlbin
+kubectl: $(KIT_BIN)/kubectl
+
+$(KIT_BIN)/kubectl: $(KUBECTLBIN_DIR)/go.mod $(KUBECTLBIN_DIR)/go.sum $(KUBECTLBIN_DIR)/main.go $(KIT_ROOT)/mk/kit.mk
+	@mkdir -p $(@D)
+	@echo ">> building kubectl ($(KIT_KUBE_VERSION)) into $@"
+	cd $(KUBECTLBIN_DIR) && $(KIT_GO) build -ldflags='$(KIT_KUBE_LDFLAGS)' -o $@ .
+	@touch $@
 
 # go build leaves an up-to-date binary untouched, so the recipe touches its
 # target: otherwise make would see it older than go.mod and rebuild forever.

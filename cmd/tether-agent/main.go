@@ -128,6 +128,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics on /metrics (stream state, works held, applies, deletions, status lag; objects deleted and orphaned in the member, by reason; requests to the member, by verb and resource); empty: none")
 	fs.StringVar(&cfg.HealthAddr, "health-addr", "", "host:port to serve /healthz (the agent's loops go on) and /readyz (synced with the hub since the start, member API server ready) "+
 		"for probes; may equal --metrics-addr; empty: none (the charts and deploy/agent set :8081)")
+	fs.StringVar(&cfg.MemberProxy, "member-proxy", "full", "what the hub's users may do in this cluster through the hub's member proxy, "+
+		"as impersonated tether:<user> identities that this cluster's RBAC authorizes: full, read-only (get, list, watch, logs; no exec, "+
+		"attach, port-forward or writes) or off (the agent opens no tunnel)")
 	topo := topologyFlags(fs)
 	interpreterFlags(fs, cfg)
 	fs.StringVar(&opts.Format, "log-format", logging.FormatText, "log format: text or json")

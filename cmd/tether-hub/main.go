@@ -200,6 +200,7 @@ func parseFlagSet(args []string, stdout, stderr io.Writer, o *options) (hub.Conf
 	fs.DurationVar(&cfg.WatchStallTimeout, "watch-stall-timeout", hub.DefaultWatchStallTimeout, "how long a client's Watch or WatchPlacements whose buffer is full (512 changes or 4 MiB) waits for the client to read before it is cut "+
 		"RESOURCE_EXHAUSTED, to watch again from its last revision; a client that reads, however slowly, is never cut")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "host:port serving /healthz, /readyz and Prometheus /metrics over HTTP; empty: off")
+	proxyFlags(fs, &cfg)
 	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "host:port serving Go's profiles (net/http/pprof, /debug/pprof/) over plain HTTP, for profiling; empty: off. Anyone who reaches it can read the hub's memory profile: bind it to 127.0.0.1")
 	fs.StringVar(&logOpts.Format, "log-format", logging.FormatText, "log format: text or json")
 	fs.StringVar(&logOpts.Level, "log-level", "info", "log level: trace, debug, info, warn, error or off")

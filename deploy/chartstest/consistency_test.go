@@ -3,6 +3,7 @@ package chartstest
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,42 @@ func TestAgentChartInterpreterValues(t *testing.T) {
 						t.Errorf("agent chart with %q: arg %s; want no %s", tc.values, a, n)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestAgentChartMemberProxy: memberProxy.mode becomes --member-proxy, and
+// the agent is granted impersonation of users and groups (nothing else)
+// only when the proxy is on.
+func TestAgentChartMemberProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name, values, arg string
+		impersonates      bool
+	}{
+		{"default off", "", "--member-proxy=off", false},
+		{"read-only", "memberProxy: {mode: read-only}\n", "--member-proxy=read-only", true},
+		{"full", "memberProxy: {mode: full}\n", "--member-proxy=full", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := render(t, "tether-agent", agentValues(t, "h:7443", testCAHash, tc.values))
+			args := container(t, find(t, objs, "Deployment"))["args"].([]any)
+			if !slices.Contains(args, any(tc.arg)) {
+				t.Errorf("agent chart with %q: args %v; want %s", tc.values, args, tc.arg)
+			}
+			rules, _, _ := unstructured.NestedSlice(find(t, objs, "ClusterRole").Object, "rules")
+			var impersonate []any
+			for _, r := range rules {
+				if verbs := r.(map[string]any)["verbs"].([]any); slices.Contains(verbs, any("impersonate")) {
+					impersonate = append(impersonate, r)
+				}
+			}
+			want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"users", "groups"}, "verbs": []any{"impersonate"}}}
+			if !tc.impersonates {
+				want = nil
+			}
+			if !reflect.DeepEqual(impersonate, want) {
+				t.Errorf("agent chart with %q: impersonation rules %v; want %v", tc.values, impersonate, want)
 			}
 		})
 	}

@@ -32,3 +32,9 @@ func clusterOf(ctx context.Context) (string, error) {
 	}
 	return id.Name, nil
 }
+
+// ClusterOf is clusterOf for the hub's other agent-facing services (the
+// member proxy's TunnelService, hub/memberproxy): one rule for which
+// certificate speaks for which cluster. Errors wrap ErrUnauthenticated or
+// ErrPermissionDenied.
+func ClusterOf(ctx context.Context) (string, error) { return clusterOf(ctx) }

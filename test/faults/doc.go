@@ -28,7 +28,8 @@
 //     missing when it lists again after its watch broke) and, where a
 //     scenario deletes on purpose, objects that come back.
 //
-// The tests (TestFaults, TestHubNeverDialsOut) start a fleet per scenario
+// The tests (TestFaults, TestHubNeverDialsOut, TestMemberProxyUnderNAT)
+// start a fleet per scenario
 // with the demo's clusters and workloads (examples/nginx.yaml and
 // examples/overrides.yaml), inject the fault and print a FIGURES line:
 // spurious deletes (asserted 0), time to Unknown (when the hub first
@@ -42,7 +43,9 @@
 // A smoke subset runs in every `go test ./...` (so in `make test`): a
 // malformed status, and TestHubNeverDialsOut. TETHER_FAULTS=full (what CI
 // runs, `make faults FAULTS=full`) adds the scenarios of a minute or two
-// (one cluster partitioned for 60 s, the hub paused for 70 s, an agent
+// (kubectl get, logs, exec and port-forward through the hub's member proxy
+// with dial-outs 0 and an exec cut by a partition, one cluster partitioned
+// for 60 s, the hub paused for 70 s, an agent
 // paused 80 s, every cluster partitioned, kill -9 of the hub during
 // applies and of an agent during a delete, a member API server stopped, a
 // policy deleted and re-created, an undecodable binding, the store wiped

@@ -77,6 +77,10 @@ type setup struct {
 	// binary (hubBinDir); bins is where newFixture put it.
 	hubTags string
 	bins    string
+	// kubelet makes kwok serve the members' kubelet API (logs, exec,
+	// port-forward: kit.ClusterSpec.KubeletServer), and the hub its member
+	// proxy on the net's ProxyListen.
+	kubelet bool
 }
 
 // requireNet fails the test when the machine cannot create network
@@ -100,8 +104,9 @@ func newFixture(t *testing.T, s setup) *fixture {
 	defer cancel()
 	specs := members()
 	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
+	for i := range specs {
+		names[i] = specs[i].Name
+		specs[i].KubeletServer = s.kubelet
 	}
 	nw, err := faults.NewNet(names)
 	if err != nil {
@@ -129,6 +134,9 @@ func newFixture(t *testing.T, s setup) *fixture {
 // reaching its member API server through a Proxy on the host.
 func (x *fixture) startFleet(ctx context.Context, specs []kit.ClusterSpec, s setup) *fleet.Fleet {
 	t, nw := x.t, x.net
+	if s.kubelet {
+		s.hubArgs = append(slices.Clip(s.hubArgs), "--proxy-listen", nw.ProxyListen())
+	}
 	x.proxies = map[string]*faults.Proxy{}
 	t.Cleanup(func() {
 		x.mu.Lock()

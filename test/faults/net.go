@@ -113,6 +113,13 @@ func (nw *Net) AgentAddr(i int) string { return nw.addr(10 + 4*i) }
 // HubListen is the hub's --listen address (in the hub's namespace).
 func (nw *Net) HubListen() string { return net.JoinHostPort(nw.addr(6), strconv.Itoa(HubPort)) }
 
+// ProxyPort is the port of the hub's member proxy (--proxy-listen) in a
+// scenario that serves it.
+const ProxyPort = 7444
+
+// ProxyListen is the hub's member proxy address, on the hub's address.
+func (nw *Net) ProxyListen() string { return net.JoinHostPort(nw.addr(6), strconv.Itoa(ProxyPort)) }
+
 // MemberAddr is the host's address on host↔wan: the agents' member API
 // servers are reached there (see Proxy).
 func (nw *Net) MemberAddr() string { return nw.addr(1) }

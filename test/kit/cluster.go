@@ -106,6 +106,14 @@ func (c *Cluster) start(ctx context.Context) error {
 
 // startControllers starts the controller manager, the scheduler and kwok.
 func (c *Cluster) startControllers() ([]*process, error) {
+	kwokArgs := c.kwokArgs()
+	if c.spec.KubeletServer {
+		ports, err := freePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		kwokArgs = append(kwokArgs, c.kubeletArgs(ports[0])...)
+	}
 	var procs []*process
 	for _, s := range []struct {
 		bin  string
@@ -114,7 +122,7 @@ func (c *Cluster) startControllers() ([]*process, error) {
 	}{
 		{binController, c.controllerManagerArgs(), nil},
 		{binScheduler, c.schedulerArgs(), nil},
-		{binKwok, c.kwokArgs(), c.kwokEnv()},
+		{binKwok, kwokArgs, c.kwokEnv()},
 	} {
 		p, err := c.env.startProcess(c.Name, s.bin, c.Dir, s.args, s.env...)
 		if err != nil {

@@ -119,6 +119,7 @@ leaderElection:
 		{fileTokens, []byte(fmt.Sprintf("%s,%s,%s,system:masters\n", c.Token, adminUser, adminUser))},
 		{fileSchedulerCfg, []byte(schedCfg)},
 		{fileKwokCfg, stages},
+		{fileKwokKubelet, c.kubeletConfig()},
 	}
 	for _, f := range files {
 		if err := os.WriteFile(c.path(f.name), f.data, 0o600); err != nil {
@@ -167,6 +168,9 @@ func (c *Cluster) apiServerArgs(port int) []string {
 		// memory and add nothing on a private test server.
 		"--enable-priority-and-fairness=false",
 		"--profiling=false",
+		// kwok's nodes (ClusterSpec.KubeletServer) have a host name no
+		// resolver knows; their InternalIP is where kwok serves.
+		"--kubelet-preferred-address-types=InternalIP",
 	}
 }
 

@@ -46,6 +46,13 @@ type ClusterSpec struct {
 	// Nodes are the kwok nodes created in the cluster. Empty means one
 	// DefaultNode.
 	Nodes []NodeSpec
+
+	// KubeletServer makes kwok serve its nodes' kubelet API on a port of
+	// 127.0.0.1, so that the real API server path of `kubectl logs`,
+	// `exec` and `port-forward` works for the fake pods: logs are the file
+	// Cluster.LogsPath, exec runs the command on this machine,
+	// port-forward echoes (kubelet.go).
+	KubeletServer bool
 }
 
 // NodeSpec describes one fake node. Quantities use Kubernetes syntax.

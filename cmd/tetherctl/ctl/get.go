@@ -61,6 +61,7 @@ type getFlags struct {
 
 func newGet(s IO) *cobra.Command {
 	var f getFlags
+	var m memberFlags
 	cmd := &cobra.Command{
 		Use:   "get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o table|wide|yaml|json|name|jsonpath=...|custom-columns=...] [-w]",
 		Short: "show objects stored in the hub",
@@ -72,6 +73,12 @@ func newGet(s IO) *cobra.Command {
 			}
 			if f.watch && isPrinterFormat(f.output) {
 				return fmt.Errorf("get --watch -o %s: not supported; watch with -o json, yaml, table or wide", f.output)
+			}
+			if m.clusters != "" {
+				if len(args) > 1 || f.watch || strings.Contains(args[0], ",") {
+					return fmt.Errorf("get --clusters: one KIND, no NAME, no --watch")
+				}
+				return runGetMembers(contextOf(cmd), s, args[0], f, m)
 			}
 			if strings.Contains(args[0], ",") {
 				return runGetMany(contextOf(cmd), s, strings.Split(args[0], ","), args[1:], f)
@@ -97,6 +104,9 @@ func newGet(s IO) *cobra.Command {
 	cmd.Flags().StringVarP(&f.selector, "selector", "l", "", "label selector, e.g. app=web,tier!=db")
 	cmd.Flags().StringVarP(&f.output, "output", "o", formatTable, "output format: table, wide, yaml, json, name, jsonpath=TEMPLATE, jsonpath-file=FILE or custom-columns=HEADER:PATH,...")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream changes until interrupted")
+	cmd.Flags().StringVar(&m.clusters, "clusters", "", "read KIND from member clusters instead of the hub, through the hub's member proxy: all, or NAME,NAME; "+
+		"one table with a CLUSTER column, a cluster that does not answer marked unreachable with its last heartbeat")
+	cmd.Flags().StringVar(&m.proxy, "proxy", "", "with --clusters: the hub's member proxy address, host:port; default: the hub's host, port "+client.DefaultProxyPort)
 	return cmd
 }
 
