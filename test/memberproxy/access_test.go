@@ -98,6 +98,18 @@ func TestAccessDecisions(t *testing.T) {
 		if !found {
 			t.Errorf("hub log has no audit line of vera's refused exec on edge-1 (user, cluster, verb, resource, code)")
 		}
+		agentLog, err := os.ReadFile(filepath.Join(e.dir, "agents", "edge-1", "agent.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = false
+		for _, l := range strings.Split(string(agentLog), "\n") {
+			found = found || strings.Contains(l, "proxied request") && strings.Contains(l, "user=tether:ed") &&
+				strings.Contains(l, "resource=pods/exec") && strings.Contains(l, "namespace=default") && strings.Contains(l, "code=")
+		}
+		if !found {
+			t.Errorf("edge-1's agent log has no audit line of ed's exec in default (user, verb, resource, namespace, code)")
+		}
 	})
 	t.Run("agent read-only", func(t *testing.T) {
 		e.restartAgent(t, "edge-1", "--member-proxy=read-only")

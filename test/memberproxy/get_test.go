@@ -1,6 +1,7 @@
 package memberproxy_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,17 @@ func TestKubectlGetThroughHub(t *testing.T) {
 	nodes := e.must(t, hub, "get", "nodes")
 	if !strings.Contains(nodes, "node-1") {
 		t.Errorf("get nodes through the hub = %q; want the kwok node node-1", nodes)
+	}
+
+	// describe and events read several kinds at once, as kubectl does.
+	if out := e.must(t, hub, "describe", "node", "node-1"); !strings.Contains(out, "node-1") || !strings.Contains(out, "Conditions:") {
+		t.Errorf("describe node through the hub = %q; want node-1's description", out)
+	}
+	if out := e.must(t, hub, "describe", "namespace", "default"); !strings.Contains(out, "Status:") || !strings.Contains(out, "Active") {
+		t.Errorf("describe namespace default through the hub = %q; want its status", out)
+	}
+	if _, err := e.run(context.Background(), hub, "events", "-A"); err != nil {
+		t.Errorf("kubectl events -A through the hub: %v", err)
 	}
 
 	msg = e.refused(t, hub, "--as", "system:admin", "get", "pods")
