@@ -27,4 +27,4 @@ test: faults-deps
 
 faults: faults-deps kit-bins build ## the fault suite: partitions, pauses, kills, bad data; prints each scenario's figures
 	@mkdir -p .cache
-	TETHER_FAULTS=$(FAULTS) TETHER_BIN=$(BIN) $(GO) test -count=1 -timeout 90m -v -run 'TestFaults|TestHubNeverDialsOut' ./test/faults/ 2>&1 | tee .cache/faults.log | grep -E '^(=== RUN|--- |\s+--- |ok|FAIL|PASS)|FIGURES|spurious delete|want'
+	TETHER_FAULTS=$(FAULTS) TETHER_BIN=$(BIN) $(GO) test -count=1 -timeout 90m -v -run 'TestFaults|TestHubNeverDialsOut|TestMemberProxyUnderNAT' ./test/faults/ 2>&1 | tee .cache/faults.log | grep -E '^(=== RUN|--- |\s+--- |ok|FAIL|PASS)|FIGURES|spurious delete|want'
