@@ -27,8 +27,8 @@ type Handler struct {
 }
 
 // NewHandler returns the handler for the member cfg reaches, in mode;
-// maxSessions bounds the requests in flight (0: 64, the hub's default
-// per cluster).
+// maxSessions bounds the requests in flight (0: memberreq.SessionsPerCluster,
+// the hub's default per cluster).
 func NewHandler(cfg *rest.Config, mode Mode, maxSessions int, logger hclog.Logger) (*Handler, error) {
 	member, err := url.Parse(cfg.Host)
 	if err != nil || member.Host == "" {
@@ -43,7 +43,7 @@ func NewHandler(cfg *rest.Config, mode Mode, maxSessions int, logger hclog.Logge
 		return nil, err
 	}
 	if maxSessions <= 0 {
-		maxSessions = 64
+		maxSessions = memberreq.SessionsPerCluster
 	}
 	return &Handler{mode: mode, member: member, rt: rt, upgrade: up, sessions: make(chan struct{}, maxSessions), log: logger.Named("memberproxy")}, nil
 }

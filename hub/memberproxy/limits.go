@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/tetherproj/tether/internal/memberreq"
 )
 
 // Limits bound the proxy per user and per cluster. Zero fields take the
@@ -35,10 +37,8 @@ type Limits struct {
 // Defaults of Limits.
 const (
 	DefaultSessionsPerUser = 32
-	// DefaultSessionsPerCluster stays under the hub's streams per agent
-	// connection (agentapi.DefaultMaxConcurrentStreams, 100): a tunnel
-	// past those would wait for a stream, not be refused.
-	DefaultSessionsPerCluster = 64
+	// DefaultSessionsPerCluster is memberreq's, which the agent applies too.
+	DefaultSessionsPerCluster = memberreq.SessionsPerCluster
 	// DefaultIdleTimeout is longer than kube-apiserver's longest watch
 	// (its --min-request-timeout, 30 min, randomized up to twice), so that
 	// only sessions nobody uses end by it.

@@ -32,6 +32,13 @@ const (
 	RoleGroupPrefix = "tether:role:"
 )
 
+// SessionsPerCluster is the default bound on one cluster's proxied
+// requests in flight, on the hub (per cluster) and on the agent (its
+// member): it stays under the hub's streams per agent connection
+// (agentapi.DefaultMaxConcurrentStreams, 100), so that a tunnel past it is
+// refused, not left waiting for a stream.
+const SessionsPerCluster = 64
+
 // PathPrefix is where the hub serves each member's API: Karmada's cluster
 // proxy path, so that tooling written for Karmada finds it:
 // PathPrefix + NAME + "/proxy/" + the member's path.
