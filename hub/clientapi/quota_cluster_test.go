@@ -55,7 +55,7 @@ func TestApplyClusterPolicyChangeEnforcesQuota(t *testing.T) {
 		t.Errorf("dry run of the same = %v; want refused", r.GetResults())
 	}
 
-	// team-b has no quota: its 8 CPU on three clusters count nowhere; team-a's 3 stay on one.
+	// team-b has no quota: its 8 CPU count nowhere; team-a's 3 stay on m1.
 	same := strings.Replace(quotaCPP("m1"), "name: everywhere", "name: everywhere, labels: {changed: \"yes\"}", 1)
 	if r := c.apply(t, []byte(same), false); r.GetResults()[0].GetOutcome() != hubv1.ApplyOutcome_APPLY_OUTCOME_CONFIGURED {
 		t.Errorf("apply the ClusterPropagationPolicy with a label = %v; want configured", r.GetResults())
