@@ -1,7 +1,6 @@
 package clientapi
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -200,20 +199,14 @@ func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item,
 // checkClusterPolicyQuota rejects the ClusterPropagationPolicy of it when
 // placing the stored templates it selects, with it and the request's other
 // objects applied, would take the templates of one namespace over that
-// namespace's quotas; namespaces without a quota are not placed.
+// namespace's quotas. Only namespaces with a quota are read.
 func (b *backend) checkClusterPolicyQuota(ctx context.Context, it *item, items []*item, byNS map[string]*nsQuota) error {
 	cpp := it.typed.(*policyv1alpha1.ClusterPropagationPolicy)
-	templates, err := b.selectedTemplates(ctx, "", cpp.Spec.ResourceSelectors)
+	names, err := b.quotaNamespaces(ctx, items)
 	if err != nil {
 		return err
 	}
-	byNamespace := map[string][]*bind.Template{}
-	for _, t := range templates {
-		if t.Ref.Namespace != "" {
-			byNamespace[t.Ref.Namespace] = append(byNamespace[t.Ref.Namespace], t)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(byNamespace)) {
+	for _, name := range names {
 		ns, err := b.namespaceQuota(ctx, byNS, name, items)
 		if err != nil {
 			return err
@@ -221,17 +214,45 @@ func (b *backend) checkClusterPolicyQuota(ctx context.Context, it *item, items [
 		if ns == nil {
 			continue
 		}
-		old, next, err := b.quotaChange(ctx, it, items, byNamespace[name])
+		templates, err := b.selectedTemplates(ctx, name, cpp.Spec.ResourceSelectors)
+		if err != nil {
+			return err
+		}
+		if len(templates) == 0 {
+			continue
+		}
+		old, next, err := b.quotaChange(ctx, it, items, templates)
 		if err != nil {
 			return err
 		}
 		if err := ns.admit(old, next); err != nil {
-			msg := fmt.Sprintf("placing the %d templates of namespace %s it selects: %v", len(byNamespace[name]), name, selected(err))
+			msg := fmt.Sprintf("placing the %d templates of namespace %s it selects: %v", len(templates), name, selected(err))
 			it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
 			return nil
 		}
 	}
 	return nil
+}
+
+// quotaNamespaces are the namespaces with a FederatedResourceQuota, stored
+// or among items (not rejected), sorted.
+func (b *backend) quotaNamespaces(ctx context.Context, items []*item) ([]string, error) {
+	kvs, _, err := b.st.List(ctx, store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, policyv1alpha1.KindFederatedResourceQuota, ""))
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, kv := range kvs {
+		if key, ok := store.ParseObjectKey(kv.Key); ok {
+			set[key.Namespace] = true
+		}
+	}
+	for _, it := range items {
+		if _, ok := it.typed.(*policyv1alpha1.FederatedResourceQuota); ok && !it.rejected() {
+			set[it.key.Namespace] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
 }
 
 // quotaChange is the usage of templates before (their stored
@@ -273,9 +294,8 @@ func given(it *item, items []*item) []*item {
 	return out
 }
 
-// selectedTemplates reads the stored templates that selectors select
-// (overrides.MatchesResource), of namespace ns, or of every namespace a
-// selector allows when ns is empty (a ClusterPropagationPolicy's).
+// selectedTemplates reads the stored templates of namespace ns that
+// selectors select (overrides.MatchesResource).
 func (b *backend) selectedTemplates(ctx context.Context, ns string, selectors []policyv1alpha1.ResourceSelector) ([]*bind.Template, error) {
 	seen := map[string]bool{}
 	var out []*bind.Template
@@ -284,7 +304,7 @@ func (b *backend) selectedTemplates(ctx context.Context, ns string, selectors []
 		if err != nil {
 			continue
 		}
-		prefix := store.KindPrefix(store.ObjectsPrefix, gv.Group, rs.Kind, cmp.Or(ns, rs.Namespace))
+		prefix := store.KindPrefix(store.ObjectsPrefix, gv.Group, rs.Kind, ns)
 		if seen[prefix] {
 			continue
 		}

@@ -24,11 +24,12 @@ spec:
 // (duplicating 3 one-CPU replicas onto two clusters instead of one) is
 // refused at apply, naming the namespace, the quota, the resource, what is
 // used, requested and allowed; templates of a namespace without a quota
-// do not count; one that stays within it is stored.
+// do not count, nor does a quota of a namespace without templates (team-0,
+// checked first); one that stays within it is stored.
 func TestApplyClusterPolicyChangeEnforcesQuota(t *testing.T) {
 	h := clusterHub(t)
 	c := h.dial(t, admin)
-	manifests := quotaFRQ + "---\n" + quotaCPP("m1") + "---\n" + cpuDeployment("web", 3) + "---\n" +
+	manifests := strings.ReplaceAll(quotaFRQ, "team-a", "team-0") + "---\n" + quotaFRQ + "---\n" + quotaCPP("m1") + "---\n" + cpuDeployment("web", 3) + "---\n" +
 		strings.ReplaceAll(cpuDeployment("big", 8), "team-a", "team-b")
 	if r := c.apply(t, []byte(manifests), false); anyRejectedResult(r) {
 		t.Fatalf("apply = %v", r.GetResults())
