@@ -236,13 +236,24 @@
 //
 // # Quotas
 //
-// Apply refuses a template, or a PropagationPolicy, whose placement would
-// take its namespace over a FederatedResourceQuota (quota.go: placed with
-// the pipeline Simulate chains, usage and the decision by
-// hub/pipeline/quota), naming the quota, resource, used, requested and
-// allowed; Get of a FederatedResourceQuota computes its status from the
-// namespace's bindings. Apply's fast path hands requests that a quota may
-// concern to its quorum path.
+// Apply refuses a template, a PropagationPolicy or a
+// ClusterPropagationPolicy whose placement would take a namespace over a
+// FederatedResourceQuota (quota.go: placed with the pipeline Simulate
+// chains, usage and the decision by hub/pipeline/quota), naming the
+// quota, resource, used, requested and allowed (and, for a
+// ClusterPropagationPolicy, the namespace); Get of a FederatedResourceQuota
+// computes its status from the namespace's bindings (quota.Status).
+// Apply's fast path hands requests that a quota may concern to its quorum
+// path.
+//
+// As in Karmada, whose webhook is the only place it checks, the quota is
+// checked at apply only: what the scheduler changes on its own (a Divided
+// binding's replicas moving as clusters come and go, a failover, a
+// cluster gaining a label a policy selects) is never refused nor undone,
+// since refusing it would leave replicas unplaced; a namespace taken over
+// its quota that way shows it in the quota's status (overallUsed above
+// overall), and every apply that would grow its usage further is refused
+// until it is back within, while one that shrinks it is always accepted.
 //
 // It imports hub/store, hub/pipeline/lease (the lease type), hub/membership,
 // hub/revocation, hub/roles, hub/pki, hub/pipeline (the stages Simulate chains),
