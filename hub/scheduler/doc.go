@@ -265,6 +265,7 @@
 // (a placement change is rescheduled in the same pass anyway).
 //
 // It imports hub/pipeline/place (the place stage), hub/store, hub/view,
-// hub/liveness, hub/placement, internal/protocol, api/, go-hclog and
+// hub/liveness (its clock and lease changes), hub/pipeline/lease (the
+// lease record), hub/placement, internal/protocol, api/, go-hclog and
 // Kubernetes API machinery.
 package scheduler
