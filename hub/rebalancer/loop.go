@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -61,7 +62,7 @@ var Prefix = store.KindPrefix(store.ObjectsPrefix, appsv1alpha1.GroupName, appsv
 // Run follows the rebalancers in the view until ctx ends, then returns
 // nil. Every change of a rebalancer, and its due time, gets a look.
 func (l *Loop) Run(ctx context.Context) error {
-	sub := l.v.Subscribe(Prefix)
+	sub := l.v.Subscribe(store.ObjectsPrefix) // a held prefix; changed keeps the rebalancers
 	defer sub.Close()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -90,6 +91,9 @@ func (l *Loop) changed(b view.Batch) []string {
 		clear(l.due)
 	}
 	for _, c := range b.Changes {
+		if !strings.HasPrefix(c.Key, Prefix) {
+			continue
+		}
 		if c.Object == nil {
 			delete(l.due, c.Key)
 			continue
