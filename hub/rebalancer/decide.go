@@ -76,6 +76,20 @@ func NeedsTrigger(created metav1.Time, triggered *metav1.Time) bool {
 	return triggered == nil || created.After(triggered.Time)
 }
 
+// TriggerAt is the spec.rescheduleTriggeredAt written for a rebalancer
+// created at created on a binding last scheduled at last: created, as in
+// Karmada, unless the binding was scheduled in that second or later. The
+// scheduler reschedules only for a trigger later than its last schedule,
+// and both times are stored to the second, so Karmada's value would then
+// be ignored (a rebalancer applied in the second of a failover did
+// nothing); the second after the last schedule is used instead.
+func TriggerAt(created metav1.Time, last *metav1.Time) metav1.Time {
+	if last == nil || created.After(last.Time) {
+		return created
+	}
+	return metav1.NewTime(last.Time.Truncate(time.Second).Add(time.Second))
+}
+
 // Status is the rebalancer's status after a pass: observed (the results
 // after the writes), observedGeneration, and finishTime, which is set to
 // now when the status changed and nothing is left to retry (Karmada's

@@ -102,3 +102,32 @@ func TestBindingKey(t *testing.T) {
 		}
 	}
 }
+
+func TestTriggerAt(t *testing.T) {
+	sameSecond := metav1.NewTime(created.Add(400 * time.Millisecond))
+	later := metav1.NewTime(created.Add(5 * time.Second))
+	earlier := metav1.NewTime(created.Add(-time.Minute))
+	tests := []struct {
+		name string
+		last *metav1.Time
+		want time.Time
+	}{
+		{"never scheduled", nil, created.Time},
+		{"scheduled before", &earlier, created.Time},
+		{"scheduled in the same second", &sameSecond, created.Add(time.Second)},
+		{"scheduled after", &later, created.Add(6 * time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := TriggerAt(created, tt.last)
+			if !got.Time.Equal(tt.want) {
+				t.Errorf("TriggerAt(%v, %v) = %v; want %v", created, tt.last, got, tt.want)
+			}
+			// The scheduler's rule (placement.RescheduleTriggered), on
+			// times as stored (to the second).
+			if tt.last != nil && !got.After(tt.last.Time.Truncate(time.Second)) {
+				t.Errorf("TriggerAt = %v is not after the last schedule %v: the scheduler would ignore it", got, tt.last)
+			}
+		})
+	}
+}

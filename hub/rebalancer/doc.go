@@ -2,7 +2,9 @@
 // hub.Run names "rebalancer": Karmada's workload-rebalancer controller
 // over Tether's store. For each rebalancer (api/apps/v1alpha1) it sets
 // spec.rescheduleTriggeredAt of every named workload's binding to the
-// rebalancer's creationTimestamp, which makes the scheduling loop
+// rebalancer's creationTimestamp (or, for a binding scheduled in that
+// second or later, the second after: TriggerAt), which makes the
+// scheduling loop
 // (hub/scheduler, placement.NeedsSchedule) schedule it afresh; records
 // status.observedWorkloads (Successful, or Failed with reason
 // ReferencedBindingNotFound when the workload has no binding),

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	appsv1alpha1 "github.com/tetherproj/tether/api/apps/v1alpha1"
+	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
 )
 
 // trigger sets the binding's spec.rescheduleTriggeredAt to the
-// rebalancer's creationTimestamp (Karmada's trigger), over the revision
+// rebalancer's creationTimestamp (Karmada's trigger; TriggerAt), over the revision
 // the view holds: a binding that moved since is a conflict, retried once
 // the view has caught up. Only that field changes; every other byte of
 // the binding (the aggregated status items hub/aggregate wrote included)
@@ -27,7 +30,11 @@ func (l *Loop) trigger(ctx context.Context, key string, r *appsv1alpha1.Workload
 	if kv.Revision != o.Revision {
 		return fmt.Errorf("binding %s moved since the view's revision %d: %w", key, o.Revision, store.ErrConflict)
 	}
-	at := r.CreationTimestamp
+	var last *metav1.Time
+	if b, ok := o.Value.(*workv1alpha1.ResourceBinding); ok && b != nil {
+		last = b.Status.LastScheduledTime
+	}
+	at := TriggerAt(r.CreationTimestamp, last)
 	value, err := patchJSON(kv.Value, "spec", "rescheduleTriggeredAt", &at)
 	if err != nil {
 		return fmt.Errorf("binding %s: %w", key, err)
