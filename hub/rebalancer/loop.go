@@ -173,7 +173,7 @@ func (l *Loop) pass(ctx context.Context, log hclog.Logger, key string, rev int64
 		w := p.Observed[i].Workload
 		if err := l.trigger(ctx, BindingKey(w), r); err != nil {
 			retry++
-			firstErr = cmpErr(firstErr, fmt.Errorf("trigger %s %s/%s: %w", w.Kind, w.Namespace, w.Name, err))
+			firstErr = firstOf(firstErr, fmt.Errorf("trigger %s %s/%s: %w", w.Kind, w.Namespace, w.Name, err))
 			continue
 		}
 		log.Info("rescheduling triggered", "kind", w.Kind, "namespace", w.Namespace, "name", w.Name)
@@ -183,7 +183,7 @@ func (l *Loop) pass(ctx context.Context, log hclog.Logger, key string, rev int64
 	if changed {
 		var err error
 		if rev, err = l.writeStatus(ctx, key, rev, status); err != nil {
-			return rev, cmpErr(firstErr, err)
+			return rev, firstOf(firstErr, err)
 		}
 		if retry == 0 {
 			log.Info("rebalance finished", "workloads", len(status.ObservedWorkloads), "finish_time", status.FinishTime.UTC())
@@ -191,12 +191,13 @@ func (l *Loop) pass(ctx context.Context, log hclog.Logger, key string, rev int64
 		r.Status = status
 	}
 	if retry > 0 {
-		return rev, cmpErr(firstErr, fmt.Errorf("%d workloads to retry", retry))
+		return rev, firstOf(firstErr, fmt.Errorf("%d workloads to retry", retry))
 	}
 	return rev, nil
 }
 
-func cmpErr(first, err error) error {
+// firstOf is the first error, else err.
+func firstOf(first, err error) error {
 	if first != nil {
 		return first
 	}

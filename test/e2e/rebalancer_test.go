@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -97,7 +98,11 @@ func TestWorkloadRebalancerAfterFailover(t *testing.T) {
 	})
 	deadline := time.Now().Add(holdWindow)
 	for time.Now().Before(deadline) {
-		waitDeployment(t, b, "bal", "4 replicas kept while A's copies are Unhealthy", deploymentIs(4, "nginx:1.27", 4))
+		d, err := b.Clientset().AppsV1().Deployments("default").Get(ctx, "bal", metav1.GetOptions{})
+		if err != nil || ptrValue(d.Spec.Replicas) != 4 || d.Status.ReadyReplicas != 4 {
+			t.Fatalf("%s: bal while the user's rule calls %s's new copies Unhealthy: %v, err %v; want 4 replicas, 4 ready (kept until they are Healthy)",
+				b.Name, a.Name, deploymentSummary(d), err)
+		}
 		time.Sleep(time.Second)
 	}
 	healed := time.Now()
@@ -254,4 +259,12 @@ func (r *samples) sample(ctx context.Context, a, b *kit.Cluster, name string) {
 func (s *sampler) stop() samples {
 	s.cancel()
 	return <-s.done
+}
+
+// deploymentSummary is a Deployment's replicas and ready replicas.
+func deploymentSummary(d *appsv1.Deployment) string {
+	if d == nil {
+		return "none"
+	}
+	return fmt.Sprintf("replicas %d, ready %d", ptrValue(d.Spec.Replicas), d.Status.ReadyReplicas)
 }
