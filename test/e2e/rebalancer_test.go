@@ -88,6 +88,7 @@ func TestWorkloadRebalancerAfterFailover(t *testing.T) {
 	s := startSampler(a, b, "bal")
 	f.admin.apply(ctx, rebalancerYAML)
 	waitRebalancerStatus(t, f)
+	tetherctl(t, f, "get", "workloadrebalancers", "back-home", "-o", "yaml") // the kind table knows it
 	waitDeployment(t, a, "bal", "2 ready replicas (back)", deploymentIs(2, "nginx:1.27", 2))
 	poll(t, memberWait, "hub: bal's binding: "+a.Name+" health Unhealthy (the user's rule)", func() (bool, string) {
 		item, err := bindingItem(f, balBinding, a.Name)
