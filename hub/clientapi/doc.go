@@ -97,7 +97,8 @@
 // status, and metadata uid, resourceVersion, creationTimestamp, generation,
 // managedFields, selfLink and deletion fields. An object equal to the
 // stored one otherwise is UNCHANGED; a changed one keeps its uid and
-// creationTimestamp and gets generation+1. resourceVersion is the etcd
+// creationTimestamp and gets generation+1 (a WorkloadRebalancer also keeps
+// the status hub/rebalancer wrote: withHubStatus). resourceVersion is the etcd
 // revision of the value: it is not stored inside it (it is only known once
 // written) but set on every read. An object larger than
 // Config.MaxObjectBytes (1.5 MiB) as stored is REJECTED with its size and

@@ -46,8 +46,9 @@
 // # Readers
 //
 // The renderer (hub/render), the scheduling loop (hub/scheduler), the
-// detector (hub/detector) and the clusters' resource models
-// (hub/membership's Models) read the view and open no store watch of
+// detector (hub/detector), the WorkloadRebalancer loop (hub/rebalancer)
+// and the clusters' resource models (hub/membership's Models) read the
+// view and open no store watch of
 // their own. Still on their own list and watch, each for a reason: the
 // aggregator (hub/aggregate), which writes the per-cluster status items
 // the view leaves out and folds from the items stored; its relay and
