@@ -9,9 +9,10 @@
 // binding that takes replicas off a cluster is a move (Rebalance,
 // AnnotationRebalance): every cluster keeps the larger of its old and new
 // replicas until all targets are Healthy, then the new assignment alone
-// stays; after the eviction timeout without that, the old one comes back. The scheduling loop (hub/scheduler) calls StepIndexed for
-// every binding it reconciles; Simulate and GetPlacement (hub/clientapi)
-// call Step, BuildMembers and BuildInput on the same inputs.
+// stays; after the eviction timeout without that, the old one comes
+// back. The scheduling loop (hub/scheduler) calls StepIndexed for every
+// binding it reconciles; Simulate and GetPlacement (hub/clientapi) call
+// Step, BuildMembers and BuildInput on the same inputs.
 //
 // # Usage
 //
