@@ -87,7 +87,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 	// leader's aggregator sees every cluster's and any replica knows what
 	// is held. A hub on its embedded etcd is the only replica: it holds
 	// them in memory.
-	p.statuses = aggregate.New(p.fenced, p.aggregateHooks, p.leases, aggregate.Config{Counts: p.counts, Relay: p.st,
+	p.statuses = aggregate.New(p.fenced, p.aggregateHooks, p.leases, aggregate.Config{Counts: p.counts, Relay: p.st, View: p.view,
 		Replica: replicaName(p.addr()), Local: h.alone()}, h.logger)
 	p.registry = membership.NewRegistry(p.st, p.ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime,
 		NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)

@@ -53,7 +53,8 @@ func (v *View) held(prefix, key string) *Object {
 func (v *View) decode(p Prefix, kv store.KV, old *Object) *Object {
 	v.decodes.Add(1)
 	val, err := p.Decode(kv.Key, kv.Value)
-	o := &Object{Key: kv.Key, Revision: kv.Revision, CreateRevision: kv.CreateRevision, Value: val, Err: err}
+	o := &Object{Key: kv.Key, Revision: kv.Revision, CreateRevision: kv.CreateRevision, Size: len(kv.Value),
+		Value: val, Err: err}
 	if err != nil {
 		o.Value = nil
 		if old != nil {
