@@ -13,6 +13,8 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/storewatch"
@@ -66,7 +68,7 @@ func (h *Hub) wire(b *base) (*parts, error) {
 	fence := &store.Fence{}
 	p.fenced = b.st.Fenced(fence)
 	p.rics = customizations.New(b.st, interp, h.logger)
-	if p.view, err = view.New(b.st, view.HubPrefixes(), h.logger); err != nil {
+	if p.view, err = view.New(b.st, replicaPrefixes(), h.logger); err != nil {
 		return nil, err
 	}
 	p.works = render.New(p.view, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
@@ -141,4 +143,11 @@ func (p *parts) close() {
 	p.aggregateHooks.Close()
 	p.detectorHooks.Close()
 	p.interp.Close()
+}
+
+// replicaPrefixes are what each replica's view holds: the objects,
+// bindings and clusters (view.HubPrefixes), and the records every replica
+// answers from (the revoked users, the users' roles).
+func replicaPrefixes() []view.Prefix {
+	return append(view.HubPrefixes(), revocation.Prefix(), roles.Prefix())
 }
