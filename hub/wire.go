@@ -67,10 +67,10 @@ func (h *Hub) wire(b *base) (*parts, error) {
 	var _ agentapi.Toucher = p.heartbeats // streams held back keep their leases
 	fence := &store.Fence{}
 	p.fenced = b.st.Fenced(fence)
-	p.rics = customizations.New(b.st, interp, h.logger)
 	if p.view, err = view.New(b.st, replicaPrefixes(), h.logger); err != nil {
 		return nil, err
 	}
+	p.rics = customizations.New(p.view, interp, h.logger)
 	p.works = render.New(p.view, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
 	var _ agentapi.Readiness = p.works // streams read Hello once it has rendered
 	h.wireControllers(p, fence)
