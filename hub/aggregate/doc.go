@@ -31,6 +31,14 @@
 // hub lacks. A single hub does the same through its embedded etcd: one
 // path.
 //
+// The relayed records are not in the replica's view (hub/view), and Relay
+// and Prune keep their own list and watch (store.Follow, with the view's
+// view.RelistBackoff): a view holding them would keep each record as an
+// Object with its decoded value on every replica, several times what
+// this package holds of it (BenchmarkReportsInView against
+// BenchmarkHeldMemory), and they are written as fast as agents ack, each
+// write decoded under the lock every reader of the view shares.
+//
 // # One replica: memory only
 //
 // A hub on its embedded etcd is the only replica (Config.Local): Ack and
