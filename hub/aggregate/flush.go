@@ -107,12 +107,12 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 // MiB (5 MiB/s at the default interval); the rest wait for the next
 // pass. The spacing alone let a thousand bindings of a thousand clusters
 // each (150 KiB) ask for 80 MB/s of writes, each decoded again by every
-// binding watcher the hub then had, and every other write of the hub (an Apply, the
-// detector's and scheduler's bindings) waited behind them in etcd. At 2
-// MiB a pass, such writes on their way through etcd to the four binding
-// watchers were some 150 MB of the hub's live heap while a million works
-// were acked (make load-million); at 1 MiB a round over those thousand
-// bindings takes 30 s. Bindings of a few clusters, a few KiB each, are
+// binding watcher the hub then had, and every other write of the hub (an
+// Apply, the detector's and scheduler's bindings) waited behind them in
+// etcd. At 2 MiB a pass, such writes on their way through etcd to the
+// four binding watchers were some 150 MB of the hub's live heap while a
+// million works were acked (make load-million); at 1 MiB a round over
+// those thousand bindings takes 30 s. Bindings of a few clusters, a few KiB each, are
 // written at every pass either way.
 const flushBytesPerPass = 1 << 20
 

@@ -171,9 +171,10 @@ func (a *Aggregator) cache(key string, full *workv1alpha1.ResourceBinding, rev i
 	e := &entry{b: withoutItems(full), rev: rev, size: size, enc: enc, known: true, keeps: a.keepsItems(key, full)}
 	if cur, ok := a.run.bindings[key]; ok {
 		e.written = cur.written
-		if cur.rev < rev {
+		switch {
+		case cur.rev < rev:
 			a.noteAssignments(key, cur.b, full, cur.rev+1)
-		} else {
+		case cur.rev == rev:
 			e.b = cur.b // the same binding, shared with the view
 		}
 	}
