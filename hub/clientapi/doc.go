@@ -20,8 +20,8 @@
 // its gRPC server, whose transport credentials verify client certificates
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
-//	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
-//	book := roles.New(st, logger)         // its Run follows /tether/user-roles/
+//	revoked := revocation.New(st, v, logger) // its Run follows /tether/revoked-users/ in the view v
+//	book := roles.New(st, v, logger)         // its Run follows /tether/user-roles/ in the view v
 //	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
 //	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked, Roles: book}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
 //	api.Register(grpcServer)
