@@ -17,6 +17,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
 	"github.com/tetherproj/tether/hub/view"
@@ -44,7 +45,7 @@ type Interpreter interface {
 
 // Leases is what the aggregator needs from hub/liveness.Leases.
 type Leases interface {
-	List() ([]liveness.Lease, uint64)
+	List() ([]lease.Lease, uint64)
 	Wait(ctx context.Context, after uint64) (uint64, error)
 	Duration() time.Duration
 }

@@ -248,7 +248,7 @@
 // aggregates does not hold the loop: the binding is written with its
 // previous template status, and flushed again when the answer arrives.
 //
-// It imports hub/store, hub/view, hub/liveness, hub/agentapi (the
+// It imports hub/store, hub/view, hub/liveness, hub/pipeline/lease, hub/agentapi (the
 // interface it implements), hub/aggregate/fold, hub/guard, hub/syncstate, api/,
 // internal/interpreter's ErrPending, internal/protocol, the etcd client (for
 // the relay's batched conditional writes), protobuf and Kubernetes API

@@ -12,6 +12,7 @@ import (
 	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/view"
 )
@@ -20,9 +21,9 @@ import (
 type runState struct {
 	graceUntil time.Time
 	graceOver  bool
-	states     map[string]liveness.State // lease state by cluster
-	bindings   map[string]*entry         // by binding key
-	dirty      map[string]bool           // binding keys to flush
+	states     map[string]lease.State // lease state by cluster
+	bindings   map[string]*entry      // by binding key
+	dirty      map[string]bool        // binding keys to flush
 	// pending are the binding keys whose template status waits for a
 	// webhook's answer (interpreter.ErrPending): dirty again when one
 	// arrives.
@@ -218,7 +219,7 @@ func (a *Aggregator) keepsItems(key string, b *workv1alpha1.ResourceBinding) boo
 // start-up grace changed, every binding is marked dirty.
 func (a *Aggregator) refreshStates() {
 	leases, _ := a.leases.List()
-	states := make(map[string]liveness.State, len(leases))
+	states := make(map[string]lease.State, len(leases))
 	for _, l := range leases {
 		states[l.Cluster] = l.State
 	}
@@ -236,7 +237,7 @@ func (a *Aggregator) refreshStates() {
 // Unknown, or it has none and the start-up grace is over.
 func (a *Aggregator) stale(cluster string) bool {
 	if st, ok := a.run.states[cluster]; ok {
-		return st == liveness.StateUnknown
+		return st == lease.StateUnknown
 	}
 	return a.run.graceOver
 }
