@@ -165,6 +165,7 @@ func (a *Aggregator) takeBudgeted() map[workRef]*delta {
 			continue
 		}
 		out[ref] = d
+		q.flushing++
 		delete(q.deltas, ref)
 		q.bytes -= d.bytes
 		s.queued -= d.bytes

@@ -62,8 +62,11 @@ type relayQueue struct {
 	last   int64 // the last receipt order given (update.ord)
 	full   bool  // a drop was logged since the queue last drained
 	// written and conflicts count records written and stored revisions
-	// found moved, for tests.
+	// found moved, for tests; flushing counts the updates a flush took
+	// and has not finished with (written, requeued or dropped), so that
+	// tests see a drained queue only once its writes are counted.
 	written, conflicts uint64
+	flushing           int
 }
 
 // enqueue queues u for Relay, stamped with its receipt order; with
@@ -227,6 +230,11 @@ type pendingWrite struct {
 // meanwhile is read back and merged again, up to relayAttempts times.
 func (a *Aggregator) flushRelay(ctx context.Context) error {
 	queued := a.takeBudgeted()
+	defer func() {
+		a.mu.Lock()
+		a.queue.flushing -= len(queued)
+		a.mu.Unlock()
+	}()
 	refs := make([]workRef, 0, len(queued))
 	for ref := range queued {
 		refs = append(refs, ref)
@@ -434,6 +442,7 @@ func (a *Aggregator) holdQueued(ctx context.Context) {
 		}
 		queued := a.takeBudgeted()
 		a.mu.Lock()
+		a.queue.flushing -= len(queued)
 		for _, ref := range sortedRefs(queued) {
 			for _, u := range queued[ref].seq {
 				a.mergeLocalLocked(ref, u)

@@ -239,7 +239,11 @@ func TestUnchangedNotRewritten(t *testing.T) {
 		defer a.mu.Unlock()
 		return a.queue.written
 	}
-	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	waitFor(t, "the queue drained", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.queue.deltas) == 0 && a.queue.flushing == 0
+	})
 	before := written()
 	_, rev, _ := a.held(workRef{"m1", workKey})
 	for range 50 {
@@ -251,7 +255,11 @@ func TestUnchangedNotRewritten(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond) // spread over several relay intervals
 	}
-	waitFor(t, "the queue drained", func() bool { a.mu.Lock(); defer a.mu.Unlock(); return len(a.queue.deltas) == 0 })
+	waitFor(t, "the queue drained", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.queue.deltas) == 0 && a.queue.flushing == 0
+	})
 	if got := written(); got != before {
 		t.Errorf("relay wrote %d records for 50 unchanged acks and reports; want 0", got-before)
 	}
