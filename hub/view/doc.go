@@ -46,7 +46,7 @@
 // # Readers
 //
 // The renderer (hub/render), the scheduling loop (hub/scheduler), the
-// detector (hub/detector) and the clusters' resource models
+// detector (hub/detector), the rollout loop (hub/rollout) and the clusters' resource models
 // (hub/membership's Models) read the view and open no store watch of
 // their own. Still on their own list and watch, each for a reason: the
 // aggregator (hub/aggregate), which writes the per-cluster status items
@@ -58,6 +58,7 @@
 // records' watch of hub/membership's Registry, under prefixes the view
 // does not hold.
 //
-// It imports hub/store, hub/aggregate/fold (the binding decoder), api/,
+// It imports hub/store, hub/aggregate/fold (the binding decoder),
+// hub/pipeline/rollout (the rollout records' decoder, DecodeRecord), api/,
 // Kubernetes API machinery, k8s.io/client-go/tools/cache and go-hclog.
 package view

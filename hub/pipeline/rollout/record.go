@@ -1,0 +1,68 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// MaxHistory is how many contents of a template a Record keeps: the one
+// at the newest revision and up to 3 before it, for undo.
+const MaxHistory = 4
+
+// Record is what the hub stores for one rolled-out work key: the rollout's
+// State, the policy that paces it, and the template's last contents.
+type Record struct {
+	// Policy is the RolloutPolicy pacing the template, "<namespace>/<name>".
+	Policy string `json:"policy"`
+	State  State  `json:"state"`
+	// History holds the template as it was at its last revisions, newest
+	// first, at most MaxHistory; undo applies the one after the newest.
+	History []Entry `json:"history,omitempty"`
+}
+
+// Entry is a template's content at one revision.
+type Entry struct {
+	Revision string          `json:"revision"`
+	Template json.RawMessage `json:"template"`
+}
+
+// Remember puts the template's content at rev first in the history,
+// keeping MaxHistory entries; it reports whether the history changed.
+func (r *Record) Remember(rev string, template json.RawMessage) bool {
+	if len(r.History) > 0 && r.History[0].Revision == rev {
+		return false
+	}
+	for i, e := range r.History {
+		if e.Revision == rev {
+			r.History = append(r.History[:i:i], r.History[i+1:]...)
+			break
+		}
+	}
+	r.History = append([]Entry{{Revision: rev, Template: template}}, r.History...)
+	if len(r.History) > MaxHistory {
+		r.History = r.History[:MaxHistory]
+	}
+	return true
+}
+
+// Previous is the history's entry before the newest one: what undo
+// applies; ok is false when there is none.
+func (r *Record) Previous() (Entry, bool) {
+	if len(r.History) < 2 {
+		return Entry{}, false
+	}
+	return r.History[1], true
+}
+
+// DecodeRecord reads a stored Record; a record without a rollout phase is
+// refused, so that a reader holds it as unknown.
+func DecodeRecord(data []byte) (*Record, error) {
+	r := &Record{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("rollout record: %w", err)
+	}
+	if r.State.Phase == "" {
+		return nil, fmt.Errorf("rollout record: no phase")
+	}
+	return r, nil
+}
