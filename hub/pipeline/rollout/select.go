@@ -14,7 +14,7 @@ import (
 )
 
 // KindRolloutPolicy is the kind of a RolloutPolicy (policy.tether.io only).
-const KindRolloutPolicy = "RolloutPolicy"
+const KindRolloutPolicy = policyv1alpha1.KindRolloutPolicy
 
 // RevisionAnnotation is set on a rolled-out template's objects to the
 // revision they were rendered at, so that a work's version (a hash of its

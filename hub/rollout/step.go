@@ -1,0 +1,163 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate"
+	"github.com/tetherproj/tether/hub/pipeline/rollout"
+	"github.com/tetherproj/tether/hub/pipeline/work"
+	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/store"
+)
+
+// stepKey advances the rollout of one work key and stores it when it
+// changed.
+func (l *Loop) stepKey(ctx context.Context, key string) {
+	t, be := l.in.templates[key], l.in.bindings[key]
+	pol := l.in.policyOf(t)
+	if pol == nil || len(l.in.brokenNS[t.GetNamespace()]) > 0 {
+		return // not paced, or unknown: the renderer holds or renders as today
+	}
+	entry, stored := l.in.records[key]
+	if stored && entry.rec == nil {
+		return // the record does not decode: held until repaired
+	}
+	ro, ok := l.renders.Rollout(key)
+	if !ok {
+		return // not rendered yet: every cluster holds
+	}
+	s, err := rollout.Compile(&pol.Spec)
+	if err != nil {
+		l.log.Warn("RolloutPolicy does not compile; its rollouts are held", "policy", pol.Namespace+"/"+pol.Name, "error", err)
+		return
+	}
+	now := l.cfg.Now()
+	rec := rollout.Record{}
+	if stored {
+		rec = *entry.rec
+	}
+	clusters := l.clustersOf(be, now)
+	reports := reportsOf(ro, l.obs.Observed(be.key, be.b), now, l.healthySince(key))
+	next, wake := rollout.Step(&s, ro.Revision, clusters, reports, rec.State, now)
+	if !wake.IsZero() && (l.wakeAt.IsZero() || wake.Before(l.wakeAt)) {
+		l.wakeAt = wake
+	}
+	out := rec
+	out.Policy, out.State = pol.Namespace+"/"+pol.Name, next
+	if content, err := historyContent(t); err == nil {
+		out.History = append([]rollout.Entry(nil), rec.History...)
+		out.Remember(ro.Revision, content)
+	}
+	l.write(ctx, key, entry.rev, stored, &rec, &out)
+}
+
+// clustersOf returns the binding's target clusters with their labels and
+// reachability.
+func (l *Loop) clustersOf(be bindingEntry, now time.Time) []rollout.Cluster {
+	targets := work.Targets(be.b)
+	out := make([]rollout.Cluster, 0, len(targets))
+	for _, tc := range targets {
+		out = append(out, rollout.Cluster{Name: tc.Name, Labels: l.labelsOf(tc.Name), Reachable: l.reachable(tc.Name, now)})
+	}
+	return out
+}
+
+// reportsOf turns what the agents hold into Reports of ro's revision: an
+// observation of a version not rendered at it is no report. A Healthy
+// cluster is Healthy since its agent observed the status held, or, when
+// the hub holds no such time (a kind without a health hook, Healthy
+// because applied), since the loop first saw it Healthy (since).
+func reportsOf(ro render.Rollout, obs map[string]aggregate.Observed, now time.Time, since func(cluster, version string, now time.Time) time.Time) map[string]rollout.Report {
+	out := map[string]rollout.Report{}
+	for cluster, o := range obs {
+		if !ro.Versions[o.Version] {
+			continue
+		}
+		r := rollout.Report{Applied: o.Acked && o.Applied}
+		if o.Acked && !o.Applied {
+			r.Failed = o.Message
+			if r.Failed == "" {
+				r.Failed = "apply failed"
+			}
+		}
+		switch o.Health {
+		case configv1alpha1.ResourceHealthy:
+			r.Health, r.HealthySince = rollout.Healthy, o.Since
+			if o.Since.IsZero() || o.Since.After(now) {
+				r.HealthySince = since(cluster, o.Version, now)
+			}
+		case configv1alpha1.ResourceUnhealthy:
+			r.Health = rollout.Unhealthy
+		}
+		out[cluster] = r
+	}
+	return out
+}
+
+// historyContent is what undo re-applies of t: the object without its
+// server-set metadata.
+func historyContent(t *unstructured.Unstructured) (json.RawMessage, error) {
+	c := t.DeepCopy()
+	for _, f := range []string{"resourceVersion", "uid", "generation", "creationTimestamp", "managedFields"} {
+		unstructured.RemoveNestedField(c.Object, "metadata", f)
+	}
+	unstructured.RemoveNestedField(c.Object, "status")
+	return c.MarshalJSON()
+}
+
+// write stores out when it differs from prev, conditional on rev (create
+// when nothing was stored). A conflict is left to the next pass, which
+// steps from what the view then holds.
+func (l *Loop) write(ctx context.Context, key string, rev int64, stored bool, prev, out *rollout.Record) {
+	nb, err := json.Marshal(out)
+	if err != nil {
+		l.log.Error("rollout record does not encode", "work", key, "error", err)
+		return
+	}
+	if stored {
+		if pb, err := json.Marshal(prev); err == nil && bytes.Equal(pb, nb) {
+			return
+		}
+		_, err = l.st.Update(ctx, store.RolloutKey(key), nb, rev)
+	} else {
+		_, err = l.st.Create(ctx, store.RolloutKey(key), nb)
+	}
+	switch {
+	case err == nil:
+		if out.State.Phase != prev.State.Phase || out.State.Revision != prev.State.Revision {
+			l.log.Info("rollout moved", "work", key, "revision", out.State.Revision, "phase", out.State.Phase, "message", out.State.Message)
+		}
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrExists):
+		l.log.Debug("rollout record changed meanwhile; stepped again on the next pass", "work", key)
+	case ctx.Err() == nil:
+		l.log.Warn("rollout record not written", "work", key, "error", err)
+	}
+}
+
+// healthySince returns, for work key, when the loop first saw a cluster
+// Healthy at a version (memory only: after a restart the soak counts
+// again from then, never less).
+func (l *Loop) healthySince(key string) func(cluster, version string, now time.Time) time.Time {
+	return func(cluster, version string, now time.Time) time.Time {
+		k := key + "\x00" + cluster + "\x00" + version
+		if t, ok := l.firstHealthy[k]; ok {
+			return t
+		}
+		if len(l.firstHealthy) >= maxRemembered {
+			clear(l.firstHealthy)
+		}
+		l.firstHealthy[k] = now
+		return now
+	}
+}
+
+// maxRemembered bounds firstHealthy; past it the memory starts again
+// (soaks restart: slower, never faster).
+const maxRemembered = 100_000
