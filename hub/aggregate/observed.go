@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"time"
-
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
@@ -23,9 +21,6 @@ type Observed struct {
 	// Health is the binding item's health for Version (Unknown when the
 	// report held is of an older version).
 	Health configv1alpha1.ResourceHealth
-	// Since is when the agent observed the status held (zero without a
-	// report of Version).
-	Since time.Time
 }
 
 // Observed returns, by cluster, what the hub holds of the works of the
@@ -39,9 +34,6 @@ func (a *Aggregator) Observed(bkey string, b *workv1alpha1.ResourceBinding) map[
 		it := itemOf(cluster, obs, &b.Spec.Resource, hook)
 		o := Observed{Version: obs.Latest, Applied: it.Applied, Message: it.AppliedMessage, Health: it.Health}
 		o.Acked = obs.Ack != nil && obs.Ack.GetVersion() == obs.Latest && obs.Ack.GetResult() != agentv1.ApplyResult_APPLY_RESULT_UNSPECIFIED
-		if obs.Report != nil && obs.Report.GetVersion() == obs.Latest {
-			o.Since = obs.Report.GetObserveTime().AsTime()
-		}
 		out[cluster] = o
 	}
 	return out

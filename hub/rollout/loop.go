@@ -65,9 +65,6 @@ type Loop struct {
 	graceUntil time.Time
 	in         *inputs
 	wakeAt     time.Time // the earliest time a Step asked to be woken at
-	// firstHealthy: work key, cluster, version → when first seen Healthy
-	// without an observe time (healthySince).
-	firstHealthy map[string]time.Time
 }
 
 // New returns a loop that reads v, renders, obs and leases and writes
@@ -79,8 +76,7 @@ func New(st *store.Store, v Source, renders Renders, obs Observer, leases Leases
 	if cfg.StartupGrace <= 0 {
 		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
 	}
-	return &Loop{st: st, view: v, renders: renders, obs: obs, leases: leases, cfg: cfg, log: logger.Named("rollout"),
-		firstHealthy: map[string]time.Time{}}
+	return &Loop{st: st, view: v, renders: renders, obs: obs, leases: leases, cfg: cfg, log: logger.Named("rollout")}
 }
 
 // Run advances every rollout until ctx ends, then returns nil.

@@ -44,13 +44,22 @@ func (l *Loop) stepKey(ctx context.Context, key string) {
 		rec = *entry.rec
 	}
 	clusters := l.clustersOf(be, now)
-	reports := reportsOf(ro, l.obs.Observed(be.key, be.b), now, l.healthySince(key))
+	healthy := map[string]rollout.Seen{}
+	if rec.State.Revision == ro.Revision {
+		for c, seen := range rec.Healthy {
+			healthy[c] = seen
+		}
+	}
+	reports := reportsOf(ro, l.obs.Observed(be.key, be.b), now, healthy)
 	next, wake := rollout.Step(&s, ro.Revision, clusters, reports, rec.State, now)
 	if !wake.IsZero() && (l.wakeAt.IsZero() || wake.Before(l.wakeAt)) {
 		l.wakeAt = wake
 	}
 	out := rec
-	out.Policy, out.State = pol.Namespace+"/"+pol.Name, next
+	out.Policy, out.State, out.Healthy = pol.Namespace+"/"+pol.Name, next, healthy
+	if len(healthy) == 0 {
+		out.Healthy = nil
+	}
 	if content, err := historyContent(t); err == nil {
 		out.History = append([]rollout.Entry(nil), rec.History...)
 		out.Remember(ro.Revision, content)
@@ -70,13 +79,21 @@ func (l *Loop) clustersOf(be bindingEntry, now time.Time) []rollout.Cluster {
 }
 
 // reportsOf turns what the agents hold into Reports of ro's revision: an
-// observation of a version not rendered at it is no report. A Healthy
-// cluster is Healthy since its agent observed the status held, or, when
-// the hub holds no such time (a kind without a health hook, Healthy
-// because applied), since the loop first saw it Healthy (since).
-func reportsOf(ro render.Rollout, obs map[string]aggregate.Observed, now time.Time, since func(cluster, version string, now time.Time) time.Time) map[string]rollout.Report {
+// observation of a version not rendered at it is no report. A cluster is
+// Healthy since the hub first saw it Healthy at its version (healthy,
+// updated: an agent's observe time may predate the version, as a status
+// that did not change keeps its time); a cluster not Healthy leaves it.
+func reportsOf(ro render.Rollout, obs map[string]aggregate.Observed, now time.Time, healthy map[string]rollout.Seen) map[string]rollout.Report {
 	out := map[string]rollout.Report{}
+	for cluster := range healthy {
+		if _, ok := obs[cluster]; !ok {
+			delete(healthy, cluster)
+		}
+	}
 	for cluster, o := range obs {
+		if !ro.Versions[o.Version] || o.Health != configv1alpha1.ResourceHealthy {
+			delete(healthy, cluster)
+		}
 		if !ro.Versions[o.Version] {
 			continue
 		}
@@ -89,10 +106,12 @@ func reportsOf(ro render.Rollout, obs map[string]aggregate.Observed, now time.Ti
 		}
 		switch o.Health {
 		case configv1alpha1.ResourceHealthy:
-			r.Health, r.HealthySince = rollout.Healthy, o.Since
-			if o.Since.IsZero() || o.Since.After(now) {
-				r.HealthySince = since(cluster, o.Version, now)
+			seen, ok := healthy[cluster]
+			if !ok || seen.Version != o.Version {
+				seen = rollout.Seen{Version: o.Version, Since: now}
+				healthy[cluster] = seen
 			}
+			r.Health, r.HealthySince = rollout.Healthy, seen.Since
 		case configv1alpha1.ResourceUnhealthy:
 			r.Health = rollout.Unhealthy
 		}
@@ -140,24 +159,3 @@ func (l *Loop) write(ctx context.Context, key string, rev int64, stored bool, pr
 		l.log.Warn("rollout record not written", "work", key, "error", err)
 	}
 }
-
-// healthySince returns, for work key, when the loop first saw a cluster
-// Healthy at a version (memory only: after a restart the soak counts
-// again from then, never less).
-func (l *Loop) healthySince(key string) func(cluster, version string, now time.Time) time.Time {
-	return func(cluster, version string, now time.Time) time.Time {
-		k := key + "\x00" + cluster + "\x00" + version
-		if t, ok := l.firstHealthy[k]; ok {
-			return t
-		}
-		if len(l.firstHealthy) >= maxRemembered {
-			clear(l.firstHealthy)
-		}
-		l.firstHealthy[k] = now
-		return now
-	}
-}
-
-// maxRemembered bounds firstHealthy; past it the memory starts again
-// (soaks restart: slower, never faster).
-const maxRemembered = 100_000

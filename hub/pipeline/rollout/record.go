@@ -3,6 +3,7 @@ package rollout
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // MaxHistory is how many contents of a template a Record keeps: the one
@@ -18,6 +19,16 @@ type Record struct {
 	// History holds the template as it was at its last revisions, newest
 	// first, at most MaxHistory; undo applies the one after the newest.
 	History []Entry `json:"history,omitempty"`
+	// Healthy holds, per cluster, the version of the revision the hub
+	// first saw Healthy there and when: a soak counts from the hub's
+	// observation, durable across restarts and leader changes.
+	Healthy map[string]Seen `json:"healthy,omitempty"`
+}
+
+// Seen is when the hub first saw a version Healthy.
+type Seen struct {
+	Version string    `json:"version"`
+	Since   time.Time `json:"since"`
 }
 
 // Entry is a template's content at one revision.
