@@ -41,7 +41,7 @@ func TestRolloutService(t *testing.T) {
 		t.Fatalf("Status as a viewer = %v, %v; want Progressing with m1 Updating, m2", got, err)
 	}
 	_, err = viewerC.Pause(ctx(t), req)
-	refused(t, "Pause as a viewer", err, `namespace "team-a"`)
+	refused(t, "Pause as a viewer", err, "needs an editor or admin")
 
 	if _, err := editorC.Pause(ctx(t), req); err != nil {
 		t.Fatalf("Pause as team-a's editor = %v", err)

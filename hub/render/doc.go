@@ -148,7 +148,8 @@
 // named by the environment variable PanicKeyEnv panic (fault.go), so
 // that the fault suite can make one key's render panic in a real hub.
 //
-// It imports hub/pipeline/work (the render stage), hub/view, hub/store, api/,
+// It imports hub/pipeline/work (the render stage), hub/pipeline/rollout
+// (which RolloutPolicy paces a template, its revision), hub/view, hub/store, api/,
 // internal/overrides, internal/backoff, hub/syncstate, hub/guard and
 // hub/customizations' Subscription; the interpreter is consumed through
 // work.Interpreter.

@@ -39,5 +39,6 @@
 //
 // It imports hub/pipeline/rollout, hub/pipeline/work, hub/view,
 // hub/store, hub/render (its Rollout type), hub/aggregate (its Observed
-// type), hub/liveness and api/.
+// type), hub/liveness, internal/protocol (the reconnect delay of the
+// start-up grace) and api/.
 package rollout

@@ -28,6 +28,9 @@ type inputs struct {
 	records   map[string]recordEntry                              // work key
 	// brokenNS: namespaces with a RolloutPolicy that does not decode.
 	brokenNS map[string]map[string]bool
+	// brokenTemplates: work keys whose template does not decode (its
+	// record is kept: unknown means keep).
+	brokenTemplates map[string]bool
 }
 
 type bindingEntry struct {
@@ -46,7 +49,7 @@ func newInputs() *inputs {
 	return &inputs{policies: map[string]map[string]*policyv1alpha1.RolloutPolicy{},
 		templates: map[string]*unstructured.Unstructured{}, bindings: map[string]bindingEntry{},
 		clusters: map[string]*clusterv1alpha1.Cluster{}, records: map[string]recordEntry{},
-		brokenNS: map[string]map[string]bool{}}
+		brokenNS: map[string]map[string]bool{}, brokenTemplates: map[string]bool{}}
 }
 
 // apply records one change of the view.
@@ -113,6 +116,7 @@ func (in *inputs) applyObject(c view.Change) error {
 		return nil // Tether's own objects are not templates (as hub/render reads them)
 	}
 	key := work.KeyOfRef(ref)
+	delete(in.brokenTemplates, key)
 	if c.Object == nil {
 		delete(in.templates, key)
 		return nil
@@ -129,11 +133,16 @@ func (in *inputs) markBroken(key string) {
 		in.records[k] = recordEntry{}
 		return
 	}
-	if ref, ok := store.ParseObjectKey(key); ok && ref.Group == policyv1alpha1.GroupName && ref.Kind == rollout.KindRolloutPolicy {
+	ref, ok := store.ParseObjectKey(key)
+	switch {
+	case !ok || !strings.HasPrefix(key, store.ObjectsPrefix):
+	case ref.Group == policyv1alpha1.GroupName && ref.Kind == rollout.KindRolloutPolicy:
 		if in.brokenNS[ref.Namespace] == nil {
 			in.brokenNS[ref.Namespace] = map[string]bool{}
 		}
 		in.brokenNS[ref.Namespace][ref.Name] = true
+	default:
+		in.brokenTemplates[work.KeyOfRef(ref)] = true
 	}
 }
 

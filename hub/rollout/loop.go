@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -73,15 +74,16 @@ func New(st *store.Store, v Source, renders Renders, obs Observer, leases Leases
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.StartupGrace <= 0 {
-		cfg.StartupGrace = leases.Duration() + protocol.MaxReconnectDelay
-	}
 	return &Loop{st: st, view: v, renders: renders, obs: obs, leases: leases, cfg: cfg, log: logger.Named("rollout")}
 }
 
 // Run advances every rollout until ctx ends, then returns nil.
 func (l *Loop) Run(ctx context.Context) error {
-	l.graceUntil = l.cfg.Now().Add(l.cfg.StartupGrace)
+	grace := l.cfg.StartupGrace
+	if grace <= 0 {
+		grace = l.leases.Duration() + protocol.MaxReconnectDelay
+	}
+	l.graceUntil = l.cfg.Now().Add(grace)
 	sub := l.view.Subscribe(store.ObjectsPrefix, store.BindingsPrefix, store.ClustersPrefix, store.RolloutsPrefix)
 	defer sub.Close()
 	poll := time.NewTicker(PollInterval)
@@ -122,13 +124,22 @@ func (l *Loop) take(b view.Batch) {
 	}
 }
 
-// pass steps every paced work key.
+// pass steps every paced work key, and deletes the records of templates
+// that are gone (nothing is held for a template that does not exist).
 func (l *Loop) pass(ctx context.Context) {
 	for _, key := range l.in.pacedKeys() {
 		if ctx.Err() != nil {
 			return
 		}
 		l.stepKey(ctx, key)
+	}
+	for key, e := range l.in.records {
+		if _, ok := l.in.templates[key]; ok || e.rec == nil || l.in.brokenTemplates[key] || ctx.Err() != nil {
+			continue
+		}
+		if _, err := l.st.Delete(ctx, store.RolloutKey(key), e.rev); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+			l.log.Warn("rollout record of a deleted template not deleted", "work", key, "error", err)
+		}
 	}
 }
 
