@@ -66,6 +66,9 @@ type Loop struct {
 	graceUntil time.Time
 	in         *inputs
 	wakeAt     time.Time // the earliest time a Step asked to be woken at
+	// resumed: work keys stepped in this term (a gap before the first
+	// step is not counted: Record.Unwatched).
+	resumed map[string]bool
 }
 
 // New returns a loop that reads v, renders, obs and leases and writes
@@ -74,7 +77,7 @@ func New(st *store.Store, v Source, renders Renders, obs Observer, leases Leases
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Loop{st: st, view: v, renders: renders, obs: obs, leases: leases, cfg: cfg, log: logger.Named("rollout")}
+	return &Loop{resumed: map[string]bool{}, st: st, view: v, renders: renders, obs: obs, leases: leases, cfg: cfg, log: logger.Named("rollout")}
 }
 
 // Run advances every rollout until ctx ends, then returns nil.

@@ -41,9 +41,20 @@ func (l *Loop) stepKey(ctx context.Context, key string) {
 	now := l.cfg.Now()
 	rec := rollout.Record{}
 	if stored {
-		rec = *entry.rec
+		rec = cloneRecord(entry.rec)
 	}
 	clusters := l.clustersOf(be, now)
+	if l.waitsForAgents(&rec, clusters, now) {
+		return
+	}
+	watched := rec.Watched
+	if !l.resumed[key] {
+		l.resumed[key] = true
+		if gap := now.Sub(rec.Watched) - 2*WatchInterval; !rec.Watched.IsZero() && gap > 0 {
+			rec.Unwatched(gap)
+			l.log.Info("rollout resumed after a gap nobody watched it; its clusters in flight keep the time they had left", "work", key, "gap", gap)
+		}
+	}
 	healthy := map[string]rollout.Seen{}
 	if rec.State.Revision == ro.Revision {
 		for c, seen := range rec.Healthy {
@@ -64,7 +75,52 @@ func (l *Loop) stepKey(ctx context.Context, key string) {
 		out.History = append([]rollout.Entry(nil), rec.History...)
 		out.Remember(ro.Revision, content)
 	}
-	l.write(ctx, key, entry.rev, stored, &rec, &out)
+	if next.Phase != rollout.Complete && now.Sub(watched) >= WatchInterval {
+		out.Watched = now
+	}
+	prev := entry.rec
+	if !stored {
+		prev = &rollout.Record{}
+	}
+	l.write(ctx, key, entry.rev, stored, prev, &out)
+}
+
+// WatchInterval is how often a rollout in progress records that the hub
+// watches it (Record.Watched): a store write per rollout in progress at
+// most this often; a hub resuming it after a longer gap does not count the
+// gap against its clusters in flight.
+const WatchInterval = 5 * time.Second
+
+// waitsForAgents reports whether the rollout must wait: within the
+// start-up grace some cluster in flight has no lease yet (its agent has
+// not reconnected to this hub, which holds nothing it reported).
+func (l *Loop) waitsForAgents(rec *rollout.Record, clusters []rollout.Cluster, now time.Time) bool {
+	if !now.Before(l.graceUntil) {
+		return false
+	}
+	for _, c := range clusters {
+		if cs, ok := rec.State.Clusters[c.Name]; ok && (cs.Phase == rollout.Updating || cs.Phase == rollout.Soaking) {
+			if _, ok := l.leases.Get(c.Name); !ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cloneRecord copies what stepping changes of a stored record (the view's
+// is shared).
+func cloneRecord(r *rollout.Record) rollout.Record {
+	out := *r
+	out.State.Clusters = make(map[string]rollout.ClusterState, len(r.State.Clusters))
+	for k, v := range r.State.Clusters {
+		out.State.Clusters[k] = v
+	}
+	out.Healthy = make(map[string]rollout.Seen, len(r.Healthy))
+	for k, v := range r.Healthy {
+		out.Healthy[k] = v
+	}
+	return out
 }
 
 // clustersOf returns the binding's target clusters with their labels and

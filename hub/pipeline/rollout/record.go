@@ -23,6 +23,28 @@ type Record struct {
 	// first saw Healthy there and when: a soak counts from the hub's
 	// observation, durable across restarts and leader changes.
 	Healthy map[string]Seen `json:"healthy,omitempty"`
+	// Watched is when the hub last stepped the rollout while it was in
+	// progress (written at most every few seconds): a hub that resumes it
+	// later does not count the gap, while nobody watched, against the
+	// clusters in flight (Unwatched).
+	Watched time.Time `json:"watched,omitzero"`
+}
+
+// Unwatched moves the deadlines and soaks of the clusters in flight by
+// gap, the time nobody watched the rollout (a hub down, no leader): the
+// rollout resumes at the step it was at, each cluster with the time it
+// had left.
+func (r *Record) Unwatched(gap time.Duration) {
+	for name, c := range r.State.Clusters {
+		if c.Phase.inFlight() {
+			c.Since = c.Since.Add(gap)
+			r.State.Clusters[name] = c
+		}
+	}
+	for name, seen := range r.Healthy {
+		seen.Since = seen.Since.Add(gap)
+		r.Healthy[name] = seen
+	}
 }
 
 // Seen is when the hub first saw a version Healthy.
