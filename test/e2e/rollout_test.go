@@ -22,6 +22,24 @@ import (
 // rolloutSoak is the RolloutPolicy's minSuccessTime in these tests.
 const rolloutSoak = 5 * time.Second
 
+// TestRolloutSmoke is the default tier's part of the rollout proof: a
+// RolloutPolicy is accepted, its template reaches both clusters through
+// the gates, and tetherctl rollout status says the rollout is complete.
+func TestRolloutSmoke(t *testing.T) {
+	f := newFixture(t, 2)
+	ctx := ctxFor(t)
+	names := []string{f.env.Clusters[0].Name, f.env.Clusters[1].Name}
+	f.admin.apply(ctx, rolloutYAML(names))
+	f.admin.apply(ctx, deploymentYAML("web", "nginx:1.25", 1))
+	for _, c := range f.env.Clusters {
+		waitDeployment(t, c, "web", "nginx:1.25 ready", deploymentIs(1, "nginx:1.25", 1))
+	}
+	poll(t, memberWait, "tetherctl rollout status: Complete", func() (bool, string) {
+		out := ctlOut(t, f, "rollout", "status", "deployment/web")
+		return strings.Contains(out, "phase: Complete") && strings.Count(out, "Succeeded") == 2, out
+	})
+}
+
 // rolloutYAML is a Deployment's PropagationPolicy to every cluster, a
 // health rule that calls image nginx:bad Unhealthy, and a Progressive
 // RolloutPolicy: one cluster at a time, Healthy rolloutSoak before the
@@ -153,7 +171,9 @@ func (s *imageSampler) images() map[string]string {
 // user health rule calls it Unhealthy) pauses the rollout after the first
 // cluster, the other two keeping the image they had, and tetherctl
 // rollout status says why; undo brings the previous image back; a hub
-// killed (SIGKILL) mid-rollout resumes it at the step it was at.
+// killed (SIGKILL) mid-rollout resumes it at the step it was at; a
+// cluster whose agent is stopped is skipped and takes the version the
+// rollout reached once its agent is back.
 func TestRolloutProgressive(t *testing.T) {
 	tier.Long(t, "three rollouts of three clusters, each soaking 5 s")
 	f := newFixture(t, 3)
@@ -262,6 +282,22 @@ func TestRolloutProgressive(t *testing.T) {
 			}
 		}
 	})
+	t.Run("UnreachableClusterIsSkippedAndCatchesUp", func(t *testing.T) {
+		gone := f.agents[2]
+		gone.stop()
+		f.hub.waitMetric(t, 2*memberWait, `tether_hub_clusters{state="Unknown"}`, 1)
+		f.admin.apply(ctx, deploymentYAML("web", "nginx:1.28", 1))
+		poll(t, 2*memberWait, "tetherctl rollout status: Complete, one cluster skipped", func() (bool, string) {
+			out := ctlOut(t, f, "rollout", "status", "deployment/web")
+			return strings.Contains(out, "phase: Complete") && strings.Contains(out, "Skipped"), out
+		})
+		got := s.images()
+		if got[names[0]] != "nginx:1.28" || got[names[1]] != "nginx:1.28" || got[names[2]] != "nginx:1.27" {
+			t.Fatalf("images with %s unreachable = %v; want the other two on nginx:1.28, it on nginx:1.27", names[2], got)
+		}
+		gone.start(t)
+		waitDeployment(t, f.env.Clusters[2], "web", "nginx:1.28 once its agent is back", deploymentIs(1, "nginx:1.28", -1))
+	})
 }
 
 // ctlOut runs tetherctl in-process as the fixture's admin and returns its
@@ -284,4 +320,53 @@ func ctlOut(t *testing.T, f *fixture, args ...string) string {
 		t.Fatalf("tetherctl %s: exit %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
 	}
 	return out.String()
+}
+
+// TestRolloutWindow: a cluster a maintenance window selects (a short cron:
+// the first 10 s of every minute) waits, shown as Waiting, until the
+// window opens, while the other cluster takes the change at once.
+func TestRolloutWindow(t *testing.T) {
+	tier.Long(t, "waits up to a minute for a maintenance window")
+	f := newFixture(t, 2)
+	ctx := ctxFor(t)
+	free, store := f.env.Clusters[0], f.env.Clusters[1]
+	ctlOut(t, f, "label", "cluster", store.Name, "tier=store")
+	f.admin.apply(ctx, fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [%s, %s]}}
+---
+apiVersion: policy.tether.io/v1alpha1
+kind: RolloutPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  rolloutStrategy: {type: All}
+  windows:
+  - clusterSelector: {matchLabels: {tier: store}}
+    schedule: "* * * * *"
+    duration: 10s
+---
+`, free.Name, store.Name))
+	// Apply outside the window, so that the store cluster has to wait.
+	poll(t, time.Minute, "a moment outside the window", func() (bool, string) {
+		sec := time.Now().UTC().Second()
+		return sec >= 15 && sec <= 40, fmt.Sprint("second ", sec)
+	})
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s := sampleImages(sctx, f.env.Clusters)
+	f.admin.apply(ctx, deploymentYAML("web", "nginx:1.25", 1))
+	waitDeployment(t, free, "web", "nginx:1.25 at once", deploymentIs(1, "nginx:1.25", -1))
+	poll(t, memberWait, "tetherctl rollout status: the store cluster Waiting", func() (bool, string) {
+		out := ctlOut(t, f, "rollout", "status", "deployment/web")
+		return strings.Contains(out, "Waiting") && s.images()[store.Name] == "", out
+	})
+	waitDeployment(t, store, "web", "nginx:1.25 once its window opened", deploymentIs(1, "nginx:1.25", -1))
+	_, seen, _ := s.order("nginx:1.25")
+	if sec := seen[store.Name].UTC().Second(); sec > 12 {
+		t.Errorf("%s took nginx:1.25 at second %d of the minute; want within its window (seconds 0-10, and a sample of slack)", store.Name, sec)
+	}
 }
