@@ -44,8 +44,8 @@ func (l *Loop) stepKey(ctx context.Context, key string) {
 		rec = cloneRecord(entry.rec)
 	}
 	clusters := l.clustersOf(be, now)
-	if l.waitsForAgents(&rec, clusters, now) {
-		return
+	if len(clusters) == 0 || l.waitsForAgents(&rec, clusters, now) {
+		return // not placed yet (a rollout of no cluster would complete at once), or agents awaited
 	}
 	watched := rec.Watched
 	if !l.resumed[key] {
