@@ -153,7 +153,10 @@ func reportsOf(ro render.Rollout, obs map[string]aggregate.Observed, now time.Ti
 		if !ro.Versions[o.Version] {
 			continue
 		}
-		r := rollout.Report{Applied: o.Acked && o.Applied}
+		// Applied as the binding's item reads it: the ack of the version,
+		// else the report's manifest (a restarted single hub holds no ack:
+		// an agent does not ack again a version it applied).
+		r := rollout.Report{Applied: o.Applied}
 		if o.Acked && !o.Applied {
 			r.Failed = o.Message
 			if r.Failed == "" {

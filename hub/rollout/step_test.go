@@ -16,7 +16,7 @@ import (
 // revision are reports (an older version's Healthy never counts); a soak
 // counts from the hub's first Healthy sighting of that version, kept
 // across passes, and forgotten when the cluster is not Healthy or its
-// version changes.
+// version changes; applied without an ack held (a restarted hub) counts.
 func TestReportsOf(t *testing.T) {
 	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	now := t0.Add(time.Minute)
@@ -29,6 +29,7 @@ func TestReportsOf(t *testing.T) {
 		"failed":    {Version: "v2", Acked: true, Applied: false, Message: "conflict", Health: configv1alpha1.ResourceUnknown},
 		"unhealthy": {Version: "v2", Acked: true, Applied: true, Health: configv1alpha1.ResourceUnhealthy},
 		"moved":     withVersion(healthy, "v2b"),
+		"reported":  {Version: "v2", Applied: true, Health: configv1alpha1.ResourceHealthy},
 	}
 	seen := map[string]rollout.Seen{
 		"old":       {Version: "v1", Since: t0},
@@ -44,14 +45,16 @@ func TestReportsOf(t *testing.T) {
 		"failed":    {Failed: "conflict"},
 		"unhealthy": {Applied: true, Health: rollout.Unhealthy},
 		"moved":     {Applied: true, Health: rollout.Healthy, HealthySince: now},
+		"reported":  {Applied: true, Health: rollout.Healthy, HealthySince: now},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reportsOf (-want +got):\n%s", diff)
 	}
 	wantSeen := map[string]rollout.Seen{
-		"soaking": {Version: "v2", Since: t0},
-		"new":     {Version: "v2", Since: now},
-		"moved":   {Version: "v2b", Since: now},
+		"soaking":  {Version: "v2", Since: t0},
+		"new":      {Version: "v2", Since: now},
+		"moved":    {Version: "v2b", Since: now},
+		"reported": {Version: "v2", Since: now},
 	}
 	if diff := cmp.Diff(wantSeen, seen); diff != "" {
 		t.Errorf("first Healthy sightings after reportsOf (-want +got):\n%s", diff)
