@@ -31,7 +31,15 @@
 // view then shows. A record that does not decode is left alone: the
 // renderer holds every cluster of that key until it is repaired.
 // Everything it needs survives in the store, so a new leader or a
-// restarted hub resumes each rollout at the step it was at.
+// restarted hub resumes each rollout at the step it was at: the record
+// says when the hub last watched the rollout (Watched, written at most
+// every WatchInterval while it is in progress), and the first step of a
+// term moves the deadlines and soaks of the clusters in flight by the gap
+// nobody watched (Record.Unwatched); within the start-up grace a rollout
+// whose cluster in flight has no lease yet waits for its agent. A soak
+// counts from when the hub first saw the version Healthy (Record.Healthy),
+// not from an agent's observe time, which may predate the version. A
+// binding not placed yet is not stepped.
 //
 // Passes run on every change of the view, of the renderer's revisions,
 // at the time Step asks to be woken, and every PollInterval, since acks,
