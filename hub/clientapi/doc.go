@@ -2,9 +2,10 @@
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
 // WatchPlacement, WatchPlacements, Simulate) and ClusterService (ListClusters, GetCluster,
 // Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
-// client; RolloutService (Status, Pause, Resume, Undo: rollout.go) reads
-// and steers the rollout records hub/rollout writes, Undo re-applying the
-// template's previous content through Apply. Over hub/membership's Registry (Config.Registry; without one they
+// client; RolloutService (GetRollout, PauseRollout, ResumeRollout,
+// UndoRollout: rollout.go) reads and steers the rollout records
+// hub/rollout writes, UndoRollout re-applying the template's previous
+// content through Apply. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go) and, over hub/roles

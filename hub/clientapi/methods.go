@@ -54,10 +54,10 @@ var methodRules = map[string]rule{
 
 	// A rollout is read with its template; an editor of the template's
 	// namespace steers it (each method checks the template's namespace).
-	hubv1.RolloutService_Status_FullMethodName: {verb: roles.Read, kind: objectsKind, perObject: true},
-	hubv1.RolloutService_Pause_FullMethodName:  {verb: roles.Write, kind: objectsKind, perObject: true},
-	hubv1.RolloutService_Resume_FullMethodName: {verb: roles.Write, kind: objectsKind, perObject: true},
-	hubv1.RolloutService_Undo_FullMethodName:   {verb: roles.Write, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_GetRollout_FullMethodName:    {verb: roles.Read, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_PauseRollout_FullMethodName:  {verb: roles.Write, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_ResumeRollout_FullMethodName: {verb: roles.Write, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_UndoRollout_FullMethodName:   {verb: roles.Write, kind: objectsKind, perObject: true},
 
 	// Tokens and users are an admin's, reading them included, as before
 	// roles were namespaced.

@@ -27,8 +27,11 @@ type rolloutService struct {
 	b *backend
 }
 
-// Status returns the template's rollout.
-func (s rolloutService) Status(ctx context.Context, req *hubv1.RolloutRequest) (*hubv1.RolloutResponse, error) {
+// templated is every RolloutService request: it names the template.
+type templated interface{ GetTemplate() *hubv1.ObjectRef }
+
+// GetRollout returns the template's rollout.
+func (s rolloutService) GetRollout(ctx context.Context, req *hubv1.GetRolloutRequest) (*hubv1.GetRolloutResponse, error) {
 	key, err := s.b.rolloutKey(ctx, req, roles.Read)
 	if err != nil {
 		return nil, grpcStatus(err)
@@ -37,22 +40,30 @@ func (s rolloutService) Status(ctx context.Context, req *hubv1.RolloutRequest) (
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
-	return &hubv1.RolloutResponse{Status: rolloutStatus(rec)}, nil
+	return &hubv1.GetRolloutResponse{Status: rolloutStatus(rec)}, nil
 }
 
-// Pause holds the rollout.
-func (s rolloutService) Pause(ctx context.Context, req *hubv1.RolloutRequest) (*hubv1.RolloutResponse, error) {
-	return s.change(ctx, req, func(r *rollout.Record) { r.State.Pause() })
+// PauseRollout holds the rollout.
+func (s rolloutService) PauseRollout(ctx context.Context, req *hubv1.PauseRolloutRequest) (*hubv1.PauseRolloutResponse, error) {
+	st, err := s.change(ctx, req, func(r *rollout.Record) { r.State.Pause() })
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.PauseRolloutResponse{Status: st}, nil
 }
 
-// Resume lifts a pause and tolerates the failures so far.
-func (s rolloutService) Resume(ctx context.Context, req *hubv1.RolloutRequest) (*hubv1.RolloutResponse, error) {
-	return s.change(ctx, req, func(r *rollout.Record) { r.State.Resume() })
+// ResumeRollout lifts a pause and tolerates the failures so far.
+func (s rolloutService) ResumeRollout(ctx context.Context, req *hubv1.ResumeRolloutRequest) (*hubv1.ResumeRolloutResponse, error) {
+	st, err := s.change(ctx, req, func(r *rollout.Record) { r.State.Resume() })
+	if err != nil {
+		return nil, err
+	}
+	return &hubv1.ResumeRolloutResponse{Status: st}, nil
 }
 
-// Undo applies the template's content at its previous revision, through
+// UndoRollout applies the template's content at its previous revision, through
 // Apply's path (validation, authorization), as its caller.
-func (s rolloutService) Undo(ctx context.Context, req *hubv1.RolloutRequest) (*hubv1.RolloutResponse, error) {
+func (s rolloutService) UndoRollout(ctx context.Context, req *hubv1.UndoRolloutRequest) (*hubv1.UndoRolloutResponse, error) {
 	key, err := s.b.rolloutKey(ctx, req, roles.Write)
 	if err != nil {
 		return nil, grpcStatus(err)
@@ -76,12 +87,12 @@ func (s rolloutService) Undo(ctx context.Context, req *hubv1.RolloutRequest) (*h
 	if !resp.GetCommitted() {
 		return nil, grpcStatus(fmt.Errorf("%w: revision %s of %s not applied: %v", ErrPrecondition, prev.Revision, key, resp.GetResults()))
 	}
-	return &hubv1.RolloutResponse{Status: rolloutStatus(rec)}, nil
+	return &hubv1.UndoRolloutResponse{Status: rolloutStatus(rec)}, nil
 }
 
 // change applies edit to the stored record, conditional on the revision
 // read, again when the rollout loop wrote meanwhile.
-func (s rolloutService) change(ctx context.Context, req *hubv1.RolloutRequest, edit func(*rollout.Record)) (*hubv1.RolloutResponse, error) {
+func (s rolloutService) change(ctx context.Context, req templated, edit func(*rollout.Record)) (*hubv1.RolloutStatus, error) {
 	key, err := s.b.rolloutKey(ctx, req, roles.Write)
 	if err != nil {
 		return nil, grpcStatus(err)
@@ -103,14 +114,14 @@ func (s rolloutService) change(ctx context.Context, req *hubv1.RolloutRequest, e
 		if err != nil {
 			return nil, grpcStatus(err)
 		}
-		return &hubv1.RolloutResponse{Status: rolloutStatus(rec)}, nil
+		return rolloutStatus(rec), nil
 	}
 	return nil, grpcStatus(fmt.Errorf("%w: the rollout of %s kept changing", ErrConcurrent, key))
 }
 
 // rolloutKey authorizes verb on the template req names and returns its
 // work key.
-func (b *backend) rolloutKey(ctx context.Context, req *hubv1.RolloutRequest, verb roles.Verb) (string, error) {
+func (b *backend) rolloutKey(ctx context.Context, req templated, verb roles.Verb) (string, error) {
 	c, err := b.authorize(ctx)
 	if err != nil {
 		return "", err

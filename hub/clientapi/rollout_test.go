@@ -31,40 +31,40 @@ func TestRolloutService(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "team-a", Name: "web"}
-	req := &hubv1.RolloutRequest{Template: ref}
+
 	viewerC := hubv1.NewRolloutServiceClient(h.conn(t, bob))
 	editorC := hubv1.NewRolloutServiceClient(h.conn(t, alice))
 
-	got, err := viewerC.Status(ctx(t), req)
+	got, err := viewerC.GetRollout(ctx(t), &hubv1.GetRolloutRequest{Template: ref})
 	if err != nil || got.GetStatus().GetPhase() != "Progressing" || len(got.GetStatus().GetClusters()) != 2 ||
 		got.GetStatus().GetClusters()[0].GetCluster() != "m1" || got.GetStatus().GetClusters()[0].GetPhase() != "Updating" {
 		t.Fatalf("Status as a viewer = %v, %v; want Progressing with m1 Updating, m2", got, err)
 	}
-	_, err = viewerC.Pause(ctx(t), req)
+	_, err = viewerC.PauseRollout(ctx(t), &hubv1.PauseRolloutRequest{Template: ref})
 	refused(t, "Pause as a viewer", err, "needs an editor or admin")
 
-	if _, err := editorC.Pause(ctx(t), req); err != nil {
+	if _, err := editorC.PauseRollout(ctx(t), &hubv1.PauseRolloutRequest{Template: ref}); err != nil {
 		t.Fatalf("Pause as team-a's editor = %v", err)
 	}
 	if held := storedRecord(t, h, key).State.Held; !held {
 		t.Errorf("stored record after Pause: held = false; want true")
 	}
-	if _, err := editorC.Resume(ctx(t), req); err != nil {
+	if _, err := editorC.ResumeRollout(ctx(t), &hubv1.ResumeRolloutRequest{Template: ref}); err != nil {
 		t.Fatalf("Resume as team-a's editor = %v", err)
 	}
 	if held := storedRecord(t, h, key).State.Held; held {
 		t.Errorf("stored record after Resume: held = true; want false")
 	}
-	_, err = editorC.Undo(ctx(t), req)
+	_, err = editorC.UndoRollout(ctx(t), &hubv1.UndoRolloutRequest{Template: ref})
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("Undo without history = %v; want FAILED_PRECONDITION", err)
 	}
 
 	h.dial(t, root).apply(t, deployment("team-b", "web"), false)
-	refB := &hubv1.RolloutRequest{Template: &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "team-b", Name: "web"}}
-	_, err = editorC.Pause(ctx(t), refB)
+	refB := &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "team-b", Name: "web"}
+	_, err = editorC.PauseRollout(ctx(t), &hubv1.PauseRolloutRequest{Template: refB})
 	refused(t, "Pause in team-b as team-a's editor", err, `namespace "team-b"`)
-	_, err = hubv1.NewRolloutServiceClient(h.conn(t, root)).Status(ctx(t), refB)
+	_, err = hubv1.NewRolloutServiceClient(h.conn(t, root)).GetRollout(ctx(t), &hubv1.GetRolloutRequest{Template: refB})
 	if status.Code(err) != codes.NotFound {
 		t.Errorf("Status of a template without a rollout = %v; want NOT_FOUND", err)
 	}

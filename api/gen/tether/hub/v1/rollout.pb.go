@@ -24,29 +24,28 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// RolloutRequest names the template.
-type RolloutRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The template (apiVersion, kind, namespace, name).
-	Template      *ObjectRef `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+// GetRolloutRequest names the template (apiVersion, kind, namespace, name).
+type GetRolloutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Template      *ObjectRef             `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *RolloutRequest) Reset() {
-	*x = RolloutRequest{}
+func (x *GetRolloutRequest) Reset() {
+	*x = GetRolloutRequest{}
 	mi := &file_tether_hub_v1_rollout_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *RolloutRequest) String() string {
+func (x *GetRolloutRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*RolloutRequest) ProtoMessage() {}
+func (*GetRolloutRequest) ProtoMessage() {}
 
-func (x *RolloutRequest) ProtoReflect() protoreflect.Message {
+func (x *GetRolloutRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_tether_hub_v1_rollout_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -58,40 +57,40 @@ func (x *RolloutRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use RolloutRequest.ProtoReflect.Descriptor instead.
-func (*RolloutRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use GetRolloutRequest.ProtoReflect.Descriptor instead.
+func (*GetRolloutRequest) Descriptor() ([]byte, []int) {
 	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *RolloutRequest) GetTemplate() *ObjectRef {
+func (x *GetRolloutRequest) GetTemplate() *ObjectRef {
 	if x != nil {
 		return x.Template
 	}
 	return nil
 }
 
-// RolloutResponse is the rollout as stored after the call.
-type RolloutResponse struct {
+// GetRolloutResponse is the rollout as stored.
+type GetRolloutResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Status        *RolloutStatus         `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *RolloutResponse) Reset() {
-	*x = RolloutResponse{}
+func (x *GetRolloutResponse) Reset() {
+	*x = GetRolloutResponse{}
 	mi := &file_tether_hub_v1_rollout_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *RolloutResponse) String() string {
+func (x *GetRolloutResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*RolloutResponse) ProtoMessage() {}
+func (*GetRolloutResponse) ProtoMessage() {}
 
-func (x *RolloutResponse) ProtoReflect() protoreflect.Message {
+func (x *GetRolloutResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_tether_hub_v1_rollout_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -103,12 +102,283 @@ func (x *RolloutResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use RolloutResponse.ProtoReflect.Descriptor instead.
-func (*RolloutResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use GetRolloutResponse.ProtoReflect.Descriptor instead.
+func (*GetRolloutResponse) Descriptor() ([]byte, []int) {
 	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *RolloutResponse) GetStatus() *RolloutStatus {
+func (x *GetRolloutResponse) GetStatus() *RolloutStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// PauseRolloutRequest names the template.
+type PauseRolloutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Template      *ObjectRef             `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseRolloutRequest) Reset() {
+	*x = PauseRolloutRequest{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseRolloutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseRolloutRequest) ProtoMessage() {}
+
+func (x *PauseRolloutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseRolloutRequest.ProtoReflect.Descriptor instead.
+func (*PauseRolloutRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *PauseRolloutRequest) GetTemplate() *ObjectRef {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// PauseRolloutResponse is the rollout as stored after the pause.
+type PauseRolloutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        *RolloutStatus         `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseRolloutResponse) Reset() {
+	*x = PauseRolloutResponse{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseRolloutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseRolloutResponse) ProtoMessage() {}
+
+func (x *PauseRolloutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseRolloutResponse.ProtoReflect.Descriptor instead.
+func (*PauseRolloutResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PauseRolloutResponse) GetStatus() *RolloutStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// ResumeRolloutRequest names the template.
+type ResumeRolloutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Template      *ObjectRef             `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeRolloutRequest) Reset() {
+	*x = ResumeRolloutRequest{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRolloutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRolloutRequest) ProtoMessage() {}
+
+func (x *ResumeRolloutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRolloutRequest.ProtoReflect.Descriptor instead.
+func (*ResumeRolloutRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ResumeRolloutRequest) GetTemplate() *ObjectRef {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// ResumeRolloutResponse is the rollout as stored after the resume.
+type ResumeRolloutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        *RolloutStatus         `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeRolloutResponse) Reset() {
+	*x = ResumeRolloutResponse{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRolloutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRolloutResponse) ProtoMessage() {}
+
+func (x *ResumeRolloutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRolloutResponse.ProtoReflect.Descriptor instead.
+func (*ResumeRolloutResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ResumeRolloutResponse) GetStatus() *RolloutStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// UndoRolloutRequest names the template.
+type UndoRolloutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Template      *ObjectRef             `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoRolloutRequest) Reset() {
+	*x = UndoRolloutRequest{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoRolloutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoRolloutRequest) ProtoMessage() {}
+
+func (x *UndoRolloutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoRolloutRequest.ProtoReflect.Descriptor instead.
+func (*UndoRolloutRequest) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *UndoRolloutRequest) GetTemplate() *ObjectRef {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// UndoRolloutResponse is the rollout as it was when the previous content
+// was applied (the rollout loop then starts its new revision).
+type UndoRolloutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        *RolloutStatus         `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UndoRolloutResponse) Reset() {
+	*x = UndoRolloutResponse{}
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UndoRolloutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UndoRolloutResponse) ProtoMessage() {}
+
+func (x *UndoRolloutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UndoRolloutResponse.ProtoReflect.Descriptor instead.
+func (*UndoRolloutResponse) Descriptor() ([]byte, []int) {
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UndoRolloutResponse) GetStatus() *RolloutStatus {
 	if x != nil {
 		return x.Status
 	}
@@ -138,7 +408,7 @@ type RolloutStatus struct {
 
 func (x *RolloutStatus) Reset() {
 	*x = RolloutStatus{}
-	mi := &file_tether_hub_v1_rollout_proto_msgTypes[2]
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -150,7 +420,7 @@ func (x *RolloutStatus) String() string {
 func (*RolloutStatus) ProtoMessage() {}
 
 func (x *RolloutStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_rollout_proto_msgTypes[2]
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -163,7 +433,7 @@ func (x *RolloutStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RolloutStatus.ProtoReflect.Descriptor instead.
 func (*RolloutStatus) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{2}
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RolloutStatus) GetPolicy() string {
@@ -241,7 +511,7 @@ type RolloutCluster struct {
 
 func (x *RolloutCluster) Reset() {
 	*x = RolloutCluster{}
-	mi := &file_tether_hub_v1_rollout_proto_msgTypes[3]
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +523,7 @@ func (x *RolloutCluster) String() string {
 func (*RolloutCluster) ProtoMessage() {}
 
 func (x *RolloutCluster) ProtoReflect() protoreflect.Message {
-	mi := &file_tether_hub_v1_rollout_proto_msgTypes[3]
+	mi := &file_tether_hub_v1_rollout_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +536,7 @@ func (x *RolloutCluster) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RolloutCluster.ProtoReflect.Descriptor instead.
 func (*RolloutCluster) Descriptor() ([]byte, []int) {
-	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{3}
+	return file_tether_hub_v1_rollout_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RolloutCluster) GetCluster() string {
@@ -315,10 +585,22 @@ var File_tether_hub_v1_rollout_proto protoreflect.FileDescriptor
 
 const file_tether_hub_v1_rollout_proto_rawDesc = "" +
 	"\n" +
-	"\x1btether/hub/v1/rollout.proto\x12\rtether.hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1atether/hub/v1/object.proto\"F\n" +
-	"\x0eRolloutRequest\x124\n" +
-	"\btemplate\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\btemplate\"G\n" +
-	"\x0fRolloutResponse\x124\n" +
+	"\x1btether/hub/v1/rollout.proto\x12\rtether.hub.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1atether/hub/v1/object.proto\"I\n" +
+	"\x11GetRolloutRequest\x124\n" +
+	"\btemplate\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\btemplate\"J\n" +
+	"\x12GetRolloutResponse\x124\n" +
+	"\x06status\x18\x01 \x01(\v2\x1c.tether.hub.v1.RolloutStatusR\x06status\"K\n" +
+	"\x13PauseRolloutRequest\x124\n" +
+	"\btemplate\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\btemplate\"L\n" +
+	"\x14PauseRolloutResponse\x124\n" +
+	"\x06status\x18\x01 \x01(\v2\x1c.tether.hub.v1.RolloutStatusR\x06status\"L\n" +
+	"\x14ResumeRolloutRequest\x124\n" +
+	"\btemplate\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\btemplate\"M\n" +
+	"\x15ResumeRolloutResponse\x124\n" +
+	"\x06status\x18\x01 \x01(\v2\x1c.tether.hub.v1.RolloutStatusR\x06status\"J\n" +
+	"\x12UndoRolloutRequest\x124\n" +
+	"\btemplate\x18\x01 \x01(\v2\x18.tether.hub.v1.ObjectRefR\btemplate\"K\n" +
+	"\x13UndoRolloutResponse\x124\n" +
 	"\x06status\x18\x01 \x01(\v2\x1c.tether.hub.v1.RolloutStatusR\x06status\"\xf4\x01\n" +
 	"\rRolloutStatus\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x1a\n" +
@@ -335,12 +617,13 @@ const file_tether_hub_v1_rollout_proto_rawDesc = "" +
 	"\brevision\x18\x03 \x01(\tR\brevision\x120\n" +
 	"\x05since\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x12\n" +
 	"\x04late\x18\x05 \x01(\bR\x04late\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage2\xb1\x02\n" +
-	"\x0eRolloutService\x12G\n" +
-	"\x06Status\x12\x1d.tether.hub.v1.RolloutRequest\x1a\x1e.tether.hub.v1.RolloutResponse\x12F\n" +
-	"\x05Pause\x12\x1d.tether.hub.v1.RolloutRequest\x1a\x1e.tether.hub.v1.RolloutResponse\x12G\n" +
-	"\x06Resume\x12\x1d.tether.hub.v1.RolloutRequest\x1a\x1e.tether.hub.v1.RolloutResponse\x12E\n" +
-	"\x04Undo\x12\x1d.tether.hub.v1.RolloutRequest\x1a\x1e.tether.hub.v1.RolloutResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
+	"\amessage\x18\x06 \x01(\tR\amessage2\xee\x02\n" +
+	"\x0eRolloutService\x12Q\n" +
+	"\n" +
+	"GetRollout\x12 .tether.hub.v1.GetRolloutRequest\x1a!.tether.hub.v1.GetRolloutResponse\x12W\n" +
+	"\fPauseRollout\x12\".tether.hub.v1.PauseRolloutRequest\x1a#.tether.hub.v1.PauseRolloutResponse\x12Z\n" +
+	"\rResumeRollout\x12#.tether.hub.v1.ResumeRolloutRequest\x1a$.tether.hub.v1.ResumeRolloutResponse\x12T\n" +
+	"\vUndoRollout\x12!.tether.hub.v1.UndoRolloutRequest\x1a\".tether.hub.v1.UndoRolloutResponseB:Z8github.com/tetherproj/tether/api/gen/tether/hub/v1;hubv1b\x06proto3"
 
 var (
 	file_tether_hub_v1_rollout_proto_rawDescOnce sync.Once
@@ -354,33 +637,45 @@ func file_tether_hub_v1_rollout_proto_rawDescGZIP() []byte {
 	return file_tether_hub_v1_rollout_proto_rawDescData
 }
 
-var file_tether_hub_v1_rollout_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_tether_hub_v1_rollout_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_tether_hub_v1_rollout_proto_goTypes = []any{
-	(*RolloutRequest)(nil),        // 0: tether.hub.v1.RolloutRequest
-	(*RolloutResponse)(nil),       // 1: tether.hub.v1.RolloutResponse
-	(*RolloutStatus)(nil),         // 2: tether.hub.v1.RolloutStatus
-	(*RolloutCluster)(nil),        // 3: tether.hub.v1.RolloutCluster
-	(*ObjectRef)(nil),             // 4: tether.hub.v1.ObjectRef
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*GetRolloutRequest)(nil),     // 0: tether.hub.v1.GetRolloutRequest
+	(*GetRolloutResponse)(nil),    // 1: tether.hub.v1.GetRolloutResponse
+	(*PauseRolloutRequest)(nil),   // 2: tether.hub.v1.PauseRolloutRequest
+	(*PauseRolloutResponse)(nil),  // 3: tether.hub.v1.PauseRolloutResponse
+	(*ResumeRolloutRequest)(nil),  // 4: tether.hub.v1.ResumeRolloutRequest
+	(*ResumeRolloutResponse)(nil), // 5: tether.hub.v1.ResumeRolloutResponse
+	(*UndoRolloutRequest)(nil),    // 6: tether.hub.v1.UndoRolloutRequest
+	(*UndoRolloutResponse)(nil),   // 7: tether.hub.v1.UndoRolloutResponse
+	(*RolloutStatus)(nil),         // 8: tether.hub.v1.RolloutStatus
+	(*RolloutCluster)(nil),        // 9: tether.hub.v1.RolloutCluster
+	(*ObjectRef)(nil),             // 10: tether.hub.v1.ObjectRef
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
 }
 var file_tether_hub_v1_rollout_proto_depIdxs = []int32{
-	4, // 0: tether.hub.v1.RolloutRequest.template:type_name -> tether.hub.v1.ObjectRef
-	2, // 1: tether.hub.v1.RolloutResponse.status:type_name -> tether.hub.v1.RolloutStatus
-	3, // 2: tether.hub.v1.RolloutStatus.clusters:type_name -> tether.hub.v1.RolloutCluster
-	5, // 3: tether.hub.v1.RolloutCluster.since:type_name -> google.protobuf.Timestamp
-	0, // 4: tether.hub.v1.RolloutService.Status:input_type -> tether.hub.v1.RolloutRequest
-	0, // 5: tether.hub.v1.RolloutService.Pause:input_type -> tether.hub.v1.RolloutRequest
-	0, // 6: tether.hub.v1.RolloutService.Resume:input_type -> tether.hub.v1.RolloutRequest
-	0, // 7: tether.hub.v1.RolloutService.Undo:input_type -> tether.hub.v1.RolloutRequest
-	1, // 8: tether.hub.v1.RolloutService.Status:output_type -> tether.hub.v1.RolloutResponse
-	1, // 9: tether.hub.v1.RolloutService.Pause:output_type -> tether.hub.v1.RolloutResponse
-	1, // 10: tether.hub.v1.RolloutService.Resume:output_type -> tether.hub.v1.RolloutResponse
-	1, // 11: tether.hub.v1.RolloutService.Undo:output_type -> tether.hub.v1.RolloutResponse
-	8, // [8:12] is the sub-list for method output_type
-	4, // [4:8] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	10, // 0: tether.hub.v1.GetRolloutRequest.template:type_name -> tether.hub.v1.ObjectRef
+	8,  // 1: tether.hub.v1.GetRolloutResponse.status:type_name -> tether.hub.v1.RolloutStatus
+	10, // 2: tether.hub.v1.PauseRolloutRequest.template:type_name -> tether.hub.v1.ObjectRef
+	8,  // 3: tether.hub.v1.PauseRolloutResponse.status:type_name -> tether.hub.v1.RolloutStatus
+	10, // 4: tether.hub.v1.ResumeRolloutRequest.template:type_name -> tether.hub.v1.ObjectRef
+	8,  // 5: tether.hub.v1.ResumeRolloutResponse.status:type_name -> tether.hub.v1.RolloutStatus
+	10, // 6: tether.hub.v1.UndoRolloutRequest.template:type_name -> tether.hub.v1.ObjectRef
+	8,  // 7: tether.hub.v1.UndoRolloutResponse.status:type_name -> tether.hub.v1.RolloutStatus
+	9,  // 8: tether.hub.v1.RolloutStatus.clusters:type_name -> tether.hub.v1.RolloutCluster
+	11, // 9: tether.hub.v1.RolloutCluster.since:type_name -> google.protobuf.Timestamp
+	0,  // 10: tether.hub.v1.RolloutService.GetRollout:input_type -> tether.hub.v1.GetRolloutRequest
+	2,  // 11: tether.hub.v1.RolloutService.PauseRollout:input_type -> tether.hub.v1.PauseRolloutRequest
+	4,  // 12: tether.hub.v1.RolloutService.ResumeRollout:input_type -> tether.hub.v1.ResumeRolloutRequest
+	6,  // 13: tether.hub.v1.RolloutService.UndoRollout:input_type -> tether.hub.v1.UndoRolloutRequest
+	1,  // 14: tether.hub.v1.RolloutService.GetRollout:output_type -> tether.hub.v1.GetRolloutResponse
+	3,  // 15: tether.hub.v1.RolloutService.PauseRollout:output_type -> tether.hub.v1.PauseRolloutResponse
+	5,  // 16: tether.hub.v1.RolloutService.ResumeRollout:output_type -> tether.hub.v1.ResumeRolloutResponse
+	7,  // 17: tether.hub.v1.RolloutService.UndoRollout:output_type -> tether.hub.v1.UndoRolloutResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_tether_hub_v1_rollout_proto_init() }
@@ -395,7 +690,7 @@ func file_tether_hub_v1_rollout_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_tether_hub_v1_rollout_proto_rawDesc), len(file_tether_hub_v1_rollout_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

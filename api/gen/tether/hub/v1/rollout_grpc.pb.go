@@ -21,10 +21,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RolloutService_Status_FullMethodName = "/tether.hub.v1.RolloutService/Status"
-	RolloutService_Pause_FullMethodName  = "/tether.hub.v1.RolloutService/Pause"
-	RolloutService_Resume_FullMethodName = "/tether.hub.v1.RolloutService/Resume"
-	RolloutService_Undo_FullMethodName   = "/tether.hub.v1.RolloutService/Undo"
+	RolloutService_GetRollout_FullMethodName    = "/tether.hub.v1.RolloutService/GetRollout"
+	RolloutService_PauseRollout_FullMethodName  = "/tether.hub.v1.RolloutService/PauseRollout"
+	RolloutService_ResumeRollout_FullMethodName = "/tether.hub.v1.RolloutService/ResumeRollout"
+	RolloutService_UndoRollout_FullMethodName   = "/tether.hub.v1.RolloutService/UndoRollout"
 )
 
 // RolloutServiceClient is the client API for RolloutService service.
@@ -32,21 +32,22 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // RolloutService shows and steers the rollout of a template that a
-// RolloutPolicy paces. Status needs read access to the template's
-// namespace; Pause, Resume and Undo need write access (an editor of the
+// RolloutPolicy paces. GetRollout needs read access to the template's
+// namespace; PauseRollout, ResumeRollout and UndoRollout need write access (an editor of the
 // namespace). A template with no rollout is NOT_FOUND; a template
 // reference that is not a template is INVALID_ARGUMENT.
 type RolloutServiceClient interface {
-	// Status returns the rollout's phase and every cluster's.
-	Status(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error)
-	// Pause stops admitting clusters; clusters in flight go on being judged.
-	Pause(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error)
-	// Resume lifts a pause, tolerating the failures so far.
-	Resume(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error)
-	// Undo applies the template's content at its previous revision (the
-	// hub keeps a short history); the rollout takes it through the same
-	// gates. FAILED_PRECONDITION when there is no previous revision.
-	Undo(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error)
+	// GetRollout returns the rollout's phase and every cluster's.
+	GetRollout(ctx context.Context, in *GetRolloutRequest, opts ...grpc.CallOption) (*GetRolloutResponse, error)
+	// PauseRollout stops admitting clusters; clusters in flight go on being
+	// judged.
+	PauseRollout(ctx context.Context, in *PauseRolloutRequest, opts ...grpc.CallOption) (*PauseRolloutResponse, error)
+	// ResumeRollout lifts a pause, tolerating the failures so far.
+	ResumeRollout(ctx context.Context, in *ResumeRolloutRequest, opts ...grpc.CallOption) (*ResumeRolloutResponse, error)
+	// UndoRollout applies the template's content at its previous revision
+	// (the hub keeps a short history); the rollout takes it through the
+	// same gates. FAILED_PRECONDITION when there is no previous revision.
+	UndoRollout(ctx context.Context, in *UndoRolloutRequest, opts ...grpc.CallOption) (*UndoRolloutResponse, error)
 }
 
 type rolloutServiceClient struct {
@@ -57,40 +58,40 @@ func NewRolloutServiceClient(cc grpc.ClientConnInterface) RolloutServiceClient {
 	return &rolloutServiceClient{cc}
 }
 
-func (c *rolloutServiceClient) Status(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error) {
+func (c *rolloutServiceClient) GetRollout(ctx context.Context, in *GetRolloutRequest, opts ...grpc.CallOption) (*GetRolloutResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RolloutResponse)
-	err := c.cc.Invoke(ctx, RolloutService_Status_FullMethodName, in, out, cOpts...)
+	out := new(GetRolloutResponse)
+	err := c.cc.Invoke(ctx, RolloutService_GetRollout_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *rolloutServiceClient) Pause(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error) {
+func (c *rolloutServiceClient) PauseRollout(ctx context.Context, in *PauseRolloutRequest, opts ...grpc.CallOption) (*PauseRolloutResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RolloutResponse)
-	err := c.cc.Invoke(ctx, RolloutService_Pause_FullMethodName, in, out, cOpts...)
+	out := new(PauseRolloutResponse)
+	err := c.cc.Invoke(ctx, RolloutService_PauseRollout_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *rolloutServiceClient) Resume(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error) {
+func (c *rolloutServiceClient) ResumeRollout(ctx context.Context, in *ResumeRolloutRequest, opts ...grpc.CallOption) (*ResumeRolloutResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RolloutResponse)
-	err := c.cc.Invoke(ctx, RolloutService_Resume_FullMethodName, in, out, cOpts...)
+	out := new(ResumeRolloutResponse)
+	err := c.cc.Invoke(ctx, RolloutService_ResumeRollout_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *rolloutServiceClient) Undo(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*RolloutResponse, error) {
+func (c *rolloutServiceClient) UndoRollout(ctx context.Context, in *UndoRolloutRequest, opts ...grpc.CallOption) (*UndoRolloutResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RolloutResponse)
-	err := c.cc.Invoke(ctx, RolloutService_Undo_FullMethodName, in, out, cOpts...)
+	out := new(UndoRolloutResponse)
+	err := c.cc.Invoke(ctx, RolloutService_UndoRollout_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,21 +103,22 @@ func (c *rolloutServiceClient) Undo(ctx context.Context, in *RolloutRequest, opt
 // for forward compatibility.
 //
 // RolloutService shows and steers the rollout of a template that a
-// RolloutPolicy paces. Status needs read access to the template's
-// namespace; Pause, Resume and Undo need write access (an editor of the
+// RolloutPolicy paces. GetRollout needs read access to the template's
+// namespace; PauseRollout, ResumeRollout and UndoRollout need write access (an editor of the
 // namespace). A template with no rollout is NOT_FOUND; a template
 // reference that is not a template is INVALID_ARGUMENT.
 type RolloutServiceServer interface {
-	// Status returns the rollout's phase and every cluster's.
-	Status(context.Context, *RolloutRequest) (*RolloutResponse, error)
-	// Pause stops admitting clusters; clusters in flight go on being judged.
-	Pause(context.Context, *RolloutRequest) (*RolloutResponse, error)
-	// Resume lifts a pause, tolerating the failures so far.
-	Resume(context.Context, *RolloutRequest) (*RolloutResponse, error)
-	// Undo applies the template's content at its previous revision (the
-	// hub keeps a short history); the rollout takes it through the same
-	// gates. FAILED_PRECONDITION when there is no previous revision.
-	Undo(context.Context, *RolloutRequest) (*RolloutResponse, error)
+	// GetRollout returns the rollout's phase and every cluster's.
+	GetRollout(context.Context, *GetRolloutRequest) (*GetRolloutResponse, error)
+	// PauseRollout stops admitting clusters; clusters in flight go on being
+	// judged.
+	PauseRollout(context.Context, *PauseRolloutRequest) (*PauseRolloutResponse, error)
+	// ResumeRollout lifts a pause, tolerating the failures so far.
+	ResumeRollout(context.Context, *ResumeRolloutRequest) (*ResumeRolloutResponse, error)
+	// UndoRollout applies the template's content at its previous revision
+	// (the hub keeps a short history); the rollout takes it through the
+	// same gates. FAILED_PRECONDITION when there is no previous revision.
+	UndoRollout(context.Context, *UndoRolloutRequest) (*UndoRolloutResponse, error)
 	mustEmbedUnimplementedRolloutServiceServer()
 }
 
@@ -127,17 +129,17 @@ type RolloutServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedRolloutServiceServer struct{}
 
-func (UnimplementedRolloutServiceServer) Status(context.Context, *RolloutRequest) (*RolloutResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+func (UnimplementedRolloutServiceServer) GetRollout(context.Context, *GetRolloutRequest) (*GetRolloutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRollout not implemented")
 }
-func (UnimplementedRolloutServiceServer) Pause(context.Context, *RolloutRequest) (*RolloutResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Pause not implemented")
+func (UnimplementedRolloutServiceServer) PauseRollout(context.Context, *PauseRolloutRequest) (*PauseRolloutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PauseRollout not implemented")
 }
-func (UnimplementedRolloutServiceServer) Resume(context.Context, *RolloutRequest) (*RolloutResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Resume not implemented")
+func (UnimplementedRolloutServiceServer) ResumeRollout(context.Context, *ResumeRolloutRequest) (*ResumeRolloutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResumeRollout not implemented")
 }
-func (UnimplementedRolloutServiceServer) Undo(context.Context, *RolloutRequest) (*RolloutResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Undo not implemented")
+func (UnimplementedRolloutServiceServer) UndoRollout(context.Context, *UndoRolloutRequest) (*UndoRolloutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UndoRollout not implemented")
 }
 func (UnimplementedRolloutServiceServer) mustEmbedUnimplementedRolloutServiceServer() {}
 func (UnimplementedRolloutServiceServer) testEmbeddedByValue()                        {}
@@ -160,74 +162,74 @@ func RegisterRolloutServiceServer(s grpc.ServiceRegistrar, srv RolloutServiceSer
 	s.RegisterService(&RolloutService_ServiceDesc, srv)
 }
 
-func _RolloutService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RolloutRequest)
+func _RolloutService_GetRollout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRolloutRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(RolloutServiceServer).Status(ctx, in)
+		return srv.(RolloutServiceServer).GetRollout(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: RolloutService_Status_FullMethodName,
+		FullMethod: RolloutService_GetRollout_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(RolloutServiceServer).Status(ctx, req.(*RolloutRequest))
+		return srv.(RolloutServiceServer).GetRollout(ctx, req.(*GetRolloutRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _RolloutService_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RolloutRequest)
+func _RolloutService_PauseRollout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseRolloutRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(RolloutServiceServer).Pause(ctx, in)
+		return srv.(RolloutServiceServer).PauseRollout(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: RolloutService_Pause_FullMethodName,
+		FullMethod: RolloutService_PauseRollout_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(RolloutServiceServer).Pause(ctx, req.(*RolloutRequest))
+		return srv.(RolloutServiceServer).PauseRollout(ctx, req.(*PauseRolloutRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _RolloutService_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RolloutRequest)
+func _RolloutService_ResumeRollout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeRolloutRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(RolloutServiceServer).Resume(ctx, in)
+		return srv.(RolloutServiceServer).ResumeRollout(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: RolloutService_Resume_FullMethodName,
+		FullMethod: RolloutService_ResumeRollout_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(RolloutServiceServer).Resume(ctx, req.(*RolloutRequest))
+		return srv.(RolloutServiceServer).ResumeRollout(ctx, req.(*ResumeRolloutRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _RolloutService_Undo_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(RolloutRequest)
+func _RolloutService_UndoRollout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UndoRolloutRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(RolloutServiceServer).Undo(ctx, in)
+		return srv.(RolloutServiceServer).UndoRollout(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: RolloutService_Undo_FullMethodName,
+		FullMethod: RolloutService_UndoRollout_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(RolloutServiceServer).Undo(ctx, req.(*RolloutRequest))
+		return srv.(RolloutServiceServer).UndoRollout(ctx, req.(*UndoRolloutRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -240,20 +242,20 @@ var RolloutService_ServiceDesc = grpc.ServiceDesc{
 	HandlerType: (*RolloutServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
-			MethodName: "Status",
-			Handler:    _RolloutService_Status_Handler,
+			MethodName: "GetRollout",
+			Handler:    _RolloutService_GetRollout_Handler,
 		},
 		{
-			MethodName: "Pause",
-			Handler:    _RolloutService_Pause_Handler,
+			MethodName: "PauseRollout",
+			Handler:    _RolloutService_PauseRollout_Handler,
 		},
 		{
-			MethodName: "Resume",
-			Handler:    _RolloutService_Resume_Handler,
+			MethodName: "ResumeRollout",
+			Handler:    _RolloutService_ResumeRollout_Handler,
 		},
 		{
-			MethodName: "Undo",
-			Handler:    _RolloutService_Undo_Handler,
+			MethodName: "UndoRollout",
+			Handler:    _RolloutService_UndoRollout_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
