@@ -24,6 +24,7 @@ import (
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // testHub is the hub's client API on a real gRPC server with TLS on
@@ -41,12 +42,17 @@ func startHub(t *testing.T) *testHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	revoked := revocation.New(h.st, hclog.NewNullLogger())
-	followed := make(chan error, 1)
-	// The follower stops when t.Context ends, before any cleanup runs;
-	// the store, whose cleanup runs last, outlives it.
+	v, err := view.New(h.st, []view.Prefix{revocation.Prefix()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := revocation.New(h.st, v, hclog.NewNullLogger())
+	followed := make(chan error, 2)
+	// The view and the follower stop when t.Context ends, before any
+	// cleanup runs; the store, whose cleanup runs last, outlives them.
+	go func() { followed <- v.Run(t.Context()) }()
 	go func() { followed <- revoked.Run(t.Context()) }()
-	t.Cleanup(func() { <-followed })
+	t.Cleanup(func() { <-followed; <-followed })
 	api, err := clientapi.New(clientapi.Config{Leases: liveness.New(liveness.Config{}), Revocations: revoked,
 		Registry: membership.NewRegistry(h.st, ca, membership.Config{}, hclog.NewNullLogger())}, h.st, nil, hclog.NewNullLogger())
 	if err != nil {

@@ -23,8 +23,9 @@
 //     (--accept-store-reset). open.go does steps 1 and 2.
 //  3. Builds every part over them (wire.go): the interpreter, cluster
 //     leases, the replica's view of the store (hub/view: one list+watch,
-//     decoded once, that the renderer reads), the renderer
-//     (agentapi.Works) and the aggregator
+//     decoded once, that the renderer, the scheduler, the detector, the
+//     aggregator, the customizations watcher, the revoked users and the
+//     users' roles read), the renderer (agentapi.Works) and the aggregator
 //     (agentapi.Statuses); one gRPC server over TLS (serving certificate
 //     for 127.0.0.1, ::1, localhost, the host name, the listen host and
 //     TLSSANs, valid for ServingCertLifetime and re-issued at about two
@@ -47,7 +48,8 @@
 //     (hub/leader). While this replica leads, a group of its own runs the
 //     controllers that write decisions: registration, detector, scheduler
 //     (with eviction), aggregate (with the pruning of removed
-//     clusters' relayed reports) and rollout (hub/rollout), all writing through a store view fenced
+//     clusters' relayed reports), the WorkloadRebalancer loop
+//     (hub/rebalancer) and rollout (hub/rollout), all writing through a store view fenced
 //     by the leadership (store.Fenced); it ends as soon as leadership is
 //     lost, and the next term starts a new registrar and detector. A
 //     single hub on its embedded etcd, the only replica there can be,

@@ -92,7 +92,7 @@ func (h *Hub) newAPI(d apiDeps) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent service: %w", err)
 	}
-	revoked, book := revocation.New(d.st, h.logger), roles.New(d.st, h.logger)
+	revoked, book := revocation.New(d.st, d.view, h.logger), roles.New(d.st, d.view, h.logger)
 	clients, err := clientapi.New(clientapi.Config{MaxObjectBytes: h.cfg.MaxObjectBytes, Registry: d.registry, Leases: d.leases,
 		Namespaces: h.namespaceFilter(), Revocations: revoked, Roles: book, Scheduling: place.Options{FailoverUnreachable: h.cfg.FailoverUnreachable,
 			UnreachableToleration: h.cfg.UnreachableToleration, EvictionTimeout: h.cfg.GracefulEvictionTimeout},

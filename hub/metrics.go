@@ -18,6 +18,7 @@ import (
 	"github.com/tetherproj/tether/hub/authority"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -174,7 +175,7 @@ func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	counts := map[liveness.State]int{liveness.StateReady: 0, liveness.StateNotReady: 0, liveness.StateUnknown: 0}
+	counts := map[lease.State]int{lease.StateReady: 0, lease.StateNotReady: 0, lease.StateUnknown: 0}
 	leases, _ := c.leases.List()
 	for _, l := range leases {
 		counts[l.State]++

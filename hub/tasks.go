@@ -5,6 +5,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/leader"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/rebalancer"
 )
 
 // task is one long-lived part of the hub.
@@ -52,6 +53,7 @@ func (p *parts) tasks() []task {
 		{"scheduler", p.sched.Run, leaderOnly},             // bindings × clusters → placements, eviction
 		{"aggregate", p.statuses.Run, leaderOnly},          // agents' statuses → binding status
 		{"reports-prune", p.statuses.Prune, leaderOnly},    // removed clusters' relayed reports → deleted
+		{"rebalancer", p.rebalance, leaderOnly},            // WorkloadRebalancers → bindings' rescheduleTriggeredAt, their status, TTL
 		{"rollout", p.newRollout().Run, leaderOnly},        // RolloutPolicies × agents' health → rollout records (render holds the rest)
 	}
 	if p.lis.metrics != nil {
@@ -96,3 +98,8 @@ func (p *parts) followLiveness(ctx context.Context) error {
 // revoke ends the streams of agents whose records were revoked or
 // removed.
 func (p *parts) revoke(ctx context.Context) error { return p.registry.Watch(ctx, p.srv.agents.Recheck) }
+
+// rebalance runs a term's WorkloadRebalancer loop (hub/rebalancer).
+func (p *parts) rebalance(ctx context.Context) error {
+	return rebalancer.New(p.fenced, p.view, p.hub.logger).Run(ctx)
+}

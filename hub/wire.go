@@ -13,6 +13,8 @@ import (
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/render"
+	"github.com/tetherproj/tether/hub/revocation"
+	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/rollout"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
@@ -66,10 +68,10 @@ func (h *Hub) wire(b *base) (*parts, error) {
 	var _ agentapi.Toucher = p.heartbeats // streams held back keep their leases
 	fence := &store.Fence{}
 	p.fenced = b.st.Fenced(fence)
-	p.rics = customizations.New(b.st, interp, h.logger)
-	if p.view, err = view.New(b.st, view.HubPrefixes(), h.logger); err != nil {
+	if p.view, err = view.New(b.st, replicaPrefixes(), h.logger); err != nil {
 		return nil, err
 	}
+	p.rics = customizations.New(p.view, interp, h.logger)
 	p.works = render.New(p.view, interp, render.Config{Authority: b.auth, Counts: p.counts, Customizations: p.rics}, h.logger)
 	var _ agentapi.Readiness = p.works // streams read Hello once it has rendered
 	h.wireControllers(p, fence)
@@ -88,7 +90,7 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 	// leader's aggregator sees every cluster's and any replica knows what
 	// is held. A hub on its embedded etcd is the only replica: it holds
 	// them in memory.
-	p.statuses = aggregate.New(p.fenced, p.aggregateHooks, p.leases, aggregate.Config{Counts: p.counts, Relay: p.st,
+	p.statuses = aggregate.New(p.fenced, p.aggregateHooks, p.leases, aggregate.Config{Counts: p.counts, Relay: p.st, View: p.view,
 		Replica: replicaName(p.addr()), Local: h.alone()}, h.logger)
 	p.registry = membership.NewRegistry(p.st, p.ca, membership.Config{AgentCertLifetime: h.cfg.AgentCertLifetime,
 		NewClustersCordoned: h.cfg.NewClustersCordoned}, h.logger)
@@ -147,4 +149,11 @@ func (p *parts) close() {
 	p.aggregateHooks.Close()
 	p.detectorHooks.Close()
 	p.interp.Close()
+}
+
+// replicaPrefixes are what each replica's view holds: the objects,
+// bindings and clusters (view.HubPrefixes), and the records every replica
+// answers from (the revoked users, the users' roles).
+func replicaPrefixes() []view.Prefix {
+	return append(view.HubPrefixes(), revocation.Prefix(), roles.Prefix())
 }

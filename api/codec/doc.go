@@ -1,11 +1,14 @@
 // Package codec turns the YAML and JSON users write into Tether's API
-// objects (api/policy, api/config, api/cluster and api/work) and back.
+// objects (api/policy, api/config, api/cluster, api/work and api/apps) and
+// back.
 //
 // Decode and DecodeAll dispatch on apiVersion and kind. Tether's groups
 // (policy.tether.io/v1alpha1, config.tether.io/v1alpha1,
-// cluster.tether.io/v1alpha1, work.tether.io/v1alpha1) are canonical;
-// Karmada's (policy.karmada.io/v1alpha1, config.karmada.io/v1alpha1,
-// cluster.karmada.io/v1alpha1, work.karmada.io/v1alpha2) decode into the
+// cluster.tether.io/v1alpha1, work.tether.io/v1alpha1,
+// apps.tether.io/v1alpha1) are canonical; Karmada's
+// (policy.karmada.io/v1alpha1, config.karmada.io/v1alpha1,
+// cluster.karmada.io/v1alpha1, work.karmada.io/v1alpha2,
+// apps.karmada.io/v1alpha1) decode into the
 // same Go types, so existing Karmada YAML applies unchanged.
 //
 // Decoding keeps the apiVersion as written: a Karmada policy encodes back as

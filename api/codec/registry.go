@@ -5,14 +5,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	appsv1alpha1 "github.com/tetherproj/tether/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 )
 
-// Object is an object of Tether's API: one of the policy, config, cluster
-// and work kinds. Every such type is a pointer to a struct with TypeMeta and
+// Object is an object of Tether's API: one of the policy, config, cluster,
+// work and apps kinds. Every such type is a pointer to a struct with TypeMeta and
 // ObjectMeta.
 type Object interface {
 	metav1.Object
@@ -74,6 +75,10 @@ var groups = []apiGroup{
 		{kind(workv1alpha1.GroupVersion, workv1alpha1.KindClusterResourceBinding), false,
 			func() Object { return &workv1alpha1.ClusterResourceBinding{} }},
 	}},
+	{appsv1alpha1.GroupVersion, appsv1alpha1.KarmadaGroupVersion, []KindInfo{
+		{kind(appsv1alpha1.GroupVersion, appsv1alpha1.KindWorkloadRebalancer), false,
+			func() Object { return &appsv1alpha1.WorkloadRebalancer{} }},
+	}},
 }
 
 func kind(gv schema.GroupVersion, k string) schema.GroupVersionKind { return gv.WithKind(k) }
@@ -127,8 +132,8 @@ func Known(apiVersion, kind string) bool {
 }
 
 // OwnGroup reports whether apiVersion belongs to one of Tether's API groups
-// or to the Karmada groups it aliases (policy, config, cluster and work,
-// any version).
+// or to the Karmada groups it aliases (policy, config, cluster, work and
+// apps, any version).
 func OwnGroup(apiVersion string) bool {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	return err == nil && ownGroups[gv.Group]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	appsv1alpha1 "github.com/tetherproj/tether/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/api/codec"
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
@@ -31,6 +32,8 @@ func minimal(apiVersion, kind string) string {
 		return head + "metadata: {name: a}\nwebhooks: [{name: hook.example.com, clientConfig: {url: 'https://hook.example.com/x'}, interpreterContextVersions: [v1alpha1]}]\n"
 	case "Cluster":
 		return head + "metadata: {name: m1}\nspec: {region: eu}\n"
+	case "WorkloadRebalancer":
+		return head + "metadata: {name: a}\nspec: {workloads: [{apiVersion: apps/v1, kind: Deployment, namespace: default, name: web}], ttlSecondsAfterFinished: 60}\n"
 	case "FederatedResourceQuota":
 		return head + "metadata: {name: a, namespace: default}\nspec: {overall: {cpu: 4}}\n"
 	default:
@@ -52,6 +55,7 @@ func TestDecodeAliasGroups(t *testing.T) {
 		{"cluster.tether.io/v1alpha1", "cluster.karmada.io/v1alpha1", "Cluster", &clusterv1alpha1.Cluster{}},
 		{"work.tether.io/v1alpha1", "work.karmada.io/v1alpha2", "ResourceBinding", &workv1alpha1.ResourceBinding{}},
 		{"work.tether.io/v1alpha1", "work.karmada.io/v1alpha2", "ClusterResourceBinding", &workv1alpha1.ClusterResourceBinding{}},
+		{"apps.tether.io/v1alpha1", "apps.karmada.io/v1alpha1", "WorkloadRebalancer", &appsv1alpha1.WorkloadRebalancer{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind, func(t *testing.T) {

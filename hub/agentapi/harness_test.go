@@ -21,6 +21,7 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi/agentapitest"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/internal/leakcheck"
@@ -250,7 +251,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 }
 
 // leaseView is a cluster's lease as tests see it.
-type leaseView = liveness.Lease
+type leaseView = lease.Lease
 
 // slowClient makes a client whose flow-control window stays small.
 func slowClient() []grpc.DialOption {

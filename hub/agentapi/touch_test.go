@@ -6,7 +6,7 @@ import (
 
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/agentapi"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 )
 
 // TestHeldBackStreamsKeepLeases: a stream the hub holds back unread (its
@@ -32,17 +32,17 @@ func TestHeldBackStreamsKeepLeases(t *testing.T) {
 	h.clock.Advance(30 * time.Second) // a minute since either lease was renewed
 	eventually(t, "edge-2's lease run out", func() bool {
 		l, _ := h.leases.Get("edge-2")
-		return l.State == liveness.StateUnknown
+		return l.State == lease.StateUnknown
 	})
 	eventually(t, "edge-1's lease kept again", touched)
-	if l, _ := h.leases.Get("edge-1"); l.State != liveness.StateReady {
+	if l, _ := h.leases.Get("edge-1"); l.State != lease.StateReady {
 		t.Errorf("lease of edge-1, whose stream waits, = %s; want Ready", l.State)
 	}
 
 	b := h.connect(t, "edge-2", &agentv1.Hello{}) // back, but its lease ran out
 	h.clock.Advance(time.Second)
 	time.Sleep(100 * time.Millisecond) // five touches' worth
-	if l, _ := h.leases.Get("edge-2"); l.State != liveness.StateUnknown {
+	if l, _ := h.leases.Get("edge-2"); l.State != lease.StateUnknown {
 		t.Errorf("lease of edge-2 after its waiting stream touched it = %s; want Unknown until a heartbeat", l.State)
 	}
 

@@ -17,8 +17,10 @@ import (
 	"github.com/tetherproj/tether/hub/agentapi"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/syncstate"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/protocol"
 )
 
@@ -43,7 +45,7 @@ type Interpreter interface {
 
 // Leases is what the aggregator needs from hub/liveness.Leases.
 type Leases interface {
-	List() ([]liveness.Lease, uint64)
+	List() ([]lease.Lease, uint64)
 	Wait(ctx context.Context, after uint64) (uint64, error)
 	Duration() time.Duration
 }
@@ -85,6 +87,10 @@ type Config struct {
 	// acks and reports are held in memory as they arrive and never
 	// relayed, and Relay only deletes the records a relaying hub left.
 	Local bool
+	// View is the replica's view of the store (hub/view), holding the
+	// bindings and templates: Run follows the bindings in it and reads the
+	// templates from it. Required by Run only.
+	View *view.View
 	// Seen is the highest store revision this replica's components have
 	// read (store.Store.Seen); an update is stamped with it when it
 	// arrives, to tell which binding write it may answer. Nil: Relay's

@@ -35,6 +35,14 @@
 // hub lacks. A single hub does the same through its embedded etcd: one
 // path.
 //
+// The relayed records are not in the replica's view (hub/view), and Relay
+// and Prune keep their own list and watch (store.Follow, with the view's
+// view.RelistBackoff): a view holding them would keep each record as an
+// Object with its decoded value on every replica, several times what
+// this package holds of it (BenchmarkReportsInView against
+// BenchmarkHeldMemory), and they are written as fast as agents ack, each
+// write decoded under the lock every reader of the view shares.
+//
 // # One replica: memory only
 //
 // A hub on its embedded etcd is the only replica (Config.Local): Ack and
@@ -61,9 +69,7 @@
 // and binding keys, shared by the work's records in every cluster: 80
 // bytes. BenchmarkHeldMemory measures the heap per held work, maps
 // included: 760 B before issue 16's changes, 320 B when each record held
-// its own ack and report, 215 B shared, 184 B with the keys shared too. The bindings Run caches keep only the items of clusters
-// nothing is held for (keepUnobserved): the others are built from the
-// records at every flush.
+// its own ack and report, 215 B shared, 184 B with the keys shared too.
 //
 // These records are agents' data, not decisions: Relay writes them
 // unfenced (Config.Relay), whichever replica holds the stream. Updates
@@ -116,6 +122,20 @@
 // tombstone), when it starts and as removals or late records appear. A
 // record is of the size of the binding's item for that cluster: the
 // records grow with bindings × their clusters, as the bindings' items do.
+//
+// # Bindings and templates: the view
+//
+// Run follows the bindings in the replica's view (Config.View, hub/view)
+// and reads the templates from it: it opens no watch of its own and
+// decodes no binding as it changes; the view's relist policy is its own.
+// The view's bindings carry no aggregated status items, and Run keeps
+// none: every item of a cluster something is held for is built from the
+// records at every flush. A binding whose stored encoding Run does not
+// know (another writer changed it) or that has an item of a cluster
+// nothing is held for (a restarted single hub, a store restored: the item
+// is kept as written until the agent reports) is read whole from the
+// store when it is flushed, and dropped again (entry.keeps;
+// BenchmarkRestartHeap measures a restarted hub's aggregator).
 //
 // # What the hub holds
 //
@@ -218,7 +238,7 @@
 // optimistic concurrency (a conflict re-reads and recomputes). A large
 // binding is written at most once per interval for every 16 KiB of its
 // encoding (one on 1,000 clusters, about 150 KiB, every 1.8 s at most):
-// each write is decoded whole by every binding watcher of the hub, so
+// each write is decoded by the view of every replica of the hub, so
 // its status follows a little later rather than costing the hub in
 // proportion to bindings × clusters × changes. One flush
 // pass prepares the dirty bindings' items in turn, then reads their
@@ -232,8 +252,8 @@
 // aggregates does not hold the loop: the binding is written with its
 // previous template status, and flushed again when the answer arrives.
 //
-// It imports hub/store, hub/liveness, hub/agentapi (the interface it
-// implements), hub/aggregate/fold, hub/guard, hub/syncstate, api/,
+// It imports hub/store, hub/view, hub/liveness, hub/pipeline/lease, hub/agentapi (the
+// interface it implements), hub/aggregate/fold, hub/guard, hub/syncstate, api/,
 // internal/interpreter's ErrPending, internal/protocol, the etcd client (for
 // the relay's batched conditional writes), protobuf and Kubernetes API
 // machinery; the interpreter comes in through the Interpreter interface.

@@ -18,6 +18,7 @@ import (
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
 	"github.com/tetherproj/tether/hub/syncstate"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/leakcheck"
 	"github.com/tetherproj/tether/internal/runtest"
 )
@@ -38,6 +39,7 @@ type env struct {
 	st     *store.Store
 	clock  *livenesstest.Clock
 	leases *liveness.Leases
+	view   *view.View // of st, running
 }
 
 func newEnv(t *testing.T) *env {
@@ -48,6 +50,12 @@ func newEnv(t *testing.T) *env {
 	clock := livenesstest.NewClock(t0)
 	e := &env{t: t, ctx: ctx, st: st, clock: clock, leases: liveness.New(liveness.Config{LeaseDuration: 40 * time.Second, Clock: clock, PauseThreshold: -1})}
 	e.goRun("leases", e.leases.Run)
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.view = v
+	e.goRun("view", v.Run)
 	return e
 }
 
@@ -59,7 +67,7 @@ func (e *env) goRun(what string, fn func(context.Context) error) (stop func()) {
 // start runs an aggregator as a single hub does: Relay and Run. stop
 // stops both.
 func (e *env) start(cfg Config) (a *Aggregator, stop func()) {
-	cfg.Clock = e.clock
+	cfg.Clock, cfg.View = e.clock, e.view
 	a = New(e.st, newInterpreter(e.t), e.leases, cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
 	stopRelay := e.goRun("relay", a.Relay)
 	stopRun := e.goRun("aggregate", a.Run)
@@ -149,5 +157,31 @@ func (e *env) revision() int64 {
 	if err != nil {
 		e.t.Fatalf("list: %v", err)
 	}
+	return rev
+}
+
+// viewObject is the view's object of a binding stored at rev as data.
+func viewObject(t testing.TB, key string, data []byte, rev int64) *view.Object {
+	t.Helper()
+	v, err := view.Bindings(key, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &view.Object{Key: key, Revision: rev, Size: len(data), Value: v}
+}
+
+// load gives a the stored bindings as a full batch of the view, as Run
+// does, and returns its revision.
+func (e *env) load(a *Aggregator) int64 {
+	e.t.Helper()
+	kvs, rev, err := e.st.List(e.ctx, store.BindingsPrefix)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	batch := view.Batch{Revision: rev, Full: true}
+	for _, kv := range kvs {
+		batch.Changes = append(batch.Changes, view.Change{Key: kv.Key, Object: viewObject(e.t, kv.Key, kv.Value, kv.Revision)})
+	}
+	a.applyBatch(batch)
 	return rev
 }

@@ -53,9 +53,9 @@ type flushJob struct {
 // is written at most once per flush interval for every flushBytesPerInterval
 // bytes of its encoding (a Deployment placed on three clusters, a few
 // KiB, at every interval; one placed on 1,000 clusters, about 150 KiB,
-// at most every 9 intervals). Every write of a binding is decoded whole
-// by each of the hub's binding watchers (scheduler, render, client API),
-// so a status write costs in proportion to the binding's size.
+// at most every 9 intervals). Every write of a binding goes through etcd
+// to every replica's view (hub/view), which decodes it, so a status write
+// costs in proportion to the binding's size.
 const flushBytesPerInterval = 16 << 10
 
 // flushAll writes every dirty binding whose aggregated status changed,
@@ -81,7 +81,7 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 		}
 		d := dueBinding{key: key}
 		if e != nil {
-			d.size, d.written = e.enc.size, e.written
+			d.size, d.written = e.size, e.written
 		}
 		due = append(due, d)
 	}
@@ -90,7 +90,7 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 	for _, key := range keys {
 		delete(a.run.dirty, key)
 		var j *flushJob
-		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { j = a.prepareFlush(key); return nil })
+		err := guard.Do(a.log, a.cfg.Counts, "aggregate", key, func() error { j = a.prepareFlush(ctx, key); return nil })
 		if err == nil && j != nil {
 			jobs = append(jobs, j)
 		}
@@ -107,12 +107,12 @@ func (a *Aggregator) flushAll(ctx context.Context) {
 // MiB (5 MiB/s at the default interval); the rest wait for the next
 // pass. The spacing alone let a thousand bindings of a thousand clusters
 // each (150 KiB) ask for 80 MB/s of writes, each decoded again by every
-// binding watcher, and every other write of the hub (an Apply, the
-// detector's and scheduler's bindings) waited behind them in etcd. At 2
-// MiB a pass, such writes on their way through etcd to the four binding
-// watchers were some 150 MB of the hub's live heap while a million works
-// were acked (make load-million); at 1 MiB a round over those thousand
-// bindings takes 30 s. Bindings of a few clusters, a few KiB each, are
+// binding watcher the hub then had, and every other write of the hub (an
+// Apply, the detector's and scheduler's bindings) waited behind them in
+// etcd. At 2 MiB a pass, such writes on their way through etcd to the
+// four binding watchers were some 150 MB of the hub's live heap while a
+// million works were acked (make load-million); at 1 MiB a round over
+// those thousand bindings takes 30 s. Bindings of a few clusters, a few KiB each, are
 // written at every pass either way.
 const flushBytesPerPass = 1 << 20
 
@@ -145,18 +145,35 @@ func withinBudget(due []dueBinding, budget int) []string {
 // flushSpacing is the least time between two writes of e beyond the
 // flush interval's own: zero under flushBytesPerInterval.
 func (a *Aggregator) flushSpacing(e *entry) time.Duration {
-	return a.cfg.FlushInterval * time.Duration(e.enc.size/flushBytesPerInterval)
+	return a.cfg.FlushInterval * time.Duration(e.size/flushBytesPerInterval)
 }
 
 // prepareFlush is key's job with its items brought up to date; nil when the
-// binding is gone.
-func (a *Aggregator) prepareFlush(key string) *flushJob {
+// binding is gone or could not be read (then it stays dirty). A binding
+// whose stored encoding is not known, or which has items kept as written,
+// is read whole from the store first (fetch).
+func (a *Aggregator) prepareFlush(ctx context.Context, key string) *flushJob {
 	e, ok := a.run.bindings[key]
 	if !ok {
 		return nil
 	}
-	prev, _ := fold.TemplateStatus(e.b)
-	return &flushJob{key: key, e: e, nb: a.withItems(key, e.b), prev: prev}
+	base := e.b
+	if !e.known || e.keeps {
+		full, err := a.fetch(ctx, key)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Warn("binding not read, retrying", "binding", key, "error", err)
+				a.run.dirty[key] = true
+			}
+			return nil
+		}
+		if full == nil {
+			return nil
+		}
+		e, base = a.run.bindings[key], full
+	}
+	prev, _ := fold.TemplateStatus(base)
+	return &flushJob{key: key, e: e, nb: a.withItems(key, base), prev: prev}
 }
 
 // complete runs the jobs' template statuses and writes, flushWorkers at
@@ -201,9 +218,7 @@ func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
 	case j.written:
 		a.wrote(j.key, j.nb, j.enc, j.rev)
 	case errors.Is(err, store.ErrConflict):
-		if err = a.reread(ctx, j.key); err == nil {
-			err = guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { return a.flush(ctx, j.key) })
-		}
+		err = guard.Do(a.log, a.cfg.Counts, "aggregate", j.key, func() error { return a.flush(ctx, j.key) })
 	}
 	if errors.Is(err, guard.ErrPanicked) || err == nil || ctx.Err() != nil {
 		return
@@ -217,19 +232,21 @@ func (a *Aggregator) finish(ctx context.Context, j *flushJob) {
 func (a *Aggregator) wrote(key string, nb *workv1alpha1.ResourceBinding, enc encoding, rev int64) {
 	a.run.writes.Add(1)
 	a.log.Debug("aggregated status written", "binding", key, "items", len(nb.Status.AggregatedStatus), "stale", fold.StaleClusters(nb))
-	a.keepUnobserved(key, nb)
-	a.run.bindings[key] = &entry{b: nb, enc: enc, rev: rev, written: a.run.passAt}
+	a.run.bindings[key] = &entry{b: withoutItems(nb), rev: rev, size: enc.size, enc: enc, known: true,
+		keeps: a.keepsItems(key, nb), written: a.run.passAt}
 }
 
-// flush writes one binding's aggregated status if it changed, with
-// optimistic concurrency, re-reading it after a conflict.
+// flush writes one binding's aggregated status if it changed, read whole
+// from the store, with optimistic concurrency, reading it again after a
+// conflict.
 func (a *Aggregator) flush(ctx context.Context, key string) error {
 	for range conflictRetries {
-		e, ok := a.run.bindings[key]
-		if !ok {
-			return nil
+		full, err := a.fetch(ctx, key)
+		if err != nil || full == nil {
+			return err
 		}
-		nb := a.desired(ctx, key, e.b)
+		e := a.run.bindings[key]
+		nb := a.desired(ctx, key, full)
 		data, enc := encodeBounded(nb)
 		if enc == e.enc {
 			return nil
@@ -240,9 +257,6 @@ func (a *Aggregator) flush(ctx context.Context, key string) error {
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		if err := a.reread(ctx, key); err != nil {
 			return err
 		}
 	}
@@ -303,22 +317,26 @@ func (a *Aggregator) withTemplate(ctx context.Context, key string, nb *workv1alp
 	return false
 }
 
-// aggregateTemplate reads the binding's template and aggregates the items
-// onto it.
+// aggregateTemplate reads the binding's template from the view and
+// aggregates the items onto a copy of it.
 func (a *Aggregator) aggregateTemplate(ctx context.Context, key string, prev json.RawMessage, items []configv1alpha1.AggregatedStatusItem) (json.RawMessage, error) {
 	ref, ok := store.ParseObjectKey(key)
 	if !ok {
 		return nil, fmt.Errorf("binding key %q has no template", key)
 	}
-	kv, err := a.store.Get(ctx, store.ObjectKey(ref))
-	if err != nil {
-		return nil, err
+	tkey := store.ObjectKey(ref)
+	o, ok := a.cfg.View.Get(tkey)
+	if !ok {
+		return nil, fmt.Errorf("template %s: %w", tkey, store.ErrNotFound)
 	}
-	tmpl := &unstructured.Unstructured{}
-	if err := tmpl.UnmarshalJSON(kv.Value); err != nil {
-		return nil, fmt.Errorf("decode template %s: %w", kv.Key, err)
+	if o.Err != nil {
+		return nil, o.Err
 	}
-	return fold.Template(ctx, a.interp, tmpl, prev, items)
+	tmpl, ok := o.Value.(*unstructured.Unstructured)
+	if !ok || tmpl == nil {
+		return nil, fmt.Errorf("template %s: not decoded", tkey)
+	}
+	return fold.Template(ctx, a.interp, tmpl.DeepCopy(), prev, items)
 }
 
 // setAnnotation stores v as JSON, or removes the annotation when v is
@@ -334,26 +352,23 @@ func setAnnotation[T any](b *workv1alpha1.ResourceBinding, key string, v []T) {
 	b.Annotations[key] = string(must(json.Marshal(v)))
 }
 
-// reread refreshes the cached binding from the store.
-func (a *Aggregator) reread(ctx context.Context, key string) error {
+// fetch reads the binding key whole from the store, caches it (cache) and
+// returns it with its items; nil when it is gone.
+func (a *Aggregator) fetch(ctx context.Context, key string) (*workv1alpha1.ResourceBinding, error) {
 	kv, err := a.store.Get(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
 		delete(a.run.bindings, key)
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b, err := workv1alpha1.Decode(kv.Value)
 	if err != nil {
-		return fmt.Errorf("decode binding %s: %w", key, err)
+		return nil, fmt.Errorf("decode binding %s: %w", key, err)
 	}
-	changed := kv.Revision
-	if cur, ok := a.run.bindings[key]; ok {
-		changed = cur.rev + 1 // after the cached revision, perhaps more than once
-	}
-	a.cache(key, b, kv.Revision, changed)
-	return nil
+	a.cache(key, b, kv.Revision, len(kv.Value))
+	return b, nil
 }
 
 // encoding stands for a binding's JSON encoding, which is not kept (one

@@ -78,7 +78,7 @@ func TestFlushWritesBindingsConcurrently(t *testing.T) {
 	}
 	e.heartbeat("m1")
 	g := &gated{Interpreter: newInterpreter(t), two: make(chan struct{})}
-	a := New(e.st, g, e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	a := New(e.st, g, e.leases, Config{Clock: e.clock, View: e.view}, hclog.NewNullLogger())
 	e.goRun("relay", a.Relay)
 	e.goRun("aggregate", a.Run)
 	for _, ref := range refs {

@@ -86,7 +86,7 @@ func TestInvalidStatusOverGRPC(t *testing.T) {
 // would, whoever calls it, and nothing is recorded.
 func TestReportRefusesInvalidJSON(t *testing.T) {
 	e := newEnv(t)
-	a := New(e.st, newInterpreter(t), e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	a := New(e.st, newInterpreter(t), e.leases, Config{Clock: e.clock, View: e.view}, hclog.NewNullLogger())
 	err := a.Report(context.Background(), "m1", report("v1", manifest("web", agentv1.Health_HEALTH_HEALTHY, true, `{"x":`)))
 	if err == nil {
 		t.Fatal("Report(invalid status_json) = nil; want an error")
@@ -187,7 +187,7 @@ func TestPanickingBindingSkipped(t *testing.T) {
 	e.put(store.BindingKey(webRef), webBinding("m1"))
 	e.heartbeat("m1")
 	counts := guard.NewCounts()
-	a := New(e.st, panicky{newInterpreter(t)}, e.leases, Config{Clock: e.clock, Counts: counts}, hclog.NewNullLogger())
+	a := New(e.st, panicky{newInterpreter(t)}, e.leases, Config{Clock: e.clock, Counts: counts, View: e.view}, hclog.NewNullLogger())
 	e.goRun("relay", a.Relay)
 	e.goRun("aggregate", a.Run)
 	for _, key := range []string{"apps/Deployment/prod/api", workKey} {

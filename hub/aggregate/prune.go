@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // removal is the part of an agent record (hub/membership, store.AgentKey)
@@ -23,7 +24,7 @@ type removal struct {
 // starts, then each agent record and relayed record that changes, until
 // ctx ends (nil). Leader only, next to Run.
 func (a *Aggregator) Prune(ctx context.Context) error {
-	return store.Follow(ctx, a.log.Named("prune"), relistBackoff, a.pruneSession)
+	return store.Follow(ctx, a.log.Named("prune"), view.RelistBackoff, a.pruneSession)
 }
 
 // pruneSession lists agents and records, deletes what is due, and follows

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // Tuned constants of the relay.
@@ -168,7 +169,7 @@ func (a *Aggregator) Relay(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = store.Follow(ctx, a.log.Named("reports"), relistBackoff, a.followReports)
+		_ = store.Follow(ctx, a.log.Named("reports"), view.RelistBackoff, a.followReports)
 	}()
 	a.writeRelayed(ctx)
 	wg.Wait()

@@ -9,26 +9,21 @@ import (
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
+	"github.com/tetherproj/tether/hub/aggregate/fold"
 	"github.com/tetherproj/tether/hub/guard"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
-
-// relistBackoff is how long Run waits before listing again after a session
-// failed for another reason than compaction. No jitter: only the leader
-// runs the aggregator.
-const relistBackoff = 2 * time.Second
-
-// errWatchClosed ends a session whose watch channel closed without error.
-var errWatchClosed = errors.New("aggregate: watch closed")
 
 // runState is the state of the goroutine running Run.
 type runState struct {
 	graceUntil time.Time
 	graceOver  bool
-	states     map[string]liveness.State // lease state by cluster
-	bindings   map[string]*entry         // by binding key
-	dirty      map[string]bool           // binding keys to flush
+	states     map[string]lease.State // lease state by cluster
+	bindings   map[string]*entry      // by binding key
+	dirty      map[string]bool        // binding keys to flush
 	// pending are the binding keys whose template status waits for a
 	// webhook's answer (interpreter.ErrPending): dirty again when one
 	// arrives.
@@ -45,49 +40,47 @@ type runState struct {
 	writes atomic.Uint64 // bindings written, for tests
 }
 
-// entry is one cached binding.
+// entry is one cached binding, without its aggregated status items: those
+// are built from what is held at every flush, and the few kept as written
+// (of clusters nothing is held for) are read from the store when a flush
+// needs them, never kept here.
 type entry struct {
-	b   *workv1alpha1.ResourceBinding
-	enc encoding // of json.Marshal(b)
-	rev int64
+	// b is the binding without items: the view's shared value, or one
+	// read from the store; never changed.
+	b    *workv1alpha1.ResourceBinding
+	rev  int64
+	size int // of the stored encoding, for spacing (flushSpacing)
+	// enc is the encoding of the binding stored at rev, when known: the
+	// aggregator wrote it or read it whole.
+	enc   encoding
+	known bool
+	// keeps says the binding stored at rev has items that a flush keeps
+	// as written (keepsItems): the flush reads it whole from the store.
+	keeps bool
 	// written is when the flush pass that last wrote the binding began
 	// (zero: not written since Run started), for spacing (flushSpacing).
 	written time.Time
 }
 
-// Run writes aggregated statuses until ctx ends, then returns nil. A
-// compacted watch lists again; other store failures list again after
-// relistBackoff. Its goroutines have exited when it returns.
+// Run writes aggregated statuses until ctx ends, then returns nil. It
+// follows the bindings in the replica's view (Config.View), whose list,
+// watch and relist policy are the only ones: a full batch of the view
+// (its first list, or a new list after a store failure) loads every
+// binding again.
 func (a *Aggregator) Run(ctx context.Context) error {
+	if a.cfg.View == nil {
+		return errors.New("aggregate: Run needs Config.View")
+	}
 	a.run.graceUntil = a.cfg.Clock.Now().Add(a.cfg.StartupGrace)
 	leaseCh, stop := liveness.Changed(ctx, a.leases)
 	defer stop()
-	return store.Follow(ctx, a.log, relistBackoff, func(ctx context.Context) error {
-		return a.session(ctx, leaseCh)
-	})
-}
-
-// session lists the bindings, then flushes the dirty ones at most once
-// per flush interval, until ctx ends or the watch fails.
-func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error {
-	rev, err := a.load(ctx)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	events := a.store.Watch(wctx, store.BindingsPrefix, rev+1, store.DeletesWithoutValue)
-	defer func() {
-		cancel()
-		for range events {
-		}
-	}()
+	sub := a.cfg.View.Subscribe(store.BindingsPrefix)
+	defer sub.Close()
+	a.run.bindings, a.run.dirty, a.run.pending = map[string]*entry{}, map[string]bool{}, map[string]bool{}
 	flush := time.NewTimer(a.cfg.FlushInterval)
 	defer flush.Stop()
 	armed := true
-	var grace <-chan time.Time
-	if !a.run.graceOver {
-		grace = a.cfg.Clock.At(a.run.graceUntil)
-	}
+	grace := a.cfg.Clock.At(a.run.graceUntil)
 	for {
 		if !armed && len(a.run.dirty) > 0 {
 			flush.Reset(a.cfg.FlushInterval)
@@ -95,15 +88,9 @@ func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-events:
-			if !ok {
-				return errWatchClosed
-			}
-			if ev.Err != nil {
-				return ev.Err
-			}
-			a.applyBinding(ev)
+			return nil
+		case <-sub.Ready():
+			a.applyBatch(sub.Take())
 		case <-a.kick:
 			for _, k := range a.takePending() {
 				a.run.dirty[k] = true
@@ -125,91 +112,114 @@ func (a *Aggregator) session(ctx context.Context, leaseCh <-chan struct{}) error
 	}
 }
 
-// load lists the bindings into the cache and marks them all dirty.
-func (a *Aggregator) load(ctx context.Context) (int64, error) {
-	a.run.bindings = make(map[string]*entry)
-	a.run.dirty = make(map[string]bool)
-	a.run.pending = map[string]bool{}
-	rev, err := a.store.ListEach(ctx, store.BindingsPrefix, func(kv store.KV) {
-		a.applyBinding(store.Event{Type: store.EventPut, KV: kv})
-	})
-	if err != nil {
-		return 0, err
+// applyBatch applies a batch of the view's bindings: a full one replaces
+// the cache and marks every binding dirty.
+func (a *Aggregator) applyBatch(b view.Batch) {
+	if b.Full {
+		a.run.bindings, a.run.dirty, a.run.pending = map[string]*entry{}, map[string]bool{}, map[string]bool{}
 	}
-	a.run.states = nil
-	a.refreshStates()
-	return rev, nil
+	for _, c := range b.Changes {
+		a.applyBinding(c)
+	}
+	if b.Full {
+		a.run.states = nil
+		a.refreshStates()
+	}
 }
 
 // applyBinding updates the cache and marks the binding dirty; the echo of
-// the aggregator's own write is skipped.
-func (a *Aggregator) applyBinding(ev store.Event) {
-	key := ev.KV.Key
-	if ev.Type == store.EventDelete {
+// the aggregator's own write (or of one it read) only makes the entry
+// share the view's value.
+func (a *Aggregator) applyBinding(c view.Change) {
+	key := c.Key
+	if c.Object == nil {
 		delete(a.run.bindings, key)
 		delete(a.run.dirty, key)
 		delete(a.run.superseded, key)
 		a.dropBinding(key)
 		return
 	}
+	o := c.Object
 	cur, ok := a.run.bindings[key]
-	if ok && cur.rev >= ev.KV.Revision {
+	b, decoded := o.Value.(*workv1alpha1.ResourceBinding)
+	if ok && cur.rev >= o.Revision {
+		if cur.rev == o.Revision && o.Err == nil && decoded {
+			cur.b = b // the same binding, shared with the view
+		}
 		return
 	}
-	b, err := workv1alpha1.Decode(ev.KV.Value)
-	if err != nil {
+	if o.Err != nil || !decoded || b == nil {
 		a.cfg.Counts.Add("aggregate", guard.KindDecode)
-		a.log.Warn("binding not decodable, its status is not aggregated until it is", "key", key, "error", err)
+		a.log.Warn("binding not decodable, its status is not aggregated until it is", "key", key, "error", o.Err)
 		delete(a.run.bindings, key)
 		return
 	}
-	a.cache(key, b, ev.KV.Revision, ev.KV.Revision)
+	e := &entry{b: b, rev: o.Revision, size: o.Size}
+	if ok {
+		a.noteAssignments(key, cur.b, b, o.Revision)
+		e.written = cur.written
+	}
+	a.run.bindings[key] = e
 	a.run.dirty[key] = true
 }
 
-// cache replaces the cached binding key with b, stored at revision rev,
-// whose assignment changed at revision changed or later (noteAssignments);
-// when the last write was is kept.
-func (a *Aggregator) cache(key string, b *workv1alpha1.ResourceBinding, rev, changed int64) {
-	var written time.Time
+// cache replaces the cached binding key with full, read whole from the
+// store at revision rev (size bytes): its encoding is known and whether a
+// flush keeps some of its items. A newer revision than the cached one
+// changed its assignment after the cached revision (noteAssignments).
+func (a *Aggregator) cache(key string, full *workv1alpha1.ResourceBinding, rev int64, size int) {
+	_, enc := encode(full)
+	e := &entry{b: withoutItems(full), rev: rev, size: size, enc: enc, known: true, keeps: a.keepsItems(key, full)}
 	if cur, ok := a.run.bindings[key]; ok {
-		a.noteAssignments(key, cur.b, b, changed)
-		written = cur.written
-	}
-	_, enc := encode(b)
-	a.keepUnobserved(key, b)
-	a.run.bindings[key] = &entry{b: b, enc: enc, rev: rev, written: written}
-}
-
-// keepUnobserved drops from the cached binding b the items of the clusters
-// whose ack or report is held: the next flush builds those from what is
-// held (BuildItems), and only an item for which nothing is held (a store
-// restored or a restarted hub, before the agent reports again) is kept as
-// written. A binding on 1,000 clusters otherwise kept its 1,000 items
-// next to the records they are built from. A record is forgotten only
-// when its work is deleted from the cluster (or the cluster removed): an
-// item built then is empty and Unknown, as for a cluster not heard from.
-func (a *Aggregator) keepUnobserved(key string, b *workv1alpha1.ResourceBinding) {
-	items := b.Status.AggregatedStatus
-	if len(items) == 0 {
-		return
-	}
-	var kept []configv1alpha1.AggregatedStatusItem
-	a.mu.Lock()
-	for _, it := range items {
-		if a.byBinding[key][it.ClusterName] == nil {
-			kept = append(kept, it)
+		e.written = cur.written
+		switch {
+		case cur.rev < rev:
+			a.noteAssignments(key, cur.b, full, cur.rev+1)
+		case cur.rev == rev:
+			e.b = cur.b // the same binding, shared with the view
 		}
 	}
-	a.mu.Unlock()
-	b.Status.AggregatedStatus = kept
+	a.run.bindings[key] = e
+}
+
+// withoutItems is b without its aggregated status items (a shallow copy).
+func withoutItems(b *workv1alpha1.ResourceBinding) *workv1alpha1.ResourceBinding {
+	out := *b
+	out.Status.AggregatedStatus = nil
+	return &out
+}
+
+// keepsItems reports whether b has an item that the next flush keeps as
+// written: of a cluster nothing is held for (a store restored or a
+// restarted hub, before the agent reports again), other than the empty
+// Unknown item BuildItems makes of such a cluster anyway. A record is
+// forgotten only when its work is deleted from the cluster (or the
+// cluster removed): an item built then is empty and Unknown, as for a
+// cluster not heard from.
+func (a *Aggregator) keepsItems(key string, b *workv1alpha1.ResourceBinding) bool {
+	if len(b.Status.AggregatedStatus) == 0 {
+		return false
+	}
+	stale := make(map[string]bool)
+	for _, c := range fold.StaleClusters(b) {
+		stale[c] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, it := range b.Status.AggregatedStatus {
+		empty := configv1alpha1.AggregatedStatusItem{ClusterName: it.ClusterName, Health: configv1alpha1.ResourceUnknown}
+		if a.byBinding[key][it.ClusterName] == nil && (it != empty || stale[it.ClusterName]) {
+			return true
+		}
+	}
+	return false
 }
 
 // refreshStates reads the lease states; when a cluster's state or the
 // start-up grace changed, every binding is marked dirty.
 func (a *Aggregator) refreshStates() {
 	leases, _ := a.leases.List()
-	states := make(map[string]liveness.State, len(leases))
+	states := make(map[string]lease.State, len(leases))
 	for _, l := range leases {
 		states[l.Cluster] = l.State
 	}
@@ -227,7 +237,7 @@ func (a *Aggregator) refreshStates() {
 // Unknown, or it has none and the start-up grace is over.
 func (a *Aggregator) stale(cluster string) bool {
 	if st, ok := a.run.states[cluster]; ok {
-		return st == liveness.StateUnknown
+		return st == lease.StateUnknown
 	}
 	return a.run.graceOver
 }
@@ -272,7 +282,7 @@ func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceB
 		v := a.versionAt(key, t.Name, rev)
 		if !targeted && v == "" {
 			if written == nil {
-				written = itemClusters(nb)
+				written = writtenClusters(old, nb)
 			}
 			if !written[t.Name] {
 				continue
@@ -292,11 +302,18 @@ func (a *Aggregator) noteAssignments(key string, old, nb *workv1alpha1.ResourceB
 	}
 }
 
-// itemClusters is the set of clusters b has an aggregated status item of.
-func itemClusters(b *workv1alpha1.ResourceBinding) map[string]bool {
-	out := make(map[string]bool, len(b.Status.AggregatedStatus))
-	for _, it := range b.Status.AggregatedStatus {
+// writtenClusters is the set of clusters nb has an aggregated status item
+// of; for nb as the view holds it, without items, those old's works were
+// in (the items the aggregator wrote for it).
+func writtenClusters(old, nb *workv1alpha1.ResourceBinding) map[string]bool {
+	out := make(map[string]bool, len(nb.Status.AggregatedStatus))
+	for _, it := range nb.Status.AggregatedStatus {
 		out[it.ClusterName] = true
+	}
+	if len(out) == 0 {
+		for _, c := range workClusters(old) {
+			out[c] = true
+		}
 	}
 	return out
 }

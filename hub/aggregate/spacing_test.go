@@ -40,7 +40,7 @@ func TestLargeBindingsWrittenLessOften(t *testing.T) {
 
 	var clock atomic.Int64 // Unix ns of the spacing's clock
 	clock.Store(t0.UnixNano())
-	a := New(e.st, newInterpreter(t), e.leases, Config{Clock: e.clock}, hclog.NewNullLogger())
+	a := New(e.st, newInterpreter(t), e.leases, Config{Clock: e.clock, View: e.view}, hclog.NewNullLogger())
 	a.now = func() time.Time { return time.Unix(0, clock.Load()) }
 	e.goRun("relay", a.Relay)
 	e.goRun("aggregate", a.Run)

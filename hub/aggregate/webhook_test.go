@@ -55,7 +55,7 @@ func TestHungWebhookDoesNotStallOtherBindings(t *testing.T) {
 		},
 	})
 	e.heartbeat("m1")
-	a := New(e.st, deferred, e.leases, Config{Clock: e.clock}, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
+	a := New(e.st, deferred, e.leases, Config{Clock: e.clock, View: e.view}, hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: testWriter{e.t}}))
 	stopRelay := e.goRun("relay", a.Relay)
 	stopRun := e.goRun("aggregate", a.Run)
 

@@ -218,7 +218,7 @@ func planOne(it *item, now time.Time, kv store.KV, found bool) (*plan, error) {
 			return p, nil
 		}
 	}
-	if p.value, err = json.Marshal(withHubMetadata(it.obj, prev, now)); err != nil {
+	if p.value, err = json.Marshal(withHubStatus(it.key, withHubMetadata(it.obj, prev, now), prev)); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", describe(it.ref), err)
 	}
 	return p, nil

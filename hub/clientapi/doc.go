@@ -23,8 +23,8 @@
 // its gRPC server, whose transport credentials verify client certificates
 // of the hub CA (tls.VerifyClientCertIfGiven or RequireAndVerifyClientCert):
 //
-//	revoked := revocation.New(st, logger) // its Run follows /tether/revoked-users/
-//	book := roles.New(st, logger)         // its Run follows /tether/user-roles/
+//	revoked := revocation.New(st, v, logger) // its Run follows /tether/revoked-users/ in the view v
+//	book := roles.New(st, v, logger)         // its Run follows /tether/user-roles/ in the view v
 //	grpcServer := grpc.NewServer(append(clientapi.RefuseRevoked(revoked), creds)...)
 //	api, err := clientapi.New(clientapi.Config{Leases: leases, Revocations: revoked, Roles: book}, st, interp, logger) // interp: *interpreter.Interpreter, or nil; leases: *liveness.Leases
 //	api.Register(grpcServer)
@@ -100,7 +100,8 @@
 // status, and metadata uid, resourceVersion, creationTimestamp, generation,
 // managedFields, selfLink and deletion fields. An object equal to the
 // stored one otherwise is UNCHANGED; a changed one keeps its uid and
-// creationTimestamp and gets generation+1. resourceVersion is the etcd
+// creationTimestamp and gets generation+1 (a WorkloadRebalancer also keeps
+// the status hub/rebalancer wrote: withHubStatus). resourceVersion is the etcd
 // revision of the value: it is not stored inside it (it is only known once
 // written) but set on every read. An object larger than
 // Config.MaxObjectBytes (1.5 MiB) as stored is REJECTED with its size and
@@ -239,13 +240,24 @@
 //
 // # Quotas
 //
-// Apply refuses a template, or a PropagationPolicy, whose placement would
-// take its namespace over a FederatedResourceQuota (quota.go: placed with
-// the pipeline Simulate chains, usage and the decision by
-// hub/pipeline/quota), naming the quota, resource, used, requested and
-// allowed; Get of a FederatedResourceQuota computes its status from the
-// namespace's bindings. Apply's fast path hands requests that a quota may
-// concern to its quorum path.
+// Apply refuses a template, a PropagationPolicy or a
+// ClusterPropagationPolicy whose placement would take a namespace over a
+// FederatedResourceQuota (quota.go: placed with the pipeline Simulate
+// chains, usage and the decision by hub/pipeline/quota), naming the
+// quota, resource, used, requested and allowed (and, for a
+// ClusterPropagationPolicy, the namespace); Get of a FederatedResourceQuota
+// computes its status from the namespace's bindings (quota.Status).
+// Apply's fast path hands requests that a quota may concern to its quorum
+// path.
+//
+// As in Karmada, whose webhook is the only place it checks, the quota is
+// checked at apply only: what the scheduler changes on its own (a Divided
+// binding's replicas moving as clusters come and go, a failover, a
+// cluster gaining a label a policy selects) is never refused nor undone,
+// since refusing it would leave replicas unplaced; a namespace taken over
+// its quota that way shows it in the quota's status (overallUsed above
+// overall), and every apply that would grow its usage further is refused
+// until it is back within, while one that shrinks it is always accepted.
 //
 // It imports hub/store, hub/pipeline/lease (the lease type), hub/membership,
 // hub/revocation, hub/roles, hub/pki, hub/pipeline (the stages Simulate chains),

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+
+	appsv1alpha1 "github.com/tetherproj/tether/api/apps/v1alpha1"
+	"github.com/tetherproj/tether/hub/store"
 )
 
 // hubMetadata are the metadata fields the hub owns: whatever a user sends
@@ -65,6 +68,21 @@ func withHubMetadata(obj, prev map[string]any, now time.Time) map[string]any {
 		meta["generation"] = json.Number(strconv.FormatInt(generationOf(prevMeta)+1, 10))
 	}
 	return out
+}
+
+// withHubStatus keeps prev's status on obj when a hub loop writes the
+// status of key's kind on the stored object itself: a WorkloadRebalancer's
+// (hub/rebalancer), which, as in Karmada, keeps the results of workloads a
+// changed spec no longer names. Other kinds' status is the hub's to
+// derive, and the stored one is dropped.
+func withHubStatus(key store.ObjectRef, obj, prev map[string]any) map[string]any {
+	if key.Group != appsv1alpha1.GroupName || key.Kind != appsv1alpha1.KindWorkloadRebalancer {
+		return obj
+	}
+	if st, ok := prev["status"]; ok {
+		obj["status"] = st
+	}
+	return obj
 }
 
 func generationOf(meta map[string]any) int64 {

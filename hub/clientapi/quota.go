@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,8 +24,10 @@ import (
 // checkQuotas rejects, before anything is stored, every template of items
 // whose placement would take its namespace over one of the namespace's
 // FederatedResourceQuotas (the stored ones with the request's laid over
-// them), and every PropagationPolicy whose placement of the namespace's
-// templates would: the template is placed as the loops would place it
+// them), every PropagationPolicy whose placement of the namespace's
+// templates would, and every ClusterPropagationPolicy whose placement of
+// the templates of some namespace would (checkClusterPolicyQuota): the
+// template is placed as the loops would place it
 // (pipelineInput) and its usage, against the namespace's stored bindings,
 // is checked with quota.Check. The rejection says which quota and
 // resource, what is used, requested and allowed. Objects in namespaces
@@ -31,28 +35,37 @@ import (
 func (b *backend) checkQuotas(ctx context.Context, items []*item, plans map[*item]*plan) error {
 	byNS := map[string]*nsQuota{}
 	for _, it := range items {
-		_, policy := it.typed.(*policyv1alpha1.PropagationPolicy)
-		if it.rejected() || (it.typed != nil && !policy) || it.key.Namespace == "" || plans[it] == nil ||
-			plans[it].outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+		if it.rejected() || plans[it] == nil || plans[it].outcome == hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			continue
 		}
-		ns, err := b.namespaceQuota(ctx, byNS, it.key.Namespace, items)
-		if err != nil {
-			return err
-		}
-		if ns == nil {
-			continue
-		}
-		if policy {
-			err = b.checkPolicyQuota(ctx, it, items, ns)
-		} else {
-			err = b.checkTemplateQuota(ctx, it, plans[it], items, ns)
+		var err error
+		switch it.typed.(type) {
+		case *policyv1alpha1.ClusterPropagationPolicy:
+			err = b.checkClusterPolicyQuota(ctx, it, items, byNS)
+		case *policyv1alpha1.PropagationPolicy, nil:
+			err = b.checkNamespacedQuota(ctx, it, plans[it], items, byNS)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkNamespacedQuota checks a template or a PropagationPolicy against
+// the quotas of its namespace.
+func (b *backend) checkNamespacedQuota(ctx context.Context, it *item, p *plan, items []*item, byNS map[string]*nsQuota) error {
+	if it.key.Namespace == "" {
+		return nil
+	}
+	ns, err := b.namespaceQuota(ctx, byNS, it.key.Namespace, items)
+	if err != nil || ns == nil {
+		return err
+	}
+	if _, policy := it.typed.(*policyv1alpha1.PropagationPolicy); policy {
+		return b.checkPolicyQuota(ctx, it, items, ns)
+	}
+	return b.checkTemplateQuota(ctx, it, p, items, ns)
 }
 
 // nsQuota is what checkQuotas knows of one namespace: its quotas, and its
@@ -105,23 +118,28 @@ func (b *backend) namespaceQuota(ctx context.Context, byNS map[string]*nsQuota, 
 
 // quotasMayApply reports whether a FederatedResourceQuota may bear on
 // items: one of them is a quota, or a template or PropagationPolicy that
-// changes, of a namespace that has one by a local read (store.ListLocal) of every stored quota. Apply's
+// changes, of a namespace that has one, or a ClusterPropagationPolicy that
+// changes while some namespace has one, by a local read (store.ListLocal)
+// of every stored quota. Apply's
 // fast path leaves such requests to its quorum path (checkQuotas); a quota
 // created on another replica an instant before may be missed, as any
 // write racing with the template would be.
 func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*item]*plan) (bool, error) {
-	namespaces := map[string]bool{}
+	namespaces, anyNamespace := map[string]bool{}, false
 	for _, it := range items {
 		if _, ok := it.typed.(*policyv1alpha1.FederatedResourceQuota); ok {
 			return true, nil
 		}
 		p := plans[it]
+		if _, cpp := it.typed.(*policyv1alpha1.ClusterPropagationPolicy); cpp && p != nil && p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
+			anyNamespace = true
+		}
 		_, policy := it.typed.(*policyv1alpha1.PropagationPolicy)
 		if (it.typed == nil || policy) && it.key.Namespace != "" && p != nil && p.outcome != hubv1.ApplyOutcome_APPLY_OUTCOME_UNCHANGED {
 			namespaces[it.key.Namespace] = true
 		}
 	}
-	if len(namespaces) == 0 {
+	if len(namespaces) == 0 && !anyNamespace {
 		return false, nil
 	}
 	kvs, err := b.st.ListLocal(ctx, store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, policyv1alpha1.KindFederatedResourceQuota, ""))
@@ -129,7 +147,7 @@ func (b *backend) quotasMayApply(ctx context.Context, items []*item, plans map[*
 		return false, err
 	}
 	for _, kv := range kvs {
-		if key, ok := store.ParseObjectKey(kv.Key); ok && namespaces[key.Namespace] {
+		if key, ok := store.ParseObjectKey(kv.Key); ok && (anyNamespace || namespaces[key.Namespace]) {
 			return true, nil
 		}
 	}
@@ -163,30 +181,105 @@ func (b *backend) checkTemplateQuota(ctx context.Context, it *item, p *plan, ite
 // request's other objects applied, would take their usage over ns.
 func (b *backend) checkPolicyQuota(ctx context.Context, it *item, items []*item, ns *nsQuota) error {
 	pp := it.typed.(*policyv1alpha1.PropagationPolicy)
-	templates, err := b.selectedTemplates(ctx, pp)
+	templates, err := b.selectedTemplates(ctx, pp.Namespace, pp.Spec.ResourceSelectors)
 	if err != nil {
 		return err
 	}
-	old, next := corev1.ResourceList{}, corev1.ResourceList{}
+	old, next, err := b.quotaChange(ctx, it, items, templates)
+	if err != nil {
+		return err
+	}
+	if err := ns.admit(old, next); err != nil {
+		msg := fmt.Sprintf("placing the %d templates it selects: %v", len(templates), selected(err))
+		it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
+	}
+	return nil
+}
+
+// checkClusterPolicyQuota rejects the ClusterPropagationPolicy of it when
+// placing the stored templates it selects, with it and the request's other
+// objects applied, would take the templates of one namespace over that
+// namespace's quotas. Only namespaces with a quota are read.
+func (b *backend) checkClusterPolicyQuota(ctx context.Context, it *item, items []*item, byNS map[string]*nsQuota) error {
+	cpp := it.typed.(*policyv1alpha1.ClusterPropagationPolicy)
+	names, err := b.quotaNamespaces(ctx, items)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		ns, err := b.namespaceQuota(ctx, byNS, name, items)
+		if err != nil {
+			return err
+		}
+		if ns == nil {
+			continue
+		}
+		templates, err := b.selectedTemplates(ctx, name, cpp.Spec.ResourceSelectors)
+		if err != nil {
+			return err
+		}
+		if len(templates) == 0 {
+			continue
+		}
+		old, next, err := b.quotaChange(ctx, it, items, templates)
+		if err != nil {
+			return err
+		}
+		if err := ns.admit(old, next); err != nil {
+			msg := fmt.Sprintf("placing the %d templates of namespace %s it selects: %v", len(templates), name, selected(err))
+			it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
+			return nil
+		}
+	}
+	return nil
+}
+
+// quotaNamespaces are the namespaces with a FederatedResourceQuota, stored
+// or among items (not rejected), sorted.
+func (b *backend) quotaNamespaces(ctx context.Context, items []*item) ([]string, error) {
+	kvs, _, err := b.st.List(ctx, store.KindPrefix(store.ObjectsPrefix, policyv1alpha1.GroupName, policyv1alpha1.KindFederatedResourceQuota, ""))
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, kv := range kvs {
+		if key, ok := store.ParseObjectKey(kv.Key); ok {
+			set[key.Namespace] = true
+		}
+	}
+	for _, it := range items {
+		if _, ok := it.typed.(*policyv1alpha1.FederatedResourceQuota); ok && !it.rejected() {
+			set[it.key.Namespace] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
+}
+
+// quotaChange is the usage of templates before (their stored
+// bindings') and after placing them with it and the request's other
+// objects laid over the store.
+func (b *backend) quotaChange(ctx context.Context, it *item, items []*item, templates []*bind.Template) (old, next corev1.ResourceList, err error) {
+	old, next = corev1.ResourceList{}, corev1.ResourceList{}
 	for _, t := range templates {
 		e, err := b.environment(ctx, append([]*item{{key: t.Ref}}, given(it, items)...))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		quota.Add(old, quota.Usage(e.binding))
 		if res := pipelineTemplate(ctx, b, t, e); res.Bound && res.Binding != nil {
 			quota.Add(next, quota.Usage(res.Binding))
 		}
 	}
-	if err := ns.admit(old, next); err != nil {
-		var ee *quota.ExceededError
-		if errors.As(err, &ee) {
-			ee.Subject = "the templates it selects"
-		}
-		msg := fmt.Sprintf("placing the %d templates it selects: %v", len(templates), err)
-		it.reject(msg, &hubv1.FieldError{Field: "spec.placement", Type: "Forbidden", Detail: msg})
+	return old, next, nil
+}
+
+// selected is a quota refusal of a policy's templates, said of them.
+func selected(err error) error {
+	var ee *quota.ExceededError
+	if errors.As(err, &ee) {
+		ee.Subject = "the templates it selects"
 	}
-	return nil
+	return err
 }
 
 // given is it followed by the other items of the request that are not
@@ -201,17 +294,17 @@ func given(it *item, items []*item) []*item {
 	return out
 }
 
-// selectedTemplates reads the stored templates of pp's namespace that its
-// resourceSelectors select (overrides.MatchesResource).
-func (b *backend) selectedTemplates(ctx context.Context, pp *policyv1alpha1.PropagationPolicy) ([]*bind.Template, error) {
+// selectedTemplates reads the stored templates of namespace ns that
+// selectors select (overrides.MatchesResource).
+func (b *backend) selectedTemplates(ctx context.Context, ns string, selectors []policyv1alpha1.ResourceSelector) ([]*bind.Template, error) {
 	seen := map[string]bool{}
 	var out []*bind.Template
-	for _, rs := range pp.Spec.ResourceSelectors {
+	for _, rs := range selectors {
 		gv, err := schema.ParseGroupVersion(rs.APIVersion)
 		if err != nil {
 			continue
 		}
-		prefix := store.KindPrefix(store.ObjectsPrefix, gv.Group, rs.Kind, pp.Namespace)
+		prefix := store.KindPrefix(store.ObjectsPrefix, gv.Group, rs.Kind, ns)
 		if seen[prefix] {
 			continue
 		}
@@ -223,9 +316,10 @@ func (b *backend) selectedTemplates(ctx context.Context, pp *policyv1alpha1.Prop
 		for _, kv := range kvs {
 			u := &unstructured.Unstructured{}
 			key, ok := store.ParseObjectKey(kv.Key)
-			if !ok || u.UnmarshalJSON(kv.Value) != nil || !overrides.MatchesResource(u, pp.Spec.ResourceSelectors...) {
+			if !ok || seen[kv.Key] || u.UnmarshalJSON(kv.Value) != nil || !overrides.MatchesResource(u, selectors...) {
 				continue
 			}
+			seen[kv.Key] = true
 			out = append(out, &bind.Template{Ref: key, Obj: u, Revision: kv.Revision})
 		}
 	}

@@ -47,6 +47,7 @@ func TestNamespacedEditor(t *testing.T) {
 		"CustomResourceDefinition":         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\nspec: {group: example.com, names: {kind: Widget, plural: widgets}, scope: Namespaced, versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]}\n",
 		"ResourceInterpreterCustomization": "apiVersion: config.karmada.io/v1alpha1\nkind: ResourceInterpreterCustomization\nmetadata: {name: loop}\nspec: {target: {apiVersion: example.com/v1, kind: Widget}, customizations: {replicaResource: {luaScript: 'while true do end'}}}\n",
 		"Namespace":                        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-d}\n",
+		"WorkloadRebalancer":               "apiVersion: apps.karmada.io/v1alpha1\nkind: WorkloadRebalancer\nmetadata: {name: back}\nspec: {workloads: [{apiVersion: apps/v1, kind: Deployment, namespace: team-a, name: web}]}\n",
 	} {
 		_, err := a.objects.Apply(ctx(t), &hubv1.ApplyRequest{Manifests: []byte(doc)})
 		refused(t, "Apply "+kind, err, kind)

@@ -20,6 +20,7 @@ import (
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // Users of the roles tests: root is the fleet-wide admin of admin.conf's
@@ -40,12 +41,17 @@ func startRolesHub(t *testing.T) *hub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	book := roles.New(st, hclog.NewNullLogger())
+	v, err := view.New(st, []view.Prefix{roles.Prefix()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := roles.New(st, v, hclog.NewNullLogger())
 	h := startHubOn(t, clientapi.Config{Roles: book}, st)
 	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(runCtx) }()
 	go func() { done <- book.Run(runCtx) }()
-	t.Cleanup(func() { stop(); <-done }) // before the store closes
+	t.Cleanup(func() { stop(); <-done; <-done }) // before the store closes
 	return h
 }
 

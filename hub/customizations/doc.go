@@ -3,14 +3,16 @@
 // stored under the same group): ResourceInterpreterCustomizations (Lua
 // scripts) and ResourceInterpreterWebhookConfigurations.
 //
-//	w := customizations.New(st, interp, logger)
-//	err := w.Run(ctx) // lists, then watches /tether/objects/config.tether.io/
+//	w := customizations.New(v, interp, logger) // v: the replica's view (hub/view)
+//	err := w.Run(ctx) // follows /tether/objects/config.tether.io/ in the view
 //
-// A list loads everything at once (the store only holds what passed the
-// client API's validation); a watched change is applied one object at a time,
-// so a script the interpreter refuses leaves the previous version in place
-// and is logged. A relist after a broken or compacted watch removes the
-// webhook configurations that disappeared meanwhile.
+// A full batch of the view (its first list, or a new list after a broken
+// or compacted watch) loads everything at once (the store only holds what
+// passed the client API's validation) and removes the webhook
+// configurations that disappeared meanwhile; a change is applied one
+// object at a time, so a script the interpreter refuses leaves the
+// previous version in place and is logged. The watcher opens no store
+// watch and keeps no relist policy of its own: the view's.
 //
 // # What a change concerns
 //
@@ -36,15 +38,17 @@
 //
 // Agents run Retain, InterpretStatus and InterpretHealth with the same
 // customizations (DESIGN §6). After each change the target has taken, and
-// after the first load, the watcher makes the stored objects it applied
-// the set agents are to hold (set.go): hub/agentapi reads it with
+// after the first load, the watcher makes the objects it applied the set
+// agents are to hold (set.go), each as the view decoded it encoded again
+// with json.Marshal: the bytes the client API stored, which it encodes
+// the same way: hub/agentapi reads it with
 // Customizations, which also returns a channel closed when a newer set
 // replaces it, and sends it to every agent whose version differs. The
 // version is a hash of names and contents, empty for the empty set. A set
 // over MaxSetBytes is not sent (logged as an error): agents keep theirs.
 //
-// It imports hub/store, the generated agent protocol, internal/interpreter
-// and internal/interpreter/webhook (the customization and webhook types) and
-// api/config/v1alpha1 (the API group name); the interpreter itself is
+// It imports hub/store, hub/view, the generated agent protocol,
+// internal/interpreter and internal/interpreter/webhook (the customization
+// and webhook types), Kubernetes API machinery and api/config/v1alpha1 (the API group name); the interpreter itself is
 // consumed through the small Target interface.
 package customizations

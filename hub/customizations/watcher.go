@@ -2,12 +2,15 @@ package customizations
 
 import (
 	"context"
-	"time"
+	"encoding/json"
+	"sort"
 
 	"github.com/hashicorp/go-hclog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter/webhook"
 )
 
@@ -17,10 +20,6 @@ const (
 	KindCustomization = "ResourceInterpreterCustomization"
 	KindWebhook       = "ResourceInterpreterWebhookConfiguration"
 )
-
-// relistBackoff is the pause before listing again after a watch failed for
-// another reason than compaction, so that a store outage is not a busy loop.
-const relistBackoff = 2 * time.Second
 
 // Target is the interpreter the watcher feeds: internal/interpreter's
 // facade implements it.
@@ -32,11 +31,12 @@ type Target interface {
 	RemoveWebhookConfiguration(name string)
 }
 
-// Watcher follows the config group in the store and updates its Target.
+// Watcher follows the config group in the replica's view and updates its
+// Target.
 // After each change it applied, it tells its subscriptions which kinds the
 // change concerns (Subscribe).
 type Watcher struct {
-	store  *store.Store
+	view   *view.View
 	target Target
 	log    hclog.Logger
 	feed   feed
@@ -62,9 +62,10 @@ type applied struct {
 	raw         []byte // the stored object, sent to agents
 }
 
-// New returns a watcher of st feeding target.
-func New(st *store.Store, target Target, logger hclog.Logger) *Watcher {
-	return &Watcher{store: st, target: target, log: logger.Named("customizations"),
+// New returns a watcher of the config group in v (which holds
+// store.ObjectsPrefix) feeding target.
+func New(v *view.View, target Target, logger hclog.Logger) *Watcher {
+	return &Watcher{view: v, target: target, log: logger.Named("customizations"),
 		rics: map[string]applied{}, webhooks: map[string]applied{}, synced: make(chan struct{})}
 }
 
@@ -83,31 +84,54 @@ func (w *Watcher) Subscribe() *Subscription { return w.feed.subscribe() }
 // Prefix is the store prefix the watcher follows.
 func Prefix() string { return store.ObjectsPrefix + configv1alpha1.GroupName + "/" }
 
-// Run lists and watches until ctx ends, then returns nil.
+// Run follows the config group in the view until ctx ends, then returns
+// nil: a full batch of the view (its first list, or a new list after a
+// store failure) loads everything, a change is applied on its own.
 func (w *Watcher) Run(ctx context.Context) error {
-	return store.Follow(ctx, w.log, relistBackoff, w.session)
+	sub := w.view.Subscribe(Prefix())
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.Ready():
+		}
+		b := sub.Take()
+		if b.Full {
+			kvs := make([]store.KV, 0, len(b.Changes))
+			for _, c := range b.Changes {
+				kvs = append(kvs, w.kvOf(c.Object))
+			}
+			sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+			w.load(kvs)
+			continue
+		}
+		sort.Slice(b.Changes, func(i, j int) bool { return b.Changes[i].Key < b.Changes[j].Key })
+		for _, c := range b.Changes {
+			ev := store.Event{Type: store.EventDelete, KV: store.KV{Key: c.Key}}
+			if c.Object != nil {
+				ev = store.Event{Type: store.EventPut, KV: w.kvOf(c.Object)}
+			}
+			w.apply(ctx, ev)
+		}
+	}
 }
 
-// session loads everything, then applies changes until the watch ends.
-func (w *Watcher) session(ctx context.Context) error {
-	kvs, rev, err := w.store.List(ctx, Prefix())
+// kvOf is the stored form of a view's object, as agents receive it: its
+// decoded content encoded again (json.Marshal, as the client API stored
+// it, so the same bytes for what it stored); no value when the stored bytes did not decode (the
+// watcher then ignores it, as it did bytes it could not decode).
+func (w *Watcher) kvOf(o *view.Object) store.KV {
+	kv := store.KV{Key: o.Key, Revision: o.Revision, CreateRevision: o.CreateRevision}
+	u, ok := o.Value.(*unstructured.Unstructured)
+	if o.Err != nil || !ok || u == nil {
+		return kv
+	}
+	data, err := json.Marshal(u.Object)
 	if err != nil {
-		return err
+		w.log.Warn("stored object does not encode again, ignoring it", "key", o.Key, "error", err)
+		return kv
 	}
-	w.load(kvs)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := w.store.Watch(wctx, Prefix(), rev+1)
-	defer func() {
-		cancel()
-		for range events {
-		}
-	}()
-	for ev := range events {
-		if ev.Err != nil {
-			return ev.Err
-		}
-		w.apply(ctx, ev)
-	}
-	return ctx.Err()
+	kv.Value = data
+	return kv
 }

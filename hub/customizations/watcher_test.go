@@ -2,9 +2,11 @@ package customizations
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter/webhook"
 )
 
@@ -88,7 +91,9 @@ func TestWatcherFollowsTheStore(t *testing.T) {
 	tg := &target{}
 	done := make(chan error, 1)
 	rctx, stop := context.WithCancel(ctx)
-	go func() { done <- New(st, tg, hclog.NewNullLogger()).Run(rctx) }()
+	v, stopView := runView(t, st)
+	defer stopView()
+	go func() { done <- New(v, tg, hclog.NewNullLogger()).Run(rctx) }()
 
 	wait(t, tg, "load first")
 	put(key(KindCustomization, "second"), fmt.Sprintf(ric, "second"))
@@ -150,7 +155,9 @@ func TestWatcherTellsWhatAChangeConcerns(t *testing.T) {
 	put(key(KindCustomization, "first"), ricFor("first", "Widget"))
 
 	tg := &target{}
-	w := New(st, tg, hclog.NewNullLogger())
+	v, stopView := runView(t, st)
+	defer stopView()
+	w := New(v, tg, hclog.NewNullLogger())
 	sub := w.Subscribe()
 	defer sub.Close()
 	done := make(chan error, 1)
@@ -214,14 +221,14 @@ func TestWatcherTellsWhatAChangeConcerns(t *testing.T) {
 	if _, err := st.Delete(ctx, key(KindCustomization, "refused"), 0); err != nil {
 		t.Fatal(err)
 	}
-	w.load(mustList(ctx, t, st))
+	w.load(relist(ctx, t, st, w))
 	if sc := sub.Take(); !sc.Empty() {
 		t.Errorf("relist of unchanged objects told %+v; want nothing", sc)
 	}
 	if _, err := st.Delete(ctx, key(KindCustomization, "first"), 0); err != nil {
 		t.Fatal(err)
 	}
-	w.load(mustList(ctx, t, st))
+	w.load(relist(ctx, t, st, w))
 	if sc := sub.Take(); !sc.Matches(gadget) || sc.Matches(widget) {
 		t.Errorf("relist without customization first told %+v; want Gadget only", sc)
 	}
@@ -231,13 +238,66 @@ func kindOf(kind string) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: kind}
 }
 
-func mustList(ctx context.Context, t *testing.T, st *store.Store) []store.KV {
+// relist is what a full batch of the view hands the watcher once the view
+// holds the store's last change.
+func relist(ctx context.Context, t *testing.T, st *store.Store, w *Watcher) []store.KV {
 	t.Helper()
-	kvs, _, err := st.List(ctx, Prefix())
+	caughtUp(ctx, t, st, w.view)
+	var kvs []store.KV
+	for _, o := range w.view.Snapshot(Prefix()).Objects {
+		kvs = append(kvs, w.kvOf(o))
+	}
+	sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+	return kvs
+}
+
+// caughtUp waits until v holds the store's last change.
+func caughtUp(ctx context.Context, t *testing.T, st *store.Store, v *view.View) {
+	t.Helper()
+	_, rev, err := st.List(ctx, Prefix())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kvs
+	deadline := time.Now().Add(10 * time.Second)
+	for v.Revision() < rev {
+		if time.Now().After(deadline) {
+			t.Fatalf("view at revision %d, store at %d", v.Revision(), rev)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// runView runs a replica's view of st until stop is called.
+func runView(t *testing.T, st *store.Store) (v *view.View, stop func()) {
+	t.Helper()
+	v, err := view.New(st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	return v, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("view Run = %v; want nil", err)
+		}
+	}
+}
+
+// canonical is the JSON encoding agents receive of a stored object: its
+// decoded content encoded again.
+func canonical(t *testing.T, s string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // waitScope waits for the subscription's next change and takes it.
@@ -272,18 +332,21 @@ func TestWatcherPublishesTheSetForAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := New(st, &target{}, hclog.NewNullLogger())
+	v, stopView := runView(t, st)
+	defer stopView()
+	w := New(v, &target{}, hclog.NewNullLogger())
 	if set, _ := w.Customizations(); set != nil {
 		t.Fatalf("Customizations before the first load = %v; want nil", set)
 	}
 	put(key(KindCustomization, "b"), ricFor("b", "Widget"))
 	put(key(KindCustomization, "a"), ricFor("a", "Gadget"))
+	caughtUp(ctx, t, st, v) // as a hub's view lists what was stored before it started
 	done := make(chan error, 1)
 	rctx, stop := context.WithCancel(ctx)
 	go func() { done <- w.Run(rctx) }()
 	<-w.Synced()
 	first, changed := w.Customizations()
-	if got := first.GetResourceInterpreterCustomizations(); len(got) != 2 || string(got[0]) != ricFor("a", "Gadget") || first.GetVersion() == "" {
+	if got := first.GetResourceInterpreterCustomizations(); len(got) != 2 || string(got[0]) != canonical(t, ricFor("a", "Gadget")) || first.GetVersion() == "" {
 		t.Fatalf("first set = %d customizations, version %q; want a then b, with a version", len(got), first.GetVersion())
 	}
 
@@ -298,7 +361,7 @@ func TestWatcherPublishesTheSetForAgents(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	w.load(mustList(ctx, t, st))
+	w.load(relist(ctx, t, st, w))
 	select {
 	case <-changed:
 		t.Fatal("a relist of unchanged objects replaced the set")
@@ -309,7 +372,7 @@ func TestWatcherPublishesTheSetForAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.load(mustList(ctx, t, st))
+	w.load(relist(ctx, t, st, w))
 	if empty := waitSet(t, w, changed); empty.GetVersion() != "" || len(empty.GetResourceInterpreterCustomizations())+len(empty.GetWebhookConfigurations()) != 0 {
 		t.Errorf("set after removing everything = %v; want the empty set, version \"\"", empty)
 	}

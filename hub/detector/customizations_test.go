@@ -13,6 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/pipeline/bind"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -40,9 +41,9 @@ func TestCustomizationChangeReinterpretsItsKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	w, v := e.newWatcher(interp)
 	e.startWith(interp, WithCustomizations(w))
-	e.runWatcher(w)
+	e.runWatcher(w, v)
 	if b := e.waitClaim(widget, &bind.PolicyRef{Namespace: "default", Name: "widgets"}); b.Spec.Replicas != 0 {
 		t.Fatalf("widget binding without a customization has %d replicas; want 0", b.Spec.Replicas)
 	}
@@ -75,7 +76,7 @@ func TestNothingDetectedBeforeCustomizationsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	w, v := e.newWatcher(interp)
 	e.startWith(interp, WithCustomizations(w))
 	// Absence cannot be polled for; 200 ms is many store round trips.
 	deadline := time.Now().Add(200 * time.Millisecond)
@@ -85,7 +86,7 @@ func TestNothingDetectedBeforeCustomizationsLoad(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	e.runWatcher(w)
+	e.runWatcher(w, v)
 	b := e.waitClaim(widget, &bind.PolicyRef{Namespace: "default", Name: "widgets"})
 	if _, rev, _ := e.binding(widget); b.Spec.Replicas != 3 || rev != e.createRevision(widget) {
 		t.Errorf("first binding has %d replicas (written more than once: %v); want 3, written once", b.Spec.Replicas, rev != e.createRevision(widget))
@@ -141,14 +142,28 @@ func (d *Detector) marked(ns, name string) bool {
 // runWatcher runs w until the test ends. Started after the detector, it
 // is stopped before it (cleanups run last first), so that the detector's
 // goroutine count does not see it.
-func (e *env) runWatcher(w *customizations.Watcher) {
+// newWatcher is a customizations watcher over a view of its own of the
+// store; runWatcher runs both.
+func (e *env) newWatcher(interp customizations.Target) (*customizations.Watcher, *view.View) {
+	e.t.Helper()
+	v, err := view.New(e.st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		e.t.Fatalf("view.New: %v", err)
+	}
+	return customizations.New(v, interp, hclog.NewNullLogger()), v
+}
+
+func (e *env) runWatcher(w *customizations.Watcher, v *view.View) {
 	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(ctx) }()
 	go func() { done <- w.Run(ctx) }()
 	e.t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("customizations Run = %v; want nil after cancel", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				e.t.Errorf("customizations Run = %v; want nil after cancel", err)
+			}
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -114,7 +115,7 @@ func TestAPIEnablementsFollowHeartbeats(t *testing.T) {
 func TestRecordTakesTopology(t *testing.T) {
 	hb := heartbeat()
 	hb.Topology = &agentv1.Topology{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}, Labels: map[string]string{"tier": "edge"}}
-	c := Record(liveness.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()}, false)
+	c := Record(lease.Lease{Cluster: "edge-1", Heartbeat: hb, LastHeartbeat: time.Now()}, false)
 	want := clusterv1alpha1.ClusterSpec{Provider: "kwok", Region: "eu", Zones: []string{"eu-1a"}}
 	if diff := cmp.Diff(want, c.Spec); diff != "" {
 		t.Errorf("Record spec (-want +got):\n%s", diff)

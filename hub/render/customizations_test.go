@@ -13,6 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/customizations"
 	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/interpreter"
 )
 
@@ -47,9 +48,9 @@ func TestCustomizationChangeRendersItsKindAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	w, v := e.newWatcher(interp)
 	e.startWith(Config{Customizations: w}, interp)
-	e.runWatcher(w)
+	e.runWatcher(w, v)
 	e.waitFor("both works on m1", func() bool { ws, _ := e.current("m1"); return ws[webKey] != nil && ws[cfgKey] != nil })
 	before, rev := e.current("m1")
 	if revisedBy(t, before[webKey]) != "" || replicasOf(t, before[webKey]) != 2 {
@@ -95,7 +96,7 @@ func TestNothingRenderedBeforeCustomizationsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := customizations.New(e.st, interp, hclog.NewNullLogger())
+	w, v := e.newWatcher(interp)
 	e.startWith(Config{Customizations: w}, interp)
 	// Absence cannot be polled for; 200 ms is many store round trips.
 	ctx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
@@ -103,7 +104,7 @@ func TestNothingRenderedBeforeCustomizationsLoad(t *testing.T) {
 	if works, _, err := e.r.Current(ctx, "m1"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Current(m1) before the customizations are loaded = %d works, %v; want to wait", len(works), err)
 	}
-	e.runWatcher(w)
+	e.runWatcher(w, v)
 	works, _ := e.current("m1")
 	if works[webKey] == nil || revisedBy(t, works[webKey]) != "ric" {
 		t.Errorf("first published web on m1 = %v; want it revised by the stored customization", works[webKey])
@@ -113,14 +114,28 @@ func TestNothingRenderedBeforeCustomizationsLoad(t *testing.T) {
 // runWatcher runs w until the test ends. It is stopped before the
 // renderer (cleanups run last first), whose stop checks that no store
 // watch is left.
-func (e *env) runWatcher(w *customizations.Watcher) {
+// newWatcher is a customizations watcher over a view of its own of the
+// store; runWatcher runs both.
+func (e *env) newWatcher(interp customizations.Target) (*customizations.Watcher, *view.View) {
+	e.t.Helper()
+	v, err := view.New(e.st, view.HubPrefixes(), hclog.NewNullLogger())
+	if err != nil {
+		e.t.Fatalf("view.New: %v", err)
+	}
+	return customizations.New(v, interp, hclog.NewNullLogger()), v
+}
+
+func (e *env) runWatcher(w *customizations.Watcher, v *view.View) {
 	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- v.Run(ctx) }()
 	go func() { done <- w.Run(ctx) }()
 	e.t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			e.t.Errorf("customizations Run = %v; want nil after cancel", err)
+		for range 2 {
+			if err := <-done; err != nil {
+				e.t.Errorf("customizations Run = %v; want nil after cancel", err)
+			}
 		}
 	})
 }

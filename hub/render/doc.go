@@ -34,6 +34,20 @@
 // (spec.clusters, plus spec.requiredBy for dependencies: an attached
 // binding renders as a work of its own template).
 //
+// # FederatedResourceQuota staticAssignments
+//
+// As Karmada's federated-resource-quota-sync controller, every cluster a
+// FederatedResourceQuota's staticAssignments names gets a ResourceQuota
+// named like the quota, in its namespace, with spec.hard the assignment's
+// hard (work.RenderQuota). It is a work like the others, under the
+// quota's key (policy.tether.io/FederatedResourceQuota/<namespace>/<name>):
+// the quota is its template and work.QuotaBinding, the clusters named,
+// its binding (quota.go), so every rule below governs it. A cluster
+// removed from the list, or the quota deleted, removes the ResourceQuota
+// (DELETE): an explicit instruction of the hub. A quota that does not
+// decode, a failed render, a restart or a hub that is not authoritative
+// keeps it; a cluster named before it registers gets it when it does.
+//
 // # Apply options
 //
 // ApplyOptions (part of every work Render computes): the strategy of the

@@ -89,6 +89,8 @@ func (in *inputs) apply(c view.Change) error {
 		case !ok:
 		case isOverrideKey(ref):
 			return in.applyOverride(ref, c.Object)
+		case isQuotaKey(ref):
+			return in.applyQuota(work.KeyOfRef(ref), c)
 		case ref.Group != "" && codec.OwnGroup(ref.Group+"/v1alpha1"):
 			// Tether's own objects (propagation policies, customizations...).
 		default:

@@ -121,7 +121,7 @@ func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1al
 		if (only != nil && !only[tc.Name]) || c == nil || work.Suspended(b, tc.Name) || (pc != nil && pc.holds(tc.Name)) {
 			continue
 		}
-		sig := signature(divided, tc.Replicas, c, cops, ops)
+		sig := signature(divided, tc.Replicas, c, cops, ops) + perCluster(t, tc.Name)
 		i, ok := bySig[sig]
 		if !ok {
 			i, bySig[sig] = len(jobs), len(jobs)
@@ -140,7 +140,7 @@ func (r *Renderer) runJobs(ctx context.Context, key string, jobs []renderJob) (m
 	failed := false
 	for _, j := range jobs {
 		renderFault(key)
-		w, err := work.Render(ctx, j.in, r.interp)
+		w, err := r.renderWork(ctx, j.in)
 		if err != nil {
 			r.log.Warn("work not rendered; the clusters keep their current version", "work", key, "clusters", j.clusters, "error", err)
 			failed = true

@@ -11,15 +11,19 @@
 // one issued in the same second as the revocation is refused too. Agent
 // certificates are not users: hub/membership revokes those.
 //
-//	l := revocation.New(st, logger)
-//	go l.Run(ctx)                              // lists and watches /tether/revoked-users/ on every replica
+//	v, err := view.New(st, append(view.HubPrefixes(), revocation.Prefix()), logger) // the replica's view
+//	l := revocation.New(st, v, logger)
+//	go l.Run(ctx)                              // follows /tether/revoked-users/ in the view on every replica
 //	r, err := l.Revoke(ctx, "bob", "alice")    // durable once it returns
 //	err = l.Check(ctx, cert)                   // ErrRevoked, naming the revocation
 //	<-l.Changed()                              // closed on any change: open streams check again
 //
-// Check answers from what Run last listed and watched; until Run has
-// listed once it reads the record from the store, so that a replica that
-// just started never accepts a revoked certificate.
+// Check answers from what Run last followed in the replica's view
+// (hub/view's Records, the follower it shares with hub/roles); until Run
+// has had the view's first list it reads the record from the store, so
+// that a replica that just started never accepts a revoked certificate.
+// A record that does not decode revokes every certificate of its name
+// issued until it was read (failing closed).
 //
-// It imports hub/store and hub/pki.
+// It imports hub/store, hub/view and hub/pki.
 package revocation

@@ -8,18 +8,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
-
-// relistBackoff is how long Run waits before listing the revocations again
-// after a store failure other than a compaction.
-const relistBackoff = 2 * time.Second
 
 // ErrRevoked: a certificate of a revoked user, issued before the
 // revocation.
@@ -36,104 +32,52 @@ type Revoked struct {
 	By string `json:"revokedBy,omitempty"`
 }
 
-// List follows the revoked users of one store. Its methods are safe for
-// concurrent use.
-type List struct {
-	st  *store.Store
-	log hclog.Logger
-
-	mu sync.Mutex // guards the fields below
-	// users holds every revocation by name, once loaded is set.
-	users  map[string]Revoked
-	loaded bool
-	// changed is closed, and replaced, whenever users changes.
-	changed chan struct{}
+// Prefix is the view prefix the List follows: the hub's view holds it.
+func Prefix() view.Prefix {
+	return view.Prefix{Prefix: store.RevokedUsersPrefix, Decode: decode}
 }
 
-// New returns the list of st's revocations; Run loads and follows it.
-func New(st *store.Store, logger hclog.Logger) *List {
-	return &List{st: st, log: logger.Named("revocation"), users: map[string]Revoked{}, changed: make(chan struct{})}
-}
-
-// Run lists and watches the revocations until ctx ends, then returns nil;
-// it lists again after a compaction or a store failure.
-func (l *List) Run(ctx context.Context) error {
-	return store.Follow(ctx, l.log, relistBackoff, l.session)
-}
-
-func (l *List) session(ctx context.Context) error {
-	kvs, rev, err := l.st.List(ctx, store.RevokedUsersPrefix)
-	if err != nil {
-		return err
-	}
-	all := make(map[string]Revoked, len(kvs))
-	for _, kv := range kvs {
-		if r, ok := l.decode(kv); ok {
-			all[r.Name] = r
-		}
-	}
-	l.replace(all)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for ev := range l.st.Watch(wctx, store.RevokedUsersPrefix, rev+1) {
-		if ev.Err != nil {
-			return ev.Err
-		}
-		name := strings.TrimPrefix(ev.KV.Key, store.RevokedUsersPrefix)
-		r, ok := Revoked{}, false
-		if ev.Type == store.EventPut {
-			r, ok = l.decode(ev.KV)
-		}
-		l.set(name, r, ok)
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return fmt.Errorf("watch %s: closed", store.RevokedUsersPrefix)
-}
-
-// decode reads a stored revocation. An unreadable one is kept as revoking
-// every certificate of its name up to now: failing closed.
-func (l *List) decode(kv store.KV) (Revoked, bool) {
-	name := strings.TrimPrefix(kv.Key, store.RevokedUsersPrefix)
+// decode decodes a stored revocation for the view; one whose name is not
+// its key's does not decode.
+func decode(key string, value []byte) (any, error) {
+	name := strings.TrimPrefix(key, store.RevokedUsersPrefix)
 	var r Revoked
-	if err := json.Unmarshal(kv.Value, &r); err != nil || r.Name != name {
-		l.log.Warn("revocation record unreadable; every certificate of the user issued until now is refused", "key", kv.Key, "error", err)
-		return Revoked{Name: name, At: time.Now()}, true
+	if err := json.Unmarshal(value, &r); err != nil {
+		return nil, fmt.Errorf("decode revocation %s: %w", key, err)
 	}
-	return r, true
-}
-
-func (l *List) replace(all map[string]Revoked) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.users, l.loaded = all, true
-	l.notifyLocked()
-}
-
-// set records (ok) or forgets the revocation of name.
-func (l *List) set(name string, r Revoked, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ok {
-		l.users[name] = r
-	} else {
-		delete(l.users, name)
+	if r.Name != name {
+		return nil, fmt.Errorf("decode revocation %s: names %q", key, r.Name)
 	}
-	l.notifyLocked()
+	return r, nil
 }
 
-func (l *List) notifyLocked() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+// unreadable is what an unreadable revocation of name holds: every
+// certificate of the name issued up to now is refused (failing closed).
+func unreadable(name string, _ error) Revoked {
+	return Revoked{Name: name, At: time.Now()}
 }
+
+// List follows the revoked users of one store, in the replica's view. Its
+// methods are safe for concurrent use.
+type List struct {
+	st      *store.Store
+	log     hclog.Logger
+	records *view.Records[Revoked]
+}
+
+// New returns the list of st's revocations, followed in v (which holds
+// Prefix); Run loads and follows it.
+func New(st *store.Store, v *view.View, logger hclog.Logger) *List {
+	log := logger.Named("revocation")
+	return &List{st: st, log: log, records: view.NewRecords(v, store.RevokedUsersPrefix, unreadable, log)}
+}
+
+// Run follows the revocations in the view until ctx ends, then returns
+// nil.
+func (l *List) Run(ctx context.Context) error { return l.records.Run(ctx) }
 
 // Changed returns a channel closed at the next change of the revocations.
-func (l *List) Changed() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.changed
-}
+func (l *List) Changed() <-chan struct{} { return l.records.Changed() }
 
 // Revoke stores the revocation of every certificate of user name issued
 // until now; by names the admin. It is durable once Revoke returns, and
@@ -148,7 +92,7 @@ func (l *List) Revoke(ctx context.Context, name, by string) (Revoked, error) {
 	if _, err := l.st.Put(ctx, store.RevokedUserKey(name), data); err != nil {
 		return Revoked{}, fmt.Errorf("store revocation of user %s: %w", name, err)
 	}
-	l.set(name, r, true)
+	l.records.Set(name, r)
 	l.log.Info("user revoked", "user", name, "by", by, "revoked_at", r.At)
 	return r, nil
 }
@@ -161,9 +105,7 @@ func (l *List) All(ctx context.Context) ([]Revoked, error) {
 	}
 	out := make([]Revoked, 0, len(kvs))
 	for _, kv := range kvs {
-		if r, ok := l.decode(kv); ok {
-			out = append(out, r)
-		}
+		out = append(out, l.decodeKV(kv))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -196,11 +138,7 @@ func (l *List) Check(ctx context.Context, cert *x509.Certificate) error {
 // lookup returns name's revocation from memory, or from the store until
 // Run has listed once.
 func (l *List) lookup(ctx context.Context, name string) (Revoked, bool, error) {
-	l.mu.Lock()
-	r, ok := l.users[name]
-	loaded := l.loaded
-	l.mu.Unlock()
-	if loaded {
+	if r, ok, loaded := l.records.Get(name); loaded {
 		return r, ok, nil
 	}
 	kv, err := l.st.Get(ctx, store.RevokedUserKey(name))
@@ -210,6 +148,16 @@ func (l *List) lookup(ctx context.Context, name string) (Revoked, bool, error) {
 	if err != nil {
 		return Revoked{}, false, err
 	}
-	r, ok = l.decode(kv)
-	return r, ok, nil
+	return l.decodeKV(kv), true, nil
+}
+
+// decodeKV reads a revocation read from the store, failing closed as the
+// view's do.
+func (l *List) decodeKV(kv store.KV) Revoked {
+	v, err := decode(kv.Key, kv.Value)
+	if err != nil {
+		l.log.Warn("revocation record unreadable; every certificate of the user issued until now is refused", "key", kv.Key, "error", err)
+		return unreadable(strings.TrimPrefix(kv.Key, store.RevokedUsersPrefix), err)
+	}
+	return v.(Revoked)
 }

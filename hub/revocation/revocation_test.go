@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // TestRevocationFollowsTheStore: a revocation stored through one List
@@ -39,7 +40,8 @@ func TestRevocationFollowsTheStore(t *testing.T) {
 	}
 	bob, bobAgent, carol := issue("bob", pki.KindViewer), issue("bob", pki.KindAgent), issue("carol", pki.KindAdmin)
 
-	a, b := New(st, hclog.NewNullLogger()), New(st, hclog.NewNullLogger())
+	vb := newView(t, st)
+	a, b := New(st, newView(t, st), hclog.NewNullLogger()), New(st, vb, hclog.NewNullLogger())
 	r, err := a.Revoke(ctx, "bob", "alice")
 	if err != nil {
 		t.Fatal(err)
@@ -49,9 +51,10 @@ func TestRevocationFollowsTheStore(t *testing.T) {
 	}
 
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- vb.Run(runCtx) }()
 	go func() { done <- b.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	defer func() { stop(); <-done; <-done }()
 	changed := b.Changed()
 	if _, err := a.Revoke(ctx, "carol", "alice"); err != nil {
 		t.Fatal(err)
@@ -77,4 +80,14 @@ func TestRevocationFollowsTheStore(t *testing.T) {
 	if err != nil || len(all) != 2 || all[0].Name != "bob" || all[1].Name != "carol" {
 		t.Errorf("All = %v, %v; want bob and carol", all, err)
 	}
+}
+
+// newView is a replica's view holding the records' prefix; not running.
+func newView(t *testing.T, st *store.Store) *view.View {
+	t.Helper()
+	v, err := view.New(st, []view.Prefix{Prefix()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

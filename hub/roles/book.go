@@ -7,18 +7,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
-
-// relistBackoff is how long Run waits before listing the roles again
-// after a store failure other than a compaction.
-const relistBackoff = 2 * time.Second
 
 // Record is one user's stored grant.
 type Record struct {
@@ -30,102 +26,53 @@ type Record struct {
 	By string    `json:"setBy,omitempty"`
 }
 
-// Book follows the users' stored grants of one store. Its methods are
-// safe for concurrent use.
-type Book struct {
-	st  *store.Store
-	log hclog.Logger
-
-	mu sync.Mutex // guards the fields below
-	// users holds every record by name, once loaded is set.
-	users  map[string]Record
-	loaded bool
-	// changed is closed, and replaced, whenever users changes.
-	changed chan struct{}
+// Prefix is the view prefix the Book follows: the hub's view holds it.
+func Prefix() view.Prefix {
+	return view.Prefix{Prefix: store.UserRolesPrefix, Decode: decode}
 }
 
-// New returns the book of st's grants; Run loads and follows it.
-func New(st *store.Store, logger hclog.Logger) *Book {
-	return &Book{st: st, log: logger.Named("roles"), users: map[string]Record{}, changed: make(chan struct{})}
-}
-
-// Run lists and watches the grants until ctx ends, then returns nil; it
-// lists again after a compaction or a store failure.
-func (b *Book) Run(ctx context.Context) error {
-	return store.Follow(ctx, b.log, relistBackoff, b.session)
-}
-
-func (b *Book) session(ctx context.Context) error {
-	kvs, rev, err := b.st.List(ctx, store.UserRolesPrefix)
-	if err != nil {
-		return err
-	}
-	all := make(map[string]Record, len(kvs))
-	for _, kv := range kvs {
-		r := b.decode(kv)
-		all[r.Name] = r
-	}
-	b.replace(all)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for ev := range b.st.Watch(wctx, store.UserRolesPrefix, rev+1) {
-		if ev.Err != nil {
-			return ev.Err
-		}
-		if ev.Type == store.EventPut {
-			b.set(b.decode(ev.KV), true)
-		} else {
-			b.set(Record{Name: strings.TrimPrefix(ev.KV.Key, store.UserRolesPrefix)}, false)
-		}
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return fmt.Errorf("watch %s: closed", store.UserRolesPrefix)
-}
-
-// decode reads a stored record. An unreadable one grants nothing: failing
-// closed, and it still overrides the role in the user's certificate.
-func (b *Book) decode(kv store.KV) Record {
-	name := strings.TrimPrefix(kv.Key, store.UserRolesPrefix)
+// decode decodes a stored record for the view; one whose name is not its
+// key's, or whose grant is not valid, does not decode.
+func decode(key string, value []byte) (any, error) {
+	name := strings.TrimPrefix(key, store.UserRolesPrefix)
 	var r Record
-	if err := json.Unmarshal(kv.Value, &r); err != nil || r.Name != name || r.Validate() != nil {
-		b.log.Warn("user role record unreadable; the user may do nothing until an admin sets its role again", "key", kv.Key, "error", err)
-		return Record{Name: name}
+	if err := json.Unmarshal(value, &r); err != nil {
+		return nil, fmt.Errorf("decode user role %s: %w", key, err)
 	}
-	return r
-}
-
-func (b *Book) replace(all map[string]Record) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.users, b.loaded = all, true
-	b.notifyLocked()
-}
-
-// set records (ok) or forgets r.Name's record.
-func (b *Book) set(r Record, ok bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if ok {
-		b.users[r.Name] = r
-	} else {
-		delete(b.users, r.Name)
+	if r.Name != name {
+		return nil, fmt.Errorf("decode user role %s: names %q", key, r.Name)
 	}
-	b.notifyLocked()
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("decode user role %s: %w", key, err)
+	}
+	return r, nil
 }
 
-func (b *Book) notifyLocked() {
-	close(b.changed)
-	b.changed = make(chan struct{})
+// unreadable is what an unreadable record of name holds: it grants
+// nothing (failing closed), and it still overrides the role in the user's
+// certificate.
+func unreadable(name string, _ error) Record { return Record{Name: name} }
+
+// Book follows the users' stored grants of one store, in the replica's
+// view. Its methods are safe for concurrent use.
+type Book struct {
+	st      *store.Store
+	log     hclog.Logger
+	records *view.Records[Record]
 }
+
+// New returns the book of st's grants, followed in v (which holds
+// Prefix); Run loads and follows it.
+func New(st *store.Store, v *view.View, logger hclog.Logger) *Book {
+	log := logger.Named("roles")
+	return &Book{st: st, log: log, records: view.NewRecords(v, store.UserRolesPrefix, unreadable, log)}
+}
+
+// Run follows the grants in the view until ctx ends, then returns nil.
+func (b *Book) Run(ctx context.Context) error { return b.records.Run(ctx) }
 
 // Changed returns a channel closed at the next change of the grants.
-func (b *Book) Changed() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.changed
-}
+func (b *Book) Changed() <-chan struct{} { return b.records.Changed() }
 
 // Set stores name's grant, which replaces the role of every certificate of
 // that name; by names the admin. It is durable once Set returns, and this
@@ -143,7 +90,7 @@ func (b *Book) Set(ctx context.Context, name string, g Grant, by string) (Record
 	if _, err := b.st.Put(ctx, store.UserRoleKey(name), data); err != nil {
 		return Record{}, fmt.Errorf("store role of user %s: %w", name, err)
 	}
-	b.set(r, true)
+	b.records.Set(name, r)
 	b.log.Info("user role set", "user", name, "role", g.Role, "namespaces", g.Namespaces, "by", by)
 	return r, nil
 }
@@ -156,7 +103,7 @@ func (b *Book) All(ctx context.Context) ([]Record, error) {
 	}
 	out := make([]Record, 0, len(kvs))
 	for _, kv := range kvs {
-		out = append(out, b.decode(kv))
+		out = append(out, b.decodeKV(kv))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -198,11 +145,7 @@ func CertGrant(id pki.Identity) Grant {
 }
 
 func (b *Book) lookup(ctx context.Context, name string) (Record, bool, error) {
-	b.mu.Lock()
-	r, ok := b.users[name]
-	loaded := b.loaded
-	b.mu.Unlock()
-	if loaded {
+	if r, ok, loaded := b.records.Get(name); loaded {
 		return r, ok, nil
 	}
 	return b.read(ctx, name)
@@ -217,5 +160,16 @@ func (b *Book) read(ctx context.Context, name string) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, err
 	}
-	return b.decode(kv), true, nil
+	return b.decodeKV(kv), true, nil
+}
+
+// decodeKV reads a record read from the store, failing closed as the
+// view's do.
+func (b *Book) decodeKV(kv store.KV) Record {
+	v, err := decode(kv.Key, kv.Value)
+	if err != nil {
+		b.log.Warn("user role record unreadable; the user may do nothing until an admin sets its role again", "key", kv.Key, "error", err)
+		return unreadable(strings.TrimPrefix(kv.Key, store.UserRolesPrefix), err)
+	}
+	return v.(Record)
 }

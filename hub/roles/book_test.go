@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetherproj/tether/hub/pki"
 	"github.com/tetherproj/tether/hub/store"
+	"github.com/tetherproj/tether/hub/view"
 )
 
 // TestBookFollowsTheStore: a grant set through one Book (one replica) is
@@ -25,7 +26,8 @@ func TestBookFollowsTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a, b := New(st, hclog.NewNullLogger()), New(st, hclog.NewNullLogger())
+	vb := newView(t, st)
+	a, b := New(st, newView(t, st), hclog.NewNullLogger()), New(st, vb, hclog.NewNullLogger())
 	editorA := Grant{Role: Editor, Namespaces: []string{"team-a"}}
 	if _, err := a.Set(ctx, "alice", editorA, "root"); err != nil {
 		t.Fatal(err)
@@ -42,9 +44,10 @@ func TestBookFollowsTheStore(t *testing.T) {
 	want(pki.Identity{Name: "dave", Kind: pki.KindUser}, Grant{})
 
 	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
+	done := make(chan error, 2)
+	go func() { done <- vb.Run(runCtx) }()
 	go func() { done <- b.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	defer func() { stop(); <-done; <-done }()
 	changed := b.Changed()
 	if _, err := a.Set(ctx, "alice", Grant{Role: Viewer, Namespaces: []string{"team-c"}}, "root"); err != nil {
 		t.Fatal(err)
@@ -88,8 +91,8 @@ func TestUserCreatedThroughAnotherReplicaBeforeThisOneFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	a, lagging := New(st, hclog.NewNullLogger()), New(st, hclog.NewNullLogger())
-	lagging.replace(map[string]Record{}) // listed before bob existed, watch not yet caught up
+	a, lagging := New(st, newView(t, st), hclog.NewNullLogger()), New(st, newView(t, st), hclog.NewNullLogger())
+	lagging.records.Load(map[string]Record{}) // listed before bob existed, watch not yet caught up
 	viewerX := Grant{Role: Viewer, Namespaces: []string{"team-x"}}
 	if _, err := a.Set(ctx, "bob", viewerX, "root"); err != nil {
 		t.Fatal(err)
@@ -100,4 +103,14 @@ func TestUserCreatedThroughAnotherReplicaBeforeThisOneFollowed(t *testing.T) {
 	if g, err := lagging.GrantOf(ctx, pki.Identity{Name: "nobody", Kind: pki.KindUser}); err != nil || g.Role != "" {
 		t.Errorf("GrantOf(nobody) = %v, %v; want no role", g, err)
 	}
+}
+
+// newView is a replica's view holding the records' prefix; not running.
+func newView(t *testing.T, st *store.Store) *view.View {
+	t.Helper()
+	v, err := view.New(st, []view.Prefix{Prefix()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

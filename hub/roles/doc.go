@@ -13,8 +13,8 @@
 // them (CertGrant). Changing a record changes what every open connection
 // of that name may do: the doors follow Changed and decide again.
 //
-//	book := roles.New(st, logger)
-//	go book.Run(ctx)                                            // lists and watches /tether/user-roles/
+//	book := roles.New(st, v, logger)                            // v: the replica's view, holding roles.Prefix()
+//	go book.Run(ctx)                                            // follows /tether/user-roles/ in the view
 //	_, err := book.Set(ctx, "alice", roles.Grant{Role: roles.Editor, Namespaces: []string{"team-a"}}, "admin")
 //	g, err := book.GrantOf(ctx, id)                             // id: pki.IdentityOf(cert)
 //	err = roles.Decide(id.Name, g, roles.Write, roles.Target{Kind: "Deployment", Namespace: "team-b"}) // ErrDenied naming team-b
@@ -26,6 +26,8 @@
 // customizations, CRDs, Namespaces, clusters, tokens, users) is read with
 // a fleet-wide role, cluster records with any role, and written only by a
 // fleet-wide admin. An unreadable record grants nothing (failing closed).
+// Book follows the records through hub/view's Records, the follower it
+// shares with hub/revocation.
 //
-// It imports hub/store and hub/pki.
+// It imports hub/store, hub/view and hub/pki.
 package roles

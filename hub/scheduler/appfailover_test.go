@@ -7,7 +7,7 @@ import (
 	configv1alpha1 "github.com/tetherproj/tether/api/config/v1alpha1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
@@ -201,7 +201,7 @@ func TestApplicationFailoverGracePeriod(t *testing.T) {
 // the time it was first Unhealthy is kept.
 func TestApplicationFailoverOutOfContact(t *testing.T) {
 	away := ready("m1")
-	away.State = liveness.StateUnknown
+	away.State = lease.StateUnknown
 	b := appBinding(policyv1alpha1.PurgeModeGracefully, configv1alpha1.ResourceUnhealthy)
 	out := place.Step(b, []place.Member{away, ready("m2")}, t0.Add(time.Hour), place.Options{UnhealthySince: map[string]time.Time{"m1": t0}})
 	if len(out.AppEvicted) != 0 || len(out.Binding.Spec.GracefulEvictionTasks) != 0 {

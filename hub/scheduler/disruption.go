@@ -6,7 +6,7 @@ import (
 	"time"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -29,8 +29,8 @@ const (
 // those of them that are unreachable: their lease is Unknown, or they have
 // none once the start-up grace has ended (within it, a cluster without a
 // lease is not known to be away).
-func Census(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now, graceUntil time.Time) (unreachable, total int) {
-	state := make(map[string]liveness.State, len(leases))
+func Census(stored []clusterv1alpha1.Cluster, leases []lease.Lease, now, graceUntil time.Time) (unreachable, total int) {
+	state := make(map[string]lease.State, len(leases))
 	for _, l := range leases {
 		state[l.Cluster] = l.State
 	}
@@ -40,7 +40,7 @@ func Census(stored []clusterv1alpha1.Cluster, leases []liveness.Lease, now, grac
 		}
 		total++
 		st, ok := state[stored[i].Name]
-		if st == liveness.StateUnknown || (!ok && !now.Before(graceUntil)) {
+		if st == lease.StateUnknown || (!ok && !now.Before(graceUntil)) {
 			unreachable++
 		}
 	}

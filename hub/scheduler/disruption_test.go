@@ -7,31 +7,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 )
 
 func TestCensusAndFullDisruption(t *testing.T) {
 	deleting := storedCluster("gone")
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	stored := []clusterv1alpha1.Cluster{storedCluster("m1"), storedCluster("m2"), storedCluster("m3"), deleting}
-	l := func(name string, st liveness.State) liveness.Lease { return lease(name, st, t0, nil) }
+	l := func(name string, st lease.State) lease.Lease { return leaseOf(name, st, t0, nil) }
 	tests := []struct {
 		name            string
 		stored          []clusterv1alpha1.Cluster
-		leases          []liveness.Lease
+		leases          []lease.Lease
 		graceUntil      time.Time
 		wantUnreachable int
 		wantTotal       int
 		wantDisrupted   bool
 	}{
-		{"all Ready", stored, []liveness.Lease{l("m1", liveness.StateReady), l("m2", liveness.StateReady), l("m3", liveness.StateNotReady)}, t0, 0, 3, false},
-		{"one of three away: a partition", stored, []liveness.Lease{l("m1", liveness.StateReady), l("m2", liveness.StateReady), l("m3", liveness.StateUnknown)}, t0, 1, 3, false},
-		{"two of three away", stored, []liveness.Lease{l("m1", liveness.StateReady), l("m2", liveness.StateUnknown), l("m3", liveness.StateUnknown)}, t0, 2, 3, true},
-		{"all away (the hub resumed from a pause)", stored, []liveness.Lease{l("m1", liveness.StateUnknown), l("m2", liveness.StateUnknown), l("m3", liveness.StateUnknown), l("gone", liveness.StateUnknown)}, t0, 3, 3, true},
+		{"all Ready", stored, []lease.Lease{l("m1", lease.StateReady), l("m2", lease.StateReady), l("m3", lease.StateNotReady)}, t0, 0, 3, false},
+		{"one of three away: a partition", stored, []lease.Lease{l("m1", lease.StateReady), l("m2", lease.StateReady), l("m3", lease.StateUnknown)}, t0, 1, 3, false},
+		{"two of three away", stored, []lease.Lease{l("m1", lease.StateReady), l("m2", lease.StateUnknown), l("m3", lease.StateUnknown)}, t0, 2, 3, true},
+		{"all away (the hub resumed from a pause)", stored, []lease.Lease{l("m1", lease.StateUnknown), l("m2", lease.StateUnknown), l("m3", lease.StateUnknown), l("gone", lease.StateUnknown)}, t0, 3, 3, true},
 		{"no lease within the start-up grace: not counted", stored, nil, t0.Add(time.Second), 0, 3, false},
 		{"no lease after the grace: away (a restart nobody reconnected to)", stored, nil, t0, 3, 3, true},
-		{"the only cluster away: a partition, not a disruption", stored[:1], []liveness.Lease{l("m1", liveness.StateUnknown)}, t0, 1, 1, false},
-		{"one of two away: under 55 %", stored[:2], []liveness.Lease{l("m1", liveness.StateUnknown), l("m2", liveness.StateReady)}, t0, 1, 2, false},
+		{"the only cluster away: a partition, not a disruption", stored[:1], []lease.Lease{l("m1", lease.StateUnknown)}, t0, 1, 1, false},
+		{"one of two away: under 55 %", stored[:2], []lease.Lease{l("m1", lease.StateUnknown), l("m2", lease.StateReady)}, t0, 1, 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,7 +63,7 @@
 // on a binding (aggregated status, template status: placement.AggregateOnly;
 // several writes per binding while its replicas get ready) is looked at
 // only when the loop reads that status: the binding has a graceful
-// eviction task or application failover. Dependency bindings (nil
+// eviction task, application failover or a rebalance in progress. Dependency bindings (nil
 // placement), bindings of another scheduler and bindings with
 // spec.suspension.scheduling are skipped.
 //
@@ -198,6 +198,18 @@
 // reports), so a Divided failover keeps the evicted copy until the
 // replacement replicas are healthy.
 //
+// # Rebalancing
+//
+// A binding whose spec.rescheduleTriggeredAt is set (hub/rebalancer, for
+// a WorkloadRebalancer) is scheduled afresh. When that takes replicas off
+// a cluster of a Divided binding, the step keeps every cluster at the
+// larger of its old and new replicas and records the move on the binding
+// (place.AnnotationRebalance); once every target's aggregated status
+// item is Healthy the new assignment alone stays, so the ready replicas
+// never drop below what was there. New copies not Healthy within the
+// graceful eviction timeout call the move off: the old assignment comes
+// back. A change of spec.replicas or an eviction during the move ends it.
+//
 // # Application failover (spec §6.5)
 //
 // For a binding whose policy sets spec.failover.application (the detector
@@ -265,6 +277,7 @@
 // (a placement change is rescheduled in the same pass anyway).
 //
 // It imports hub/pipeline/place (the place stage), hub/store, hub/view,
-// hub/liveness, hub/placement, internal/protocol, api/, go-hclog and
+// hub/liveness (its clock and lease changes), hub/pipeline/lease (the
+// lease record), hub/placement, internal/protocol, api/, go-hclog and
 // Kubernetes API machinery.
 package scheduler

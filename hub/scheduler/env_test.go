@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
 	"github.com/tetherproj/tether/hub/liveness/livenesstest"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/store/etcdtest"
@@ -104,7 +105,7 @@ func (e *env) keepAlive(d time.Duration, names ...string) {
 }
 
 // waitState polls until every cluster of names has a lease in state.
-func (e *env) waitState(state liveness.State, names ...string) {
+func (e *env) waitState(state lease.State, names ...string) {
 	e.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for _, n := range names {

@@ -10,7 +10,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/placement"
 )
@@ -67,7 +67,7 @@ func ready(name string, taints ...corev1.Taint) place.Member {
 	return place.Member{
 		Cluster: placement.Cluster{Name: name, Taints: taints},
 		APIs:    map[string]bool{place.APIKey("apps/v1", "Deployment"): true},
-		State:   liveness.StateReady,
+		State:   lease.StateReady,
 	}
 }
 
@@ -101,8 +101,8 @@ func noExecuteToleration(key string, seconds *int64) corev1.Toleration {
 // ptrTo points to a copy of v.
 func ptrTo[T any](v T) *T { return &v }
 
-func lease(name string, st liveness.State, since time.Time, hb *agentv1.Heartbeat) liveness.Lease {
-	return liveness.Lease{Cluster: name, State: st, Since: since, Heartbeat: hb}
+func leaseOf(name string, st lease.State, since time.Time, hb *agentv1.Heartbeat) lease.Lease {
+	return lease.Lease{Cluster: name, State: st, Since: since, Heartbeat: hb}
 }
 
 func storedCluster(name string, taints ...corev1.Taint) clusterv1alpha1.Cluster {

@@ -16,7 +16,7 @@ import (
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
 	policyv1alpha1 "github.com/tetherproj/tether/api/policy/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/view"
@@ -24,9 +24,9 @@ import (
 
 // staticLeases is a fixed lease list (Leases) for benchmarks that drive
 // the loop's state by hand.
-type staticLeases struct{ leases []liveness.Lease }
+type staticLeases struct{ leases []lease.Lease }
 
-func (s *staticLeases) List() ([]liveness.Lease, uint64) { return s.leases, 1 }
+func (s *staticLeases) List() ([]lease.Lease, uint64) { return s.leases, 1 }
 func (s *staticLeases) Wait(ctx context.Context, _ uint64) (uint64, error) {
 	<-ctx.Done()
 	return 0, ctx.Err()
@@ -34,8 +34,8 @@ func (s *staticLeases) Wait(ctx context.Context, _ uint64) (uint64, error) {
 func (s *staticLeases) Duration() time.Duration { return time.Hour }
 
 // readyLease is a Ready lease serving Deployments.
-func readyLease(name string) liveness.Lease {
-	return liveness.Lease{Cluster: name, State: liveness.StateReady, Since: t0, LastHeartbeat: t0, Heartbeat: &agentv1.Heartbeat{
+func readyLease(name string) lease.Lease {
+	return lease.Lease{Cluster: name, State: lease.StateReady, Since: t0, LastHeartbeat: t0, Heartbeat: &agentv1.Heartbeat{
 		Conditions:      []*agentv1.Condition{{Type: "Ready", Status: agentv1.ConditionStatus_CONDITION_STATUS_TRUE}},
 		ResourceSummary: &agentv1.ResourceSummary{Allocatable: map[string]string{"pods": "110"}},
 		ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},

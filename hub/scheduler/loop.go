@@ -10,6 +10,7 @@ import (
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/view"
@@ -44,7 +45,7 @@ type Source interface {
 // Leases is what the loop needs from hub/liveness.Leases.
 type Leases interface {
 	// List returns every lease and the revision it reflects.
-	List() ([]liveness.Lease, uint64)
+	List() ([]lease.Lease, uint64)
 	// Wait blocks until the revision is past after.
 	Wait(ctx context.Context, after uint64) (uint64, error)
 	// Duration is the lease duration.

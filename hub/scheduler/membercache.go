@@ -7,7 +7,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
@@ -34,7 +34,7 @@ type cachedMember struct {
 type memberSource struct {
 	gen    uint64
 	leased bool
-	state  liveness.State
+	state  lease.State
 	since  time.Time
 	beat   *agentv1.Heartbeat // hub/liveness replaces it, never modifies it
 }
@@ -42,10 +42,10 @@ type memberSource struct {
 // build is BuildMembers(stored, leases, now, lv), with the members whose
 // sources did not change taken from the cache. rebuilt names the members
 // built again; nil when all were.
-func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]uint64, leases []liveness.Lease, now time.Time, lv place.Liveness) (out []place.Member, rebuilt map[string]bool) {
+func (c *memberCache) build(stored []clusterv1alpha1.Cluster, gens map[string]uint64, leases []lease.Lease, now time.Time, lv place.Liveness) (out []place.Member, rebuilt map[string]bool) {
 	inGrace := now.Before(lv.GraceUntil)
 	all := c.by == nil || inGrace != c.inGrace || !sameLiveness(lv, c.lv)
-	byName := make(map[string]*liveness.Lease, len(leases))
+	byName := make(map[string]*lease.Lease, len(leases))
 	for i := range leases {
 		byName[leases[i].Cluster] = &leases[i]
 	}

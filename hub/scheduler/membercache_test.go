@@ -9,7 +9,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
@@ -22,7 +22,7 @@ func TestMemberCacheBuildsWhatBuildMembersBuilds(t *testing.T) {
 	}
 	stored := []clusterv1alpha1.Cluster{storedCluster("m1"), storedCluster("m2"), storedCluster("m3")}
 	gens := map[string]uint64{"m1": 1, "m2": 2, "m3": 3}
-	leases := []liveness.Lease{lease("m1", liveness.StateReady, t0, beat("10")), lease("m2", liveness.StateReady, t0, beat("20"))}
+	leases := []lease.Lease{leaseOf("m1", lease.StateReady, t0, beat("10")), leaseOf("m2", lease.StateReady, t0, beat("20"))}
 	lv := place.Liveness{GraceUntil: t0.Add(time.Minute)}
 	now := t0
 	var c memberCache
@@ -54,9 +54,9 @@ func TestMemberCacheBuildsWhatBuildMembersBuilds(t *testing.T) {
 	stored[0] = storedCluster("m1", corev1.Taint{Key: "cordoned", Effect: corev1.TaintEffectNoSchedule})
 	gens["m1"] = 4
 	step("m1's taint", "m1")
-	leases = append(leases, lease("m3", liveness.StateReady, t0, beat("30")))
+	leases = append(leases, leaseOf("m3", lease.StateReady, t0, beat("30")))
 	step("m3's lease", "m3")
-	leases[2].State, leases[2].Since = liveness.StateUnknown, t0.Add(30*time.Second)
+	leases[2].State, leases[2].Since = lease.StateUnknown, t0.Add(30*time.Second)
 	step("m3 unknown", "m3")
 	now = t0.Add(2 * time.Minute)
 	step("grace over")

@@ -7,7 +7,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	agentv1 "github.com/tetherproj/tether/api/gen/tether/agent/v1"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/pipeline/place"
 )
 
@@ -17,11 +17,11 @@ import (
 func BenchmarkRefresh10k(b *testing.B) {
 	const n = 10000
 	stored := make([]clusterv1alpha1.Cluster, n)
-	leases := make([]liveness.Lease, n)
+	leases := make([]lease.Lease, n)
 	for i := range n {
 		stored[i].Name = fmt.Sprintf("c%05d", i)
 		stored[i].Labels = map[string]string{"env": "prod"}
-		leases[i] = liveness.Lease{Cluster: stored[i].Name, State: liveness.StateReady, Heartbeat: &agentv1.Heartbeat{
+		leases[i] = lease.Lease{Cluster: stored[i].Name, State: lease.StateReady, Heartbeat: &agentv1.Heartbeat{
 			ResourceSummary: &agentv1.ResourceSummary{Allocatable: map[string]string{"pods": "110", "cpu": "32"}, Allocated: map[string]string{"pods": "3"}},
 			ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}}}
 	}
@@ -45,13 +45,13 @@ func BenchmarkRefresh10k(b *testing.B) {
 func BenchmarkRefreshCached10k(b *testing.B) {
 	const n = 10000
 	stored := make([]clusterv1alpha1.Cluster, n)
-	leases := make([]liveness.Lease, n)
+	leases := make([]lease.Lease, n)
 	gens := make(map[string]uint64, n)
 	for i := range n {
 		stored[i].Name = fmt.Sprintf("c%05d", i)
 		stored[i].Labels = map[string]string{"env": "prod"}
 		gens[stored[i].Name] = uint64(i)
-		leases[i] = liveness.Lease{Cluster: stored[i].Name, State: liveness.StateReady, Heartbeat: &agentv1.Heartbeat{
+		leases[i] = lease.Lease{Cluster: stored[i].Name, State: lease.StateReady, Heartbeat: &agentv1.Heartbeat{
 			ResourceSummary: &agentv1.ResourceSummary{Allocatable: map[string]string{"pods": "110", "cpu": "32"}, Allocated: map[string]string{"pods": "3"}},
 			ApiEnablements:  []*agentv1.APIEnablement{{GroupVersion: "apps/v1", Resources: []*agentv1.APIResource{{Name: "deployments", Kind: "Deployment"}}}}}}
 	}

@@ -79,15 +79,16 @@ func (l *Loop) applyBinding(c view.Change) {
 // healthOnly reports whether b differs from old only in what
 // hub/aggregate writes (placement.AggregateOnly; several writes per
 // binding while its replicas get ready) and Step reads none of it: the
-// binding has no graceful eviction task (AssessTasks) and no application
-// failover (ApplicationEvictions). Such a write decides nothing new.
+// binding has no graceful eviction task (AssessTasks), no application
+// failover (ApplicationEvictions) and no rebalance in progress
+// (place.Rebalancing). Such a write decides nothing new.
 func healthOnly(old, b *workv1alpha1.ResourceBinding) bool {
 	return !readsHealth(old) && !readsHealth(b) && placement.AggregateOnly(old, b)
 }
 
 // readsHealth reports whether Step reads b's aggregated status.
 func readsHealth(b *workv1alpha1.ResourceBinding) bool {
-	return len(b.Spec.GracefulEvictionTasks) > 0 || place.ApplicationFailover(b) != nil
+	return len(b.Spec.GracefulEvictionTasks) > 0 || place.ApplicationFailover(b) != nil || place.Rebalancing(b)
 }
 
 // applyCluster updates the stored clusters.

@@ -58,8 +58,10 @@ func Rollouts(key string, value []byte) (any, error) {
 	return r, nil
 }
 
-// HubPrefixes are the prefixes each hub replica's view holds, with their
-// decoders and indexes.
+// HubPrefixes are the prefixes of the objects, bindings, clusters and
+// rollout records each hub replica's view holds, with their decoders and
+// indexes; the hub adds those of the records it follows through Records
+// (revocation.Prefix, roles.Prefix).
 func HubPrefixes() []Prefix {
 	return []Prefix{
 		{Prefix: store.ObjectsPrefix, Decode: Objects, Indexers: KeyIndexers()},

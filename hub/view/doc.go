@@ -46,15 +46,20 @@
 // # Readers
 //
 // The renderer (hub/render), the scheduling loop (hub/scheduler), the
-// detector (hub/detector), the rollout loop (hub/rollout) and the clusters' resource models
-// (hub/membership's Models) read the view and open no store watch of
-// their own. Still on their own list and watch, each for a reason: the
-// aggregator (hub/aggregate), which writes the per-cluster status items
-// the view leaves out and folds from the items stored; its relay and
+// detector (hub/detector), the WorkloadRebalancer loop (hub/rebalancer),
+// the rollout loop (hub/rollout),
+// the aggregator's loop (hub/aggregate's Run), the interpreter
+// customizations' watcher (hub/customizations, a subscription to a prefix
+// under the objects') and the clusters' resource models (hub/membership's
+// Models) read the view and open no store watch of their own; the
+// aggregator reads a binding whole from the store only when a flush keeps
+// items as written, which the view leaves out. The revoked users
+// (hub/revocation) and the users' roles (hub/roles) follow their
+// prefixes, which the hub adds to HubPrefixes, through Records: the one
+// follower of small record sets held whole by name. Still on their own
+// list and watch, each for a reason: the aggregator's relay and
 // pruning of agents' reports, under /tether/reports/, which the view does
-// not hold; hub/customizations, which hands agents the stored bytes of
-// each customization as they are; the liveness records' follower
-// (hub/liveness), the revoked users (hub/revocation) and the agent
+// not hold; the liveness records' follower (hub/liveness) and the agent
 // records' watch of hub/membership's Registry, under prefixes the view
 // does not hold.
 //

@@ -9,6 +9,9 @@ type Object struct {
 	// Revision is the etcd revision of the key's last change, and
 	// CreateRevision the revision at which the key was created.
 	Revision, CreateRevision int64
+	// Size is the length of the stored bytes: what a reader that writes
+	// the key back spaces its writes by, without keeping them.
+	Size int
 	// Value is what the prefix's Decoder made of the stored bytes. When the
 	// last stored bytes did not decode it is the last value that did (nil
 	// after a list: there was none), and Err says why.

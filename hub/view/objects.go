@@ -53,7 +53,8 @@ func (v *View) held(prefix, key string) *Object {
 func (v *View) decode(p Prefix, kv store.KV, old *Object) *Object {
 	v.decodes.Add(1)
 	val, err := p.Decode(kv.Key, kv.Value)
-	o := &Object{Key: kv.Key, Revision: kv.Revision, CreateRevision: kv.CreateRevision, Value: val, Err: err}
+	o := &Object{Key: kv.Key, Revision: kv.Revision, CreateRevision: kv.CreateRevision, Size: len(kv.Value),
+		Value: val, Err: err}
 	if err != nil {
 		o.Value = nil
 		if old != nil {
@@ -124,20 +125,27 @@ type Snapshot struct {
 	Objects  []*Object
 }
 
-// Snapshot returns every object under the held prefixes given, as of the
-// view's revision.
+// Snapshot returns every object under the prefixes given (held ones, or
+// prefixes under one), as of the view's revision.
 func (v *View) Snapshot(prefixes ...string) Snapshot {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return Snapshot{Revision: v.rev, Objects: v.listLocked(prefixes)}
 }
 
-// listLocked returns the objects under prefixes; v.mu is held.
+// listLocked returns the objects under prefixes, each a held prefix or
+// under one; v.mu is held.
 func (v *View) listLocked(prefixes []string) []*Object {
 	var out []*Object
 	for _, prefix := range prefixes {
-		for _, o := range v.objects[prefix].List() {
-			out = append(out, o.(*Object))
+		held, ok := v.prefixOf(prefix)
+		if !ok {
+			continue
+		}
+		for _, o := range v.objects[held.Prefix].List() {
+			if obj := o.(*Object); strings.HasPrefix(obj.Key, prefix) {
+				out = append(out, obj)
+			}
 		}
 	}
 	return out

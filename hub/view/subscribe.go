@@ -34,7 +34,8 @@ type Batch struct {
 }
 
 // Subscribe returns a subscription to the objects under prefixes (held
-// prefixes of the view). Its first batch, once the view is synced, is
+// prefixes of the view, or prefixes under one: a full batch then lists
+// the held prefix and keeps those under it). Its first batch, once the view is synced, is
 // Full. Close it when done.
 func (v *View) Subscribe(prefixes ...string) *Subscription {
 	s := &Subscription{v: v, prefixes: prefixes, ready: make(chan struct{}, 1), pending: map[string]bool{}, full: true}

@@ -235,3 +235,31 @@ func TestDecodedOnceForEverySubscriber(t *testing.T) {
 		t.Fatalf("Decodes = %d for 50 bindings and 4 subscribers; want 50", got)
 	}
 }
+
+// TestSubscribeUnderAHeldPrefix: a subscription to a prefix under a held
+// one gets, in its full batch and its changes, only the objects under it;
+// Snapshot of such a prefix likewise.
+func TestSubscribeUnderAHeldPrefix(t *testing.T) {
+	st := etcdtest.Embedded(t)
+	cfg := store.ObjectsPrefix + "config.tether.io/"
+	ric := cfg + "ResourceInterpreterCustomization/_/first"
+	put(t, st, ric, []byte(`{"apiVersion":"config.tether.io/v1alpha1","kind":"ResourceInterpreterCustomization","metadata":{"name":"first"}}`))
+	put(t, st, store.ObjectsPrefix+"apps/Deployment/default/web", []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`))
+	v := run(t, st)
+	sub := v.Subscribe(cfg)
+	defer sub.Close()
+	b := take(t, sub)
+	if !b.Full || len(b.Changes) != 1 || b.Changes[0].Key != ric {
+		t.Fatalf("first batch = full %v, %d changes; want full, only %s", b.Full, len(b.Changes), ric)
+	}
+	put(t, st, store.ObjectsPrefix+"apps/Deployment/default/api", []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"api"}}`))
+	second := cfg + "ResourceInterpreterCustomization/_/second"
+	last := put(t, st, second, []byte(`{"apiVersion":"config.tether.io/v1alpha1","kind":"ResourceInterpreterCustomization","metadata":{"name":"second"}}`))
+	got := takeUntil(t, sub, last)
+	if _, ok := got[second]; !ok || len(got) != 1 {
+		t.Errorf("changes = %v; want only %s", got, second)
+	}
+	if snap := v.Snapshot(cfg); len(snap.Objects) != 2 {
+		t.Errorf("Snapshot(%s) = %d objects; want the two customizations", cfg, len(snap.Objects))
+	}
+}

@@ -49,6 +49,7 @@ func TestFleet(t *testing.T) {
 		{"ClusterLabelMovesWorkload", testRelabelMoves, false},
 		{"OverrideValueFromClusterLabel", testSiteFromClusterLabel, false},
 		{"FederatedResourceQuota", testFederatedResourceQuota, false},
+		{"FederatedResourceQuotaStaticAssignments", testQuotaStaticAssignments, false},
 		{"CordonedClusterDrained", testCordonDrain, false},
 		{"NamespacedRoles", testNamespacedRoles, false},
 	}

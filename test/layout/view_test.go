@@ -5,12 +5,21 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// viewReaders are the controllers that read the replica's view of the
-// store (hub/view) and open no list or watch of the store themselves.
-var viewReaders = []string{"/hub/render", "/hub/scheduler", "/hub/detector"}
+// viewReaders are the controllers and followers that read the replica's
+// view of the store (hub/view) and open no list or watch of the store
+// themselves.
+var viewReaders = []string{"/hub/render", "/hub/scheduler", "/hub/detector", "/hub/revocation", "/hub/roles",
+	"/hub/customizations"}
+
+// viewReaderFiles are the files of packages that also follow what the
+// view does not hold (hub/aggregate's relay and pruning of reports) that
+// read the view and open no list or watch of the store: the aggregator's
+// loop over bindings.
+var viewReaderFiles = map[string][]string{"/hub/aggregate": {"run.go", "flush.go"}}
 
 // storeFollowing are the calls that list or watch the store: hub/store's
 // Watch, WatchRange, ListEach, ListEachAt, ListRange and Follow.
@@ -36,6 +45,28 @@ func TestViewReadersFollowNoStore(t *testing.T) {
 	}
 	if checked != len(viewReaders) {
 		t.Fatalf("checked %d packages; want %v", checked, viewReaders)
+	}
+}
+
+// TestViewReaderFilesFollowNoStore: the aggregator's loop over bindings
+// (hub/aggregate's run.go and flush.go) reads the view; neither file calls
+// a list or watch of the store.
+func TestViewReaderFilesFollowNoStore(t *testing.T) {
+	checked := 0
+	for _, p := range packages(t) {
+		for _, f := range viewReaderFiles[strings.TrimPrefix(p.ImportPath, module)] {
+			checked++
+			for _, call := range storeCalls(t, filepath.Join(p.Dir, f)) {
+				t.Errorf("%s calls %s: read the view (hub/view) instead", rel(filepath.Join(p.Dir, f)), call)
+			}
+		}
+	}
+	want := 0
+	for _, files := range viewReaderFiles {
+		want += len(files)
+	}
+	if checked != want {
+		t.Fatalf("checked %d files; want %v", checked, viewReaderFiles)
 	}
 }
 

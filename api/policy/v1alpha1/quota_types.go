@@ -9,7 +9,10 @@ import (
 // request across the whole fleet (Karmada's FederatedResourceQuota):
 // spec.overall bounds, per resource, the sum over every binding of the
 // namespace of its replicas in each target cluster times its per-replica
-// requests.
+// requests, checked when a template or a placement is applied;
+// spec.staticAssignments gives each named cluster a ResourceQuota named
+// like the quota, in its namespace (Karmada's
+// federated-resource-quota-sync).
 type FederatedResourceQuota struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -27,7 +30,9 @@ type FederatedResourceQuotaSpec struct {
 	// Overall is the namespace's limit across every cluster, per resource.
 	Overall corev1.ResourceList `json:"overall"`
 
-	// StaticAssignments are ResourceQuotas for named clusters.
+	// StaticAssignments are ResourceQuotas for named clusters: each named
+	// cluster gets one with spec.hard = Hard, removed when the cluster
+	// leaves the list or the quota is deleted.
 	StaticAssignments []StaticClusterAssignment `json:"staticAssignments,omitempty"`
 }
 
@@ -52,7 +57,10 @@ type FederatedResourceQuotaStatus struct {
 	AggregatedStatus []ClusterQuotaStatus `json:"aggregatedStatus,omitempty"`
 }
 
-// ClusterQuotaStatus is one cluster's quota usage.
+// ClusterQuotaStatus is one cluster's quota usage: Hard is the cluster's
+// static assignment (spec.overall for a cluster without one), Used what
+// the namespace's bindings place there, as the hub computes it (not the
+// member ResourceQuota's own status).
 type ClusterQuotaStatus struct {
 	// ClusterName names the cluster.
 	ClusterName string `json:"clusterName"`

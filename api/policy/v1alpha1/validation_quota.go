@@ -18,10 +18,11 @@ func (q *FederatedResourceQuota) SetDefaults() {}
 // Validate checks a FederatedResourceQuota by the rules of Karmada's
 // webhook (a name of at most 63 characters; resource names and
 // non-negative quantities; static assignments that name a cluster, stay
-// within overall and use only its resources), then refuses what Tether
-// does not honour: staticAssignments (not propagated yet), resource names
-// that per-replica requests never count (requests.*, limits.*, count/*,
-// object counts such as pods: Karmada accepts and never enforces them).
+// within overall and use only its resources), plus one ResourceQuota per
+// cluster (a clusterName assigned twice is a duplicate), then refuses
+// what Tether does not honour: resource names that per-replica requests
+// never count (requests.*, limits.*, count/*, object counts such as pods:
+// Karmada accepts and never enforces them).
 // A status is the hub's: the client API drops it from the input.
 func (q *FederatedResourceQuota) Validate() field.ErrorList {
 	errs := ValidateObjectMeta(&q.ObjectMeta, true)
@@ -34,17 +35,19 @@ func (q *FederatedResourceQuota) Validate() field.ErrorList {
 		errs = append(errs, field.Required(spec.Child("overall"), "the namespace's limit per resource, e.g. cpu: 4"))
 	}
 	errs = append(errs, validateQuotaResources(q.Spec.Overall, spec.Child("overall"))...)
-	for i := range q.Spec.StaticAssignments {
-		errs = append(errs, validateStaticAssignment(&q.Spec, i, spec.Child("staticAssignments").Index(i))...)
+	seen := map[string]bool{}
+	for i, a := range q.Spec.StaticAssignments {
+		p := spec.Child("staticAssignments").Index(i)
+		errs = append(errs, validateStaticAssignment(&q.Spec, i, p)...)
+		if seen[a.ClusterName] {
+			errs = append(errs, field.Duplicate(p.Child("clusterName"), a.ClusterName))
+		}
+		seen[a.ClusterName] = true
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.Spec.Overall)) {
 		if v := q.Spec.Overall[k]; v.Cmp(assigned(q.Spec.StaticAssignments, k)) < 0 {
 			errs = append(errs, field.Invalid(spec.Child("overall").Key(string(k)), v.String(), "overall is less than assignments"))
 		}
-	}
-	if len(q.Spec.StaticAssignments) > 0 {
-		errs = append(errs, field.Forbidden(spec.Child("staticAssignments"),
-			"not supported by Tether yet (ResourceQuotas propagated to named clusters); remove it: spec.overall is enforced"))
 	}
 	return errs
 }

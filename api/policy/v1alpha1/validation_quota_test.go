@@ -31,12 +31,22 @@ func TestValidateFederatedResourceQuota(t *testing.T) {
 			[]string{"spec.overall[requests.cpu]"}, "Unsupported value"},
 		{"pods is not counted", func(f *FederatedResourceQuota) { f.Spec.Overall = q("cpu", "4", "pods", "10") },
 			[]string{"spec.overall[pods]"}, "Unsupported value"},
-		{"static assignments refused", func(f *FederatedResourceQuota) {
-			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "edge-1", Hard: q("cpu", "1")}}
-		}, []string{"spec.staticAssignments"}, "not supported by Tether yet"},
+		{"static assignments within overall", func(f *FederatedResourceQuota) {
+			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "edge-1", Hard: q("cpu", "1")}, {ClusterName: "edge-2", Hard: q("cpu", "3", "memory", "8Gi")}}
+		}, nil, ""},
 		{"static assignments beyond overall", func(f *FederatedResourceQuota) {
 			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "Edge_1", Hard: q("cpu", "3", "gpu", "1")}, {ClusterName: "b", Hard: q("cpu", "2")}}
-		}, []string{"spec.staticAssignments[0].clusterName", "spec.staticAssignments[0].hard[gpu]", "spec.overall[cpu]", "spec.staticAssignments"}, ""},
+		}, []string{"spec.staticAssignments[0].clusterName", "spec.staticAssignments[0].hard[gpu]", "spec.overall[cpu]"}, ""},
+		{"a cluster assigned twice", func(f *FederatedResourceQuota) {
+			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "edge-1", Hard: q("cpu", "1")}, {ClusterName: "edge-1", Hard: q("cpu", "2")}}
+		}, []string{"spec.staticAssignments[1].clusterName"}, "Duplicate value"},
+		{"an assignment's uncounted resource", func(f *FederatedResourceQuota) {
+			f.Spec.Overall = q("cpu", "4", "pods", "10")
+			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "edge-1", Hard: q("pods", "5")}}
+		}, []string{"spec.overall[pods]", "spec.staticAssignments[0].hard[pods]"}, "Unsupported value"},
+		{"an assignment's negative quantity", func(f *FederatedResourceQuota) {
+			f.Spec.StaticAssignments = []StaticClusterAssignment{{ClusterName: "edge-1", Hard: q("cpu", "-1")}}
+		}, []string{"spec.staticAssignments[0].hard[cpu]"}, "greater than or equal to 0"},
 		{"status is not validated (the hub drops it)", func(f *FederatedResourceQuota) { f.Status.OverallUsed = q("cpu", "1") }, nil, ""},
 	}
 	for _, tt := range tests {

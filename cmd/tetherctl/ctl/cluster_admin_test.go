@@ -13,6 +13,7 @@ import (
 	"github.com/tetherproj/tether/hub/membership"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/roles"
+	"github.com/tetherproj/tether/hub/view"
 	"github.com/tetherproj/tether/internal/certs"
 )
 
@@ -27,13 +28,19 @@ func startAdminHub(t *testing.T) *adminHub {
 	t.Helper()
 	h := &adminHub{onlineHub: newOnlineHub(t)}
 	h.reg = membership.NewRegistry(h.st, h.ca, membership.Config{}, hclog.NewNullLogger())
-	revoked, book := revocation.New(h.st, hclog.NewNullLogger()), roles.New(h.st, hclog.NewNullLogger())
+	v, err := view.New(h.st, []view.Prefix{revocation.Prefix(), roles.Prefix()}, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked, book := revocation.New(h.st, v, hclog.NewNullLogger()), roles.New(h.st, v, hclog.NewNullLogger())
 	runCtx, stop := context.WithCancel(context.Background())
-	followed := make(chan error, 2)
+	followed := make(chan error, 3)
+	go func() { followed <- v.Run(runCtx) }()
 	go func() { followed <- revoked.Run(runCtx) }()
 	go func() { followed <- book.Run(runCtx) }()
 	t.Cleanup(func() { // after the server stops, before the store closes
 		stop()
+		<-followed
 		<-followed
 		<-followed
 	})

@@ -5,9 +5,14 @@
 // that are back (Returned), the taint manager (TaintEvictions), the
 // application failover (ApplicationEvictions), the placement decision and
 // hub/placement's algorithm (BuildInput), then the graceful eviction tasks
-// (AssessTasks). The scheduling loop (hub/scheduler) calls StepIndexed for
-// every binding it reconciles; Simulate and GetPlacement (hub/clientapi)
-// call Step, BuildMembers and BuildInput on the same inputs.
+// (AssessTasks). A triggered reschedule (a WorkloadRebalancer) of a Divided
+// binding that takes replicas off a cluster is a move (Rebalance,
+// AnnotationRebalance): every cluster keeps the larger of its old and new
+// replicas until all targets are Healthy, then the new assignment alone
+// stays; after the eviction timeout without that, the old one comes
+// back. The scheduling loop (hub/scheduler) calls StepIndexed for every
+// binding it reconciles; Simulate and GetPlacement (hub/clientapi) call
+// Step, BuildMembers and BuildInput on the same inputs.
 //
 // # Usage
 //

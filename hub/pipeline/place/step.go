@@ -74,8 +74,10 @@ type Outcome struct {
 
 // Step is the whole decision for one binding, pure: evictions called off
 // for clusters that are back, the taint manager, the application failover,
-// then the §3 decision and
-// the scheduler, then the graceful eviction controller.
+// a rebalance in progress finished or called off (AnnotationRebalance),
+// then the §3 decision and the scheduler (a triggered reschedule that
+// takes replicas off a cluster starts a rebalance), then the graceful
+// eviction controller.
 func Step(b *workv1alpha1.ResourceBinding, members []Member, now time.Time, opts Options) Outcome {
 	return StepIndexed(b, members, IndexMembers(members), now, opts)
 }
@@ -103,11 +105,20 @@ func StepIndexed(b *workv1alpha1.ResourceBinding, members []Member, byName Membe
 	recordUnhealthy(nb, since)
 	out.AppEvicted, out.UnhealthySince = appEvicted, since
 	recheck = Earliest(recheck, appRecheck)
-	out.Reason = placement.NeedsSchedule(nb, exists)
-	scheduled := out.Reason == placement.ReasonNone && meta.IsStatusConditionTrue(nb.Status.Conditions, placement.ConditionScheduled)
+	changed := len(evictions)+len(appEvicted)+len(out.Returned) > 0
+	moveRecheck, moving := settle(nb, changed, Rebalancing(nb) && isScheduled(nb) && allHealthy(nb), now, opts.EvictionTimeout)
+	recheck = Earliest(recheck, moveRecheck)
+	if !moving { // a move holds more replicas than spec.replicas on purpose
+		out.Reason = placement.NeedsSchedule(nb, exists)
+	}
+	scheduled := out.Reason == placement.ReasonNone && isScheduled(nb)
 	if out.Reason != placement.ReasonNone {
-		nb, out.Err = schedule(nb, members, out.Reason, len(evictions)+len(appEvicted)+len(out.Returned) > 0, now, opts)
+		pre := nb
+		nb, out.Err = schedule(nb, members, out.Reason, changed, now, opts)
 		scheduled = out.Err == nil
+		if scheduled && out.Reason == placement.ReasonRescheduleTriggered {
+			surge(pre, nb, now)
+		}
 	}
 	out.Returned = keepDropped(b, nb, out.Returned, now)
 	// A target whose assignment this step changed has an aggregated status
@@ -120,6 +131,10 @@ func StepIndexed(b *workv1alpha1.ResourceBinding, members []Member, byName Membe
 	out.Binding = nb
 	out.Recheck = Earliest(recheck, taskRecheck)
 	return out
+}
+
+func isScheduled(b *workv1alpha1.ResourceBinding) bool {
+	return meta.IsStatusConditionTrue(b.Status.Conditions, placement.ConditionScheduled)
 }
 
 // assignmentsChanged reports whether nb targets a cluster that b did not,

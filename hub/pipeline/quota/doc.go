@@ -3,8 +3,12 @@
 // CalculateResourceUsage, replicas in every target cluster times the
 // per-replica requests) and whether a template's new usage fits a quota
 // beside what the namespace already uses (Check, Karmada's
-// resourcebinding webhook rule). The hub's Apply refuses a template with
-// Check's error; the same functions give the quota's status.
+// resourcebinding webhook rule). The hub's Apply refuses a template or a
+// (Cluster)PropagationPolicy with Check's error; the same functions give
+// the quota's status (Status: usage overall and per cluster, computed
+// from the bindings, with a static assignment's hard for the clusters it
+// names). The ResourceQuotas of staticAssignments are works the renderer
+// (hub/render) sends to the clusters named.
 //
 // # Usage
 //

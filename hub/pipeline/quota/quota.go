@@ -141,10 +141,17 @@ func Check(q *policyv1alpha1.FederatedResourceQuota, used, old, next corev1.Reso
 
 // Status is q's status given the bindings of its namespace: overall is
 // spec.overall, overallUsed the bindings' usage of the resources q limits,
-// and aggregatedStatus, per cluster by name, what they use there of them
-// (hard: spec.overall, the limit a cluster's usage counts against).
+// and aggregatedStatus, per cluster by name, every cluster they use or a
+// static assignment names: used is what the bindings use there of the
+// resources q limits (not the member ResourceQuota's own status), hard
+// the cluster's static assignment, or spec.overall for a cluster without
+// one (the limit its usage counts against).
 func Status(q *policyv1alpha1.FederatedResourceQuota, bindings []*workv1alpha1.ResourceBinding) policyv1alpha1.FederatedResourceQuotaStatus {
 	used, byCluster := corev1.ResourceList{}, map[string]corev1.ResourceList{}
+	hard := map[string]corev1.ResourceList{}
+	for _, a := range q.Spec.StaticAssignments {
+		hard[a.ClusterName], byCluster[a.ClusterName] = a.Hard, corev1.ResourceList{}
+	}
 	for _, rb := range bindings {
 		for c, rl := range UsageByCluster(rb) {
 			if byCluster[c] == nil {
@@ -156,8 +163,12 @@ func Status(q *policyv1alpha1.FederatedResourceQuota, bindings []*workv1alpha1.R
 	}
 	st := policyv1alpha1.FederatedResourceQuotaStatus{Overall: q.Spec.Overall, OverallUsed: used}
 	for _, c := range slices.Sorted(maps.Keys(byCluster)) {
+		h, ok := hard[c]
+		if !ok {
+			h = q.Spec.Overall
+		}
 		st.AggregatedStatus = append(st.AggregatedStatus, policyv1alpha1.ClusterQuotaStatus{ClusterName: c,
-			ResourceQuotaStatus: corev1.ResourceQuotaStatus{Hard: q.Spec.Overall, Used: byCluster[c]}})
+			ResourceQuotaStatus: corev1.ResourceQuotaStatus{Hard: h, Used: byCluster[c]}})
 	}
 	return st
 }

@@ -143,3 +143,21 @@ func TestStatus(t *testing.T) {
 		t.Errorf("Status = %q; want %q", got, want)
 	}
 }
+
+// TestStatusStaticAssignments: a statically assigned cluster shows its
+// assignment as hard, also while nothing uses it; the others overall.
+func TestStatusStaticAssignments(t *testing.T) {
+	q := &policyv1alpha1.FederatedResourceQuota{Spec: policyv1alpha1.FederatedResourceQuotaSpec{Overall: rl("cpu", "4"),
+		StaticAssignments: []policyv1alpha1.StaticClusterAssignment{{ClusterName: "edge-2", Hard: rl("cpu", "1")}, {ClusterName: "edge-3", Hard: rl("cpu", "2")}}}}
+	st := Status(q, []*workv1alpha1.ResourceBinding{
+		binding(rl("cpu", "1"), workv1alpha1.TargetCluster{Name: "edge-1", Replicas: 2}, workv1alpha1.TargetCluster{Name: "edge-2", Replicas: 1}),
+	})
+	got := "used " + str(st.OverallUsed)
+	for _, c := range st.AggregatedStatus {
+		got += "| " + c.ClusterName + " hard " + str(c.Hard) + "used " + str(c.Used)
+	}
+	want := "used cpu=3 | edge-1 hard cpu=4 used cpu=2 | edge-2 hard cpu=1 used cpu=1 | edge-3 hard cpu=2 used "
+	if got != want {
+		t.Errorf("Status = %q; want %q", got, want)
+	}
+}

@@ -6,7 +6,9 @@
 // ownership labels and annotations naming the binding (LabelManaged,
 // KeyOf, PermanentID), the apply options (ApplyStrategyOf, ApplyOptions)
 // and the version, a hash of the sealed content. Targets, ReplicasFor,
-// Suspended and Evicting read a binding's target clusters. The renderer
+// Suspended and Evicting read a binding's target clusters. A
+// FederatedResourceQuota's staticAssignments render as ResourceQuotas
+// (RenderQuota, for the clusters of its QuotaBinding). The renderer
 // (hub/render) calls Render for every (binding, cluster) it serves;
 // Simulate (hub/clientapi, through hub/pipeline) calls it on the same
 // inputs.
