@@ -40,6 +40,7 @@ type Client struct {
 	Clusters   hubv1.ClusterServiceClient
 	tokens     hubv1.TokenServiceClient
 	users      hubv1.UserServiceClient
+	rollouts   hubv1.RolloutServiceClient
 }
 
 // Dial connects to the hub cfg names and checks, within ctx, that the hub
@@ -64,7 +65,8 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{conn: conn, cfg: cfg, Objects: hubv1.NewObjectServiceClient(conn),
 		Placements: hubv1.NewPlacementServiceClient(conn), Clusters: hubv1.NewClusterServiceClient(conn),
-		tokens: hubv1.NewTokenServiceClient(conn), users: hubv1.NewUserServiceClient(conn)}
+		tokens: hubv1.NewTokenServiceClient(conn), users: hubv1.NewUserServiceClient(conn),
+		rollouts: hubv1.NewRolloutServiceClient(conn)}
 	if err := c.check(ctx); err != nil {
 		conn.Close()
 		return nil, err

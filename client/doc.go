@@ -23,7 +23,8 @@
 //     Simulate; ListClusters, GetCluster, Cordon, Uncordon, Taint, Label,
 //     Annotate, SetResourceModels, Approve, RejectKey and RemoveCluster;
 //     CreateToken, ListTokens and DeleteToken; CreateUser, SetUserRole,
-//     ListUserRoles, RevokeUser and ListRevokedUsers. The generated service clients are there too
+//     ListUserRoles, RevokeUser and ListRevokedUsers; RolloutStatus,
+//     PauseRollout, ResumeRollout and UndoRollout. The generated service clients are there too
 //     (Client.Objects, Placements, Clusters) for a request the typed calls
 //     do not make;
 //   - the retry policy: Retryable says which errors a watch is resumed

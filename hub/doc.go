@@ -48,8 +48,8 @@
 //     (hub/leader). While this replica leads, a group of its own runs the
 //     controllers that write decisions: registration, detector, scheduler
 //     (with eviction), aggregate (with the pruning of removed
-//     clusters' relayed reports) and the WorkloadRebalancer loop
-//     (hub/rebalancer), all writing through a store view fenced
+//     clusters' relayed reports), the WorkloadRebalancer loop
+//     (hub/rebalancer) and rollout (hub/rollout), all writing through a store view fenced
 //     by the leadership (store.Fenced); it ends as soon as leadership is
 //     lost, and the next term starts a new registrar and detector. A
 //     single hub on its embedded etcd, the only replica there can be,

@@ -54,6 +54,7 @@ func (p *parts) tasks() []task {
 		{"aggregate", p.statuses.Run, leaderOnly},          // agents' statuses → binding status
 		{"reports-prune", p.statuses.Prune, leaderOnly},    // removed clusters' relayed reports → deleted
 		{"rebalancer", p.rebalance, leaderOnly},            // WorkloadRebalancers → bindings' rescheduleTriggeredAt, their status, TTL
+		{"rollout", p.newRollout().Run, leaderOnly},        // RolloutPolicies × agents' health → rollout records (render holds the rest)
 	}
 	if p.lis.metrics != nil {
 		t = append(t, task{"metrics", p.srv.metrics.serveHTTP(p.lis.metrics), everyReplica}) // /healthz, /readyz, /metrics

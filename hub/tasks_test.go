@@ -19,7 +19,7 @@ func TestLeaderOnlyTasks(t *testing.T) {
 	}
 	defer lis.Close()
 	p := &parts{base: &base{lis: &listeners{grpc: lis}}, hub: &Hub{logger: hclog.NewNullLogger()}, srv: &api{}}
-	want := []string{"registration", "detector", "scheduler", "aggregate", "reports-prune", "rebalancer"}
+	want := []string{"registration", "detector", "scheduler", "aggregate", "reports-prune", "rebalancer", "rollout"}
 	var leaderOnlyNames, every []string
 	seen := map[string]bool{}
 	for _, task := range p.tasks() {

@@ -15,6 +15,7 @@ import (
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/revocation"
 	"github.com/tetherproj/tether/hub/roles"
+	"github.com/tetherproj/tether/hub/rollout"
 	"github.com/tetherproj/tether/hub/scheduler"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/storewatch"
@@ -98,6 +99,11 @@ func (h *Hub) wireControllers(p *parts, fence *store.Fence) {
 		MaxWorks: h.cfg.MaxWorksPerCluster}, h.logger)
 	p.elector = leader.New(p.st.Client(), fence, leader.Config{TTL: h.cfg.LeaderTTL, Name: replicaName(p.addr()),
 		Alone: h.alone()}, h.logger) // alone: leads from the start, whatever its CPU
+}
+
+// newRollout builds the rollout loop of one term of leadership.
+func (p *parts) newRollout() *rollout.Loop {
+	return rollout.New(p.fenced, p.view, p.works, p.statuses, p.leases, rollout.Config{}, p.hub.logger)
 }
 
 // wireServers builds the gRPC server with its services and the store

@@ -56,6 +56,8 @@ var groups = []apiGroup{
 			func() Object { return &policyv1alpha1.ClusterOverridePolicy{} }},
 		{kind(policyv1alpha1.GroupVersion, policyv1alpha1.KindFederatedResourceQuota), true,
 			func() Object { return &policyv1alpha1.FederatedResourceQuota{} }},
+		{kind(policyv1alpha1.GroupVersion, policyv1alpha1.KindRolloutPolicy), true,
+			func() Object { return &policyv1alpha1.RolloutPolicy{} }},
 	}},
 	{configv1alpha1.GroupVersion, configv1alpha1.KarmadaGroupVersion, []KindInfo{
 		{kind(configv1alpha1.GroupVersion, configv1alpha1.KindResourceInterpreterCustomization), false,
@@ -81,6 +83,12 @@ var groups = []apiGroup{
 
 func kind(gv schema.GroupVersion, k string) schema.GroupVersionKind { return gv.WithKind(k) }
 
+// tetherOnly are the kinds served only in their canonical group: Karmada
+// has no such kind, so its group does not alias them.
+var tetherOnly = map[schema.GroupVersionKind]bool{
+	kind(policyv1alpha1.GroupVersion, policyv1alpha1.KindRolloutPolicy): true,
+}
+
 // byGVK indexes the kinds by canonical and alias group version and kind;
 // ownGroups holds every API group of those group versions. Both are
 // read-only after package initialisation.
@@ -95,7 +103,9 @@ func buildIndex() (map[schema.GroupVersionKind]*KindInfo, map[string]bool) {
 		for ki := range g.kinds {
 			info := &g.kinds[ki]
 			m[info.GVK] = info
-			m[g.alias.WithKind(info.GVK.Kind)] = info
+			if !tetherOnly[info.GVK] {
+				m[g.alias.WithKind(info.GVK.Kind)] = info
+			}
 		}
 	}
 	return m, own

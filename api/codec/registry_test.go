@@ -20,7 +20,7 @@ import (
 func minimal(apiVersion, kind string) string {
 	head := "apiVersion: " + apiVersion + "\nkind: " + kind + "\n"
 	switch kind {
-	case "PropagationPolicy", "OverridePolicy":
+	case "PropagationPolicy", "OverridePolicy", "RolloutPolicy":
 		return head + "metadata: {name: a, namespace: default}\nspec: {resourceSelectors: [{apiVersion: v1, kind: ConfigMap}]}\n"
 	case "ResourceBinding":
 		return head + "metadata: {name: a, namespace: default}\nspec: {resource: {apiVersion: v1, kind: ConfigMap, name: c}}\n"
@@ -133,6 +133,7 @@ func TestDecodeUnknownKind(t *testing.T) {
 	tests := []struct{ apiVersion, kind string }{
 		{"apps/v1", "Deployment"},
 		{"policy.karmada.io/v1alpha1", "ClusterTaintPolicy"},
+		{"policy.karmada.io/v1alpha1", "RolloutPolicy"}, // Tether's own kind: no Karmada alias
 	}
 	for _, tt := range tests {
 		doc := "apiVersion: " + tt.apiVersion + "\nkind: " + tt.kind + "\nmetadata: {name: a}\n"

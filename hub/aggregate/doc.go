@@ -15,6 +15,10 @@
 // Ack, Report and Digests only touch memory and never block on I/O, so
 // they may be called from every agent stream while Relay and Run write.
 //
+// Observed reads, per cluster, what is held of a binding's works as its
+// items read it, with the version it is of: the rollout loop (hub/rollout)
+// gates on it.
+//
 // # Several replicas: the relay
 //
 // An agent streams to one replica, but only the leader runs Run, and a

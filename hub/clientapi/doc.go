@@ -2,7 +2,10 @@
 // (Apply, Get, List, Delete, Watch), PlacementService (GetPlacement,
 // WatchPlacement, WatchPlacements, Simulate) and ClusterService (ListClusters, GetCluster,
 // Cordon, Uncordon, Taint, Label, Annotate) over the store, for tetherctl and any gRPC
-// client. Over hub/membership's Registry (Config.Registry; without one they
+// client; RolloutService (GetRollout, PauseRollout, ResumeRollout,
+// UndoRollout: rollout.go) reads and steers the rollout records
+// hub/rollout writes, UndoRollout re-applying the template's previous
+// content through Apply. Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go) and, over hub/roles
@@ -262,6 +265,7 @@
 // values, which the placement queries use too), hub/pipeline/quota (the
 // quota decision), internal/overrides (resource selectors),
 // hub/placement (the scheduling algorithm), hub/aggregate/fold (the
-// aggregator's fold), internal/interpreter/ and api/; never a loop
+// aggregator's fold), hub/pipeline/rollout (the rollout records
+// RolloutService reads and steers), internal/interpreter/ and api/; never a loop
 // package (hub/detector, hub/scheduler, hub/render, hub/aggregate).
 package clientapi

@@ -52,6 +52,13 @@ var methodRules = map[string]rule{
 	hubv1.ClusterService_Annotate_FullMethodName:          {verb: roles.Write, kind: roles.KindCluster},
 	hubv1.ClusterService_SetResourceModels_FullMethodName: {verb: roles.Write, kind: roles.KindCluster},
 
+	// A rollout is read with its template; an editor of the template's
+	// namespace steers it (each method checks the template's namespace).
+	hubv1.RolloutService_GetRollout_FullMethodName:    {verb: roles.Read, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_PauseRollout_FullMethodName:  {verb: roles.Write, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_ResumeRollout_FullMethodName: {verb: roles.Write, kind: objectsKind, perObject: true},
+	hubv1.RolloutService_UndoRollout_FullMethodName:   {verb: roles.Write, kind: objectsKind, perObject: true},
+
 	// Tokens and users are an admin's, reading them included, as before
 	// roles were namespaced.
 	hubv1.TokenService_CreateToken_FullMethodName: {verb: roles.Write, kind: roles.KindToken},

@@ -23,7 +23,7 @@ func readsAll(store.ObjectRef) bool { return true }
 var clientAPIFiles = []protoreflect.FileDescriptor{
 	hubv1.File_tether_hub_v1_object_proto, hubv1.File_tether_hub_v1_placement_proto,
 	hubv1.File_tether_hub_v1_cluster_proto, hubv1.File_tether_hub_v1_token_proto,
-	hubv1.File_tether_hub_v1_user_proto,
+	hubv1.File_tether_hub_v1_user_proto, hubv1.File_tether_hub_v1_rollout_proto,
 }
 
 // clientAPIMethods are the full gRPC names of every method of the client

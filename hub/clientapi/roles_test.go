@@ -89,7 +89,7 @@ func TestEveryMethodRefusesAUserWithoutRole(t *testing.T) {
 	files := []protoreflect.FileDescriptor{
 		hubv1.File_tether_hub_v1_object_proto, hubv1.File_tether_hub_v1_placement_proto,
 		hubv1.File_tether_hub_v1_cluster_proto, hubv1.File_tether_hub_v1_token_proto,
-		hubv1.File_tether_hub_v1_user_proto,
+		hubv1.File_tether_hub_v1_user_proto, hubv1.File_tether_hub_v1_rollout_proto,
 	}
 	n := 0
 	for _, f := range files {

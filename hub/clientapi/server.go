@@ -194,11 +194,12 @@ func New(cfg Config, st *store.Store, interp Interpreter, logger hclog.Logger) (
 }
 
 // Register registers ObjectService, PlacementService, ClusterService,
-// TokenService and UserService on r (the hub's gRPC server).
+// TokenService, UserService and RolloutService on r (the hub's gRPC server).
 func (s *Server) Register(r grpc.ServiceRegistrar) {
 	hubv1.RegisterObjectServiceServer(r, s.Objects)
 	hubv1.RegisterPlacementServiceServer(r, s.Placements)
 	hubv1.RegisterClusterServiceServer(r, clusterService{b: s.Objects.b})
 	hubv1.RegisterTokenServiceServer(r, tokenService{b: s.Objects.b})
 	hubv1.RegisterUserServiceServer(r, userService{b: s.Objects.b})
+	hubv1.RegisterRolloutServiceServer(r, rolloutService{b: s.Objects.b})
 }

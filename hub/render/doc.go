@@ -101,6 +101,24 @@
 // The webhook's circuit breaker (internal/interpreter/webhook) fails calls
 // at once after BreakerFailures failures in a row.
 //
+// # Rollouts
+//
+// A template that a RolloutPolicy of its namespace selects
+// (hub/pipeline/rollout.Select) is paced: its revision
+// (rollout.Revision, of the template and the override policies that
+// apply to it) is rendered, with rollout.RevisionAnnotation set to it, only
+// for the clusters whose target in the stored rollout record
+// (/tether/rollouts/<work key>, written by hub/rollout) is that revision;
+// every other target keeps the version it has, never rewritten nor
+// removed by the hold. While the record is missing or does not decode, or
+// a RolloutPolicy of the namespace does not decode, every target holds. A
+// target without a work that holds gets none until the rollout admits it:
+// the renderer does not keep older templates, so a cluster added during a
+// rollout receives the template when its turn comes. Rollout and
+// RolloutChanged tell the rollout loop each paced key's revision and the
+// versions rendered at it, so that only an agent's ack or report of one of
+// those versions counts for the revision.
+//
 // # Changes and removals
 //
 // Each publication is one revision (in-memory, not etcd's). Per cluster,
@@ -144,7 +162,8 @@
 // named by the environment variable PanicKeyEnv panic (fault.go), so
 // that the fault suite can make one key's render panic in a real hub.
 //
-// It imports hub/pipeline/work (the render stage), hub/view, hub/store, api/,
+// It imports hub/pipeline/work (the render stage), hub/pipeline/rollout
+// (which RolloutPolicy paces a template, its revision), hub/view, hub/store, api/,
 // internal/overrides, internal/backoff, hub/syncstate, hub/guard and
 // hub/customizations' Subscription; the interpreter is consumed through
 // work.Interpreter.

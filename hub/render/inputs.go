@@ -33,6 +33,8 @@ type inputs struct {
 	// failed to decode: their last good values (if any) stay, and their
 	// works never lose a cluster because of it.
 	broken map[string]bool
+	// ro are the rollouts (rollout.go).
+	ro rolloutInputs
 	// loading skips the marking that scans other objects: after a list,
 	// every work is marked anyway.
 	loading bool
@@ -70,6 +72,9 @@ func (in *inputs) markCluster(key, cluster string) {
 // value that does not decode is never treated as absent: the last good one
 // is kept and the error returned for the caller to log and count.
 func (in *inputs) apply(c view.Change) error {
+	if handled, err := in.applyRollout(c); handled {
+		return err
+	}
 	key := c.Key
 	switch {
 	case strings.HasPrefix(key, store.ClustersPrefix):

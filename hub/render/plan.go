@@ -103,9 +103,14 @@ type renderJob struct {
 }
 
 // targetJobs vouches for every target of b and returns the renders of the
-// targets in only. A target that is not a known cluster, or whose
-// dispatching is suspended, keeps what it has.
+// targets in only. A target that is not a known cluster, whose
+// dispatching is suspended, or that a rollout holds (rollout.go), keeps
+// what it has.
 func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1alpha1.ResourceBinding, only map[string]bool) []renderJob {
+	pc := r.pace(p.key, t)
+	if pc != nil {
+		t = pc.template
+	}
 	cops, ops := r.in.candidates(t)
 	divided := work.Divided(b)
 	var jobs []renderJob
@@ -113,7 +118,7 @@ func (r *Renderer) targetJobs(p *plan, t *unstructured.Unstructured, b *workv1al
 	for _, tc := range work.Targets(b) {
 		p.vouch[tc.Name] = true
 		c := r.in.clusters[tc.Name]
-		if (only != nil && !only[tc.Name]) || c == nil || work.Suspended(b, tc.Name) {
+		if (only != nil && !only[tc.Name]) || c == nil || work.Suspended(b, tc.Name) || (pc != nil && pc.holds(tc.Name)) {
 			continue
 		}
 		sig := signature(divided, tc.Replicas, c, cops, ops) + perCluster(t, tc.Name)

@@ -46,7 +46,7 @@ type Source interface {
 }
 
 // prefixes are the view's prefixes the renderer reads.
-var prefixes = []string{store.ObjectsPrefix, store.BindingsPrefix, store.ClustersPrefix}
+var prefixes = []string{store.ObjectsPrefix, store.BindingsPrefix, store.ClustersPrefix, store.RolloutsPrefix}
 
 // Config configures a Renderer; the zero value uses the defaults.
 type Config struct {
@@ -127,6 +127,11 @@ type Renderer struct {
 	reinterpreted *customizations.Subscription
 	// remotes are the renders that call a webhook, run off the loop.
 	remotes *remoteRenders
+	// paced is the revision of each work key a rollout paces (rollout.go).
+	paced map[string]string
+
+	// rollouts publishes the paced keys' revisions (Rollout).
+	rollouts *rollouts
 }
 
 // retry is a work key whose render failed, to render again at at.
@@ -149,7 +154,7 @@ func New(src Source, interp work.Interpreter, cfg Config, logger hclog.Logger) *
 	}
 	return &Renderer{src: src, interp: interp, cfg: cfg, log: logger.Named("render"),
 		state: newState(cfg.RemovedRetention, cfg.MaxRemoved), retries: map[string]retry{}, bad: map[string]bool{},
-		remotes: newRemoteRenders()}
+		remotes: newRemoteRenders(), paced: map[string]string{}, rollouts: newRollouts()}
 }
 
 // Run follows the view and keeps the works current until ctx ends, then
@@ -369,6 +374,7 @@ func (r *Renderer) flush(ctx context.Context) {
 		plans = append(plans, r.planDirty(ctx, key, only))
 	}
 	r.state.commit(plans, r.in.dropped, r.cfg.Now())
+	r.notePacing(plans)
 	r.in.dirty = map[string]map[string]bool{}
 	r.in.dropped = nil
 }

@@ -54,6 +54,7 @@
 //	/tether/liveness/beat/<name>                          a cluster's renewal, by the replica holding its stream (etcd lease)
 //	/tether/liveness/hb/<name>                            that cluster's last heartbeat, written when its content changes
 //	/tether/reports/<cluster>/<work key>                  a work's last ack and status report in a cluster, relayed by any replica (hub/aggregate)
+//	/tether/rollouts/<work key>                           a rolled-out work's rollout state and its template's recent contents (hub/rollout, leader)
 //	/tether/leader/<lease id>                             leadership campaign keys (hub/leader)
 //	/tether/scheduler/noexecute-floor                     when the last full disruption ended (hub/scheduler)
 //	/tether/meta/format                                   the store's format number (format.go): which versions read it

@@ -30,7 +30,11 @@ const (
 	// ReportsPrefix holds what agents last acknowledged and reported per
 	// (cluster, work), relayed by the replica holding the cluster's stream
 	// (hub/aggregate): ReportKey.
-	ReportsPrefix  = Root + "reports/"
+	ReportsPrefix = Root + "reports/"
+	// RolloutsPrefix holds each rolled-out work's rollout state (the JSON
+	// of hub/pipeline/rollout's State) and its template's recent contents,
+	// written by the leader's rollout loop (hub/rollout): RolloutKey.
+	RolloutsPrefix = Root + "rollouts/"
 	identityKey    = Root + "meta/identity"
 	epochKey       = Root + "meta/epoch"
 	checkpointsKey = Root + "meta/checkpoints/"
@@ -124,7 +128,10 @@ func KindPrefix(base, group, kind, namespace string) string {
 	return p
 }
 
-// ClusterKey is where the cluster name is stored.
+// RolloutKey is where the rollout of a work key is stored.
+func RolloutKey(workKey string) string { return RolloutsPrefix + workKey }
+
+// ClusterKey is the key of a cluster record.
 func ClusterKey(name string) string { return ClustersPrefix + name }
 
 // TokenKey is where the bootstrap token id is stored.

@@ -8,6 +8,7 @@ import (
 
 	clusterv1alpha1 "github.com/tetherproj/tether/api/cluster/v1alpha1"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/pipeline/rollout"
 	"github.com/tetherproj/tether/hub/store"
 )
 
@@ -48,14 +49,24 @@ func Clusters(key string, value []byte) (any, error) {
 	return c, nil
 }
 
-// HubPrefixes are the prefixes of the objects, bindings and clusters each
-// hub replica's view holds, with their decoders and indexes; the hub adds
-// those of the records it follows through Records (revocation.Prefix,
-// roles.Prefix).
+// Rollouts decodes a rollout record (hub/rollout) into *rollout.Record.
+func Rollouts(key string, value []byte) (any, error) {
+	r, err := rollout.DecodeRecord(value)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return r, nil
+}
+
+// HubPrefixes are the prefixes of the objects, bindings, clusters and
+// rollout records each hub replica's view holds, with their decoders and
+// indexes; the hub adds those of the records it follows through Records
+// (revocation.Prefix, roles.Prefix).
 func HubPrefixes() []Prefix {
 	return []Prefix{
 		{Prefix: store.ObjectsPrefix, Decode: Objects, Indexers: KeyIndexers()},
 		{Prefix: store.BindingsPrefix, Decode: Bindings, Indexers: BindingIndexers()},
 		{Prefix: store.ClustersPrefix, Decode: Clusters},
+		{Prefix: store.RolloutsPrefix, Decode: Rollouts},
 	}
 }

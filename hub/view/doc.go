@@ -47,6 +47,7 @@
 //
 // The renderer (hub/render), the scheduling loop (hub/scheduler), the
 // detector (hub/detector), the WorkloadRebalancer loop (hub/rebalancer),
+// the rollout loop (hub/rollout),
 // the aggregator's loop (hub/aggregate's Run), the interpreter
 // customizations' watcher (hub/customizations, a subscription to a prefix
 // under the objects') and the clusters' resource models (hub/membership's
@@ -62,6 +63,7 @@
 // records' watch of hub/membership's Registry, under prefixes the view
 // does not hold.
 //
-// It imports hub/store, hub/aggregate/fold (the binding decoder), api/,
+// It imports hub/store, hub/aggregate/fold (the binding decoder),
+// hub/pipeline/rollout (the rollout records' decoder, DecodeRecord), api/,
 // Kubernetes API machinery, k8s.io/client-go/tools/cache and go-hclog.
 package view

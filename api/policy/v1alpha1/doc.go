@@ -24,9 +24,8 @@
 //
 // RolloutPolicy (how a change of the templates it selects reaches their
 // clusters: OCM's rollout vocabulary, Tether's own kind) has its types,
-// defaults and validation here; it is not yet in api/codec's registry, so
-// the hub refuses it as an unknown kind until the hub's rollout loop
-// honours it.
+// defaults and validation here; api/codec serves it in policy.tether.io
+// only (Karmada's group does not alias it), and hub/rollout honours it.
 //
 // It imports only Kubernetes API packages and github.com/robfig/cron/v3
 // (maintenance windows' schedules, read as Kubernetes CronJobs read them).

@@ -27,4 +27,6 @@ const (
 	KindOverridePolicy           = "OverridePolicy"
 	KindClusterOverridePolicy    = "ClusterOverridePolicy"
 	KindFederatedResourceQuota   = "FederatedResourceQuota"
+	// KindRolloutPolicy is Tether's own: not served in Karmada's group.
+	KindRolloutPolicy = "RolloutPolicy"
 )

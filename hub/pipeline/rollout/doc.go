@@ -35,6 +35,13 @@
 //   - an operator's Pause stops admissions (clusters in flight go on being
 //     judged); Resume after a failure pause tolerates the failures so far.
 //
-// It imports api/policy/v1alpha1, github.com/robfig/cron/v3 and
-// Kubernetes API machinery; it does no I/O and reads no clock.
+// Select chooses the RolloutPolicy that paces a template (its namespace,
+// highest priority, then name) and Revision names what a template and its
+// override policies would render (the renderer and the hub's rollout loop
+// both call them); RevisionAnnotation carries the revision on the
+// rendered objects.
+//
+// It imports api/policy/v1alpha1, internal/overrides,
+// github.com/robfig/cron/v3 and Kubernetes API machinery; it does no I/O
+// and reads no clock.
 package rollout
