@@ -5,7 +5,9 @@
 // client; RolloutService (GetRollout, PauseRollout, ResumeRollout,
 // UndoRollout: rollout.go) reads and steers the rollout records
 // hub/rollout writes, UndoRollout re-applying the template's previous
-// content through Apply. Over hub/membership's Registry (Config.Registry; without one they
+// content through Apply; Get and List of a template paced by a rollout
+// add its condition (rollout.Condition) to the template's
+// .status.conditions (withRollout). Over hub/membership's Registry (Config.Registry; without one they
 // answer UNIMPLEMENTED), and for admins only: TokenService issues, lists and
 // deletes bootstrap tokens (tokens.go), UserService signs users' client
 // certificates with the hub CA (users.go) and, over hub/roles

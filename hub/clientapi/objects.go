@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
+	"github.com/tetherproj/tether/hub/pipeline/work"
 	"github.com/tetherproj/tether/hub/roles"
 	"github.com/tetherproj/tether/hub/store"
 )
@@ -47,20 +48,29 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, c caller) (*hub
 	if err != nil {
 		return nil, err
 	}
-	var binding []byte
+	var st statusOf
 	if !kr.own {
 		if bkv, err := b.st.Get(ctx, store.BindingKey(key)); err == nil {
-			binding = bkv.Value
+			st.binding = bkv.Value
+		}
+		if rkv, err := b.st.Get(ctx, store.RolloutKey(work.KeyOfRef(key))); err == nil {
+			st.rollout = rkv.Value
 		}
 	}
-	return b.objectOf(ctx, key, kv, binding, v)
+	return b.objectOf(ctx, key, kv, st, v)
+}
+
+// statusOf is what a template's .status is made of on read: its binding
+// (the aggregated status) and its rollout record, if any.
+type statusOf struct {
+	binding, rollout []byte
 }
 
 // objectOf renders a stored value for clients: resourceVersion set, for
-// a template with a binding the aggregated status merged in, for a
-// FederatedResourceQuota its status (withQuotaStatus), and what v hides
-// hidden.
-func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, binding []byte, v view) (*hubv1.Object, error) {
+// a template with a binding the aggregated status merged in and with a
+// rollout its condition (withRollout), for a FederatedResourceQuota its
+// status (withQuotaStatus), and what v hides hidden.
+func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV, st statusOf, v view) (*hubv1.Object, error) {
 	kv, err := b.withQuotaStatus(ctx, key, kv)
 	if err != nil {
 		return nil, err
@@ -70,8 +80,11 @@ func (b *backend) objectOf(ctx context.Context, key store.ObjectRef, kv store.KV
 		return nil, fmt.Errorf("%s: %w", kv.Key, err)
 	}
 	v.redact(key, obj)
-	if binding != nil {
-		obj = b.withStatus(obj, binding)
+	if st.binding != nil {
+		obj = b.withStatus(obj, st.binding)
+	}
+	if st.rollout != nil {
+		obj = b.withRollout(obj, st.rollout)
 	}
 	js, err := json.Marshal(obj)
 	if err != nil {
@@ -146,7 +159,11 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, c caller) (*
 	if err != nil {
 		return nil, err
 	}
-	bindings, err := b.bindingsOf(ctx, kr, ns)
+	bindings, err := b.recordsOf(ctx, kr, ns, store.BindingsPrefix)
+	if err != nil {
+		return nil, err
+	}
+	rollouts, err := b.recordsOf(ctx, kr, ns, store.RolloutsPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +180,8 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, c caller) (*
 			resp.NextPageToken = encodePageToken(resp.Objects[size-1], kr)
 			break
 		}
-		obj, err := b.objectOf(ctx, key, kv, bindings[store.BindingKey(key)], c.view())
+		st := statusOf{binding: bindings[store.BindingKey(key)], rollout: rollouts[store.RolloutKey(work.KeyOfRef(key))]}
+		obj, err := b.objectOf(ctx, key, kv, st, c.view())
 		if err != nil {
 			return nil, err
 		}
@@ -172,13 +190,14 @@ func (b *backend) list(ctx context.Context, req *hubv1.ListRequest, c caller) (*
 	return resp, nil
 }
 
-// bindingsOf returns the stored bindings of templates of a kind by key; none
-// for Tether's own kinds.
-func (b *backend) bindingsOf(ctx context.Context, kr kindRef, ns string) (map[string][]byte, error) {
+// recordsOf returns what is stored under prefix (BindingsPrefix: the
+// bindings, RolloutsPrefix: the rollout records) for the templates of a
+// kind, by key; none for Tether's own kinds.
+func (b *backend) recordsOf(ctx context.Context, kr kindRef, ns, prefix string) (map[string][]byte, error) {
 	if kr.own {
 		return nil, nil
 	}
-	kvs, _, err := b.st.List(ctx, store.KindPrefix(store.BindingsPrefix, kr.group, kr.kind, ns))
+	kvs, _, err := b.st.List(ctx, store.KindPrefix(prefix, kr.group, kr.kind, ns))
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +282,7 @@ func (b *backend) delete(ctx context.Context, req *hubv1.DeleteRequest, c caller
 	if want := req.GetExpectedRevision(); want > 0 && want != kv.Revision {
 		return nil, fmt.Errorf("%w: %s is at revision %d, not %d", ErrRevisionMismatch, describe(req.GetRef()), kv.Revision, want)
 	}
-	obj, err := b.objectOf(ctx, key, kv, nil, c.view())
+	obj, err := b.objectOf(ctx, key, kv, statusOf{}, c.view())
 	if err != nil {
 		return nil, err
 	}

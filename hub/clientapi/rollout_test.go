@@ -2,6 +2,7 @@ package clientapi_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -81,4 +82,61 @@ func storedRecord(t *testing.T, h *hub, key string) *rollout.Record {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// TestRolloutConditionInTemplateStatus: a template whose rollout paused
+// on failures says so in its .status (Get and List alike), with the
+// failed cluster and the reason; a template without a rollout has no
+// such condition.
+func TestRolloutConditionInTemplateStatus(t *testing.T) {
+	h := startRolesHub(t)
+	namespaces(t, h)
+	c := h.dial(t, root)
+	c.apply(t, deployment("team-a", "web"), false)
+	c.apply(t, deployment("team-a", "api"), false)
+	rec := rollout.Record{Policy: "team-a/web", State: rollout.State{Revision: "r2", Stable: "r1", Phase: rollout.Paused,
+		Message:  "1 clusters failed (m1), more than maxFailures 0",
+		Clusters: map[string]rollout.ClusterState{"m1": {Phase: rollout.Failed, Revision: "r2"}, "m2": {Phase: rollout.Pending}}}}
+	data, _ := json.Marshal(rec)
+	if _, err := h.st.Put(ctx(t), store.RolloutKey("apps/Deployment/team-a/web"), data); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": rollout.ConditionType, "status": "False", "reason": "Paused",
+		"message": "RolloutPolicy team-a/web: revision r2 succeeded on 0/2 clusters; failed: m1; 1 clusters failed (m1), more than maxFailures 0"}
+
+	web := getObject(t, c, &hubv1.ObjectRef{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "team-a", Name: "web"})
+	if got := rolloutCondition(web); !reflect.DeepEqual(got, want) {
+		t.Errorf("Get: the template's rollout condition = %v; want %v", got, want)
+	}
+	list, err := c.objects.List(ctx(t), &hubv1.ListRequest{ApiVersion: "apps/v1", Kind: "Deployment", Namespace: "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]map[string]any{}
+	for _, o := range list.GetObjects() {
+		var obj map[string]any
+		if err := json.Unmarshal(o.GetObjectJson(), &obj); err != nil {
+			t.Fatal(err)
+		}
+		byName[o.GetRef().GetName()] = obj
+	}
+	if got := rolloutCondition(byName["web"]); !reflect.DeepEqual(got, want) {
+		t.Errorf("List: web's rollout condition = %v; want %v", got, want)
+	}
+	if got := rolloutCondition(byName["api"]); got != nil {
+		t.Errorf("List: api, which no rollout paces, has rollout condition %v; want none", got)
+	}
+}
+
+// rolloutCondition is the condition of type rollout.ConditionType in obj's
+// .status, or nil.
+func rolloutCondition(obj map[string]any) map[string]any {
+	status, _ := obj["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == rollout.ConditionType {
+			return m
+		}
+	}
+	return nil
 }

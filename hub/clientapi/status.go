@@ -7,6 +7,7 @@ import (
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/aggregate/fold"
+	"github.com/tetherproj/tether/hub/pipeline/rollout"
 )
 
 // withStatus merges a template's binding status into the template with
@@ -46,4 +47,32 @@ func toUnstructured(obj map[string]any) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return u, nil
+}
+
+// withRollout sets the condition of a template's rollout
+// (rollout.Condition) in its .status.conditions, in place of an earlier
+// one of that type: the template's status says where its rollout is and
+// why it paused, as RolloutService does. An unreadable record is logged
+// and leaves the template as it is.
+func (b *backend) withRollout(obj map[string]any, record []byte) map[string]any {
+	rec, err := rollout.DecodeRecord(record)
+	if err != nil {
+		b.log.Warn("decode rollout record on read", "error", err)
+		return obj
+	}
+	status, _ := obj["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+	}
+	conds, _ := status["conditions"].([]any)
+	out := make([]any, 0, len(conds)+1)
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == rollout.ConditionType {
+			continue
+		}
+		out = append(out, c)
+	}
+	status["conditions"] = append(out, rollout.Condition(rec))
+	obj["status"] = status
+	return obj
 }

@@ -133,7 +133,7 @@ func (b *backend) watchEvent(ctx context.Context, ev store.Event, v view) (*hubv
 	case ev.KV.CreateRevision == ev.KV.Revision:
 		t = hubv1.EventType_EVENT_TYPE_ADDED
 	}
-	obj, err := b.objectOf(ctx, key, ev.KV, nil, v)
+	obj, err := b.objectOf(ctx, key, ev.KV, statusOf{}, v)
 	if err != nil {
 		return nil, err
 	}

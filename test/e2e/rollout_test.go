@@ -38,6 +38,12 @@ func TestRolloutSmoke(t *testing.T) {
 		out := ctlOut(t, f, "rollout", "status", "deployment/web")
 		return strings.Contains(out, "phase: Complete") && strings.Count(out, "Succeeded") == 2, out
 	})
+	// The template's own status says it too, where kubectl-minded tools look.
+	poll(t, memberWait, "the template's rollout condition True", func() (bool, string) {
+		out := ctlOut(t, f, "get", "deployment", "web", "-o", "yaml")
+		return strings.Contains(out, "type: rollout.tether.io/Rollout") && strings.Contains(out, "reason: Complete") &&
+			strings.Contains(out, "succeeded on 2/2 clusters"), out
+	})
 }
 
 // rolloutYAML is a Deployment's PropagationPolicy to every cluster, a
@@ -220,6 +226,9 @@ func TestRolloutProgressive(t *testing.T) {
 		})
 		if !strings.Contains(status, "maxFailures") {
 			t.Errorf("tetherctl rollout status = %q; want it to say the failures paused it", status)
+		}
+		if tmpl := ctlOut(t, f, "get", "deployment", "web", "-o", "yaml"); !strings.Contains(tmpl, "reason: Paused") || !strings.Contains(tmpl, "maxFailures") {
+			t.Errorf("the template's status = %q; want its rollout condition Paused, saying why", tmpl)
 		}
 		// Paused: for two soaks more, nothing else may take the bad image.
 		holdUntil := time.Now().Add(2 * rolloutSoak)

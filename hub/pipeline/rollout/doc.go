@@ -39,7 +39,8 @@
 // highest priority, then name) and Revision names what a template and its
 // override policies would render (the renderer and the hub's rollout loop
 // both call them); RevisionAnnotation carries the revision on the
-// rendered objects.
+// rendered objects. Condition is a Record as the condition the client API
+// adds to the template's .status.
 //
 // It imports api/policy/v1alpha1, internal/overrides,
 // github.com/robfig/cron/v3 and Kubernetes API machinery; it does no I/O
