@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -40,10 +41,30 @@ func TestRolloutSmoke(t *testing.T) {
 	})
 	// The template's own status says it too, where kubectl-minded tools look.
 	poll(t, memberWait, "the template's rollout condition True", func() (bool, string) {
-		out := ctlOut(t, f, "get", "deployment", "web", "-o", "yaml")
-		return strings.Contains(out, "type: rollout.tether.io/Rollout") && strings.Contains(out, "reason: Complete") &&
-			strings.Contains(out, "succeeded on 2/2 clusters"), out
+		c := rolloutCondition(t, f, "web")
+		return c["status"] == "True" && c["reason"] == "Complete" && strings.Contains(fmt.Sprint(c["message"]), "succeeded on 2/2 clusters"), fmt.Sprint(c)
 	})
+}
+
+// rolloutCondition is the rollout condition in the status of Deployment
+// name as `tetherctl get -o json` prints it, or nil.
+func rolloutCondition(t *testing.T, f *fixture, name string) map[string]any {
+	t.Helper()
+	var obj struct {
+		Status struct {
+			Conditions []map[string]any `json:"conditions"`
+		} `json:"status"`
+	}
+	out := ctlOut(t, f, "get", "deployment", name, "-o", "json")
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		t.Fatalf("tetherctl get deployment %s -o json: %v\n%s", name, err, out)
+	}
+	for _, c := range obj.Status.Conditions {
+		if c["type"] == "rollout.tether.io/Rollout" {
+			return c
+		}
+	}
+	return nil
 }
 
 // rolloutYAML is a Deployment's PropagationPolicy to every cluster, a
@@ -227,8 +248,8 @@ func TestRolloutProgressive(t *testing.T) {
 		if !strings.Contains(status, "maxFailures") {
 			t.Errorf("tetherctl rollout status = %q; want it to say the failures paused it", status)
 		}
-		if tmpl := ctlOut(t, f, "get", "deployment", "web", "-o", "yaml"); !strings.Contains(tmpl, "reason: Paused") || !strings.Contains(tmpl, "maxFailures") {
-			t.Errorf("the template's status = %q; want its rollout condition Paused, saying why", tmpl)
+		if c := rolloutCondition(t, f, "web"); c["status"] != "False" || c["reason"] != "Paused" || !strings.Contains(fmt.Sprint(c["message"]), "maxFailures") {
+			t.Errorf("the template's rollout condition = %v; want False, Paused, saying why", c)
 		}
 		// Paused: for two soaks more, nothing else may take the bad image.
 		holdUntil := time.Now().Add(2 * rolloutSoak)

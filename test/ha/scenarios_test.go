@@ -50,6 +50,7 @@ var scenarios = []scenario{
 	{name: "store-restored-empty-replica", tier: full, run: storeRestored},
 	{name: "leader-kill9-mid-eviction-grace", tier: full, run: leaderKilledMidGrace},
 	{name: "rolling-upgrade-from-previous", tier: full, run: rollingUpgrade},
+	{name: "leader-kill9-mid-rollout", tier: full, run: leaderKilledMidRollout},
 }
 
 // TestHA runs the scenarios SuiteEnv selects, each with its figures.
