@@ -84,6 +84,15 @@
 //     that started the grace over would take it at 90 s or later); the
 //     baseline keeps its UIDs and generations, and that delete is the
 //     only one an agent makes.
+//   - leader-kill9-mid-rollout (full, ~60 s): a Deployment on both
+//     members paced by a Progressive RolloutPolicy (one cluster at a
+//     time, minSuccessTime 20 s); a new image is applied and the leader
+//     killed (SIGKILL) as soon as the first member has it. Sampled from
+//     the members every 200 ms: the second member takes the image only
+//     once the first was ready with it for the soak (a new leader that
+//     lost the rollout's state would push it at once), each member's
+//     Deployment is written once (generation +1) and keeps its UID, and
+//     no member goes back from the new image.
 //   - store-restored-empty-replica (full, ~100 s): etcd's members restored
 //     from a cold copy taken before more ConfigMaps were applied, replica
 //     0 on an empty data directory, every agent on it; nothing the agents
