@@ -68,6 +68,7 @@ var scenarios = []scenario{
 	{name: "render-panics-restart", tier: full, s: setup{hubTags: renderFaultTag}, run: renderPanics},
 	{name: "apply-panics-restart", tier: full, s: setup{hubTags: renderFaultTag}, run: applyPanics},
 	{name: "works-limit-lowered", tier: full, run: worksLimitLowered},
+	{name: "rollout-partitioned-cluster", tier: full, run: rolloutPartitioned},
 	{name: "flapping-60s", tier: long, run: flapping(60*time.Second, time.Second)},
 	{name: "partition-one-10m", tier: long, run: partitionOne(10 * time.Minute)},
 	{name: "hub-paused-15m", tier: long, run: hubPaused(15 * time.Minute)},
