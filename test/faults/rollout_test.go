@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tetherproj/tether/test/manifests"
 	"github.com/tetherproj/tether/test/proc"
 )
 
@@ -22,35 +23,10 @@ const rolledName = "rolled"
 // partitioned cluster instead of skipping it could not pass.
 const rolloutProgress = 2 * time.Minute
 
-// rolledYAML is rolledName with image on every cluster, paced one cluster
-// at a time (minSuccessTime 5s, progressDeadline 5m).
+// rolledYAML is rolledName with image on the three clusters, one at a
+// time, soaked 5 s, with 5 minutes each to get there.
 func rolledYAML(image string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s, namespace: default, labels: {app: %[1]s}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec: {containers: [{name: c, image: %[2]s}]}
----
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[1]s, namespace: default}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
-  placement: {clusterAffinity: {clusterNames: [edge-1, edge-2, regional-1]}}
----
-apiVersion: policy.tether.io/v1alpha1
-kind: RolloutPolicy
-metadata: {name: %[1]s, namespace: default}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
-  rolloutStrategy:
-    type: Progressive
-    progressive: {maxConcurrency: 1, minSuccessTime: 5s, progressDeadline: 5m, maxFailures: 0}
-`, rolledName, image)
+	return manifests.Rolled(rolledName, image, []string{"edge-1", "edge-2", "regional-1"}, 5*time.Second, 5*time.Minute)
 }
 
 // rolloutPartitioned: a Progressive rollout while edge-1 (first in the

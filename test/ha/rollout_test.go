@@ -3,7 +3,6 @@ package ha_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tetherproj/tether/test/manifests"
 )
 
 // rolledName is the Deployment the rollout scenario rolls out.
@@ -25,36 +26,10 @@ const rolloutSoak = 20 * time.Second
 // applied and soaked, a leader change and a loaded machine.
 const rolloutLimit = 4 * time.Minute
 
-// rolledYAML is rolledName with image on every cluster, paced by a
-// Progressive RolloutPolicy: one cluster at a time, Healthy rolloutSoak
-// before the next, no failure tolerated.
+// rolledYAML is rolledName with image on clusters, one at a time, soaked
+// rolloutSoak, with 3 minutes each to get there.
 func rolledYAML(clusters []string, image string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[1]s, namespace: default, labels: {app: %[1]s}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: %[1]s}}
-  template:
-    metadata: {labels: {app: %[1]s}}
-    spec: {containers: [{name: c, image: %[2]s}]}
----
-apiVersion: policy.tether.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[1]s, namespace: default}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
-  placement: {clusterAffinity: {clusterNames: [%[3]s]}}
----
-apiVersion: policy.tether.io/v1alpha1
-kind: RolloutPolicy
-metadata: {name: %[1]s, namespace: default}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[1]s}]
-  rolloutStrategy:
-    type: Progressive
-    progressive: {maxConcurrency: 1, minSuccessTime: %[4]s, progressDeadline: 3m, maxFailures: 0}
-`, rolledName, image, strings.Join(clusters, ", "), rolloutSoak)
+	return manifests.Rolled(rolledName, image, clusters, rolloutSoak, 3*time.Minute)
 }
 
 // leaderKilledMidRollout rolls a new image out one cluster at a time and
