@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	hubv1 "github.com/tetherproj/tether/api/gen/tether/hub/v1"
-	"github.com/tetherproj/tether/cmd/tetherctl/ctl"
-	"github.com/tetherproj/tether/internal/clientconfig"
 	"github.com/tetherproj/tether/test/kit"
 )
 
@@ -163,25 +159,11 @@ func waitGateHealth(t *testing.T, f *fixture, cluster string, want ...string) {
 	})
 }
 
-// tetherctl runs tetherctl in-process as the fixture's admin, failing the
-// test on a non-zero exit.
+// tetherctl runs tetherctl in-process as the fixture's admin (ctlOut),
+// failing the test on a non-zero exit.
 func tetherctl(t *testing.T, f *fixture, args ...string) {
 	t.Helper()
-	cfg, err := clientconfig.Load(filepath.Join(f.hub.dir, "admin.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Server = f.hub.addr
-	path := filepath.Join(t.TempDir(), "tether.conf")
-	if err := cfg.Write(path); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
-	defer cancel()
-	var out, errOut bytes.Buffer
-	if code := ctl.Run(ctx, append([]string{"--config", path}, args...), strings.NewReader(""), &out, &errOut); code != 0 {
-		t.Fatalf("tetherctl %s: exit %d: %s%s", strings.Join(args, " "), code, out.String(), errOut.String())
-	}
+	ctlOut(t, f, args...)
 }
 
 // gatePlaced waits until gate has its one replica ready on one of the
