@@ -88,32 +88,28 @@ func Prefix() string { return store.ObjectsPrefix + configv1alpha1.GroupName + "
 // nil: a full batch of the view (its first list, or a new list after a
 // store failure) loads everything, a change is applied on its own.
 func (w *Watcher) Run(ctx context.Context) error {
-	sub := w.view.Subscribe(Prefix())
-	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-sub.Ready():
-		}
-		b := sub.Take()
-		if b.Full {
-			kvs := make([]store.KV, 0, len(b.Changes))
-			for _, c := range b.Changes {
-				kvs = append(kvs, w.kvOf(c.Object))
-			}
-			sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
-			w.load(kvs)
-			continue
-		}
-		sort.Slice(b.Changes, func(i, j int) bool { return b.Changes[i].Key < b.Changes[j].Key })
+	return w.view.Each(ctx, func(b view.Batch) { w.take(ctx, b) }, Prefix())
+}
+
+// take applies one batch of the view: a full one loads everything, the
+// changes of another are applied one by one in key order.
+func (w *Watcher) take(ctx context.Context, b view.Batch) {
+	if b.Full {
+		kvs := make([]store.KV, 0, len(b.Changes))
 		for _, c := range b.Changes {
-			ev := store.Event{Type: store.EventDelete, KV: store.KV{Key: c.Key}}
-			if c.Object != nil {
-				ev = store.Event{Type: store.EventPut, KV: w.kvOf(c.Object)}
-			}
-			w.apply(ctx, ev)
+			kvs = append(kvs, w.kvOf(c.Object))
 		}
+		sort.Slice(kvs, func(i, j int) bool { return kvs[i].Key < kvs[j].Key })
+		w.load(kvs)
+		return
+	}
+	sort.Slice(b.Changes, func(i, j int) bool { return b.Changes[i].Key < b.Changes[j].Key })
+	for _, c := range b.Changes {
+		ev := store.Event{Type: store.EventDelete, KV: store.KV{Key: c.Key}}
+		if c.Object != nil {
+			ev = store.Event{Type: store.EventPut, KV: w.kvOf(c.Object)}
+		}
+		w.apply(ctx, ev)
 	}
 }
 

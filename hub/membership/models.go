@@ -17,7 +17,7 @@ import (
 
 // Source is the replica's view of the store (*view.View).
 type Source interface {
-	Subscribe(prefixes ...string) *view.Subscription
+	Each(ctx context.Context, apply func(view.Batch), prefixes ...string) error
 }
 
 // Models follows the resource models (spec.resourceModels) of every
@@ -55,26 +55,22 @@ func (m *Models) ResourceModels(cluster string) ([]*agentv1.ResourceModel, <-cha
 // returns nil: a full batch (the view's first list, or a list after its
 // watch failed) replaces every cluster's models.
 func (m *Models) Run(ctx context.Context) error {
-	sub := m.view.Subscribe(store.ClustersPrefix)
-	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-sub.Ready():
-		}
-		b := sub.Take()
-		if b.Full {
-			all := make(map[string][]*agentv1.ResourceModel, len(b.Changes))
-			for _, c := range b.Changes {
-				all[strings.TrimPrefix(c.Key, store.ClustersPrefix)] = m.modelsOf(c.Object)
-			}
-			m.replace(all)
-			continue
-		}
+	return m.view.Each(ctx, m.take, store.ClustersPrefix)
+}
+
+// take applies one batch of the view: a full one replaces every
+// cluster's models, another sets the changed clusters'.
+func (m *Models) take(b view.Batch) {
+	if b.Full {
+		all := make(map[string][]*agentv1.ResourceModel, len(b.Changes))
 		for _, c := range b.Changes {
-			m.set(strings.TrimPrefix(c.Key, store.ClustersPrefix), m.modelsOf(c.Object))
+			all[strings.TrimPrefix(c.Key, store.ClustersPrefix)] = m.modelsOf(c.Object)
 		}
+		m.replace(all)
+		return
+	}
+	for _, c := range b.Changes {
+		m.set(strings.TrimPrefix(c.Key, store.ClustersPrefix), m.modelsOf(c.Object))
 	}
 }
 

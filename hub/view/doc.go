@@ -18,6 +18,8 @@
 //	for range sub.Ready() {
 //		b := sub.Take() // b.Full: replace what you hold; else apply b.Changes
 //	}
+//	// or, for a reader that waits on nothing else:
+//	v.Each(ctx, apply, store.ClustersPrefix) // apply(b) for each Batch
 //
 // # What it guarantees
 //

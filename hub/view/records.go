@@ -42,16 +42,7 @@ func NewRecords[T any](v *View, prefix string, unreadable func(name string, err 
 // full batch (the view's first list, or a new list after a store
 // failure) replaces every record.
 func (r *Records[T]) Run(ctx context.Context) error {
-	sub := r.v.Subscribe(r.prefix)
-	defer sub.Close()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-sub.Ready():
-			r.apply(sub.Take())
-		}
-	}
+	return r.v.Each(ctx, r.apply, r.prefix)
 }
 
 // apply applies one batch of the view.

@@ -91,6 +91,23 @@ func (s *Subscription) Take() Batch {
 	return b
 }
 
+// Each subscribes to prefixes and hands each batch to apply, in turn,
+// until ctx ends; then it returns nil. It is the whole loop of a reader
+// that waits on nothing else (a full batch: the view's first list, or a
+// new list after a store failure).
+func (v *View) Each(ctx context.Context, apply func(Batch), prefixes ...string) error {
+	sub := v.Subscribe(prefixes...)
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sub.Ready():
+			apply(sub.Take())
+		}
+	}
+}
+
 // note marks changed keys (or, listed, everything); v.mu is held.
 func (s *Subscription) note(changed map[string]bool, listed bool) {
 	s.mu.Lock()
