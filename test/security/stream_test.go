@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -36,6 +37,11 @@ func openStream(t *testing.T, h *hubProc, r registration, held ...*agentv1.HeldW
 	}
 	s := &agentStream{cs: cs, cancel: cancel, msgs: make(chan *agentv1.HubMessage, 256)}
 	if err := cs.Send(&agentv1.AgentMessage{Message: &agentv1.AgentMessage_Hello{Hello: &agentv1.Hello{AgentVersion: "security-test", HeldWorks: held}}}); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The hub ended the stream first (a refusal); as gRPC says,
+			// Send only reports io.EOF and Recv has the status.
+			_, err = cs.Recv()
+		}
 		return nil, err
 	}
 	for {
