@@ -47,6 +47,6 @@
 //
 // It imports hub/pipeline/rollout, hub/pipeline/work, hub/view,
 // hub/store, hub/render (its Rollout type), hub/aggregate (its Observed
-// type), hub/liveness, internal/protocol (the reconnect delay of the
+// type), hub/pipeline/lease, internal/protocol (the reconnect delay of the
 // start-up grace) and api/.
 package rollout

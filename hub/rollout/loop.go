@@ -9,7 +9,7 @@ import (
 
 	workv1alpha1 "github.com/tetherproj/tether/api/work/v1alpha1"
 	"github.com/tetherproj/tether/hub/aggregate"
-	"github.com/tetherproj/tether/hub/liveness"
+	"github.com/tetherproj/tether/hub/pipeline/lease"
 	"github.com/tetherproj/tether/hub/render"
 	"github.com/tetherproj/tether/hub/store"
 	"github.com/tetherproj/tether/hub/view"
@@ -39,7 +39,7 @@ type Observer interface {
 
 // Leases is what the loop needs of hub/liveness.Leases.
 type Leases interface {
-	Get(cluster string) (liveness.Lease, bool)
+	Get(cluster string) (lease.Lease, bool)
 	Duration() time.Duration
 }
 
@@ -153,7 +153,7 @@ func (l *Loop) reachable(cluster string, now time.Time) bool {
 	if !ok {
 		return now.Before(l.graceUntil)
 	}
-	return ls.State != liveness.StateUnknown
+	return ls.State != lease.StateUnknown
 }
 
 // labelsOf returns the cluster record's labels (nil when unknown).
