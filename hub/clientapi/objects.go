@@ -41,22 +41,21 @@ func (b *backend) get(ctx context.Context, ref *hubv1.ObjectRef, c caller) (*hub
 	if isBindingKind(kr) {
 		return b.getBinding(ctx, key, ref)
 	}
-	kv, err := b.st.Get(ctx, store.ObjectKey(key))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(ref))
+	// The object with what its status is made of, in one read.
+	objKey, bindingKey, rolloutKey := store.ObjectKey(key), store.BindingKey(key), store.RolloutKey(work.KeyOfRef(key))
+	keys := []string{objKey}
+	if !kr.own {
+		keys = append(keys, bindingKey, rolloutKey)
 	}
+	kvs, err := b.st.GetAll(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
-	var st statusOf
-	if !kr.own {
-		if bkv, err := b.st.Get(ctx, store.BindingKey(key)); err == nil {
-			st.binding = bkv.Value
-		}
-		if rkv, err := b.st.Get(ctx, store.RolloutKey(work.KeyOfRef(key))); err == nil {
-			st.rollout = rkv.Value
-		}
+	kv, ok := kvs[objKey]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, describe(ref))
 	}
+	st := statusOf{binding: kvs[bindingKey].Value, rollout: kvs[rolloutKey].Value}
 	return b.objectOf(ctx, key, kv, st, v)
 }
 
