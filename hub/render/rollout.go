@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -82,19 +81,15 @@ func (ro *rolloutInputs) putPolicy(ref store.ObjectRef, o *view.Object) error {
 		delete(ro.policies[ref.Namespace], ref.Name)
 		return nil
 	}
-	p := &policyv1alpha1.RolloutPolicy{}
 	err := o.Err
+	var p *policyv1alpha1.RolloutPolicy
 	if err == nil {
-		var b []byte
-		if b, err = o.Value.(*unstructured.Unstructured).MarshalJSON(); err == nil {
-			err = json.Unmarshal(b, p)
-		}
+		p, err = rollout.DecodePolicy(o.Value.(*unstructured.Unstructured))
 	}
 	if err != nil {
 		ro.broken[nsKey] = true
 		return fmt.Errorf("decode RolloutPolicy %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	p.SetDefaults()
 	if ro.policies[ref.Namespace] == nil {
 		ro.policies[ref.Namespace] = map[string]*policyv1alpha1.RolloutPolicy{}
 	}

@@ -1,8 +1,6 @@
 package rollout
 
 import (
-	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -101,7 +99,7 @@ func (in *inputs) applyObject(c view.Change) error {
 			delete(in.policies[ref.Namespace], ref.Name)
 			return nil
 		}
-		p, err := decodePolicy(c.Object.Value.(*unstructured.Unstructured))
+		p, err := rollout.DecodePolicy(c.Object.Value.(*unstructured.Unstructured))
 		if err != nil {
 			in.markBroken(c.Key)
 			return err
@@ -144,19 +142,6 @@ func (in *inputs) markBroken(key string) {
 	default:
 		in.brokenTemplates[work.KeyOfRef(ref)] = true
 	}
-}
-
-func decodePolicy(u *unstructured.Unstructured) (*policyv1alpha1.RolloutPolicy, error) {
-	b, err := u.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	p := &policyv1alpha1.RolloutPolicy{}
-	if err := json.Unmarshal(b, p); err != nil {
-		return nil, fmt.Errorf("decode RolloutPolicy %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	p.SetDefaults()
-	return p, nil
 }
 
 // policyOf returns the RolloutPolicy pacing template t (rollout.Select).

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,4 +95,20 @@ func Revision(t *unstructured.Unstructured, cops []policyv1alpha1.ClusterOverrid
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
+}
+
+// DecodePolicy is a stored RolloutPolicy (as the view holds it) typed,
+// with its defaults set: what the renderer and the rollout loop both
+// select with.
+func DecodePolicy(u *unstructured.Unstructured) (*policyv1alpha1.RolloutPolicy, error) {
+	b, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	p := &policyv1alpha1.RolloutPolicy{}
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("decode RolloutPolicy %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	p.SetDefaults()
+	return p, nil
 }
