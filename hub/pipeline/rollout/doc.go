@@ -35,9 +35,8 @@
 //   - an operator's Pause stops admissions (clusters in flight go on being
 //     judged); Resume after a failure pause tolerates the failures so far.
 //
-// Select chooses the RolloutPolicy that paces a template (DecodePolicy
-// types a stored one; its namespace,
-// highest priority, then name) and Revision names what a template and its
+// DecodePolicy types a stored RolloutPolicy; Select chooses the one that
+// paces a template (its namespace, highest priority, then name) and Revision names what a template and its
 // override policies would render (the renderer and the hub's rollout loop
 // both call them); RevisionAnnotation carries the revision on the
 // rendered objects. Condition is a Record as the condition the client API
