@@ -36,9 +36,9 @@
 //     judged); Resume after a failure pause tolerates the failures so far.
 //
 // DecodePolicy types a stored RolloutPolicy; Select chooses the one that
-// paces a template (its namespace, highest priority, then name) and Revision names what a template and its
-// override policies would render (the renderer and the hub's rollout loop
-// both call them); RevisionAnnotation carries the revision on the
+// paces a template (its namespace, highest priority, then name) and
+// Revision names what a template and its override policies would render
+// (the renderer and the hub's rollout loop both call them); RevisionAnnotation carries the revision on the
 // rendered objects. Condition is a Record as the condition the client API
 // adds to the template's .status.
 //
